@@ -1,0 +1,11 @@
+/* ropegrad.h: the umbrella header. Include this one file in a training script and link build/libropegrad.a
+ * (plus OpenBLAS and HDF5: see README.md). */
+#ifndef ROPEGRAD_H
+#define ROPEGRAD_H
+
+#include "tensor/tensor.h"
+#include "tensor/ops.h"
+#include "tensor/rng.h"
+#include "autograd/autograd.h"
+
+#endif

@@ -1,0 +1,135 @@
+/* ops_matmul.c: matrix products and Linear. Shapes: rg_matmul op(a) [..., M, K] x op(b) [..., K, N] -> [..., M, N]
+ * (b may be 2-D, shared over the batch); rg_linear x [..., in], W [out, in], b [out] -> [..., out].
+ * Every product is one cblas GEMM (a batched product is one GEMM per batch entry, or a single GEMM with the batch
+ * folded into M when b is shared). Backward rules: docs/derivatives.md rows "matmul" and "linear". */
+#include "ops.h"
+#include "gemm.h"
+
+#include <string.h>
+
+static void matmul_backward(rg_tensor *node);
+static void linear_backward(rg_tensor *node);
+static const rg_op OP_MATMUL = {"matmul", matmul_backward};
+static const rg_op OP_LINEAR = {"linear", linear_backward};
+
+static inline bool wants_grad(const rg_tensor *t) { return t && t->requires_grad; }
+
+/* The sizes of a product, shared by forward and backward. */
+typedef struct {
+    int batch, M, N, K;
+    bool shared_b; /* b is 2-D and a has batch dims */
+} mm_dims;
+
+static mm_dims matmul_dims(const rg_tensor *a, const rg_tensor *b, bool ta, bool tb)
+{
+    char sa[64], sb[64];
+    RG_ASSERT(a->ndim >= 2 && b->ndim >= 2, "matmul: operands need >= 2 dims, got %s and %s",
+              rg_shape_str(a, sa, 64), rg_shape_str(b, sb, 64));
+    mm_dims d;
+    d.M = ta ? a->shape[a->ndim - 1] : a->shape[a->ndim - 2];
+    d.K = ta ? a->shape[a->ndim - 2] : a->shape[a->ndim - 1];
+    int kb = tb ? b->shape[b->ndim - 1] : b->shape[b->ndim - 2];
+    d.N = tb ? b->shape[b->ndim - 2] : b->shape[b->ndim - 1];
+    if (kb != d.K)
+        RG_FATAL("matmul: inner dims differ: %s%s x %s%s", rg_shape_str(a, sa, 64), ta ? "^T" : "",
+                 rg_shape_str(b, sb, 64), tb ? "^T" : "");
+    d.batch = 1;
+    for (int i = 0; i < a->ndim - 2; i++) d.batch *= a->shape[i];
+    d.shared_b = b->ndim == 2 && a->ndim > 2;
+    if (b->ndim > 2) {
+        bool ok = b->ndim == a->ndim;
+        for (int i = 0; ok && i < a->ndim - 2; i++) ok = a->shape[i] == b->shape[i];
+        if (!ok)
+            RG_FATAL("matmul: batch dims differ: %s x %s", rg_shape_str(a, sa, 64), rg_shape_str(b, sb, 64));
+    }
+    return d;
+}
+
+rg_tensor *rg_matmul(rg_ctx *c, rg_tensor *a, rg_tensor *b, bool trans_a, bool trans_b)
+{
+    mm_dims d = matmul_dims(a, b, trans_a, trans_b);
+    int shape[RG_MAX_DIMS];
+    for (int i = 0; i < a->ndim - 2; i++) shape[i] = a->shape[i];
+    shape[a->ndim - 2] = d.M;
+    shape[a->ndim - 1] = d.N;
+    rg_tensor *out = rg_node_new(c, &OP_MATMUL, a->ndim, shape, 2, (rg_tensor *[]){a, b});
+    out->iarg[0] = trans_a;
+    out->iarg[1] = trans_b;
+    int lda = trans_a ? d.M : d.K, ldb = trans_b ? d.K : d.N;
+    if (d.shared_b && !trans_a) {
+        /* the batch folds into the rows of one product */
+        rg_gemm(false, trans_b, d.batch * d.M, d.N, d.K, 1, a->data, lda, b->data, ldb, 0, out->data, d.N);
+        return out;
+    }
+    int64_t sa = (int64_t)d.M * d.K, sb = d.shared_b ? 0 : (int64_t)d.K * d.N, so = (int64_t)d.M * d.N;
+    for (int i = 0; i < d.batch; i++)
+        rg_gemm(trans_a, trans_b, d.M, d.N, d.K, 1, a->data + i * sa, lda, b->data + i * sb, ldb, 0,
+                out->data + i * so, d.N);
+    return out;
+}
+
+/* C = op(A) op(B): d op(A) = dC op(B)^T, d op(B) = op(A)^T dC, written for A and B as stored (derivatives.md). */
+static void matmul_backward(rg_tensor *node)
+{
+    rg_tensor *a = node->src[0], *b = node->src[1];
+    bool ta = node->iarg[0], tb = node->iarg[1];
+    mm_dims d = matmul_dims(a, b, ta, tb);
+    const rg_real *dc = node->grad;
+    int lda = ta ? d.M : d.K, ldb = tb ? d.K : d.N;
+    bool fold = d.shared_b && !ta;
+    int batch = fold ? 1 : d.batch, M = fold ? d.batch * d.M : d.M;
+    int64_t sa = (int64_t)d.M * d.K, sb = d.shared_b ? 0 : (int64_t)d.K * d.N, sc = (int64_t)d.M * d.N;
+    if (wants_grad(a)) {
+        rg_real *da = rg_grad_of(a);
+        for (int i = 0; i < batch; i++) {
+            if (!ta) /* dA [M,K] += dC [M,N] op(B)^T */
+                rg_gemm(false, !tb, M, d.K, d.N, 1, dc + i * sc, d.N, b->data + i * sb, ldb, 1, da + i * sa, lda);
+            else     /* dA [K,M] += op(B) [K,N] dC^T */
+                rg_gemm(tb, true, d.K, d.M, d.N, 1, b->data + i * sb, ldb, dc + i * sc, d.N, 1, da + i * sa, lda);
+        }
+    }
+    if (wants_grad(b)) {
+        rg_real *db = rg_grad_of(b);
+        for (int i = 0; i < batch; i++) {
+            if (!tb) /* dB [K,N] += op(A)^T dC */
+                rg_gemm(!ta, false, d.K, d.N, M, 1, a->data + i * sa, lda, dc + i * sc, d.N, 1, db + i * sb, ldb);
+            else     /* dB [N,K] += dC^T op(A) */
+                rg_gemm(true, ta, d.N, d.K, M, 1, dc + i * sc, d.N, a->data + i * sa, lda, 1, db + i * sb, ldb);
+        }
+    }
+}
+
+rg_tensor *rg_linear(rg_ctx *c, rg_tensor *x, rg_tensor *w, rg_tensor *bias)
+{
+    char sx[64], sw[64], sbias[64];
+    int in = x->shape[x->ndim - 1];
+    if (w->ndim != 2 || w->shape[1] != in || (bias && (bias->ndim != 1 || bias->shape[0] != w->shape[0])))
+        RG_FATAL("linear: x %s, weight %s (want [out, %d]), bias %s", rg_shape_str(x, sx, 64),
+                 rg_shape_str(w, sw, 64), in, bias ? rg_shape_str(bias, sbias, 64) : "none");
+    int out_f = w->shape[0];
+    int shape[RG_MAX_DIMS];
+    memcpy(shape, x->shape, sizeof shape);
+    shape[x->ndim - 1] = out_f;
+    rg_tensor *y = rg_node_new(c, &OP_LINEAR, x->ndim, shape, bias ? 3 : 2, (rg_tensor *[]){x, w, bias});
+    int rows = (int)(x->numel / in);
+    if (bias)
+        for (int r = 0; r < rows; r++) memcpy(y->data + (int64_t)r * out_f, bias->data, out_f * sizeof(rg_real));
+    rg_gemm(false, true, rows, out_f, in, 1, x->data, in, w->data, in, bias ? 1 : 0, y->data, out_f);
+    return y;
+}
+
+/* y = x W^T + b: dx += dy W, dW += dy^T x, db += sum over rows of dy. */
+static void linear_backward(rg_tensor *node)
+{
+    rg_tensor *x = node->src[0], *w = node->src[1], *bias = node->nsrc > 2 ? node->src[2] : NULL;
+    int in = w->shape[1], out_f = w->shape[0];
+    int rows = (int)(x->numel / in);
+    const rg_real *dy = node->grad;
+    if (wants_grad(x)) rg_gemm(false, false, rows, in, out_f, 1, dy, out_f, w->data, in, 1, rg_grad_of(x), in);
+    if (wants_grad(w)) rg_gemm(true, false, out_f, in, rows, 1, dy, out_f, x->data, in, 1, rg_grad_of(w), in);
+    if (wants_grad(bias)) {
+        rg_real *db = rg_grad_of(bias);
+        for (int r = 0; r < rows; r++)
+            for (int j = 0; j < out_f; j++) db[j] += dy[(int64_t)r * out_f + j];
+    }
+}

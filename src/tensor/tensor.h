@@ -1,0 +1,178 @@
+/* tensor.h: the ropegrad tensor, its memory (persistent storage and the per-step arena), errors, and the step
+ * context that ops record into.
+ *
+ * A tensor holds rg_real data (float32; float64 in the gradient-check build, compiled with -DRG_DOUBLE), up to
+ * RG_MAX_DIMS dimensions in PyTorch order, always row-major contiguous (views share data, every other op writes a
+ * fresh contiguous result). A tensor produced by an op on a context records the op, its sources and what the
+ * backward needs (ggml / PyTorch grad_fn style); src/autograd walks those records backwards.
+ *
+ * Memory: parameters (rg_param_new) are malloc'ed once and live until rg_param_free. Everything an op creates
+ * (result tensors, saved buffers, gradients of intermediates) comes from the context's arena, which
+ * rg_ctx_reset empties once per step; after the first step the arena keeps one block large enough for a step,
+ * so steady-state training performs no heap allocation.
+ */
+#ifndef RG_TENSOR_H
+#define RG_TENSOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef RG_DOUBLE
+typedef double rg_real;
+#define RG_REAL_NAME "float64"
+#else
+/* The element type of every tensor. */
+typedef float rg_real;
+#define RG_REAL_NAME "float32"
+#endif
+
+#define RG_MAX_DIMS 4
+#define RG_MAX_SRC 4
+#define RG_NAME_LEN 64
+
+/* ---------------------------------------------------------------- errors */
+
+/* Status of library functions that touch files or user input. RG_OK is 0; the message of the last failure on
+ * this thread is rg_last_error(). */
+typedef enum {
+    RG_OK = 0,
+    RG_ERR_ARG,     /* a bad argument or user input (unknown name, out-of-range value, position past a table) */
+    RG_ERR_SHAPE,   /* shapes that do not fit */
+    RG_ERR_IO,      /* a file could not be opened, read, written or renamed */
+    RG_ERR_FORMAT,  /* a file is not what it should be (foreign, truncated, wrong version, wrong dtype) */
+    RG_ERR_NOMEM    /* an allocation failed */
+} rg_status;
+
+/* Records a message for the calling thread (printf format) and returns `code`. */
+rg_status rg_error(rg_status code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The message of the last error recorded on this thread ("" when none). */
+const char *rg_last_error(void);
+
+/* Invariant violation: prints file:line and the message to stderr and aborts. Never compiled out. */
+void rg_fatal(const char *file, int line, const char *fmt, ...)
+    __attribute__((noreturn, format(printf, 3, 4)));
+#define RG_FATAL(...) rg_fatal(__FILE__, __LINE__, __VA_ARGS__)
+#define RG_ASSERT(cond, ...) do { if (!(cond)) rg_fatal(__FILE__, __LINE__, __VA_ARGS__); } while (0)
+
+/* ---------------------------------------------------------------- arena */
+
+typedef struct rg_arena_block rg_arena_block;
+
+/* A bump allocator freed all at once. Blocks chain when it runs out (pointers stay valid); rg_arena_reset
+ * merges them into one block of the total size, so the next step of the same shape allocates nothing. */
+typedef struct {
+    rg_arena_block *head;   /* the block being filled (newest) */
+    size_t used;            /* bytes handed out since the last reset */
+    size_t high_water;      /* the most bytes ever handed out between two resets */
+    size_t n_mallocs;       /* blocks ever malloc'ed (for the no-allocation test) */
+} rg_arena;
+
+/* Returns `bytes` of 64-byte-aligned memory. Grows the arena when needed; aborts with the requested size if the
+ * system has no memory left. */
+void *rg_arena_alloc(rg_arena *a, size_t bytes);
+/* Like rg_arena_alloc, zero-filled. */
+void *rg_arena_calloc(rg_arena *a, size_t bytes);
+void rg_arena_reset(rg_arena *a);
+void rg_arena_free(rg_arena *a);
+
+/* ---------------------------------------------------------------- tensor */
+
+struct rg_tensor;
+/* What an op is: its name and its backward rule. Each op family defines one static descriptor per op; the
+ * backward reads node->src, node->saved, node->iarg/farg and node->grad and ACCUMULATES (+=) into the sources'
+ * gradients. backward == NULL means the op is not differentiable (rg_backward aborts naming it). */
+typedef struct rg_op {
+    const char *name;
+    void (*backward)(struct rg_tensor *node);
+} rg_op;
+
+typedef struct rg_ctx rg_ctx;
+
+typedef struct rg_tensor {
+    rg_real *data;
+    rg_real *grad;            /* NULL until a backward reaches it (intermediates) or rg_param_new (parameters) */
+    int ndim;
+    int shape[RG_MAX_DIMS];
+    int stride[RG_MAX_DIMS];  /* in elements; always the contiguous strides */
+    int64_t numel;
+    char name[RG_NAME_LEN];
+    bool requires_grad;
+    bool is_param;            /* persistent storage (rg_param_new); gradient accumulates across backward calls */
+    unsigned version;         /* bumped by every in-place write (rg_tensor_bump_version) */
+    /* graph record, set by ops created on a context with gradients enabled */
+    const rg_op *op;          /* NULL for leaves */
+    rg_ctx *ctx;
+    unsigned generation;      /* ctx->generation when created; a reset invalidates the node */
+    int nsrc;
+    struct rg_tensor *src[RG_MAX_SRC];
+    unsigned src_version[RG_MAX_SRC];
+    void *saved;              /* op-specific buffer from the arena (LayerNorm mean/rstd, softmax output, ...) */
+    void *saved2;
+    int64_t iarg[8];
+    double farg[4];
+} rg_tensor;
+
+/* The step context: the arena for intermediates and the tape of recorded nodes (in creation order, which is a
+ * topological order of a define-by-run graph). */
+struct rg_ctx {
+    rg_arena arena;
+    rg_tensor **tape;
+    int tape_len, tape_cap;
+    bool grad_enabled;
+    unsigned generation;
+};
+
+/* Creates a context with gradients enabled. Aborts only if the system has no memory. */
+rg_ctx *rg_ctx_new(void);
+void rg_ctx_free(rg_ctx *c);
+/* Empties the arena and the tape (call once per step). Tensors made on the context become invalid. */
+void rg_ctx_reset(rg_ctx *c);
+/* Enables/disables recording (no-grad mode for evaluation and decoding). Returns the previous setting. */
+bool rg_set_grad_enabled(rg_ctx *c, bool enabled);
+
+/* A new uninitialized tensor on the context's arena (an input or a buffer). shape has ndim entries (1..4, each
+ * >= 1; ndim 0 is a scalar with numel 1). */
+rg_tensor *rg_tensor_new(rg_ctx *c, int ndim, const int *shape);
+rg_tensor *rg_tensor_zeros(rg_ctx *c, int ndim, const int *shape);
+/* A tensor on the arena holding a copy of `data` (numel values). */
+rg_tensor *rg_tensor_from(rg_ctx *c, int ndim, const int *shape, const rg_real *data);
+/* Shorthands: rg_tensor_new with the shape listed. */
+rg_tensor *rg_tensor_1d(rg_ctx *c, int d0);
+rg_tensor *rg_tensor_2d(rg_ctx *c, int d0, int d1);
+rg_tensor *rg_tensor_3d(rg_ctx *c, int d0, int d1, int d2);
+rg_tensor *rg_tensor_4d(rg_ctx *c, int d0, int d1, int d2, int d3);
+
+/* A persistent parameter (malloc'ed data and zeroed grad, requires_grad) named `name` (a state_dict name).
+ * Data is zero until initialized. Returns NULL with rg_last_error set if the shape is invalid or memory ran out. */
+rg_tensor *rg_param_new(const char *name, int ndim, const int *shape);
+void rg_param_free(rg_tensor *p);
+
+/* Marks a tensor as written in place (optimizer step, copy into it); a backward that saved it then aborts. */
+static inline void rg_tensor_bump_version(rg_tensor *t) { t->version++; }
+void rg_tensor_set_name(rg_tensor *t, const char *name);
+/* Writes "[2, 3, 4]" into buf (size >= 64). Returns buf. */
+char *rg_shape_str(const rg_tensor *t, char *buf, size_t n);
+/* True if both have the same ndim and shape. */
+bool rg_same_shape(const rg_tensor *a, const rg_tensor *b);
+/* Fills with a value. */
+void rg_tensor_fill(rg_tensor *t, rg_real v);
+
+/* Allocates a result tensor of the given shape for an op and, when the context records and any source requires
+ * grad, records the node (op, sources, their versions) on the tape. For op implementers. */
+rg_tensor *rg_node_new(rg_ctx *c, const rg_op *op, int ndim, const int *shape, int nsrc, rg_tensor *const *srcs);
+/* Like rg_node_new, but the result shares `data` (a view: reshape) instead of owning fresh memory. */
+rg_tensor *rg_node_new_view(rg_ctx *c, const rg_op *op, int ndim, const int *shape, int nsrc, rg_tensor *const *srcs,
+                            rg_real *data);
+/* The gradient buffer of t, allocated (zeroed) on first use: from the arena for intermediates. */
+rg_real *rg_grad_of(rg_tensor *t);
+/* Shape check that aborts with the op's name and both shapes. */
+void rg_check_same_shape(const char *op, const rg_tensor *a, const rg_tensor *b);
+
+/* ---------------------------------------------------------------- threads */
+
+/* Sets the number of threads OpenBLAS uses (n >= 1). The OPENBLAS_NUM_THREADS environment variable sets the
+ * default at start-up. ropegrad itself runs single-threaded around GEMM (no OpenMP, no oversubscription). */
+void rg_set_num_threads(int n);
+
+#endif

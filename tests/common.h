@@ -1,0 +1,36 @@
+/* common.h: helpers shared by the test binaries (random parameters, closeness checks, HDF5 fixture reading).
+ * Include after <cmocka.h>'s prerequisites; every check fails the running cmocka test with a message. */
+#ifndef RG_TEST_COMMON_H
+#define RG_TEST_COMMON_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "ropegrad.h"
+
+/* A parameter with N(0, std^2) entries from rng. */
+rg_tensor *tc_param_randn(const char *name, int ndim, const int *shape, rg_rng *rng, double std);
+/* Fills t with N(0, std^2) values. */
+void tc_fill_randn(rg_tensor *t, rg_rng *rng, double std);
+/* Fails the test (with `what`, the index and both values) unless |got[i] - want[i]| <= atol + rtol*|want[i]|
+ * for all i < n. */
+void tc_assert_close(const char *what, const rg_real *got, const double *want, int64_t n, double atol, double rtol);
+
+/* Fixture reading (HDF5). Paths are relative to the repository root (tests run from it). Each function fails
+ * the running test with a message naming the file and dataset if anything is missing. */
+/* Reads a dataset as doubles into a malloc'ed array; writes the number of elements and, if shape != NULL, the
+ * dims (up to 4) and ndim. */
+double *tc_h5_read(const char *file, const char *dataset, int64_t *n, int *shape, int *ndim);
+/* Reads an integer dataset as int32. */
+int32_t *tc_h5_read_int(const char *file, const char *dataset, int64_t *n, int *shape, int *ndim);
+/* Reads a numeric attribute of an object ("/" for the root) as double. */
+double tc_h5_attr(const char *file, const char *object, const char *attr);
+/* Reads a string attribute into buf. */
+void tc_h5_attr_str(const char *file, const char *object, const char *attr, char *buf, size_t n);
+/* True if the file has the dataset or group. */
+int tc_h5_exists(const char *file, const char *path);
+
+#endif

@@ -1,0 +1,24 @@
+#!/bin/sh
+# Installs the Debian packages ropegrad needs, only when pkg-config cannot find them: as root directly, through
+# sudo otherwise; if neither works it prints the exact command and fails.
+PKGS="libopenblas-dev libhdf5-dev libcmocka-dev pkg-config"
+if command -v pkg-config >/dev/null 2>&1 && pkg-config --exists openblas hdf5 cmocka; then
+    exit 0
+fi
+CMD="apt-get install -y $PKGS"
+echo "deps: installing $PKGS"
+if [ "$(id -u)" = 0 ]; then
+    SUDO=""
+elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+    SUDO="sudo"
+else
+    echo "deps: missing packages and no root or sudo; run as root: apt-get update && $CMD" >&2
+    exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+# an empty package list on a fresh machine: update first
+$SUDO apt-get install -y $PKGS || { $SUDO apt-get update && $SUDO apt-get install -y $PKGS; } || {
+    echo "deps: failed: $SUDO apt-get update && $SUDO $CMD" >&2
+    exit 1
+}
+pkg-config --exists openblas hdf5 cmocka || { echo "deps: pkg-config still cannot find openblas hdf5 cmocka" >&2; exit 1; }

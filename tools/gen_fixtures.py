@@ -1,0 +1,434 @@
+#!/usr/bin/python3
+"""Writes the HDF5 fixtures the C tests compare against.
+
+Usage: /usr/bin/python3 tools/gen_fixtures.py [outdir]      (default: tests/fixtures)
+
+Deterministic: every fixture seeds its own torch.Generator from a fixed base seed
+and a CRC of its name.  Parameters are drawn in float32, stored as float32, and the
+reference computation (forward, loss, gradients, AdamW) runs in float64 starting
+from exactly those float32 values.  See tests/fixtures/README.md for the layout.
+"""
+import math
+import os
+import sys
+import zlib
+
+import h5py
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ref_model as R  # noqa: E402
+
+torch.set_num_threads(1)
+BASE_SEED = 20240601
+
+SMALL = dict(vocab_size=30, d_model=16, n_heads=2, n_layers=2, d_ff=32, max_len=24)
+B, T = 3, 10
+ADAMW = dict(lr=1e-2, betas=(0.9, 0.98), eps=1e-8, weight_decay=0.01, clip=0.05,
+             warmup=2, total_steps=5, min_lr_frac=0.1)
+
+
+def gen(name):
+    g = torch.Generator()
+    g.manual_seed(BASE_SEED + zlib.crc32(name.encode()))
+    return g
+
+
+def normal(g, shape, std, mean=0.0):
+    return (torch.randn(*shape, generator=g, dtype=torch.float32) * std + mean).to(torch.float32)
+
+
+def init_param(name, shape, g):
+    """float32 draw; magnitudes chosen so logits are O(1)."""
+    if len(shape) == 1 and ("ln" in name.split(".")[-2]) and name.endswith(".weight"):
+        return normal(g, shape, 0.1, 1.0)          # LayerNorm gains
+    if name.endswith(".bias") and len(shape) == 1:
+        return normal(g, shape, 0.1)
+    if name == "rel_bias.weight":
+        return normal(g, shape, 0.5)
+    return normal(g, shape, 0.3)
+
+
+def init_module(module, g):
+    """Returns {name: float32 tensor} and loads them (cast) into the module."""
+    p32 = {}
+    with torch.no_grad():
+        for name, p in module.named_parameters():
+            v = init_param(name, tuple(p.shape), g)
+            p32[name] = v
+            p.copy_(v.to(p.dtype))
+    return p32
+
+
+def make_batch(g, cfg, lengths):
+    tokens = torch.zeros(B, T, dtype=torch.long)
+    targets = torch.full((B, T), R.IGNORE_INDEX, dtype=torch.long)
+    for b, L in enumerate(lengths):
+        tokens[b, :L] = torch.randint(1, cfg.vocab_size, (L,), generator=g)
+        targets[b, : L - 1] = tokens[b, 1:L]
+        # one extra ignored target inside the sequence
+        k = int(torch.randint(0, L - 1, (1,), generator=g))
+        targets[b, k] = R.IGNORE_INDEX
+    return tokens, targets
+
+
+def random_positions(g, max_len):
+    rows = []
+    for _ in range(B):
+        perm = torch.randperm(max_len, generator=g)[:T]
+        rows.append(torch.sort(perm).values)
+    return torch.stack(rows).to(torch.long)
+
+
+def write_attrs(f, cfg):
+    for k, v in cfg.as_dict().items():
+        if isinstance(v, str):
+            f.attrs[k] = np.string_(v)
+        elif isinstance(v, bool):
+            f.attrs[k] = np.int32(v)
+        elif isinstance(v, int):
+            f.attrs[k] = np.int32(v)
+        else:
+            f.attrs[k] = np.float64(v)
+
+
+def f64(t):
+    return t.detach().to(torch.float64).contiguous().numpy()
+
+
+def model_fixture(outdir, fname, cfg_kw, positions=False, adamw=False, lengths=(7, 10, 4)):
+    cfg = R.Config(**SMALL, **cfg_kw)
+    g = gen(fname)
+    model = R.Model(cfg).double()
+    p32 = init_module(model, g)
+    tokens, targets = make_batch(g, cfg, lengths)
+    pos = random_positions(g, cfg.max_len) if positions else None
+
+    logits = model(tokens, pos)
+    loss = R.lm_loss(logits, targets)
+    model.zero_grad()
+    loss.backward()
+    grads = {n: p.grad.detach().clone() for n, p in model.named_parameters()}
+    assert all(torch.isfinite(v).all() for v in grads.values())
+    assert logits.abs().max() < 20, "logits not O(1)"
+
+    path = os.path.join(outdir, fname)
+    with h5py.File(path, "w") as f:
+        write_attrs(f, cfg)
+        for n, v in p32.items():
+            f.create_dataset(f"params/{n}", data=v.numpy().astype(np.float32))
+        f.create_dataset("input/tokens", data=tokens.numpy().astype(np.int32))
+        f.create_dataset("input/targets", data=targets.numpy().astype(np.int32))
+        if pos is not None:
+            f.create_dataset("input/positions", data=pos.numpy().astype(np.int32))
+        f.create_dataset("expected/logits", data=f64(logits))
+        f.create_dataset("expected/loss", data=np.array([loss.item()], dtype=np.float64))
+        for n, v in grads.items():
+            f.create_dataset(f"expected/grads/{n}", data=f64(v))
+        if adamw:
+            # fresh model from the same float32 params
+            m2 = R.Model(cfg).double()
+            with torch.no_grad():
+                for n, p in m2.named_parameters():
+                    p.copy_(p32[n].to(torch.float64))
+            losses, norms = R.train_steps(m2, tokens, targets, pos, **ADAMW)
+            assert abs(losses[0] - loss.item()) < 1e-12
+            assert all(nm > ADAMW["clip"] for nm in norms), ("clip not active", norms)
+            # independent hand-written AdamW must agree with torch.optim.AdamW
+            manual = manual_adamw(cfg, p32, tokens, targets, pos)
+            for n, p in m2.named_parameters():
+                assert torch.allclose(p, manual[0][n], rtol=0, atol=1e-12), n
+            assert np.allclose(losses, manual[1], rtol=0, atol=1e-12)
+            assert np.allclose(norms, manual[2], rtol=0, atol=1e-12)
+            a = f.create_group("adamw")
+            a.attrs["lr"] = ADAMW["lr"]
+            a.attrs["beta1"], a.attrs["beta2"] = ADAMW["betas"]
+            for k in ("eps", "weight_decay", "clip", "min_lr_frac"):
+                a.attrs[k] = np.float64(ADAMW[k])
+            a.attrs["warmup"] = np.int32(ADAMW["warmup"])
+            a.attrs["total_steps"] = np.int32(ADAMW["total_steps"])
+            a.create_dataset("losses", data=np.array(losses, dtype=np.float64))
+            a.create_dataset("grad_norms", data=np.array(norms, dtype=np.float64))
+            for n, p in m2.named_parameters():
+                a.create_dataset(f"params/{n}", data=f64(p))
+    extra = f" adamw losses {[round(x, 4) for x in losses]}" if adamw else ""
+    print(f"wrote {path}: loss {loss.item():.6f}{extra}")
+
+
+def manual_adamw(cfg, p32, tokens, targets, pos):
+    """Hand-written AdamW + clipping + schedule (cross-check of torch.optim.AdamW)."""
+    m = R.Model(cfg).double()
+    with torch.no_grad():
+        for n, p in m.named_parameters():
+            p.copy_(p32[n].to(torch.float64))
+    A = ADAMW
+    b1, b2 = A["betas"]
+    state = {n: (torch.zeros_like(p), torch.zeros_like(p)) for n, p in m.named_parameters()}
+    losses, norms = [], []
+    for s in range(A["total_steps"]):
+        m.zero_grad(set_to_none=True)
+        loss = R.lm_loss(m(tokens, pos), targets)
+        loss.backward()
+        gn = math.sqrt(sum(float((p.grad ** 2).sum()) for p in m.parameters()))
+        coef = min(1.0, A["clip"] / (gn + 1e-6))      # torch clip_grad_norm_ formula
+        lr = R.lr_schedule(s, A["lr"], A["warmup"], A["total_steps"], A["min_lr_frac"])
+        t = s + 1
+        with torch.no_grad():
+            for n, p in m.named_parameters():
+                gr = p.grad * coef
+                wd = A["weight_decay"] if p.dim() == 2 else 0.0
+                p.mul_(1 - lr * wd)
+                mm, vv = state[n]
+                mm.mul_(b1).add_(gr * (1 - b1))
+                vv.mul_(b2).add_(gr * gr * (1 - b2))
+                denom = (vv / (1 - b2 ** t)).sqrt() + A["eps"]
+                p.sub_(lr * (mm / (1 - b1 ** t)) / denom)
+        losses.append(loss.item())
+        norms.append(gn)
+    return {n: p.detach() for n, p in m.named_parameters()}, losses, norms
+
+
+def attn_fixture(outdir):
+    path = os.path.join(outdir, "attn.h5")
+    d, H, Bb, Tt, S = 16, 2, 2, 5, 7
+    with h5py.File(path, "w") as f:
+        f.attrs["d_model"] = np.int32(d)
+        f.attrs["n_heads"] = np.int32(H)
+        for grp, causal, cross in (("self_causal", True, False), ("self_bidir", False, False),
+                                   ("cross", False, True)):
+            g = gen("attn/" + grp)
+            att = R.Attention(d, H).double()
+            p32 = init_module(att, g)
+            x32 = normal(g, (Bb, Tt, d), 1.0)
+            m32 = normal(g, (Bb, S, d), 1.0) if cross else None
+            w32 = normal(g, (Bb, Tt, d), 1.0)
+            x = x32.to(torch.float64).requires_grad_(True)
+            m = m32.to(torch.float64).requires_grad_(True) if cross else None
+            out = att(x, mem=m, causal=causal)
+            (out * w32.to(torch.float64)).sum().backward()
+            G = f.create_group(grp)
+            G.attrs["causal"] = np.int32(causal)
+            for n, v in p32.items():
+                G.create_dataset(n, data=v.numpy())
+            G.create_dataset("x", data=x32.numpy())
+            if cross:
+                G.create_dataset("m", data=m32.numpy())
+            G.create_dataset("wout", data=w32.numpy())
+            G.create_dataset("out", data=f64(out))
+            G.create_dataset("grad_x", data=f64(x.grad))
+            if cross:
+                G.create_dataset("grad_m", data=f64(m.grad))
+            for n, p in att.named_parameters():
+                G.create_dataset("grad_" + n, data=f64(p.grad))
+    print(f"wrote {path}")
+
+
+# ---------------------------------------------------------------------------
+# Golden values computed with plain scalar Python (math module), independent of
+# the tensor code in ref_model; they are cross-checked against ref_model here.
+# ---------------------------------------------------------------------------
+def scalar_t5_bucket(rel, bidirectional, num_buckets=32, max_distance=128):
+    """Scalar re-implementation; the log term is evaluated in float32 like HF's torch.log(float())."""
+    out = 0
+    if bidirectional:
+        num_buckets //= 2
+        if rel > 0:
+            out += num_buckets
+        n = abs(rel)
+    else:
+        n = max(-rel, 0)
+    max_exact = num_buckets // 2
+    if n < max_exact:
+        return out + n
+    l32 = np.float32(np.log(np.float32(np.float32(n) / np.float32(max_exact))))
+    v = np.float32(l32 / np.float32(math.log(max_distance / max_exact)) * np.float32(num_buckets - max_exact))
+    return out + min(max_exact + int(v), num_buckets - 1)
+
+
+def scalar_t5_bucket_f64(rel, bidirectional, num_buckets=32, max_distance=128):
+    out = 0
+    if bidirectional:
+        num_buckets //= 2
+        out += num_buckets if rel > 0 else 0
+        n = abs(rel)
+    else:
+        n = max(-rel, 0)
+    max_exact = num_buckets // 2
+    if n < max_exact:
+        return out + n
+    v = math.log(n / max_exact) / math.log(max_distance / max_exact) * (num_buckets - max_exact)
+    return out + min(max_exact + int(v), num_buckets - 1)
+
+
+def scalar_rope(x, p, base, half):
+    d = len(x)
+    y = list(x)
+    for i in range(d // 2):
+        a = p * base ** (-2.0 * i / d)
+        ia, ib = (i, i + d // 2) if half else (2 * i, 2 * i + 1)
+        y[ia] = x[ia] * math.cos(a) - x[ib] * math.sin(a)
+        y[ib] = x[ia] * math.sin(a) + x[ib] * math.cos(a)
+    return y
+
+
+def scalar_yarn(d, base, s, L):
+    fcd = lambda r: d * math.log(L / (r * 2 * math.pi)) / (2 * math.log(base))  # noqa: E731
+    lo, hi = max(math.floor(fcd(32)), 0), min(math.ceil(fcd(1)), d - 1)
+    if lo == hi:
+        hi += 0.001
+    out = []
+    for i in range(d // 2):
+        pf = base ** (2 * i / d)
+        ramp = min(max((i - lo) / (hi - lo), 0.0), 1.0)
+        ex = 1.0 - ramp
+        out.append((1 / (s * pf)) * (1 - ex) + (1 / pf) * ex)
+    return out, 0.1 * math.log(s) + 1.0
+
+
+def scalar_llama3(d, base, s, L, lf=1.0, hf=4.0):
+    out = []
+    for i in range(d // 2):
+        f = base ** (-2 * i / d)
+        wl = 2 * math.pi / f
+        if wl < L / hf:
+            out.append(f)
+        elif wl > L / lf:
+            out.append(f / s)
+        else:
+            sm = (L / wl - lf) / (hf - lf)
+            out.append((1 - sm) * f / s + sm * f)
+    return out
+
+
+def golden_fixture(outdir):
+    path = os.path.join(outdir, "pos_golden.h5")
+    g = gen("pos_golden")
+    with h5py.File(path, "w") as f:
+        # ALiBi
+        expect = {4: [2 ** -2, 2 ** -4, 2 ** -6, 2 ** -8],
+                  8: [2 ** -(k + 1) for k in range(8)]}
+        expect[6] = expect[4] + [2 ** -1, 2 ** -3]
+        expect[12] = expect[8] + [2 ** -0.5, 2 ** -1.5, 2 ** -2.5, 2 ** -3.5]
+        for n in (4, 6, 8, 12):
+            s = R.alibi_slopes(n)
+            assert np.allclose(s, expect[n], rtol=1e-15, atol=0), (n, s)
+            f.create_dataset(f"alibi_slopes_{n}", data=np.array(s, dtype=np.float64))
+        # T5 buckets
+        rel = list(range(-200, 201))
+        for mode, bid in (("causal", False), ("bidir", True)):
+            sc = [scalar_t5_bucket(r, bid) for r in rel]
+            sc64 = [scalar_t5_bucket_f64(r, bid) for r in rel]
+            tb = R.t5_relative_position_bucket(torch.tensor(rel), bidirectional=bid).tolist()
+            assert sc == tb, mode
+            diff = [r for r, a, b in zip(rel, sc, sc64) if a != b]
+            if diff:
+                print(f"  note: t5 {mode}: float32 vs float64 log differ at rel={diff}")
+            d = f.create_dataset(f"t5_buckets_{mode}", data=np.array(tb, dtype=np.int32))
+            d.attrs["rel_first"] = np.int32(-200)
+            d.attrs["num_buckets"], d.attrs["max_distance"] = np.int32(32), np.int32(128)
+        # hand computations (causal): n = i - j
+        hand_c = {0: 0, -1: 1, -15: 15, -16: 16, -20: 17, -32: 21, -64: 26, -127: 31, -128: 31,
+                  -200: 31, 5: 0}
+        hand_b = {0: 0, -3: 3, 3: 19, -8: 8, -9: 8, 8: 24, -32: 12, -127: 15, 200: 31}
+        for r, v in hand_c.items():
+            assert tb_lookup(f, "causal", r) == v, ("causal", r, tb_lookup(f, "causal", r), v)
+        for r, v in hand_b.items():
+            assert tb_lookup(f, "bidir", r) == v, ("bidir", r, tb_lookup(f, "bidir", r), v)
+        # sinusoidal
+        pos = [0, 1, 7, 100]
+        sc = [[(math.sin if c % 2 == 0 else math.cos)(p / 10000 ** ((c - c % 2) / 16)) for c in range(16)]
+              for p in pos]
+        tab = R.sinusoidal_table(torch.tensor(pos), 16)
+        assert np.allclose(tab.numpy(), sc, rtol=0, atol=1e-13)
+        ds = f.create_dataset("sinusoidal", data=tab.numpy())
+        ds.attrs["positions"] = np.array(pos, dtype=np.int32)
+        ds.attrs["d_model"] = np.int32(16)
+        # RoPE single vector, d=8, position 5
+        x = torch.randn(8, generator=g, dtype=torch.float64)
+        f.create_dataset("rope_x", data=x.numpy())
+        for name, half in (("rope_interleaved", False), ("rope_half", True)):
+            cfg = R.Config(d_model=8, n_heads=1, pos_encoding="rope-half" if half else "rope")
+            cos, sin = R.rope_cos_sin(torch.tensor([[5]]), cfg)
+            y = R.apply_rope(x.view(1, 1, 1, 8), cos, sin, 8, half).view(8)
+            ys = scalar_rope(x.tolist(), 5, 10000.0, half)
+            assert np.allclose(y.numpy(), ys, rtol=0, atol=1e-14)
+            ds = f.create_dataset(name, data=y.numpy())
+            ds.attrs["position"], ds.attrs["base"] = np.int32(5), np.float64(10000.0)
+        # YaRN / Llama3 / NTK, head_dim 16, s 4, L_orig 32
+        hd, base, s, L = 16, 10000.0, 4.0, 32
+        inv, af = R.yarn_params(hd, base, s, L)
+        ys, afs = scalar_yarn(hd, base, s, L)
+        assert np.allclose(inv.numpy(), ys, rtol=1e-14) and abs(af - afs) < 1e-15
+        ll = R.llama3_inv_freq(hd, base, s, L)
+        assert np.allclose(ll.numpy(), scalar_llama3(hd, base, s, L), rtol=1e-14)
+        nb = R.ntk_base(base, s, hd)
+        assert abs(nb - base * 4.0 ** (16 / 14)) < 1e-9
+        for name, data in (("yarn_inv_freq", inv.numpy()), ("llama3_inv_freq", ll.numpy()),
+                           ("yarn_attention_factor", np.array([af])), ("ntk_base", np.array([nb]))):
+            ds = f.create_dataset(name, data=np.asarray(data, dtype=np.float64))
+            ds.attrs["head_dim"], ds.attrs["base"] = np.int32(hd), np.float64(base)
+            ds.attrs["scale"], ds.attrs["orig_len"] = np.float64(s), np.int32(L)
+        f.attrs["head_dim"], f.attrs["rope_base"] = np.int32(hd), np.float64(base)
+        f.attrs["rope_scale"], f.attrs["rope_orig_len"] = np.float64(s), np.int32(L)
+    print(f"wrote {path}")
+
+
+def tb_lookup(f, mode, r):
+    return int(f[f"t5_buckets_{mode}"][r + 200])
+
+
+def self_checks():
+    g = gen("self_checks")
+    for pe, rd in (("rope", 0), ("rope-half", 0), ("rope-half", 4), ("rope", 4)):
+        for ext in R.ROPE_EXTS:
+            cfg = R.Config(d_model=16, n_heads=2, pos_encoding=pe, rotary_dim=rd, rope_ext=ext,
+                           rope_scale=2.0, rope_orig_len=6)
+            hd = cfg.head_dim
+            _, _, af = R.rope_params(cfg)
+            q = torch.randn(1, 1, 1, hd, generator=g, dtype=torch.float64)
+            k = torch.randn(1, 1, 1, hd, generator=g, dtype=torch.float64)
+
+            def rot(x, p):
+                c, s = R.rope_cos_sin(torch.tensor([[p]]), cfg)
+                return R.apply_rope(x, c, s, cfg.rotary_dim, pe == "rope-half")
+            # norm preservation (up to the yarn attention factor on the rotated channels)
+            for p in (0, 3, 17, 101):
+                y = rot(q, p)
+                rd_ = cfg.rotary_dim
+                assert abs(y[..., :rd_].norm() - af * q[..., :rd_].norm()) < 1e-12
+                assert torch.equal(y[..., rd_:], q[..., rd_:])
+            # q.k depends only on i-j
+            for delta in (0, 1, 5, -3):
+                vals = [float((rot(q, i) * rot(k, i - delta)).sum()) for i in (3, 10, 40, 77)]
+                assert max(vals) - min(vals) < 1e-12, (pe, ext, delta, vals)
+    print("self-checks passed (RoPE norm preservation, relative property)")
+
+
+def main():
+    outdir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures")
+    outdir = os.path.abspath(outdir)
+    os.makedirs(outdir, exist_ok=True)
+    self_checks()
+    ext = dict(pos_encoding="rope", rope_scale=2.0, rope_orig_len=6)
+    model_fixture(outdir, "model_none.h5", dict(pos_encoding="none"), adamw=True)
+    model_fixture(outdir, "model_sinusoidal.h5", dict(pos_encoding="sinusoidal"))
+    model_fixture(outdir, "model_learned.h5", dict(pos_encoding="learned"), positions=True)
+    model_fixture(outdir, "model_t5.h5", dict(pos_encoding="t5"))
+    model_fixture(outdir, "model_xl.h5", dict(pos_encoding="xl"))
+    model_fixture(outdir, "model_alibi.h5", dict(pos_encoding="alibi"))
+    model_fixture(outdir, "model_rope.h5", dict(pos_encoding="rope"), adamw=True)
+    model_fixture(outdir, "model_rope-half.h5", dict(pos_encoding="rope-half"))
+    model_fixture(outdir, "model_rope_partial.h5", dict(pos_encoding="rope-half", rotary_dim=4))
+    for e in ("pi", "ntk", "yarn", "llama3"):
+        model_fixture(outdir, f"model_rope_{e}.h5", dict(ext, rope_ext=e))
+    model_fixture(outdir, "model_rope_positions.h5", dict(pos_encoding="rope"), positions=True)
+    attn_fixture(outdir)
+    golden_fixture(outdir)
+    total = sum(os.path.getsize(os.path.join(outdir, n)) for n in os.listdir(outdir) if n.endswith(".h5"))
+    print(f"total fixture size: {total} bytes")
+
+
+if __name__ == "__main__":
+    main()

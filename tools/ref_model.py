@@ -1,0 +1,400 @@
+"""PyTorch reference model for ropegrad (decoder-only, pre-LayerNorm transformer).
+
+This module is the numerical reference the C implementation is tested against
+(see tools/gen_fixtures.py and tests/fixtures/README.md).  Everything here can
+run in float64 (call model.double()); position tables (sinusoids, RoPE angles,
+ALiBi slopes, XL relative sinusoids) are always computed in float64 and only
+then cast to the model dtype.
+
+Conventions
+  * positions p are integers; by default p = 0..T-1, the forward pass accepts an
+    optional int64 tensor positions [B,T] that replaces them.
+  * relative distances (t5, xl, alibi) are computed from positions:
+        i = query index, j = key index, rel = p_j - p_i (key minus query),
+        dist = p_i - p_j (>= 0 for unmasked pairs when positions are sorted).
+  * the causal mask is by index: key j > query i gets -inf.
+"""
+import math
+from dataclasses import dataclass, asdict
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+POS_ENCODINGS = ("none", "sinusoidal", "learned", "t5", "xl", "alibi", "rope", "rope-half")
+ROPE_EXTS = ("none", "pi", "ntk", "yarn", "llama3")
+IGNORE_INDEX = -100
+
+
+@dataclass
+class Config:
+    vocab_size: int = 30
+    d_model: int = 64
+    n_heads: int = 4
+    n_layers: int = 2
+    d_ff: int = 256
+    max_len: int = 160
+    pos_encoding: str = "none"
+    rope_base: float = 10000.0
+    rotary_dim: int = 0            # 0 -> head_dim (resolved in __post_init__)
+    rope_ext: str = "none"
+    rope_scale: float = 1.0
+    rope_orig_len: int = 0         # 0 -> max_len (resolved in __post_init__)
+    t5_num_buckets: int = 32
+    t5_max_distance: int = 128
+    causal: int = 1
+
+    def __post_init__(self):
+        assert self.d_model % self.n_heads == 0
+        assert self.pos_encoding in POS_ENCODINGS, self.pos_encoding
+        assert self.rope_ext in ROPE_EXTS, self.rope_ext
+        if not self.rotary_dim:
+            self.rotary_dim = self.head_dim
+        assert self.rotary_dim % 2 == 0 and self.rotary_dim <= self.head_dim
+        if not self.rope_orig_len:
+            self.rope_orig_len = self.max_len
+
+    @property
+    def head_dim(self):
+        return self.d_model // self.n_heads
+
+    def as_dict(self):
+        return asdict(self)
+
+
+# ---------------------------------------------------------------------------
+# Absolute sinusoidal encoding (Vaswani et al. 2017)
+# ---------------------------------------------------------------------------
+def sinusoidal_table(positions, d_model):
+    """PE(p,2i) = sin(p / 10000^(2i/d)), PE(p,2i+1) = cos(same).  float64.
+    positions: tensor of any shape -> result shape positions.shape + [d_model]."""
+    p = positions.to(torch.float64).unsqueeze(-1)
+    i = torch.arange(0, d_model, 2, dtype=torch.float64)
+    ang = p / torch.pow(torch.tensor(10000.0, dtype=torch.float64), i / d_model)
+    pe = torch.zeros(*positions.shape, d_model, dtype=torch.float64)
+    pe[..., 0::2] = torch.sin(ang)
+    pe[..., 1::2] = torch.cos(ang)
+    return pe
+
+
+# ---------------------------------------------------------------------------
+# T5 relative position buckets.
+# Source: Hugging Face transformers, models/t5/modeling_t5.py,
+# T5Attention._relative_position_bucket (reproduced from its arithmetic:
+# torch.log on float32, divide by math.log(...) (python double), multiply,
+# truncate with .to(torch.long), clamp to num_buckets-1).
+# ---------------------------------------------------------------------------
+def t5_relative_position_bucket(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
+    """relative_position = key_pos - query_pos (int64 tensor). Returns int64 buckets."""
+    rel = relative_position.to(torch.long)
+    buckets = torch.zeros_like(rel)
+    if bidirectional:
+        num_buckets //= 2
+        buckets = buckets + (rel > 0).to(torch.long) * num_buckets
+        n = torch.abs(rel)
+    else:
+        n = -torch.min(rel, torch.zeros_like(rel))
+    max_exact = num_buckets // 2
+    is_small = n < max_exact
+    # NOTE: n=0 gives log(0) = -inf here, but it is masked by is_small (as in HF).
+    large = max_exact + (
+        torch.log(n.float() / max_exact) / math.log(max_distance / max_exact) * (num_buckets - max_exact)
+    ).to(torch.long)
+    large = torch.min(large, torch.full_like(large, num_buckets - 1))
+    return buckets + torch.where(is_small, n, large)
+
+
+# ---------------------------------------------------------------------------
+# ALiBi slopes.  Source: Press et al. 2022, reference repo ofirpress/attention_with_linear_biases,
+# fairseq/models/transformer.py get_slopes().
+# ---------------------------------------------------------------------------
+def alibi_slopes(n_heads):
+    def pow2(n):
+        start = 2.0 ** (-(2.0 ** -(math.log2(n) - 3)))   # = 2^(-8/n)
+        return [start * start ** i for i in range(n)]      # 2^(-8(h+1)/n)
+    if math.log2(n_heads).is_integer():
+        return pow2(n_heads)
+    closest = 2 ** math.floor(math.log2(n_heads))
+    return pow2(closest) + alibi_slopes(2 * closest)[0::2][: n_heads - closest]
+
+
+# ---------------------------------------------------------------------------
+# RoPE frequencies and extensions.  All in float64.
+#   d = rotary_dim, theta_i = base^(-2i/d), i < d/2.
+# ---------------------------------------------------------------------------
+def rope_default_inv_freq(d, base):
+    i = torch.arange(0, d, 2, dtype=torch.float64)
+    return 1.0 / torch.pow(torch.tensor(float(base), dtype=torch.float64), i / d)
+
+
+def ntk_base(base, scale, d):
+    """Static NTK-aware scaling: base' = base * s^(d/(d-2)).
+    (Same exponent as HF _compute_dynamic_ntk_parameters, with the static factor s.)"""
+    return base * scale ** (d / (d - 2))
+
+
+def yarn_params(d, base, scale, orig_len, beta_fast=32.0, beta_slow=1.0):
+    """YaRN inverse frequencies and attention factor.
+    Source: Hugging Face transformers, modeling_rope_utils.py, _compute_yarn_parameters
+    (defaults: attention_factor = get_mscale(factor) = 0.1*ln(s)+1 for s>1,
+    beta_fast 32, beta_slow 1, truncate=True -> floor(low), ceil(high)).
+    HF computes the frequency vectors in float32; here everything is float64."""
+    def get_mscale(s, mscale=1.0):
+        return 1.0 if s <= 1 else 0.1 * mscale * math.log(s) + 1.0
+
+    def find_correction_dim(num_rotations):
+        return (d * math.log(orig_len / (num_rotations * 2 * math.pi))) / (2 * math.log(base))
+
+    low = math.floor(find_correction_dim(beta_fast))
+    high = math.ceil(find_correction_dim(beta_slow))
+    low, high = max(low, 0), min(high, d - 1)
+    if low == high:
+        high += 0.001  # HF: prevent singularity
+    ramp = torch.clamp((torch.arange(d // 2, dtype=torch.float64) - low) / (high - low), 0.0, 1.0)
+    pos_freqs = torch.pow(torch.tensor(float(base), dtype=torch.float64),
+                          torch.arange(0, d, 2, dtype=torch.float64) / d)
+    inv_extrap = 1.0 / pos_freqs
+    inv_interp = 1.0 / (scale * pos_freqs)
+    extrap_factor = 1.0 - ramp
+    inv_freq = inv_interp * (1.0 - extrap_factor) + inv_extrap * extrap_factor
+    return inv_freq, get_mscale(scale)
+
+
+def llama3_inv_freq(d, base, factor, orig_len, low_freq_factor=1.0, high_freq_factor=4.0):
+    """Source: Hugging Face transformers, modeling_rope_utils.py, _compute_llama3_parameters."""
+    inv_freq = rope_default_inv_freq(d, base)
+    low_freq_wavelen = orig_len / low_freq_factor
+    high_freq_wavelen = orig_len / high_freq_factor
+    wavelen = 2 * math.pi / inv_freq
+    inv_l = torch.where(wavelen > low_freq_wavelen, inv_freq / factor, inv_freq)
+    smooth = (orig_len / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor)
+    smoothed = (1 - smooth) * inv_l / factor + smooth * inv_l
+    is_medium = (~(wavelen < high_freq_wavelen)) & (~(wavelen > low_freq_wavelen))
+    return torch.where(is_medium, smoothed, inv_l)
+
+
+def rope_params(cfg):
+    """Returns (inv_freq float64 [rotary_dim/2], position multiplier, attention factor).
+    angle(p, i) = (p * pos_mult) * inv_freq[i]; cos and sin are multiplied by attn_factor."""
+    d, base, s = cfg.rotary_dim, float(cfg.rope_base), float(cfg.rope_scale)
+    ext = cfg.rope_ext
+    if ext == "none":
+        return rope_default_inv_freq(d, base), 1.0, 1.0
+    if ext == "pi":          # position interpolation (Chen et al. 2023; HF "linear"): p -> p/s
+        return rope_default_inv_freq(d, base), 1.0 / s, 1.0
+    if ext == "ntk":
+        return rope_default_inv_freq(d, ntk_base(base, s, d)), 1.0, 1.0
+    if ext == "yarn":
+        inv, af = yarn_params(d, base, s, cfg.rope_orig_len)
+        return inv, 1.0, af
+    if ext == "llama3":
+        return llama3_inv_freq(d, base, s, cfg.rope_orig_len), 1.0, 1.0
+    raise ValueError(ext)
+
+
+def rope_cos_sin(positions, cfg):
+    """positions [B,T] int -> cos, sin float64 [B,T,rotary_dim/2] (attention factor included)."""
+    inv, mult, af = rope_params(cfg)
+    p = positions.to(torch.float64)
+    if mult != 1.0:
+        p = p * mult
+    ang = p.unsqueeze(-1) * inv
+    return torch.cos(ang) * af, torch.sin(ang) * af
+
+
+def apply_rope(x, cos, sin, rotary_dim, half):
+    """x [B,H,T,hd]; cos/sin [B,T,rd/2] (already in x's dtype).
+    interleaved (half=False): pairs (2i, 2i+1); half (HF rotate_half): pairs (i, i+rd/2).
+    (x_a, x_b) -> (x_a cos - x_b sin, x_a sin + x_b cos); channels >= rotary_dim untouched."""
+    rd = rotary_dim
+    c = cos.unsqueeze(1)
+    s = sin.unsqueeze(1)
+    xr, xp = x[..., :rd], x[..., rd:]
+    if half:
+        xa, xb = xr[..., : rd // 2], xr[..., rd // 2:]
+        out = torch.cat([xa * c - xb * s, xa * s + xb * c], dim=-1)
+    else:
+        xa, xb = xr[..., 0::2], xr[..., 1::2]
+        out = torch.stack([xa * c - xb * s, xa * s + xb * c], dim=-1).flatten(-2)
+    return torch.cat([out, xp], dim=-1)
+
+
+def xl_rel_table(dist, d_model):
+    """Transformer-XL relative sinusoid R_k = concat(sin(k w), cos(k w)), w_i = 10000^(-2i/d),
+    i < d/2; first d/2 channels sin, last d/2 cos.  dist: any-shape tensor -> [..., d] float64."""
+    w = 1.0 / torch.pow(torch.tensor(10000.0, dtype=torch.float64),
+                        torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)
+    a = dist.to(torch.float64).unsqueeze(-1) * w
+    return torch.cat([torch.sin(a), torch.cos(a)], dim=-1)
+
+
+# ---------------------------------------------------------------------------
+# Modules
+# ---------------------------------------------------------------------------
+class Attention(nn.Module):
+    def __init__(self, d_model, n_heads, xl=False):
+        super().__init__()
+        self.d_model, self.n_heads = d_model, n_heads
+        self.head_dim = d_model // n_heads
+        self.q_proj = nn.Linear(d_model, d_model)
+        self.k_proj = nn.Linear(d_model, d_model)
+        self.v_proj = nn.Linear(d_model, d_model)
+        self.o_proj = nn.Linear(d_model, d_model)
+        self.xl = xl
+        if xl:
+            self.r_proj = nn.Linear(d_model, d_model, bias=False)
+            self.u = nn.Parameter(torch.zeros(n_heads, self.head_dim))
+            self.v = nn.Parameter(torch.zeros(n_heads, self.head_dim))
+
+    def _split(self, t):  # [B,T,d] -> [B,H,T,hd]
+        B, T, _ = t.shape
+        return t.view(B, T, self.n_heads, self.head_dim).transpose(1, 2)
+
+    def forward(self, x, mem=None, causal=True, rope=None, bias=None, xl_R=None):
+        """x [B,T,d] queries; mem [B,S,d] keys/values source (default x).
+        rope: (cos, sin, rotary_dim, half) or None; bias: additive [B or 1, H, T, S] or None;
+        xl_R: relative sinusoids [B,T,S,d] (float, model dtype) for Transformer-XL."""
+        src = x if mem is None else mem
+        q = self._split(self.q_proj(x))
+        k = self._split(self.k_proj(src))
+        val = self._split(self.v_proj(src))
+        if rope is not None:
+            cos, sin, rd, half = rope
+            q = apply_rope(q, cos, sin, rd, half)
+            k = apply_rope(k, cos, sin, rd, half)
+        scale = 1.0 / math.sqrt(self.head_dim)
+        if self.xl:
+            B, T, S, _ = xl_R.shape
+            r = self.r_proj(xl_R).view(B, T, S, self.n_heads, self.head_dim)
+            qu = q + self.u[None, :, None, :]
+            qv = q + self.v[None, :, None, :]
+            scores = (qu @ k.transpose(-1, -2) + torch.einsum("bhid,bijhd->bhij", qv, r)) * scale
+        else:
+            scores = (q @ k.transpose(-1, -2)) * scale
+        if bias is not None:
+            scores = scores + bias
+        if causal:
+            T, S = scores.shape[-2], scores.shape[-1]
+            mask = torch.ones(T, S, dtype=torch.bool).triu(1)
+            scores = scores.masked_fill(mask, float("-inf"))
+        att = torch.softmax(scores, dim=-1)
+        o = (att @ val).transpose(1, 2).reshape(x.shape[0], x.shape[1], self.d_model)
+        return self.o_proj(o)
+
+
+class MLP(nn.Module):
+    def __init__(self, d_model, d_ff):
+        super().__init__()
+        self.fc1 = nn.Linear(d_model, d_ff)
+        self.fc2 = nn.Linear(d_ff, d_model)
+
+    def forward(self, x):
+        return self.fc2(F.gelu(self.fc1(x), approximate="tanh"))
+
+
+class Block(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(cfg.d_model, eps=1e-5)
+        self.attn = Attention(cfg.d_model, cfg.n_heads, xl=(cfg.pos_encoding == "xl"))
+        self.ln2 = nn.LayerNorm(cfg.d_model, eps=1e-5)
+        self.mlp = MLP(cfg.d_model, cfg.d_ff)
+
+    def forward(self, h, **kw):
+        h = h + self.attn(self.ln1(h), **kw)
+        return h + self.mlp(self.ln2(h))
+
+
+class Model(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.cfg = cfg
+        self.tok_emb = nn.Embedding(cfg.vocab_size, cfg.d_model)
+        if cfg.pos_encoding == "learned":
+            self.pos_emb = nn.Embedding(cfg.max_len, cfg.d_model)
+        self.blocks = nn.ModuleList([Block(cfg) for _ in range(cfg.n_layers)])
+        if cfg.pos_encoding == "t5":
+            self.rel_bias = nn.Embedding(cfg.t5_num_buckets, cfg.n_heads)
+        self.ln_f = nn.LayerNorm(cfg.d_model, eps=1e-5)
+        self.lm_head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
+
+    def forward(self, tokens, positions=None):
+        cfg = self.cfg
+        B, T = tokens.shape
+        if positions is None:
+            positions = torch.arange(T, dtype=torch.long).unsqueeze(0).expand(B, T)
+        positions = positions.to(torch.long)
+        dtype = self.tok_emb.weight.dtype
+        pe = cfg.pos_encoding
+        h = self.tok_emb(tokens)
+        if pe == "sinusoidal":
+            h = h * math.sqrt(cfg.d_model) + sinusoidal_table(positions, cfg.d_model).to(dtype)
+        elif pe == "learned":
+            h = h + self.pos_emb(positions)
+        kw = dict(causal=bool(cfg.causal))
+        rel = positions[:, None, :] - positions[:, :, None]     # [B,T(i),T(j)] = p_j - p_i
+        if pe == "t5":
+            bucket = t5_relative_position_bucket(rel, bidirectional=not cfg.causal,
+                                                 num_buckets=cfg.t5_num_buckets,
+                                                 max_distance=cfg.t5_max_distance)
+            kw["bias"] = self.rel_bias(bucket).permute(0, 3, 1, 2)           # [B,H,T,T]
+        elif pe == "alibi":
+            m = torch.tensor(alibi_slopes(cfg.n_heads), dtype=torch.float64)
+            kw["bias"] = (-m[None, :, None, None] * (-rel)[:, None].to(torch.float64)).to(dtype)
+        elif pe == "xl":
+            kw["xl_R"] = xl_rel_table(-rel, cfg.d_model).to(dtype)           # distance p_i - p_j
+        elif pe in ("rope", "rope-half"):
+            cos, sin = rope_cos_sin(positions, cfg)
+            kw["rope"] = (cos.to(dtype), sin.to(dtype), cfg.rotary_dim, pe == "rope-half")
+        for blk in self.blocks:
+            h = blk(h, **kw)
+        return self.lm_head(self.ln_f(h))
+
+
+def lm_loss(logits, targets):
+    """Mean cross-entropy over targets != -100."""
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1).long(),
+                           ignore_index=IGNORE_INDEX, reduction="mean")
+
+
+# ---------------------------------------------------------------------------
+# Optimisation reference
+# ---------------------------------------------------------------------------
+def lr_schedule(step, peak, warmup, total, min_frac):
+    """Learning rate for the step with index `step` (0-based, the step being taken):
+    linear warmup to peak over `warmup` steps, then cosine decay to min_frac*peak."""
+    if step < warmup:
+        return peak * (step + 1) / warmup
+    progress = (step - warmup) / max(1, total - warmup)
+    return peak * (min_frac + (1.0 - min_frac) * 0.5 * (1.0 + math.cos(math.pi * progress)))
+
+
+def decay_param_groups(model, weight_decay):
+    """Weight decay only on parameters with exactly 2 dims."""
+    named = list(model.named_parameters())
+    return [
+        {"params": [p for _, p in named if p.dim() == 2], "weight_decay": weight_decay},
+        {"params": [p for _, p in named if p.dim() != 2], "weight_decay": 0.0},
+    ]
+
+
+def train_steps(model, tokens, targets, positions, *, lr, betas, eps, weight_decay, clip,
+                warmup, total_steps, min_lr_frac):
+    """Runs total_steps AdamW steps (torch.optim.AdamW) on one fixed batch.
+    Each step: forward, loss, backward, grad-norm clip (clip_grad_norm_), lr from lr_schedule, step.
+    Returns (losses, pre-clip grad norms) as lists of floats."""
+    opt = torch.optim.AdamW(decay_param_groups(model, weight_decay), lr=lr, betas=betas, eps=eps,
+                            foreach=False)
+    losses, norms = [], []
+    for s in range(total_steps):
+        opt.zero_grad(set_to_none=True)
+        loss = lm_loss(model(tokens, positions), targets)
+        loss.backward()
+        gn = torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
+        cur = lr_schedule(s, lr, warmup, total_steps, min_lr_frac)
+        for g in opt.param_groups:
+            g["lr"] = cur
+        opt.step()
+        losses.append(loss.item())
+        norms.append(float(gn))
+    return losses, norms
