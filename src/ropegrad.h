@@ -7,5 +7,7 @@
 #include "tensor/ops.h"
 #include "tensor/rng.h"
 #include "autograd/autograd.h"
+#include "nn/nn.h"
+#include "nn/pos.h"
 
 #endif

@@ -1,0 +1,167 @@
+/* nn.h: modules (Linear, Embedding, LayerNorm, MLP, multi-head attention), the parameter registry, the reference
+ * decoder-only transformer with its KV cache, and the optimizers (AdamW, SGD with momentum, LR schedule).
+ *
+ * Parameters are registered under PyTorch state_dict names ("blocks.0.attn.q_proj.weight") in a fixed order;
+ * Linear weights are stored [out_features, in_features] as in torch.nn.Linear. Initialization (GPT-2 style):
+ * Linear and Embedding weights N(0, 0.02), biases 0, LayerNorm weight 1 and bias 0, from the model's seeded RNG.
+ */
+#ifndef RG_NN_H
+#define RG_NN_H
+
+#include "../tensor/tensor.h"
+#include "../tensor/ops.h"
+#include "../tensor/rng.h"
+#include "pos.h"
+
+/* ------------------------------------------------------------------ parameter registry */
+
+/* The parameters of a model in registration order (the order of state_dict). Owns the tensors. */
+typedef struct {
+    rg_tensor **items;
+    int n, cap;
+} rg_params;
+
+/* Creates a parameter named `name` and appends it. Returns NULL (rg_last_error set) on a bad shape, a duplicate
+ * name, or no memory. */
+rg_tensor *rg_params_new(rg_params *ps, const char *name, int ndim, const int *shape);
+/* The parameter with that name, or NULL. */
+rg_tensor *rg_params_find(const rg_params *ps, const char *name);
+/* Total number of scalars. */
+int64_t rg_params_numel(const rg_params *ps);
+void rg_params_zero_grad(rg_params *ps);
+/* Global L2 norm of all gradients (accumulated in double). */
+double rg_params_grad_norm(const rg_params *ps);
+/* torch.nn.utils.clip_grad_norm_: scales every gradient by min(1, max_norm / (norm + 1e-6)). Returns the norm
+ * before clipping. */
+double rg_params_clip_grad_norm(rg_params *ps, double max_norm);
+/* Frees every parameter and the list. */
+void rg_params_free(rg_params *ps);
+
+/* ------------------------------------------------------------------ modules */
+
+typedef struct { rg_tensor *weight, *bias; } rg_nn_linear;      /* weight [out, in], bias [out] or NULL */
+typedef struct { rg_tensor *weight, *bias; } rg_nn_layernorm;   /* [C], [C]; eps 1e-5 */
+typedef struct { rg_nn_linear fc1, fc2; } rg_nn_mlp;            /* fc1 [d_ff, d], GELU (tanh), fc2 [d, d_ff] */
+
+/* prefix.weight and prefix.bias (if bias), initialized N(0, 0.02) and 0. NULL-free status on error. */
+rg_status rg_nn_linear_init(rg_nn_linear *m, rg_params *ps, const char *prefix, int in_features, int out_features,
+                            bool bias, rg_rng *rng);
+/* x [..., in] -> [..., out]. */
+rg_tensor *rg_nn_linear_forward(rg_ctx *c, const rg_nn_linear *m, rg_tensor *x);
+rg_status rg_nn_layernorm_init(rg_nn_layernorm *m, rg_params *ps, const char *prefix, int C);
+/* x [..., C] -> [..., C]. */
+rg_tensor *rg_nn_layernorm_forward(rg_ctx *c, const rg_nn_layernorm *m, rg_tensor *x);
+rg_status rg_nn_mlp_init(rg_nn_mlp *m, rg_params *ps, const char *prefix, int d_model, int d_ff, rg_rng *rng);
+/* x [..., d] -> fc2(gelu(fc1(x))) [..., d]. */
+rg_tensor *rg_nn_mlp_forward(rg_ctx *c, const rg_nn_mlp *m, rg_tensor *x);
+
+/* Fused scaled-dot-product attention (one op, one backward): q [B, T, H*hd], k and v [B, S, H*hd] with heads as
+ * contiguous hd chunks; scores = q_h k_h^T * scale (+ bias), bias [H, T, S] or [B, H, T, S] or NULL (it may
+ * require grad); causal masks key j > i + (S - T) (query i sits at the end of the keys, as with a KV cache) with
+ * -inf; softmax; out = P v -> [B, T, H*hd]. Saves P for the backward. Each product is a cblas GEMM per (b, h). */
+rg_tensor *rg_attention(rg_ctx *c, rg_tensor *q, rg_tensor *k, rg_tensor *v, int n_heads, rg_tensor *bias,
+                        bool causal, double scale);
+
+/* ------------------------------------------------------------------ the reference model */
+
+typedef struct {
+    int vocab_size;      /* 30 */
+    int d_model;         /* 64 */
+    int n_heads;         /* 4 (head_dim = d_model / n_heads) */
+    int n_layers;        /* 2 */
+    int d_ff;            /* 256 */
+    int max_len;         /* 160: rows of the learned table; positions must stay below it */
+    bool causal;         /* true (decoder-only) */
+    rg_pos_kind pos;     /* RG_POS_NONE */
+    double rope_base;    /* 10000 */
+    int rotary_dim;      /* 0 = head_dim */
+    rg_rope_ext rope_ext;/* none; evaluation-time extension */
+    double rope_scale;   /* s, 1 */
+    int rope_orig_len;   /* original (training) length for YaRN / Llama 3, 0 = max_len */
+    double llama3_low_freq_factor, llama3_high_freq_factor; /* 1, 4 */
+    double yarn_beta_fast, yarn_beta_slow;                  /* 32, 1 */
+    int t5_num_buckets, t5_max_distance;                    /* 32, 128 */
+} rg_model_config;
+
+/* The defaults above (the reference model, NoPE). */
+rg_model_config rg_model_config_default(void);
+/* RG_ERR_ARG with a message if a value is out of range (d_model % n_heads, even rotary_dim <= head_dim, ...). */
+rg_status rg_model_config_validate(const rg_model_config *cfg);
+
+typedef struct { rg_nn_linear q_proj, k_proj, v_proj, o_proj; rg_tensor *r_proj_weight, *u, *v; } rg_nn_attention;
+typedef struct { rg_nn_layernorm ln1, ln2; rg_nn_attention attn; rg_nn_mlp mlp; } rg_nn_block;
+
+
+typedef struct rg_model {
+    rg_model_config cfg;
+    rg_params params;      /* state_dict order */
+    rg_tensor *tok_emb;    /* [V, d] */
+    rg_tensor *pos_emb;    /* learned: [max_len, d] */
+    rg_tensor *rel_bias;   /* t5: [num_buckets, n_heads] */
+    rg_nn_block *blocks;   /* n_layers */
+    rg_nn_layernorm ln_f;
+    rg_tensor *lm_head;    /* [V, d], no bias */
+    rg_pos_state *pos;
+} rg_model;
+
+/* Builds and initializes the model from cfg with an RNG seeded by `seed` (N(0, 0.02) weights; sinusoidal:
+ * tok_emb N(0, d_model^-1/2)). Returns RG_ERR_ARG for a bad config, RG_ERR_NOMEM. */
+rg_status rg_model_new(const rg_model_config *cfg, uint64_t seed, rg_model **out);
+void rg_model_free(rg_model *m);
+
+/* Keys and values of every layer for incremental (greedy) decoding. */
+typedef struct {
+    int batch, capacity, len;   /* len tokens cached per row, at most capacity */
+    int n_layers, d_model;
+    rg_real **k, **v;           /* per layer [batch, capacity, d_model] (RoPE already applied to k) */
+    int32_t *positions;         /* [batch, capacity] */
+} rg_kv_cache;
+
+rg_status rg_kv_cache_init(rg_kv_cache *kv, const rg_model *m, int batch, int capacity);
+void rg_kv_cache_reset(rg_kv_cache *kv);
+void rg_kv_cache_free(rg_kv_cache *kv);
+
+/* Forward pass. tokens int32 [B, T] (ids in [0, vocab)); positions int32 [B, T] or NULL (0..T-1, or continuing
+ * from kv->len); kv NULL for a full forward, else the T new tokens are appended to the cache (needs no-grad mode).
+ * Writes logits [B, T, vocab] to *logits. Returns RG_ERR_ARG (nothing recorded that matters) for a token id out
+ * of range, a position < 0 or >= max_len with learned positions, or a cache overflow. */
+rg_status rg_model_forward(rg_ctx *c, rg_model *m, const int32_t *tokens, const int32_t *positions, int B, int T,
+                           rg_kv_cache *kv, rg_tensor **logits);
+
+/* ------------------------------------------------------------------ optimizers */
+
+/* AdamW (Loshchilov & Hutter 2019) exactly as torch.optim.AdamW: p *= 1 - lr*wd; m = b1 m + (1-b1) g;
+ * v = b2 v + (1-b2) g^2; p -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps). Weight decay only on
+ * parameters with 2 dims. m and v are kept per parameter in registry order. */
+typedef struct {
+    double beta1, beta2, eps, weight_decay;
+    int64_t step;           /* steps taken */
+    int n;                  /* parameters */
+    rg_real **m, **v;       /* per parameter, numel each */
+} rg_adamw;
+
+rg_status rg_adamw_init(rg_adamw *opt, const rg_params *ps, double beta1, double beta2, double eps,
+                        double weight_decay);
+/* One update of every parameter with learning rate lr (bumps each parameter's version). */
+void rg_adamw_step(rg_adamw *opt, rg_params *ps, double lr);
+void rg_adamw_free(rg_adamw *opt);
+
+/* SGD with momentum as torch.optim.SGD (dampening 0, not Nesterov): g += wd p (2-D params only); buf = mu buf + g
+ * (buf = g on the first step); p -= lr buf. */
+typedef struct {
+    double momentum, weight_decay;
+    int64_t step;
+    int n;
+    rg_real **buf;
+} rg_sgd;
+
+rg_status rg_sgd_init(rg_sgd *opt, const rg_params *ps, double momentum, double weight_decay);
+void rg_sgd_step(rg_sgd *opt, rg_params *ps, double lr);
+void rg_sgd_free(rg_sgd *opt);
+
+/* Learning rate for step index s (0-based, the step about to be taken): linear warmup peak*(s+1)/warmup for
+ * s < warmup, then cosine from peak down to min_frac*peak at s = total: peak*(min_frac + (1-min_frac) *
+ * 0.5*(1 + cos(pi * (s-warmup)/max(1, total-warmup)))). Matches tools/ref_model.py lr_schedule. */
+double rg_lr_schedule(int64_t s, double peak, int64_t warmup, int64_t total, double min_frac);
+
+#endif
