@@ -8,6 +8,9 @@ PKG_LIBS = $(shell pkg-config --libs $(PKGS)) -lm -lpthread
 CMOCKA_LIBS = $(shell pkg-config --libs cmocka)
 
 WARN := -Wall -Wextra -Wno-unused-parameter
+ifeq ($(CI),true)
+WERROR ?= 1
+endif
 ifeq ($(WERROR),1)
 WARN += -Werror
 endif
