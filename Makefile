@@ -20,7 +20,7 @@ CFLAGS_ALL = -std=c11 -D_POSIX_C_SOURCE=200809L $(OPT) -g $(WARN) -Isrc $(PKG_CF
 LDFLAGS_ALL = $(EXTRA_LDFLAGS)
 
 BUILD ?= build
-LIB_SRC := $(wildcard src/tensor/*.c src/autograd/*.c src/nn/*.c src/io/*.c)
+LIB_SRC := $(wildcard src/tensor/*.c src/autograd/*.c src/nn/*.c src/io/*.c src/task/*.c)
 LIB32 := $(BUILD)/libropegrad.a
 LIB64 := $(BUILD)/libropegrad_f64.a
 OBJ32 := $(LIB_SRC:%.c=$(BUILD)/f32/%.o)
@@ -81,6 +81,14 @@ run: all
 # Regenerate the PyTorch fixtures (needs Debian's python3-torch and python3-h5py; CI never does this).
 fixtures:
 	/usr/bin/python3 tools/gen_fixtures.py tests/fixtures
+
+# Regenerate the canonical evaluation sets data/eval_sets.h5 (deterministic: see docs/data.md).
+.PHONY: data
+data: deps $(BUILD)/tools/gen_data
+	$(BUILD)/tools/gen_data data/eval_sets.h5
+$(BUILD)/tools/gen_data: $(BUILD)/f32/tools/gen_data.o $(LIB32)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(PKG_LIBS)
 
 clean:
 	rm -rf build

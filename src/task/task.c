@@ -1,0 +1,622 @@
+/* task.c: see task.h (tasks, batches, scoring) and docs/data.md (the evaluation file). */
+#include "task.h"
+
+#include <fcntl.h>
+#include <hdf5.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *const task_names[RG_TASK_COUNT] = {"copy", "reverse", "sort"};
+
+const int rg_eval_lengths[RG_EVAL_NLENS] = {8, 16, 24, 32, 48, 64};
+
+/* ------------------------------------------------------------------ vocabulary */
+
+char rg_task_token_char(int32_t tok)
+{
+    switch (tok) {
+    case RG_TOK_PAD: return '_';
+    case RG_TOK_BOS: return '^';
+    case RG_TOK_SEP: return '|';
+    case RG_TOK_EOS: return '$';
+    default:
+        if (tok >= RG_TOK_SYM0 && tok < RG_TASK_VOCAB) return (char)('a' + (tok - RG_TOK_SYM0));
+        return '?';
+    }
+}
+
+int rg_task_format(const int32_t *tokens, int n, char *buf, size_t cap)
+{
+    if (!buf || cap == 0) return 0;
+    int k = 0;
+    for (int i = 0; i < n && (size_t)k + 1 < cap; i++) buf[k++] = rg_task_token_char(tokens[i]);
+    buf[k] = 0;
+    return k;
+}
+
+/* ------------------------------------------------------------------ tasks */
+
+const char *rg_task_name(rg_task task)
+{
+    return ((unsigned)task < RG_TASK_COUNT) ? task_names[task] : "?";
+}
+
+rg_status rg_task_parse(const char *name, rg_task *out)
+{
+    for (int i = 0; name && i < RG_TASK_COUNT; i++)
+        if (strcmp(name, task_names[i]) == 0) {
+            if (out) *out = (rg_task)i;
+            return RG_OK;
+        }
+    return rg_error(RG_ERR_ARG, "unknown task '%s' (allowed: copy, reverse, sort)", name ? name : "(null)");
+}
+
+static rg_status check_task(rg_task task)
+{
+    if ((unsigned)task >= RG_TASK_COUNT)
+        return rg_error(RG_ERR_ARG, "unknown task %d (allowed: %d copy, %d reverse, %d sort)", (int)task,
+                        RG_TASK_COPY, RG_TASK_REVERSE, RG_TASK_SORT);
+    return RG_OK;
+}
+
+static rg_status check_n(int n)
+{
+    if (n < 1 || n > RG_TASK_MAX_N)
+        return rg_error(RG_ERR_ARG, "sequence length n = %d outside 1..%d", n, RG_TASK_MAX_N);
+    return RG_OK;
+}
+
+static rg_status check_symbols(const int32_t *x, int n)
+{
+    for (int j = 0; j < n; j++)
+        if (x[j] < RG_TOK_SYM0 || x[j] >= RG_TASK_VOCAB)
+            return rg_error(RG_ERR_ARG, "x[%d] = %d is not a content symbol (%d..%d)", j, (int)x[j], RG_TOK_SYM0,
+                            RG_TASK_VOCAB - 1);
+    return RG_OK;
+}
+
+/* y = task(x) for valid inputs. */
+static void targets_unchecked(rg_task task, const int32_t *x, int n, int32_t *y)
+{
+    switch (task) {
+    case RG_TASK_COPY:
+        memcpy(y, x, (size_t)n * sizeof *y);
+        break;
+    case RG_TASK_REVERSE:
+        for (int j = 0; j < n; j++) y[j] = x[n - 1 - j];
+        break;
+    default: { /* sort: counting sort over the 26 symbols */
+        int count[RG_TASK_NSYM] = {0};
+        for (int j = 0; j < n; j++) count[x[j] - RG_TOK_SYM0]++;
+        int k = 0;
+        for (int s = 0; s < RG_TASK_NSYM; s++)
+            for (int c = 0; c < count[s]; c++) y[k++] = RG_TOK_SYM0 + s;
+        break;
+    }
+    }
+}
+
+rg_status rg_task_targets(rg_task task, const int32_t *x, int n, int32_t *y)
+{
+    rg_status st;
+    if ((st = check_task(task)) || (st = check_n(n)) || (st = check_symbols(x, n))) return st;
+    targets_unchecked(task, x, n, y);
+    return RG_OK;
+}
+
+static void draw_symbols(rg_rng *rng, int n, int32_t *x)
+{
+    for (int j = 0; j < n; j++) x[j] = RG_TOK_SYM0 + (int32_t)rg_rng_below(rng, RG_TASK_NSYM);
+}
+
+rg_status rg_task_sample(rg_task task, rg_rng *rng, int n, int32_t *x, int32_t *y)
+{
+    rg_status st;
+    if ((st = check_task(task)) || (st = check_n(n))) return st;
+    draw_symbols(rng, n, x);
+    targets_unchecked(task, x, n, y);
+    return RG_OK;
+}
+
+/* t[0..2n+3) for valid inputs. */
+static void sequence_unchecked(rg_task task, const int32_t *x, int n, int32_t *t)
+{
+    t[0] = RG_TOK_BOS;
+    memcpy(t + 1, x, (size_t)n * sizeof *t);
+    t[n + 1] = RG_TOK_SEP;
+    targets_unchecked(task, x, n, t + n + 2);
+    t[2 * n + 2] = RG_TOK_EOS;
+}
+
+rg_status rg_task_sequence(rg_task task, const int32_t *x, int n, int32_t *t)
+{
+    rg_status st;
+    if ((st = check_task(task)) || (st = check_n(n)) || (st = check_symbols(x, n))) return st;
+    sequence_unchecked(task, x, n, t);
+    return RG_OK;
+}
+
+/* ------------------------------------------------------------------ training batches */
+
+rg_status rg_task_batch_alloc(rg_task_batch *b, int max_batch, int L_train)
+{
+    memset(b, 0, sizeof *b);
+    rg_status st;
+    if (max_batch < 1) return rg_error(RG_ERR_ARG, "batch size %d < 1", max_batch);
+    if ((st = check_n(L_train))) return st;
+    int64_t cap = rg_task_batch_cap(max_batch, L_train);
+    b->tokens = malloc((size_t)cap * sizeof *b->tokens);
+    b->targets = malloc((size_t)cap * sizeof *b->targets);
+    b->len = malloc((size_t)max_batch * sizeof *b->len);
+    b->n = malloc((size_t)max_batch * sizeof *b->n);
+    if (!b->tokens || !b->targets || !b->len || !b->n) {
+        rg_task_batch_free(b);
+        return rg_error(RG_ERR_NOMEM, "cannot allocate a batch of %d x %lld tokens", max_batch,
+                        (long long)(2 * (int64_t)L_train + 2));
+    }
+    b->cap = cap;
+    b->max_batch = max_batch;
+    return RG_OK;
+}
+
+void rg_task_batch_free(rg_task_batch *b)
+{
+    if (!b) return;
+    free(b->tokens);
+    free(b->targets);
+    free(b->len);
+    free(b->n);
+    memset(b, 0, sizeof *b);
+}
+
+static rg_status check_batch(const rg_task_batch *b, int B)
+{
+    if (!b || !b->tokens || !b->targets || !b->len || !b->n)
+        return rg_error(RG_ERR_ARG, "batch buffers not set (use rg_task_batch_alloc or set them)");
+    if (B < 1 || B > b->max_batch) return rg_error(RG_ERR_ARG, "batch size %d outside 1..%d", B, b->max_batch);
+    return RG_OK;
+}
+
+/* Writes row i of tokens (T = b->T columns) from the n symbols x: t[0..2n+1] then PAD; sets len and n. */
+static void fill_tokens_row(rg_task_batch *b, rg_task task, int i, int n, const int32_t *x)
+{
+    int T = b->T;
+    int32_t *tok = b->tokens + (int64_t)i * T;
+    tok[0] = RG_TOK_BOS;
+    memcpy(tok + 1, x, (size_t)n * sizeof *tok);
+    tok[n + 1] = RG_TOK_SEP;
+    targets_unchecked(task, x, n, tok + n + 2); /* y_1..y_n at positions n+2..2n+1 */
+    for (int p = 2 * n + 2; p < T; p++) tok[p] = RG_TOK_PAD;
+    b->len[i] = 2 * n + 2;
+    b->n[i] = n;
+}
+
+/* Writes row i of targets from row i of tokens: targets[p] = t[p+1] for p = n+1..2n+1 (y_1..y_n, then EOS, which
+ * is t[2n+2] and not in the input row), RG_TASK_IGNORE elsewhere. */
+static void fill_targets_row(rg_task_batch *b, int i)
+{
+    int T = b->T, n = b->n[i];
+    const int32_t *tok = b->tokens + (int64_t)i * T;
+    int32_t *tgt = b->targets + (int64_t)i * T;
+    for (int p = 0; p <= n; p++) tgt[p] = RG_TASK_IGNORE;
+    for (int p = n + 1; p <= 2 * n; p++) tgt[p] = tok[p + 1];
+    tgt[2 * n + 1] = RG_TOK_EOS;
+    for (int p = 2 * n + 2; p < T; p++) tgt[p] = RG_TASK_IGNORE;
+}
+
+rg_status rg_task_batch_build(rg_task_batch *b, rg_task task, int B, const int *n, const int32_t *x, int x_stride)
+{
+    rg_status st;
+    if ((st = check_task(task)) || (st = check_batch(b, B))) return st;
+    if (!n || !x) return rg_error(RG_ERR_ARG, "n and x must not be NULL");
+    int max_n = 0;
+    for (int i = 0; i < B; i++) {
+        if ((st = check_n(n[i]))) return rg_error(st, "row %d: n = %d outside 1..%d", i, n[i], RG_TASK_MAX_N);
+        if (n[i] > x_stride) return rg_error(RG_ERR_ARG, "row %d: n = %d > x_stride %d", i, n[i], x_stride);
+        for (int j = 0; j < n[i]; j++) {
+            int32_t v = x[(int64_t)i * x_stride + j];
+            if (v < RG_TOK_SYM0 || v >= RG_TASK_VOCAB)
+                return rg_error(RG_ERR_ARG, "row %d: x[%d] = %d is not a content symbol (%d..%d)", i, j, (int)v,
+                                RG_TOK_SYM0, RG_TASK_VOCAB - 1);
+        }
+        if (n[i] > max_n) max_n = n[i];
+    }
+    int T = 2 * max_n + 2;
+    if ((int64_t)B * T > b->cap)
+        return rg_error(RG_ERR_ARG, "batch %d x %d tokens exceeds the buffer capacity %lld", B, T, (long long)b->cap);
+    b->B = B;
+    b->T = T;
+    b->n_loss = 0;
+    for (int i = 0; i < B; i++) {
+        fill_tokens_row(b, task, i, n[i], x + (int64_t)i * x_stride);
+        fill_targets_row(b, i);
+        b->n_loss += n[i] + 1;
+    }
+    return RG_OK;
+}
+
+rg_status rg_task_batch_sample(rg_task_batch *b, rg_task task, rg_rng *rng, int B, int L_train)
+{
+    rg_status st;
+    if ((st = check_task(task)) || (st = check_batch(b, B)) || (st = check_n(L_train))) return st;
+    if (!rng) return rg_error(RG_ERR_ARG, "rng must not be NULL");
+    if (rg_task_batch_cap(B, L_train) > b->cap)
+        return rg_error(RG_ERR_ARG, "batch %d x L_train %d needs %lld tokens, the buffer holds %lld", B, L_train,
+                        (long long)rg_task_batch_cap(B, L_train), (long long)b->cap);
+    /* T is known only after every row is drawn: stage the symbols in the targets buffer (row i at i * L_train;
+     * B * L_train <= cap), lay out the token rows (a separate buffer), then derive the targets from the tokens
+     * (overwriting the staging area, no longer needed). */
+    int32_t *stage = b->targets;
+    int max_n = 0;
+    for (int i = 0; i < B; i++) {
+        int n = 1 + (int)rg_rng_below(rng, (uint32_t)L_train);
+        b->n[i] = n;
+        draw_symbols(rng, n, stage + (int64_t)i * L_train);
+        if (n > max_n) max_n = n;
+    }
+    b->B = B;
+    b->T = 2 * max_n + 2;
+    b->n_loss = 0;
+    for (int i = 0; i < B; i++) {
+        fill_tokens_row(b, task, i, b->n[i], stage + (int64_t)i * L_train);
+        b->n_loss += b->n[i] + 1;
+    }
+    for (int i = 0; i < B; i++) fill_targets_row(b, i);
+    return RG_OK;
+}
+
+/* ------------------------------------------------------------------ evaluation */
+
+rg_status rg_task_prompt(const int32_t *x, int n, int32_t *prompt)
+{
+    rg_status st;
+    if ((st = check_n(n)) || (st = check_symbols(x, n))) return st;
+    prompt[0] = RG_TOK_BOS;
+    memcpy(prompt + 1, x, (size_t)n * sizeof *prompt);
+    prompt[n + 1] = RG_TOK_SEP;
+    return RG_OK;
+}
+
+rg_status rg_task_expected(rg_task task, const int32_t *x, int n, int32_t *expected)
+{
+    rg_status st = rg_task_targets(task, x, n, expected);
+    if (st) return st;
+    expected[n] = RG_TOK_EOS;
+    return RG_OK;
+}
+
+rg_status rg_task_score_add(rg_task_score *s, const int32_t *gen, const int32_t *expected, int B, int m,
+                            int *row_correct)
+{
+    if (B < 1 || m < 1) return rg_error(RG_ERR_ARG, "score: B = %d and m = %d must be >= 1", B, m);
+    for (int b = 0; b < B; b++) {
+        int right = 0;
+        for (int j = 0; j < m; j++) right += gen[(int64_t)b * m + j] == expected[(int64_t)b * m + j];
+        s->samples++;
+        s->exact += right == m;
+        s->tokens += m;
+        s->correct += right;
+        if (row_correct) row_correct[b] = right;
+    }
+    return RG_OK;
+}
+
+double rg_task_exact_match(const rg_task_score *s)
+{
+    return s->samples ? (double)s->exact / (double)s->samples : 0.0;
+}
+
+double rg_task_token_acc(const rg_task_score *s)
+{
+    return s->tokens ? (double)s->correct / (double)s->tokens : 0.0;
+}
+
+/* ------------------------------------------------------------------ canonical evaluation sets */
+
+rg_status rg_evalset_make(rg_task task, int n, int count, int32_t *x, int32_t *y)
+{
+    rg_status st;
+    if ((st = check_task(task)) || (st = check_n(n))) return st;
+    if (count < 1) return rg_error(RG_ERR_ARG, "evaluation set count %d < 1", count);
+    rg_rng rng;
+    rg_rng_seed(&rng, RG_EVAL_SEED, rg_eval_stream(task, n));
+    for (int i = 0; i < count; i++) rg_task_sample(task, &rng, n, x + (int64_t)i * n, y + (int64_t)i * n);
+    return RG_OK;
+}
+
+/* HDF5 error stack printing off for the duration of a call (restored by h5_quiet_end). */
+typedef struct { H5E_auto2_t func; void *data; } h5_quiet;
+static h5_quiet h5_quiet_begin(void)
+{
+    h5_quiet q = {NULL, NULL};
+    H5Eget_auto2(H5E_DEFAULT, &q.func, &q.data);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    return q;
+}
+static void h5_quiet_end(h5_quiet q) { H5Eset_auto2(H5E_DEFAULT, q.func, q.data); }
+
+/* Attribute writers; return < 0 on failure. */
+static herr_t attr_str(hid_t obj, const char *name, const char *value)
+{
+    hid_t t = H5Tcopy(H5T_C_S1);
+    H5Tset_size(t, strlen(value) + 1);
+    H5Tset_strpad(t, H5T_STR_NULLTERM);
+    hid_t sp = H5Screate(H5S_SCALAR);
+    hid_t a = H5Acreate2(obj, name, t, sp, H5P_DEFAULT, H5P_DEFAULT);
+    herr_t r = a < 0 ? -1 : H5Awrite(a, t, value);
+    if (a >= 0) H5Aclose(a);
+    H5Sclose(sp);
+    H5Tclose(t);
+    return r;
+}
+
+static herr_t attr_ints(hid_t obj, const char *name, hid_t file_type, const int64_t *v, hsize_t count)
+{
+    hid_t sp = count == 1 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &count, NULL);
+    hid_t a = H5Acreate2(obj, name, file_type, sp, H5P_DEFAULT, H5P_DEFAULT);
+    herr_t r = a < 0 ? -1 : H5Awrite(a, H5T_NATIVE_INT64, v);
+    if (a >= 0) H5Aclose(a);
+    H5Sclose(sp);
+    return r;
+}
+
+static herr_t write_int_dataset(hid_t loc, const char *name, const int32_t *data, hsize_t rows, hsize_t cols)
+{
+    hsize_t dims[2] = {rows, cols};
+    hid_t sp = H5Screate_simple(2, dims, NULL);
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_obj_track_times(dcpl, 0);
+    H5Pset_chunk(dcpl, 2, dims);
+    H5Pset_shuffle(dcpl);
+    H5Pset_deflate(dcpl, 9);
+    hid_t d = H5Dcreate2(loc, name, H5T_STD_I32LE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    herr_t r = d < 0 ? -1 : H5Dwrite(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, data);
+    if (d >= 0 && H5Dclose(d) < 0) r = -1;
+    H5Pclose(dcpl);
+    H5Sclose(sp);
+    return r;
+}
+
+static const char eval_description[] =
+    "ropegrad canonical evaluation sets for the ordering tasks (copy, reverse, sort). For each task and length n, "
+    "/<task>/n<n>/x int32 [256, n] holds the content symbols (4..29, printed a..z) and /<task>/n<n>/y int32 "
+    "[256, n] the targets (copy y = x, reverse y_j = x_{n+1-j}, sort ascending by id). Each (task, n) uses its own "
+    "PCG32 stream (pcg32_srandom_r(seed, stream), stream = 1000 * task_index + n with copy 0, reverse 1, sort 2); "
+    "samples are drawn in order, each symbol as 4 + pcg32_boundedrand_r(26). See docs/data.md.";
+
+/* Writes every group and attribute into the open file; returns < 0 on failure (message in buf). */
+static herr_t write_eval_file(hid_t f, char *err, size_t errsz)
+{
+    const int64_t seed = (int64_t)RG_EVAL_SEED, count = RG_EVAL_COUNT, vocab = RG_TASK_VOCAB;
+    int64_t lens[RG_EVAL_NLENS];
+    for (int i = 0; i < RG_EVAL_NLENS; i++) lens[i] = rg_eval_lengths[i];
+    if (attr_str(f, "generator", "tools/gen_data (rg_evalset_generate, src/task/task.c)") < 0 ||
+        attr_str(f, "description", eval_description) < 0 ||
+        attr_ints(f, "seed", H5T_STD_U64LE, &seed, 1) < 0 ||
+        attr_str(f, "stream_formula", "1000 * task_index + n; task_index: copy 0, reverse 1, sort 2") < 0 ||
+        attr_str(f, "tasks", "copy,reverse,sort") < 0 ||
+        attr_ints(f, "lengths", H5T_STD_I32LE, lens, RG_EVAL_NLENS) < 0 ||
+        attr_ints(f, "count", H5T_STD_I32LE, &count, 1) < 0 ||
+        attr_ints(f, "vocab", H5T_STD_I32LE, &vocab, 1) < 0) {
+        snprintf(err, errsz, "cannot write the root attributes");
+        return -1;
+    }
+    int maxn = rg_eval_lengths[RG_EVAL_NLENS - 1];
+    int32_t *x = malloc((size_t)RG_EVAL_COUNT * maxn * sizeof *x), *y = malloc((size_t)RG_EVAL_COUNT * maxn * sizeof *y);
+    hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
+    H5Pset_obj_track_times(gcpl, 0);
+    herr_t r = (x && y) ? 0 : -1;
+    if (r < 0) snprintf(err, errsz, "out of memory");
+    for (int t = 0; t < RG_TASK_COUNT && r >= 0; t++) {
+        hid_t gt = H5Gcreate2(f, task_names[t], H5P_DEFAULT, gcpl, H5P_DEFAULT);
+        if (gt < 0) { snprintf(err, errsz, "cannot create group /%s", task_names[t]); r = -1; break; }
+        for (int k = 0; k < RG_EVAL_NLENS && r >= 0; k++) {
+            int n = rg_eval_lengths[k];
+            char name[32];
+            snprintf(name, sizeof name, "n%d", n);
+            rg_evalset_make((rg_task)t, n, RG_EVAL_COUNT, x, y);
+            hid_t g = H5Gcreate2(gt, name, H5P_DEFAULT, gcpl, H5P_DEFAULT);
+            int64_t nv = n, stream = (int64_t)rg_eval_stream((rg_task)t, n);
+            if (g < 0 || attr_str(g, "task", task_names[t]) < 0 || attr_ints(g, "n", H5T_STD_I32LE, &nv, 1) < 0 ||
+                attr_ints(g, "stream", H5T_STD_U64LE, &stream, 1) < 0 ||
+                write_int_dataset(g, "x", x, RG_EVAL_COUNT, (hsize_t)n) < 0 ||
+                write_int_dataset(g, "y", y, RG_EVAL_COUNT, (hsize_t)n) < 0) {
+                snprintf(err, errsz, "cannot write /%s/%s", task_names[t], name);
+                r = -1;
+            }
+            if (g >= 0) H5Gclose(g);
+        }
+        H5Gclose(gt);
+    }
+    H5Pclose(gcpl);
+    free(x);
+    free(y);
+    return r;
+}
+
+rg_status rg_evalset_generate(const char *path)
+{
+    if (!path || !*path) return rg_error(RG_ERR_ARG, "rg_evalset_generate: empty path");
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp)
+        return rg_error(RG_ERR_ARG, "rg_evalset_generate: path too long");
+    h5_quiet q = h5_quiet_begin();
+    hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
+    H5Pset_obj_track_times(fcpl, 0); /* the root group: a file creation list is a group creation list */
+    hid_t f = H5Fcreate(tmp, H5F_ACC_TRUNC, fcpl, H5P_DEFAULT);
+    H5Pclose(fcpl);
+    if (f < 0) {
+        h5_quiet_end(q);
+        return rg_error(RG_ERR_IO, "cannot create %s", tmp);
+    }
+    char err[256] = "";
+    herr_t r = write_eval_file(f, err, sizeof err);
+    if (H5Fclose(f) < 0 && r >= 0) {
+        snprintf(err, sizeof err, "cannot close");
+        r = -1;
+    }
+    h5_quiet_end(q);
+    if (r < 0) {
+        unlink(tmp);
+        return rg_error(RG_ERR_IO, "writing %s: %s", tmp, err);
+    }
+    int fd = open(tmp, O_RDONLY);
+    if (fd < 0 || fsync(fd) != 0) {
+        if (fd >= 0) close(fd);
+        unlink(tmp);
+        return rg_error(RG_ERR_IO, "cannot sync %s", tmp);
+    }
+    close(fd);
+    if (rename(tmp, path) != 0) {
+        unlink(tmp);
+        return rg_error(RG_ERR_IO, "cannot rename %s to %s", tmp, path);
+    }
+    return RG_OK;
+}
+
+/* Collects the link names of a group into a comma-separated list. */
+typedef struct { char *buf; size_t cap; } name_list;
+static herr_t collect_name(hid_t g, const char *name, const H5L_info_t *info, void *op)
+{
+    name_list *l = op;
+    size_t used = strlen(l->buf);
+    snprintf(l->buf + used, l->cap - used, "%s%s", used ? ", " : "", name);
+    return 0;
+}
+
+static void list_links(hid_t loc, const char *group, char *buf, size_t cap)
+{
+    buf[0] = 0;
+    hid_t g = H5Gopen2(loc, group, H5P_DEFAULT);
+    if (g < 0) return;
+    name_list l = {buf, cap};
+    hsize_t idx = 0;
+    H5Literate(g, H5_INDEX_NAME, H5_ITER_INC, &idx, collect_name, &l);
+    H5Gclose(g);
+}
+
+/* Opens a 2-D integer dataset and checks its shape [rows >= 1, n]; returns its id or < 0 with the error set. */
+static hid_t open_2d(hid_t g, const char *path, const char *dname, int n, hsize_t *rows, rg_status *st)
+{
+    hid_t d = H5Dopen2(g, dname, H5P_DEFAULT);
+    if (d < 0) {
+        *st = rg_error(RG_ERR_FORMAT, "%s: no dataset %s", path, dname);
+        return -1;
+    }
+    hid_t t = H5Dget_type(d), sp = H5Dget_space(d);
+    int ok_type = H5Tget_class(t) == H5T_INTEGER;
+    int nd = H5Sget_simple_extent_ndims(sp);
+    hsize_t dims[8] = {0};
+    if (nd >= 1 && nd <= 8) H5Sget_simple_extent_dims(sp, dims, NULL);
+    H5Tclose(t);
+    H5Sclose(sp);
+    if (!ok_type) {
+        *st = rg_error(RG_ERR_FORMAT, "%s: dataset %s is not an integer dataset", path, dname);
+    } else if (nd != 2 || dims[0] < 1 || dims[1] != (hsize_t)n || dims[0] > (hsize_t)1 << 24) {
+        char shape[96] = "";
+        for (int i = 0; i < nd && i < 8; i++) {
+            size_t u = strlen(shape);
+            snprintf(shape + u, sizeof shape - u, "%s%llu", i ? ", " : "", (unsigned long long)dims[i]);
+        }
+        *st = rg_error(RG_ERR_FORMAT, "%s: dataset %s has shape [%s], expected [count, %d]", path, dname, shape, n);
+    } else {
+        *rows = dims[0];
+        return d;
+    }
+    H5Dclose(d);
+    return -1;
+}
+
+rg_status rg_evalset_load(const char *path, const char *task, int n, rg_evalset *out)
+{
+    memset(out, 0, sizeof *out);
+    rg_task tk;
+    rg_status st;
+    if ((st = rg_task_parse(task, &tk))) return st;
+    if ((st = check_n(n))) return st;
+    FILE *probe = fopen(path, "rb");
+    if (!probe) return rg_error(RG_ERR_IO, "cannot open evaluation file %s (run from the repository root, or "
+                                           "`make data` to regenerate it)", path);
+    fclose(probe);
+    h5_quiet q = h5_quiet_begin();
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) {
+        h5_quiet_end(q);
+        return rg_error(RG_ERR_FORMAT, "%s is not an HDF5 file", path);
+    }
+    char gpath[64], names[512];
+    snprintf(gpath, sizeof gpath, "/%s/n%d", task, n);
+    hid_t g = -1, dx = -1, dy = -1;
+    hsize_t rx = 0, ry = 0;
+    if (H5Lexists(f, task, H5P_DEFAULT) <= 0) {
+        list_links(f, "/", names, sizeof names);
+        st = rg_error(RG_ERR_FORMAT, "%s: no group /%s (the file has: %s)", path, task, names[0] ? names : "nothing");
+        goto done;
+    }
+    if (H5Lexists(f, gpath, H5P_DEFAULT) <= 0 || (g = H5Gopen2(f, gpath, H5P_DEFAULT)) < 0) {
+        list_links(f, task, names, sizeof names);
+        st = rg_error(RG_ERR_FORMAT, "%s: no group %s (lengths for %s: %s)", path, gpath, task,
+                      names[0] ? names : "none");
+        goto done;
+    }
+    char where[4200];
+    snprintf(where, sizeof where, "%s:%s", path, gpath);
+    if ((dx = open_2d(g, where, "x", n, &rx, &st)) < 0 || (dy = open_2d(g, where, "y", n, &ry, &st)) < 0) goto done;
+    if (rx != ry) {
+        st = rg_error(RG_ERR_FORMAT, "%s: x has %llu rows, y has %llu", where, (unsigned long long)rx,
+                      (unsigned long long)ry);
+        goto done;
+    }
+    out->x = malloc((size_t)rx * (size_t)n * sizeof *out->x);
+    out->y = malloc((size_t)rx * (size_t)n * sizeof *out->y);
+    int32_t *want = malloc((size_t)n * sizeof *want);
+    if (!out->x || !out->y || !want) {
+        free(want);
+        st = rg_error(RG_ERR_NOMEM, "%s: cannot allocate %llu x %d samples", where, (unsigned long long)rx, n);
+        goto done;
+    }
+    if (H5Dread(dx, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, out->x) < 0 ||
+        H5Dread(dy, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, out->y) < 0) {
+        free(want);
+        st = rg_error(RG_ERR_FORMAT, "%s: cannot read x or y", where);
+        goto done;
+    }
+    for (hsize_t i = 0; i < rx && !st; i++) {
+        const int32_t *xi = out->x + i * (size_t)n, *yi = out->y + i * (size_t)n;
+        if (check_symbols(xi, n)) {
+            st = rg_error(RG_ERR_FORMAT, "%s: sample %llu: %s", where, (unsigned long long)i, rg_last_error());
+            break;
+        }
+        targets_unchecked(tk, xi, n, want);
+        for (int j = 0; j < n; j++)
+            if (yi[j] != want[j]) {
+                st = rg_error(RG_ERR_FORMAT, "%s: sample %llu: y[%d] = %d, but %s of x gives %d", where,
+                              (unsigned long long)i, j, (int)yi[j], task, (int)want[j]);
+                break;
+            }
+    }
+    free(want);
+    if (!st) {
+        out->task = tk;
+        out->n = n;
+        out->count = (int)rx;
+    }
+done:
+    if (dx >= 0) H5Dclose(dx);
+    if (dy >= 0) H5Dclose(dy);
+    if (g >= 0) H5Gclose(g);
+    H5Fclose(f);
+    h5_quiet_end(q);
+    if (st) rg_evalset_free(out);
+    return st;
+}
+
+void rg_evalset_free(rg_evalset *e)
+{
+    if (!e) return;
+    free(e->x);
+    free(e->y);
+    memset(e, 0, sizeof *e);
+}
