@@ -1,0 +1,305 @@
+/* model.c: the reference decoder-only pre-LayerNorm transformer (tools/ref_model.py, class Model) and its KV cache.
+ *
+ * Shapes: tokens int32 [B, T] -> h [B, T, d] = tok_emb[tokens] (+ position input, hook 1); per block:
+ *   a = LN1(h); q, k, v = Linear(a) [B, T, d] (heads = contiguous head_dim chunks); RoPE on q, k (hook 2);
+ *   with a cache, k and v are appended and the whole cached [B, S = len + T, d] is used; score bias (hook 3);
+ *   h += o_proj(attention(q, k, v, causal, scale 1/sqrt(head_dim)));  h += fc2(gelu(fc1(LN2(h))));
+ * logits = lm_head(LN_f(h)) [B, T, vocab] (no bias, not tied).
+ *
+ * Parameters are registered in the exact order of the PyTorch model's state_dict (checked with torch 1.13 on
+ * tools/ref_model.py): tok_emb.weight, pos_emb.weight (learned), per block ln1.*, attn.u, attn.v (xl: a module's
+ * own parameters come before its submodules' in state_dict), attn.{q,k,v,o}_proj.*, attn.r_proj.weight (xl),
+ * ln2.*, mlp.fc1.*, mlp.fc2.*; then rel_bias.weight (t5), ln_f.*, lm_head.weight. Initialization draws from one
+ * rg_rng seeded (seed, stream 0) in that order: Linear / Embedding / r_proj / rel_bias / pos_emb N(0, 0.02)
+ * (sinusoidal: tok_emb N(0, d^-1/2)), biases 0, LayerNorm weight 1, xl u and v 0.
+ */
+#include "nn.h"
+#include "pos.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define INIT_STD 0.02
+
+rg_model_config rg_model_config_default(void)
+{
+    rg_model_config c;
+    memset(&c, 0, sizeof c);
+    c.vocab_size = 30;
+    c.d_model = 64;
+    c.n_heads = 4;
+    c.n_layers = 2;
+    c.d_ff = 256;
+    c.max_len = 160;
+    c.causal = true;
+    c.pos = RG_POS_NONE;
+    c.rope_base = 10000;
+    c.rotary_dim = 0;
+    c.rope_ext = RG_ROPE_EXT_NONE;
+    c.rope_scale = 1;
+    c.rope_orig_len = 0;
+    c.llama3_low_freq_factor = 1;
+    c.llama3_high_freq_factor = 4;
+    c.yarn_beta_fast = 32;
+    c.yarn_beta_slow = 1;
+    c.t5_num_buckets = 32;
+    c.t5_max_distance = 128;
+    return c;
+}
+
+rg_status rg_model_config_validate(const rg_model_config *c)
+{
+    if (c->vocab_size < 1) return rg_error(RG_ERR_ARG, "config: vocab_size %d must be >= 1", c->vocab_size);
+    if (c->d_model < 1) return rg_error(RG_ERR_ARG, "config: d_model %d must be >= 1", c->d_model);
+    if (c->n_heads < 1 || c->d_model % c->n_heads)
+        return rg_error(RG_ERR_ARG, "config: n_heads %d must be >= 1 and divide d_model %d", c->n_heads, c->d_model);
+    if (c->n_layers < 1) return rg_error(RG_ERR_ARG, "config: n_layers %d must be >= 1", c->n_layers);
+    if (c->d_ff < 1) return rg_error(RG_ERR_ARG, "config: d_ff %d must be >= 1", c->d_ff);
+    if (c->max_len < 1) return rg_error(RG_ERR_ARG, "config: max_len %d must be >= 1", c->max_len);
+    if ((unsigned)c->pos >= RG_POS_COUNT) return rg_error(RG_ERR_ARG, "config: unknown position encoding %d", c->pos);
+    if ((unsigned)c->rope_ext >= RG_ROPE_EXT_COUNT)
+        return rg_error(RG_ERR_ARG, "config: unknown RoPE extension %d", c->rope_ext);
+    int hd = c->d_model / c->n_heads;
+    int rd = c->rotary_dim ? c->rotary_dim : hd;
+    if (c->rotary_dim < 0 || rd > hd || rd % 2)
+        return rg_error(RG_ERR_ARG, "config: rotary_dim %d must be even and <= head_dim %d (0 = head_dim)",
+                        c->rotary_dim, hd);
+    if (!(c->rope_base > 1)) return rg_error(RG_ERR_ARG, "config: rope_base %g must be > 1", c->rope_base);
+    if (!(c->rope_scale > 0)) return rg_error(RG_ERR_ARG, "config: rope_scale %g must be > 0", c->rope_scale);
+    if (c->rope_ext == RG_ROPE_EXT_NTK && rd <= 2)
+        return rg_error(RG_ERR_ARG, "config: NTK scaling needs rotary_dim > 2 (got %d)", rd);
+    if (c->rope_orig_len < 0) return rg_error(RG_ERR_ARG, "config: rope_orig_len %d must be >= 0", c->rope_orig_len);
+    if (!(c->llama3_low_freq_factor > 0) || !(c->llama3_high_freq_factor > c->llama3_low_freq_factor))
+        return rg_error(RG_ERR_ARG, "config: llama3 factors (low %g, high %g) need 0 < low < high",
+                        c->llama3_low_freq_factor, c->llama3_high_freq_factor);
+    if (!(c->yarn_beta_fast > 0) || !(c->yarn_beta_slow > 0))
+        return rg_error(RG_ERR_ARG, "config: yarn betas (fast %g, slow %g) must be > 0", c->yarn_beta_fast,
+                        c->yarn_beta_slow);
+    if (c->t5_num_buckets < 4 || c->t5_max_distance <= c->t5_num_buckets / 2)
+        return rg_error(RG_ERR_ARG, "config: t5_num_buckets %d must be >= 4 and t5_max_distance %d > num_buckets/2",
+                        c->t5_num_buckets, c->t5_max_distance);
+    return RG_OK;
+}
+
+static void fill_normal(rg_tensor *t, rg_rng *rng, double std)
+{
+    for (int64_t i = 0; i < t->numel; i++) t->data[i] = (rg_real)(std * rg_rng_normal(rng));
+}
+
+/* Status of a failed registration (the message is already recorded). */
+static rg_status failed(void)
+{
+    return strstr(rg_last_error(), "out of memory") ? RG_ERR_NOMEM : RG_ERR_ARG;
+}
+
+/* Registers a parameter named printf(fmt, i) and fills it N(0, std) (std > 0) or leaves it zero. */
+static rg_tensor *add_param(rg_model *m, rg_rng *rng, double std, int ndim, const int *shape, const char *fmt, int i)
+{
+    char name[RG_NAME_LEN];
+    snprintf(name, sizeof name, fmt, i);
+    rg_tensor *p = rg_params_new(&m->params, name, ndim, shape);
+    if (p && std > 0) fill_normal(p, rng, std);
+    return p;
+}
+
+static rg_status build(rg_model *m, rg_rng *rng)
+{
+    const rg_model_config *c = &m->cfg;
+    const int d = c->d_model, H = c->n_heads, hd = d / H;
+    char pre[RG_NAME_LEN];
+    rg_status st;
+    m->tok_emb = add_param(m, rng, c->pos == RG_POS_SINUSOIDAL ? 1 / sqrt((double)d) : INIT_STD, 2,
+                           (int[]){c->vocab_size, d}, "tok_emb.weight", 0);
+    if (!m->tok_emb) return failed();
+    if (c->pos == RG_POS_LEARNED) {
+        m->pos_emb = add_param(m, rng, INIT_STD, 2, (int[]){c->max_len, d}, "pos_emb.weight", 0);
+        if (!m->pos_emb) return failed();
+    }
+    m->blocks = calloc((size_t)c->n_layers, sizeof *m->blocks);
+    if (!m->blocks) return rg_error(RG_ERR_NOMEM, "model: out of memory");
+    for (int i = 0; i < c->n_layers; i++) {
+        rg_nn_block *b = &m->blocks[i];
+        snprintf(pre, sizeof pre, "blocks.%d.ln1", i);
+        if ((st = rg_nn_layernorm_init(&b->ln1, &m->params, pre, d))) return st;
+        if (c->pos == RG_POS_XL) {
+            b->attn.u = add_param(m, rng, 0, 2, (int[]){H, hd}, "blocks.%d.attn.u", i);
+            if (!b->attn.u) return failed();
+            b->attn.v = add_param(m, rng, 0, 2, (int[]){H, hd}, "blocks.%d.attn.v", i);
+            if (!b->attn.v) return failed();
+        }
+        rg_nn_linear *proj[4] = {&b->attn.q_proj, &b->attn.k_proj, &b->attn.v_proj, &b->attn.o_proj};
+        const char *pname[4] = {"q_proj", "k_proj", "v_proj", "o_proj"};
+        for (int j = 0; j < 4; j++) {
+            snprintf(pre, sizeof pre, "blocks.%d.attn.%s", i, pname[j]);
+            if ((st = rg_nn_linear_init(proj[j], &m->params, pre, d, d, true, rng))) return st;
+        }
+        if (c->pos == RG_POS_XL) {
+            b->attn.r_proj_weight = add_param(m, rng, INIT_STD, 2, (int[]){d, d}, "blocks.%d.attn.r_proj.weight", i);
+            if (!b->attn.r_proj_weight) return failed();
+        }
+        snprintf(pre, sizeof pre, "blocks.%d.ln2", i);
+        if ((st = rg_nn_layernorm_init(&b->ln2, &m->params, pre, d))) return st;
+        snprintf(pre, sizeof pre, "blocks.%d.mlp", i);
+        if ((st = rg_nn_mlp_init(&b->mlp, &m->params, pre, d, c->d_ff, rng))) return st;
+    }
+    if (c->pos == RG_POS_T5) {
+        m->rel_bias = add_param(m, rng, INIT_STD, 2, (int[]){c->t5_num_buckets, H}, "rel_bias.weight", 0);
+        if (!m->rel_bias) return failed();
+    }
+    if ((st = rg_nn_layernorm_init(&m->ln_f, &m->params, "ln_f", d))) return st;
+    m->lm_head = add_param(m, rng, INIT_STD, 2, (int[]){c->vocab_size, d}, "lm_head.weight", 0);
+    if (!m->lm_head) return failed();
+    return rg_pos_state_new(m, &m->pos);
+}
+
+rg_status rg_model_new(const rg_model_config *cfg, uint64_t seed, rg_model **out)
+{
+    *out = NULL;
+    rg_status st = rg_model_config_validate(cfg);
+    if (st) return st;
+    rg_model *m = calloc(1, sizeof *m);
+    if (!m) return rg_error(RG_ERR_NOMEM, "model: out of memory");
+    m->cfg = *cfg;
+    rg_rng rng;
+    rg_rng_seed(&rng, seed, 0);
+    if ((st = build(m, &rng))) {
+        rg_model_free(m);
+        return st;
+    }
+    *out = m;
+    return RG_OK;
+}
+
+void rg_model_free(rg_model *m)
+{
+    if (!m) return;
+    if (m->pos) rg_pos_state_free(m->pos);
+    rg_params_free(&m->params);
+    free(m->blocks);
+    free(m);
+}
+
+/* ------------------------------------------------------------------ KV cache */
+
+rg_status rg_kv_cache_init(rg_kv_cache *kv, const rg_model *m, int batch, int capacity)
+{
+    memset(kv, 0, sizeof *kv);
+    if (batch < 1 || capacity < 1)
+        return rg_error(RG_ERR_ARG, "kv cache: batch %d and capacity %d must be >= 1", batch, capacity);
+    kv->batch = batch;
+    kv->capacity = capacity;
+    kv->n_layers = m->cfg.n_layers;
+    kv->d_model = m->cfg.d_model;
+    size_t per = (size_t)batch * capacity * kv->d_model;
+    kv->k = calloc((size_t)kv->n_layers, sizeof *kv->k);
+    kv->v = calloc((size_t)kv->n_layers, sizeof *kv->v);
+    kv->positions = calloc((size_t)batch * capacity, sizeof *kv->positions);
+    bool ok = kv->k && kv->v && kv->positions;
+    for (int l = 0; ok && l < kv->n_layers; l++) {
+        kv->k[l] = calloc(per, sizeof(rg_real));
+        kv->v[l] = calloc(per, sizeof(rg_real));
+        ok = kv->k[l] && kv->v[l];
+    }
+    if (!ok) {
+        rg_kv_cache_free(kv);
+        return rg_error(RG_ERR_NOMEM, "kv cache: out of memory (%d x %d tokens)", batch, capacity);
+    }
+    return RG_OK;
+}
+
+void rg_kv_cache_reset(rg_kv_cache *kv) { kv->len = 0; }
+
+void rg_kv_cache_free(rg_kv_cache *kv)
+{
+    for (int l = 0; l < kv->n_layers; l++) {
+        if (kv->k) free(kv->k[l]);
+        if (kv->v) free(kv->v[l]);
+    }
+    free(kv->k);
+    free(kv->v);
+    free(kv->positions);
+    memset(kv, 0, sizeof *kv);
+}
+
+/* Appends x [B, T, d] at row offset len of the cache buffer [B, cap, d] and returns an arena tensor [B, len + T, d]
+ * holding the whole cached prefix (a leaf: decoding runs without gradients). */
+static rg_tensor *cache_append(rg_ctx *c, rg_real *buf, const rg_tensor *x, int B, int T, int len, int cap, int d)
+{
+    int S = len + T;
+    rg_tensor *all = rg_tensor_3d(c, B, S, d);
+    for (int b = 0; b < B; b++) {
+        rg_real *row = buf + (size_t)b * cap * d;
+        memcpy(row + (size_t)len * d, x->data + (size_t)b * T * d, (size_t)T * d * sizeof(rg_real));
+        memcpy(all->data + (size_t)b * S * d, row, (size_t)S * d * sizeof(rg_real));
+    }
+    return all;
+}
+
+/* ------------------------------------------------------------------ forward */
+
+rg_status rg_model_forward(rg_ctx *c, rg_model *m, const int32_t *tokens, const int32_t *positions, int B, int T,
+                           rg_kv_cache *kv, rg_tensor **logits)
+{
+    const rg_model_config *cfg = &m->cfg;
+    const int d = cfg->d_model, H = cfg->n_heads, hd = d / H;
+    *logits = NULL;
+    /* user input first: nothing is recorded before these checks pass */
+    if (B < 1 || T < 1) return rg_error(RG_ERR_ARG, "forward: batch %d and length %d must be >= 1", B, T);
+    for (int64_t i = 0; i < (int64_t)B * T; i++)
+        if (tokens[i] < 0 || tokens[i] >= cfg->vocab_size)
+            return rg_error(RG_ERR_ARG, "forward: token id %d at row %lld, position %lld is outside [0, %d)",
+                            tokens[i], (long long)(i / T), (long long)(i % T), cfg->vocab_size);
+    int len = 0;
+    if (kv) {
+        if (c->grad_enabled)
+            return rg_error(RG_ERR_ARG, "forward: decoding with a KV cache needs no-grad mode (rg_set_grad_enabled)");
+        if (kv->batch != B || kv->n_layers != cfg->n_layers || kv->d_model != d)
+            return rg_error(RG_ERR_ARG, "forward: KV cache made for batch %d, %d layers, d_model %d (got batch %d, "
+                            "model %d layers, d_model %d)", kv->batch, kv->n_layers, kv->d_model, B, cfg->n_layers, d);
+        if (kv->len + T > kv->capacity)
+            return rg_error(RG_ERR_ARG, "forward: KV cache overflow: %d cached + %d new tokens > capacity %d", kv->len,
+                            T, kv->capacity);
+        len = kv->len;
+    }
+    const int S = len + T;
+    int32_t *pos = rg_arena_alloc(&c->arena, (size_t)B * T * sizeof(int32_t));
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < T; t++)
+            pos[b * T + t] = positions ? positions[b * T + t] : len + t;
+
+    rg_tensor *h;
+    rg_status st = rg_pos_input(c, m, rg_embedding(c, m->tok_emb, tokens, 2, (int[]){B, T}), pos, B, T, &h);
+    if (st) return st;
+    /* key positions: the cached ones followed by the new ones */
+    const int32_t *kpos = pos;
+    if (kv) {
+        for (int b = 0; b < B; b++)
+            memcpy(kv->positions + (size_t)b * kv->capacity + len, pos + (size_t)b * T, (size_t)T * sizeof(int32_t));
+        int32_t *kp = rg_arena_alloc(&c->arena, (size_t)B * S * sizeof(int32_t));
+        for (int b = 0; b < B; b++)
+            memcpy(kp + (size_t)b * S, kv->positions + (size_t)b * kv->capacity, (size_t)S * sizeof(int32_t));
+        kpos = kp;
+    }
+    const double scale = 1 / sqrt((double)hd);
+    for (int l = 0; l < cfg->n_layers; l++) {
+        rg_nn_block *blk = &m->blocks[l];
+        rg_tensor *a = rg_nn_layernorm_forward(c, &blk->ln1, h);
+        rg_tensor *q = rg_nn_linear_forward(c, &blk->attn.q_proj, a);
+        rg_tensor *k = rg_nn_linear_forward(c, &blk->attn.k_proj, a);
+        rg_tensor *v = rg_nn_linear_forward(c, &blk->attn.v_proj, a);
+        rg_pos_rotate_qk(c, m, &q, &k, pos, B, T);
+        if (kv) {
+            k = cache_append(c, kv->k[l], k, B, T, len, kv->capacity, d);
+            v = cache_append(c, kv->v[l], v, B, T, len, kv->capacity, d);
+        }
+        rg_tensor *bias = rg_pos_score_bias(c, m, l, q, k, pos, kpos, B, T, S);
+        rg_tensor *att = rg_attention(c, q, k, v, H, bias, cfg->causal, scale);
+        h = rg_add(c, h, rg_nn_linear_forward(c, &blk->attn.o_proj, att));
+        h = rg_add(c, h, rg_nn_mlp_forward(c, &blk->mlp, rg_nn_layernorm_forward(c, &blk->ln2, h)));
+    }
+    if (kv) kv->len += T;
+    *logits = rg_linear(c, rg_nn_layernorm_forward(c, &m->ln_f, h), m->lm_head, NULL);
+    return RG_OK;
+}
