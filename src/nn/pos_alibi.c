@@ -1,0 +1,52 @@
+/* pos_alibi.c: ALiBi, attention with linear biases (Press et al. 2022, "Train Short, Test Long: Attention with
+ * Linear Biases Enables Input Length Extrapolation", sec. 3): bias[h, i, j] = -m_h (p_i - p_j) added to the
+ * scaled scores, no learned parameters. Slopes m_h = 2^(-8h/H), h = 1..H, for H a power of two; otherwise the
+ * slopes of the nearest lower power of two followed by every other slope of twice that (the paper's reference
+ * code, ofirpress/attention_with_linear_biases, fairseq/models/transformer.py get_slopes; tools/ref_model.py
+ * alibi_slopes). The bias is computed in double and rounded to the tensor type, as ref_model.py.
+ * Shapes: q_pos [B*T], k_pos [B*S] -> [H, T, S] (shared positions) or [B, H, T, S]. A constant: no backward
+ * (docs/derivatives.md row "pos_alibi_bias"). */
+#include "pos.h"
+
+#include <math.h>
+#include <string.h>
+
+void rg_alibi_slopes(int n_heads, double *out)
+{
+    RG_ASSERT(n_heads >= 1, "rg_alibi_slopes: %d heads", n_heads);
+    int p2 = 1;
+    while (p2 * 2 <= n_heads) p2 *= 2;
+    /* slopes of p2 heads: start = 2^(-8/p2), start^(h+1) */
+    double start = pow(2.0, -8.0 / p2);
+    for (int h = 0; h < p2; h++) out[h] = pow(start, h + 1);
+    if (p2 == n_heads) return;
+    /* every other slope of 2*p2 heads (all powers of two: no recursion needed): indices 0, 2, 4, ... */
+    double start2 = pow(2.0, -8.0 / (2 * p2));
+    for (int h = 0; h < n_heads - p2; h++) out[p2 + h] = pow(start2, 2 * h + 1);
+}
+
+static bool rows_share(const int32_t *pos, int B, int T)
+{
+    for (int b = 1; b < B; b++)
+        if (memcmp(pos, pos + (int64_t)b * T, (size_t)T * sizeof(int32_t))) return false;
+    return true;
+}
+
+rg_tensor *rg_pos_alibi_bias(rg_ctx *c, const double *slopes, int n_heads, const int32_t *q_pos,
+                             const int32_t *k_pos, int B, int T, int S)
+{
+    int Bq = rows_share(q_pos, B, T) && rows_share(k_pos, B, S) ? 1 : B;
+    int shape4[4] = {Bq, n_heads, T, S};
+    rg_tensor *out = Bq == 1 ? rg_tensor_new(c, 3, shape4 + 1) : rg_tensor_new(c, 4, shape4);
+    for (int b = 0; b < Bq; b++)
+        for (int h = 0; h < n_heads; h++) {
+            double m = slopes[h];
+            for (int i = 0; i < T; i++) {
+                rg_real *o = out->data + (((int64_t)b * n_heads + h) * T + i) * S;
+                double qp = q_pos[(int64_t)b * T + i];
+                const int32_t *kp = k_pos + (int64_t)b * S;
+                for (int j = 0; j < S; j++) o[j] = (rg_real)(-m * (qp - (double)kp[j]));
+            }
+        }
+    return out;
+}

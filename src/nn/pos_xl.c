@@ -1,0 +1,254 @@
+/* pos_xl.c: Transformer-XL relative attention (Dai et al. 2019, "Transformer-XL: Attentive Language Models Beyond
+ * a Fixed-Length Context", sec. 3.3, the score decomposed into terms (a)-(d)), without the memory segment:
+ *   score(i, j) = ((q_i + u) . k_j + (q_i + v) . r_{p_i - p_j}) / sqrt(hd),
+ *   r_k = W_r R_k (split into heads), R_k = concat(sin(k w), cos(k w)), w_i = 10000^(-2i/d_model), i < d_model/2.
+ * The attention op computes q_i . k_j / sqrt(hd); this file returns the rest as an additive bias,
+ *   bias[b, h, i, j] = (u_h . k_{b,j,h} + (q_{b,i,h} + v_h) . r_h(p_i - p_j)) / sqrt(hd),
+ * matching tools/ref_model.py (Attention.forward with xl_R = xl_rel_table(p_i - p_j), R in double rounded to the
+ * tensor type). Negative distances (keys after the query: masked when causal) are computed like any other.
+ * Shapes: q [B, T, d], k [B, S, d], u and v [H, hd], W_r = blocks.{l}.attn.r_proj.weight [d, d] -> [B, H, T, S].
+ *
+ * Three recorded ops (a node has at most 4 sources):
+ *   xl_rel   rr [nd, d] = R W_r^T for the nd distinct distances dmin..dmax (one GEMM); dW_r += drr^T R.
+ *   xl_ubias ub [B, H, S] = u_h . k_{b,j,h} / sqrt(hd);  dk += g u / sqrt(hd), du += sum_{b,j} g k / sqrt(hd).
+ *   xl_bias  out[b,h,i,j] = (q_{b,i,h} + v_h) . rr[p_i - p_j - dmin, h] / sqrt(hd) + ub[b,h,j];
+ *            with G = the gradient gathered by distance: dq, dv from G rr, drr from G^T (q + v), dub = sum_i g.
+ * When the distances are few (nd <= 4 S: positions 0..T-1 give nd = T + S - 1) the products are GEMMs per (b, h)
+ * over a [T, nd] score-by-distance matrix; otherwise (sparse random positions) direct dot products per (i, j).
+ * docs/derivatives.md rows "pos_xl_rel", "pos_xl_ubias", "pos_xl_bias". */
+#include "pos.h"
+#include "../tensor/gemm.h"
+
+#include <math.h>
+#include <string.h>
+
+static void xl_rel_backward(rg_tensor *node);
+static void xl_ubias_backward(rg_tensor *node);
+static void xl_bias_backward(rg_tensor *node);
+static const rg_op OP_XL_REL = {"pos_xl_rel", xl_rel_backward};
+static const rg_op OP_XL_UBIAS = {"pos_xl_ubias", xl_ubias_backward};
+static const rg_op OP_XL_BIAS = {"pos_xl_bias", xl_bias_backward};
+
+/* rr = R W_r^T for distances dmin .. dmin + nd - 1. */
+static rg_tensor *xl_rel(rg_ctx *c, rg_tensor *w_r, int64_t dmin, int nd)
+{
+    int d = w_r->shape[0];
+    int shape[2] = {nd, d};
+    rg_tensor *out = rg_node_new(c, &OP_XL_REL, 2, shape, 1, &w_r);
+    rg_real *R = rg_arena_alloc(&c->arena, (size_t)nd * d * sizeof(rg_real));
+    int half = d / 2;
+    double *w = rg_arena_alloc(&c->arena, (size_t)half * sizeof(double));
+    for (int i = 0; i < half; i++) w[i] = 1.0 / pow(10000.0, (double)(2 * i) / d);
+    for (int r = 0; r < nd; r++) {
+        double k = (double)(dmin + r);
+        rg_real *row = R + (int64_t)r * d;
+        for (int i = 0; i < half; i++) {
+            double a = k * w[i];
+            row[i] = (rg_real)sin(a);
+            row[half + i] = (rg_real)cos(a);
+        }
+    }
+    rg_gemm(false, true, nd, d, d, 1, R, d, w_r->data, d, 0, out->data, d);
+    out->saved = R;
+    return out;
+}
+
+static void xl_rel_backward(rg_tensor *node)
+{
+    rg_tensor *w_r = node->src[0];
+    int nd = node->shape[0], d = node->shape[1];
+    rg_gemm(true, false, d, d, nd, 1, node->grad, d, node->saved, d, 1, rg_grad_of(w_r), d);
+}
+
+/* ub[b, h, j] = scale * u_h . k_{b,j,h} */
+static rg_tensor *xl_ubias(rg_ctx *c, rg_tensor *k, rg_tensor *u, int H, double scale)
+{
+    int B = k->shape[0], S = k->shape[1], d = k->shape[2], hd = d / H;
+    int shape[3] = {B, H, S};
+    rg_tensor *srcs[2] = {k, u};
+    rg_tensor *out = rg_node_new(c, &OP_XL_UBIAS, 3, shape, 2, srcs);
+    for (int b = 0; b < B; b++)
+        for (int j = 0; j < S; j++) {
+            const rg_real *kr = k->data + ((int64_t)b * S + j) * d;
+            for (int h = 0; h < H; h++) {
+                const rg_real *uh = u->data + (int64_t)h * hd, *kh = kr + h * hd;
+                rg_real s = 0;
+                for (int e = 0; e < hd; e++) s += uh[e] * kh[e];
+                out->data[((int64_t)b * H + h) * S + j] = s * (rg_real)scale;
+            }
+        }
+    out->farg[0] = scale;
+    return out;
+}
+
+static void xl_ubias_backward(rg_tensor *node)
+{
+    rg_tensor *k = node->src[0], *u = node->src[1];
+    int B = k->shape[0], S = k->shape[1], d = k->shape[2], H = node->shape[1], hd = d / H;
+    rg_real sc = (rg_real)node->farg[0];
+    rg_real *dk = k->requires_grad ? rg_grad_of(k) : NULL, *du = u->requires_grad ? rg_grad_of(u) : NULL;
+    for (int b = 0; b < B; b++)
+        for (int j = 0; j < S; j++)
+            for (int h = 0; h < H; h++) {
+                rg_real g = node->grad[((int64_t)b * H + h) * S + j] * sc;
+                int64_t off = ((int64_t)b * S + j) * d + h * hd;
+                if (dk)
+                    for (int e = 0; e < hd; e++) dk[off + e] += g * u->data[h * hd + e];
+                if (du)
+                    for (int e = 0; e < hd; e++) du[h * hd + e] += g * k->data[off + e];
+            }
+}
+
+/* (q + v) of head h for batch row b, packed [T, hd]. */
+static void pack_qv(const rg_tensor *q, const rg_tensor *v, int b, int h, int hd, rg_real *qv)
+{
+    int T = q->shape[1], d = q->shape[2];
+    for (int i = 0; i < T; i++) {
+        const rg_real *qi = q->data + ((int64_t)b * T + i) * d + h * hd, *vh = v->data + (int64_t)h * hd;
+        for (int e = 0; e < hd; e++) qv[(int64_t)i * hd + e] = qi[e] + vh[e];
+    }
+}
+
+/* Whether the [T, nd] score-by-distance GEMM path is used. */
+static bool use_gemm(int nd, int S) { return (int64_t)nd <= 4 * (int64_t)S; }
+
+static rg_tensor *xl_bias(rg_ctx *c, rg_tensor *q, rg_tensor *v, rg_tensor *rr, rg_tensor *ub, int H, double scale,
+                          const int32_t *q_pos, const int32_t *k_pos, int64_t dmin)
+{
+    int B = q->shape[0], T = q->shape[1], d = q->shape[2], hd = d / H, S = ub->shape[2], nd = rr->shape[0];
+    int shape[4] = {B, H, T, S};
+    rg_tensor *srcs[4] = {q, v, rr, ub};
+    rg_tensor *out = rg_node_new(c, &OP_XL_BIAS, 4, shape, 4, srcs);
+    int32_t *qp = rg_arena_alloc(&c->arena, (size_t)B * (T + S) * sizeof(int32_t)), *kp = qp + (int64_t)B * T;
+    memcpy(qp, q_pos, (size_t)B * T * sizeof(int32_t));
+    memcpy(kp, k_pos, (size_t)B * S * sizeof(int32_t));
+    rg_real *qv = rg_arena_alloc(&c->arena, (size_t)T * hd * sizeof(rg_real));
+    bool gemm = use_gemm(nd, S);
+    rg_real *tmp = gemm ? rg_arena_alloc(&c->arena, (size_t)T * nd * sizeof(rg_real)) : NULL;
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++) {
+            pack_qv(q, v, b, h, hd, qv);
+            rg_real *o = out->data + ((int64_t)b * H + h) * T * S;
+            const rg_real *u = ub->data + ((int64_t)b * H + h) * S;
+            const int32_t *kb = kp + (int64_t)b * S;
+            if (gemm) rg_gemm(false, true, T, nd, hd, (rg_real)scale, qv, hd, rr->data + h * hd, d, 0, tmp, nd);
+            for (int i = 0; i < T; i++) {
+                int64_t base = (int64_t)qp[(int64_t)b * T + i] - dmin;
+                rg_real *oi = o + (int64_t)i * S;
+                if (gemm) {
+                    const rg_real *ti = tmp + (int64_t)i * nd + base;
+                    for (int j = 0; j < S; j++) oi[j] = ti[-kb[j]] + u[j];
+                } else {
+                    const rg_real *qi = qv + (int64_t)i * hd;
+                    for (int j = 0; j < S; j++) {
+                        const rg_real *r = rr->data + (base - kb[j]) * d + h * hd;
+                        rg_real s = 0;
+                        for (int e = 0; e < hd; e++) s += qi[e] * r[e];
+                        oi[j] = s * (rg_real)scale + u[j];
+                    }
+                }
+            }
+        }
+    out->saved = qp;
+    out->iarg[0] = H;
+    out->iarg[1] = dmin;
+    out->farg[0] = scale;
+    return out;
+}
+
+static void xl_bias_backward(rg_tensor *node)
+{
+    rg_tensor *q = node->src[0], *v = node->src[1], *rr = node->src[2], *ub = node->src[3];
+    int H = (int)node->iarg[0];
+    int64_t dmin = node->iarg[1];
+    rg_real sc = (rg_real)node->farg[0];
+    int B = q->shape[0], T = q->shape[1], d = q->shape[2], hd = d / H, S = ub->shape[2], nd = rr->shape[0];
+    const int32_t *qp = node->saved, *kp = qp + (int64_t)B * T;
+    rg_ctx *c = node->ctx;
+    if (ub->requires_grad) {
+        rg_real *dub = rg_grad_of(ub);
+        for (int64_t bh = 0; bh < (int64_t)B * H; bh++)
+            for (int i = 0; i < T; i++) {
+                const rg_real *g = node->grad + (bh * T + i) * S;
+                for (int j = 0; j < S; j++) dub[bh * S + j] += g[j];
+            }
+    }
+    bool need_qv = q->requires_grad || v->requires_grad;
+    if (!need_qv && !rr->requires_grad) return;
+    rg_real *dq = q->requires_grad ? rg_grad_of(q) : NULL, *dv = v->requires_grad ? rg_grad_of(v) : NULL;
+    rg_real *drr = rr->requires_grad ? rg_grad_of(rr) : NULL;
+    rg_real *qv = rg_arena_alloc(&c->arena, (size_t)T * hd * sizeof(rg_real));
+    rg_real *dqv = rg_arena_alloc(&c->arena, (size_t)T * hd * sizeof(rg_real));
+    bool gemm = use_gemm(nd, S);
+    rg_real *dtmp = gemm ? rg_arena_alloc(&c->arena, (size_t)T * nd * sizeof(rg_real)) : NULL;
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++) {
+            pack_qv(q, v, b, h, hd, qv);
+            const rg_real *g = node->grad + ((int64_t)b * H + h) * T * S;
+            const int32_t *kb = kp + (int64_t)b * S;
+            if (gemm) {
+                memset(dtmp, 0, (size_t)T * nd * sizeof(rg_real));
+                for (int i = 0; i < T; i++) {
+                    rg_real *ti = dtmp + (int64_t)i * nd + ((int64_t)qp[(int64_t)b * T + i] - dmin);
+                    const rg_real *gi = g + (int64_t)i * S;
+                    for (int j = 0; j < S; j++) ti[-kb[j]] += gi[j];
+                }
+                if (need_qv) rg_gemm(false, false, T, hd, nd, sc, dtmp, nd, rr->data + h * hd, d, 0, dqv, hd);
+                if (drr) rg_gemm(true, false, nd, hd, T, sc, dtmp, nd, qv, hd, 1, drr + h * hd, d);
+            } else {
+                memset(dqv, 0, (size_t)T * hd * sizeof(rg_real));
+                for (int i = 0; i < T; i++) {
+                    int64_t base = (int64_t)qp[(int64_t)b * T + i] - dmin;
+                    const rg_real *qi = qv + (int64_t)i * hd;
+                    rg_real *dqi = dqv + (int64_t)i * hd;
+                    for (int j = 0; j < S; j++) {
+                        rg_real gs = g[(int64_t)i * S + j] * sc;
+                        int64_t off = (base - kb[j]) * d + h * hd;
+                        const rg_real *r = rr->data + off;
+                        for (int e = 0; e < hd; e++) dqi[e] += gs * r[e];
+                        if (drr)
+                            for (int e = 0; e < hd; e++) drr[off + e] += gs * qi[e];
+                    }
+                }
+            }
+            if (need_qv)
+                for (int i = 0; i < T; i++) {
+                    const rg_real *dqi = dqv + (int64_t)i * hd;
+                    if (dq) {
+                        rg_real *o = dq + ((int64_t)b * T + i) * d + h * hd;
+                        for (int e = 0; e < hd; e++) o[e] += dqi[e];
+                    }
+                    if (dv)
+                        for (int e = 0; e < hd; e++) dv[h * hd + e] += dqi[e];
+                }
+        }
+}
+
+rg_tensor *rg_pos_xl_bias(rg_ctx *c, rg_tensor *q, rg_tensor *k, rg_tensor *u, rg_tensor *v, rg_tensor *w_r,
+                          int n_heads, const int32_t *q_pos, const int32_t *k_pos)
+{
+    char s1[64], s2[64], s3[64];
+    RG_ASSERT(q->ndim == 3 && k->ndim == 3 && q->shape[0] == k->shape[0] && q->shape[2] == k->shape[2],
+              "pos_xl_bias: q %s and k %s must be [B, T, d] and [B, S, d]", rg_shape_str(q, s1, 64),
+              rg_shape_str(k, s2, 64));
+    int B = q->shape[0], T = q->shape[1], S = k->shape[1], d = q->shape[2], hd = d / n_heads;
+    RG_ASSERT(u && v && w_r && u->numel == d && v->numel == d && w_r->ndim == 2 && w_r->shape[0] == d &&
+              w_r->shape[1] == d && d % n_heads == 0 && d % 2 == 0,
+              "pos_xl_bias: u, v [%d, %d] and W_r [%d, %d] expected (W_r %s)", n_heads, hd, d, d,
+              w_r ? rg_shape_str(w_r, s3, 64) : "NULL");
+    int32_t qmin = INT32_MAX, qmax = INT32_MIN, kmin = INT32_MAX, kmax = INT32_MIN;
+    for (int64_t i = 0; i < (int64_t)B * T; i++) {
+        if (q_pos[i] < qmin) qmin = q_pos[i];
+        if (q_pos[i] > qmax) qmax = q_pos[i];
+    }
+    for (int64_t i = 0; i < (int64_t)B * S; i++) {
+        if (k_pos[i] < kmin) kmin = k_pos[i];
+        if (k_pos[i] > kmax) kmax = k_pos[i];
+    }
+    int64_t dmin = (int64_t)qmin - kmax, nd = (int64_t)qmax - kmin - dmin + 1;
+    RG_ASSERT(nd <= INT32_MAX / d, "pos_xl_bias: %lld distinct distances", (long long)nd);
+    double scale = 1.0 / sqrt((double)hd);
+    rg_tensor *rr = xl_rel(c, w_r, dmin, (int)nd);
+    rg_tensor *ub = xl_ubias(c, k, u, n_heads, scale);
+    return xl_bias(c, q, v, rr, ub, n_heads, scale, q_pos, k_pos, dmin);
+}
