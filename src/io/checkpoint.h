@@ -1,0 +1,137 @@
+/* checkpoint.h: HDF5 checkpoints of a model, its AdamW state and the training run (step, RNGs, experiment settings,
+ * learning-rate schedule position). The file layout is documented in docs/checkpoint.md; in short:
+ *
+ *   /                      attributes format = "ropegrad-checkpoint", format_version = 1, step
+ *   /config                attributes: the model config (rg_model_config) + task, L_train, seed
+ *   /params/<name>         one dataset per parameter (state_dict name), registry order, C order, float32
+ *   /optim                 attributes: lr schedule (lr_step, lr_peak, lr_warmup, lr_total, lr_min_frac, grad_clip);
+ *                          with an optimizer also has_adamw = 1, step, beta1, beta2, eps, weight_decay
+ *   /optim/exp_avg/<name>, /optim/exp_avg_sq/<name>   AdamW moments (only with an optimizer)
+ *   /rng/<name>            uint64 [2] = (state, inc) per named RNG
+ *   /run                   attributes: free-form experiment attributes (int64, float64 or string)
+ *
+ * Saving is atomic (temporary file in the same folder, flushed and fsync'ed, renamed over the target); loading
+ * validates the whole file before anything is written into the model, optimizer or run state.
+ *
+ * Element type: the float32 library reads and writes float32 datasets; the float64 gradient-check build
+ * (-DRG_DOUBLE) uses float64 datasets instead (a checkpoint is specific to the rg_real of the build that wrote it).
+ *
+ * Errors (rg_status, message in rg_last_error(), always starting with "checkpoint <path>: "):
+ *   RG_ERR_IO      the file or its folder cannot be created, opened, written, fsync'ed or renamed; a file locked by
+ *                  another process
+ *   RG_ERR_FORMAT  not an HDF5 file, empty, truncated, an HDF5 file from another program, wrong format version,
+ *                  a missing/unknown/wrong-dtype dataset or attribute
+ *   RG_ERR_SHAPE   a dataset whose shape differs from the model's parameter (both shapes in the message)
+ *   RG_ERR_ARG     config mismatch between the file and the model (key and both values in the message), bad
+ *                  arguments (NULL model, optimizer for another parameter list, too many RNGs/attributes)
+ *   RG_ERR_NOMEM   out of memory
+ * HDF5's own error printing is switched off during every call here (and restored afterwards); where useful, the
+ * innermost HDF5 message is appended to ours.
+ */
+#ifndef RG_IO_CHECKPOINT_H
+#define RG_IO_CHECKPOINT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../nn/nn.h"
+#include "../tensor/rng.h"
+#include "../tensor/tensor.h"
+
+#define RG_CKPT_FORMAT "ropegrad-checkpoint"
+#define RG_CKPT_VERSION 1
+
+#define RG_CKPT_MAX_RNGS 4     /* named RNGs per run state */
+#define RG_CKPT_MAX_ATTRS 16   /* free-form attributes per run state */
+#define RG_CKPT_KEY_LEN 32     /* RNG names and attribute keys, including the terminating NUL */
+#define RG_CKPT_STR_LEN 128    /* task and string attribute values, including the terminating NUL */
+
+/* Learning-rate schedule settings and position (see rg_lr_schedule). */
+typedef struct {
+    int64_t step;       /* index of the next step to take (0-based) */
+    double peak;        /* peak learning rate */
+    int64_t warmup;     /* warmup steps */
+    int64_t total;      /* total steps */
+    double min_frac;    /* final lr = min_frac * peak */
+    double grad_clip;   /* max global gradient norm (0 = no clipping) */
+} rg_lr_state;
+
+typedef enum { RG_RUN_ATTR_INT = 0, RG_RUN_ATTR_DOUBLE, RG_RUN_ATTR_STRING } rg_run_attr_type;
+
+typedef struct {
+    char key[RG_CKPT_KEY_LEN];
+    rg_run_attr_type type;
+    int64_t i;
+    double d;
+    char s[RG_CKPT_STR_LEN];
+} rg_run_attr;
+
+typedef struct {
+    char name[RG_CKPT_KEY_LEN];
+    rg_rng rng;
+} rg_named_rng;
+
+/* Everything of a training run that is not the model or the optimizer. Plain data: copy it with `=`.
+ * A training loop can draw from the RNGs stored here directly (rg_run_state_rng), so a save captures them. */
+typedef struct {
+    int64_t step;                      /* training steps completed */
+    char task[RG_CKPT_STR_LEN];        /* experiment task name ("" if none) */
+    int64_t L_train;                   /* training sequence length */
+    uint64_t seed;                     /* experiment seed */
+    rg_lr_state lr;                    /* learning-rate schedule */
+    int n_rngs;
+    rg_named_rng rngs[RG_CKPT_MAX_RNGS];
+    int n_attrs;
+    rg_run_attr attrs[RG_CKPT_MAX_ATTRS];
+} rg_run_state;
+
+/* A zeroed run state (step 0, no RNGs, no attributes, task ""). */
+void rg_run_state_init(rg_run_state *rs);
+/* Adds the RNG `name` with state *init, or overwrites it if the name exists. Returns the stored RNG (use it for
+ * drawing) or NULL with rg_last_error set (RG_ERR_ARG: name empty, too long, containing '/', or the state is full). */
+rg_rng *rg_run_state_add_rng(rg_run_state *rs, const char *name, const rg_rng *init);
+/* The RNG `name`, or NULL. */
+rg_rng *rg_run_state_rng(rg_run_state *rs, const char *name);
+/* Sets the free-form attribute `key` (overwriting one of the same key, whatever its type). RG_ERR_ARG if the key
+ * is empty, too long or contains '/', the string is too long, or the state is full. */
+rg_status rg_run_state_set_int(rg_run_state *rs, const char *key, int64_t v);
+rg_status rg_run_state_set_double(rg_run_state *rs, const char *key, double v);
+rg_status rg_run_state_set_str(rg_run_state *rs, const char *key, const char *v);
+/* The attribute `key`, or NULL. */
+const rg_run_attr *rg_run_state_attr(const rg_run_state *rs, const char *key);
+
+/* Writes a checkpoint of model m, optimizer opt (NULL: no moments are written) and run state rs (NULL: an empty
+ * run state) to `path`, atomically: the file is written as "<path>.tmp.<pid>" in the same folder, flushed
+ * (H5Fflush), closed, fsync'ed, then renamed over `path`, and the folder is fsync'ed. On any failure the
+ * temporary file is removed and an existing file at `path` is left as it was; a partial file never appears under
+ * `path`. Errors: RG_ERR_ARG (m NULL, opt for a different number of parameters, a bad RNG or attribute name),
+ * RG_ERR_IO (folder missing or not writable, write/flush/fsync/rename failure: strerror or HDF5 message
+ * included), RG_ERR_NOMEM. */
+rg_status rg_checkpoint_save(const char *path, const rg_model *m, const rg_adamw *opt, const rg_run_state *rs);
+
+/* Reads the checkpoint at `path` into model m (parameters), opt (moments, step and beta1/beta2/eps/weight_decay,
+ * which replace the optimizer's own, as torch's load_state_dict does; NULL: moments are not read) and rs (NULL:
+ * not returned; otherwise *rs is replaced by the file's run state).
+ * Everything is validated and read into temporary buffers before anything is written: on any error m, opt and rs
+ * are unchanged. Checks, in order: the file opens and is HDF5 (RG_ERR_IO if missing or locked, RG_ERR_FORMAT if
+ * empty, truncated or not HDF5); root `format` and `format_version` (RG_ERR_FORMAT); every /config attribute equals
+ * m->cfg, with rotary_dim 0 read as head_dim and rope_orig_len 0 as max_len (RG_ERR_ARG naming the key and both
+ * values; RoPE extension settings included: change them on the model after loading, the model reads them at every
+ * forward); every parameter has a dataset /params/<name> (RG_ERR_FORMAT "missing dataset"), of the parameter's
+ * shape (RG_ERR_SHAPE naming the dataset and both shapes) and float type of the build (RG_ERR_FORMAT naming the
+ * dtype, e.g. float64); no other dataset under /params (RG_ERR_FORMAT "unknown dataset"); with opt, the same for
+ * /optim/exp_avg and /optim/exp_avg_sq (RG_ERR_FORMAT if the file has no optimizer state); the run state (RNGs
+ * uint64 [2] with an odd increment). Each parameter's version is bumped after the copy. */
+rg_status rg_checkpoint_load(const char *path, rg_model *m, rg_adamw *opt, rg_run_state *rs);
+
+/* Reads only /config (into *cfg, the values as stored: rotary_dim and rope_orig_len resolved) and, if rs is not
+ * NULL, the run state, so that a caller can build the matching model (rg_model_new) before rg_checkpoint_load.
+ * Same file checks and errors as rg_checkpoint_load; *cfg and *rs are unchanged on error. */
+rg_status rg_checkpoint_read_config(const char *path, rg_model_config *cfg, rg_run_state *rs);
+
+/* Test hook (tests only; NULL in normal use): when set, rg_checkpoint_save calls it with the temporary file's path
+ * after the temporary file is complete and fsync'ed, just before the rename; a nonzero return simulates a failure
+ * at that point (the save removes the temporary file and returns RG_ERR_IO). */
+extern int (*rg_checkpoint_test_hook_before_rename)(const char *tmp_path);
+
+#endif
