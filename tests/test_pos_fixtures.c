@@ -1,0 +1,148 @@
+/* test_pos_fixtures.c (float32): every position encoding plugged into the reference model against the PyTorch
+ * fixtures tests/fixtures/model_<pos>.h5 (tools/gen_fixtures.py; layout in tests/fixtures/README.md): the model is
+ * built from the root attributes, loaded with /params, run on /input/tokens (and /input/positions where present);
+ * logits and loss must be within 1e-5 and every parameter gradient within 1e-4 of the largest gradient magnitude
+ * of the model. Prints the worst errors per fixture. The encoding and extension come from the test table (and are
+ * checked against the file's string attributes); the numeric config from the root attributes. */
+#include "common.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A model with the fixture's config (root attributes) and parameters (/params/<name>). */
+static rg_model *load_model(const char *file, rg_pos_kind pos, rg_rope_ext ext)
+{
+    rg_model_config cfg = rg_model_config_default();
+    cfg.vocab_size = (int)tc_h5_attr(file, "/", "vocab_size");
+    cfg.d_model = (int)tc_h5_attr(file, "/", "d_model");
+    cfg.n_heads = (int)tc_h5_attr(file, "/", "n_heads");
+    cfg.n_layers = (int)tc_h5_attr(file, "/", "n_layers");
+    cfg.d_ff = (int)tc_h5_attr(file, "/", "d_ff");
+    cfg.max_len = (int)tc_h5_attr(file, "/", "max_len");
+    cfg.causal = tc_h5_attr(file, "/", "causal") != 0;
+    cfg.rotary_dim = (int)tc_h5_attr(file, "/", "rotary_dim");
+    cfg.rope_orig_len = (int)tc_h5_attr(file, "/", "rope_orig_len");
+    cfg.t5_num_buckets = (int)tc_h5_attr(file, "/", "t5_num_buckets");
+    cfg.t5_max_distance = (int)tc_h5_attr(file, "/", "t5_max_distance");
+    cfg.rope_base = tc_h5_attr(file, "/", "rope_base");
+    cfg.rope_scale = tc_h5_attr(file, "/", "rope_scale");
+    cfg.pos = pos;
+    cfg.rope_ext = ext;
+    /* the names in the file must agree (compared on the common prefix: tc_h5_attr_str may drop the last char of a
+     * fixed-length NULLPAD string) */
+    char buf[64];
+    tc_h5_attr_str(file, "/", "pos_encoding", buf, sizeof buf);
+    if (!buf[0] || strncmp(buf, rg_pos_name(pos), strlen(buf)))
+        fail_msg("%s: pos_encoding '%s' is not '%s'", file, buf, rg_pos_name(pos));
+    tc_h5_attr_str(file, "/", "rope_ext", buf, sizeof buf);
+    if (!buf[0] || strncmp(buf, rg_rope_ext_name(ext), strlen(buf)))
+        fail_msg("%s: rope_ext '%s' is not '%s'", file, buf, rg_rope_ext_name(ext));
+    rg_model *m = NULL;
+    if (rg_model_new(&cfg, 0, &m)) fail_msg("%s: rg_model_new: %s", file, rg_last_error());
+    char path[256];
+    for (int i = 0; i < m->params.n; i++) {
+        rg_tensor *p = m->params.items[i];
+        snprintf(path, sizeof path, "/params/%s", p->name);
+        int64_t n;
+        int shape[4], ndim;
+        double *v = tc_h5_read(file, path, &n, shape, &ndim);
+        if (n != p->numel || ndim != p->ndim) fail_msg("%s %s: shape differs from the model's", file, path);
+        for (int d = 0; d < ndim; d++)
+            if (shape[d] != p->shape[d]) fail_msg("%s %s: dim %d is %d, model has %d", file, path, d, shape[d],
+                                                  p->shape[d]);
+        for (int64_t j = 0; j < n; j++) p->data[j] = (rg_real)v[j];
+        rg_tensor_bump_version(p);
+        free(v);
+    }
+    return m;
+}
+
+static void check_fixture(const char *name, rg_pos_kind pos, rg_rope_ext ext)
+{
+    char file[256];
+    snprintf(file, sizeof file, "tests/fixtures/model_%s.h5", name);
+    rg_model *m = load_model(file, pos, ext);
+    int64_t n;
+    int shape[4], ndim;
+    int32_t *tokens = tc_h5_read_int(file, "/input/tokens", &n, shape, &ndim);
+    int B = shape[0], T = shape[1];
+    int32_t *targets = tc_h5_read_int(file, "/input/targets", &n, NULL, NULL);
+    int32_t *positions = tc_h5_exists(file, "/input/positions") ? tc_h5_read_int(file, "/input/positions", &n, NULL,
+                                                                                  NULL)
+                                                                 : NULL;
+    rg_ctx *c = rg_ctx_new();
+    rg_tensor *logits;
+    if (rg_model_forward(c, m, tokens, positions, B, T, NULL, &logits)) fail_msg("%s: %s", file, rg_last_error());
+    rg_tensor *loss = rg_cross_entropy(c, logits, targets, -100);
+    rg_params_zero_grad(&m->params);
+    rg_backward(c, loss, NULL);
+
+    double *want = tc_h5_read(file, "/expected/logits", &n, NULL, NULL);
+    assert_int_equal(n, logits->numel);
+    double worst_logit = 0;
+    for (int64_t i = 0; i < n; i++) worst_logit = fmax(worst_logit, fabs((double)logits->data[i] - want[i]));
+    free(want);
+    double *wl = tc_h5_read(file, "/expected/loss", &n, NULL, NULL);
+    double loss_err = fabs((double)loss->data[0] - wl[0]);
+    free(wl);
+
+    /* gradients: relative to the largest expected gradient magnitude of the model */
+    double gmax = 0, worst_grad = 0;
+    char path[256], worst_name[RG_NAME_LEN] = "";
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < m->params.n; i++) {
+            rg_tensor *p = m->params.items[i];
+            snprintf(path, sizeof path, "/expected/grads/%s", p->name);
+            double *g = tc_h5_read(file, path, &n, NULL, NULL);
+            assert_int_equal(n, p->numel);
+            for (int64_t j = 0; j < n; j++) {
+                if (pass == 0) gmax = fmax(gmax, fabs(g[j]));
+                else {
+                    double e = fabs((double)p->grad[j] - g[j]) / gmax;
+                    if (!(e <= worst_grad)) { worst_grad = e; snprintf(worst_name, sizeof worst_name, "%s", p->name); }
+                }
+            }
+            free(g);
+        }
+    print_message("%-14s logits %.2e  loss %.2e  grads %.2e (rel. to max |g| %.3g; worst %s)\n", name, worst_logit,
+                  loss_err, worst_grad, gmax, worst_name);
+    assert_true(worst_logit <= 1e-5);
+    assert_true(loss_err <= 1e-5);
+    assert_true(worst_grad <= 1e-4);
+    rg_ctx_free(c);
+    free(tokens);
+    free(targets);
+    free(positions);
+    rg_model_free(m);
+}
+
+#define FIXTURE(id, name, pos, ext) \
+    static void test_##id(void **state) { check_fixture(name, pos, ext); }
+FIXTURE(none, "none", RG_POS_NONE, RG_ROPE_EXT_NONE)
+FIXTURE(sinusoidal, "sinusoidal", RG_POS_SINUSOIDAL, RG_ROPE_EXT_NONE)
+FIXTURE(learned, "learned", RG_POS_LEARNED, RG_ROPE_EXT_NONE)
+FIXTURE(t5, "t5", RG_POS_T5, RG_ROPE_EXT_NONE)
+FIXTURE(xl, "xl", RG_POS_XL, RG_ROPE_EXT_NONE)
+FIXTURE(alibi, "alibi", RG_POS_ALIBI, RG_ROPE_EXT_NONE)
+FIXTURE(rope, "rope", RG_POS_ROPE, RG_ROPE_EXT_NONE)
+FIXTURE(rope_half, "rope-half", RG_POS_ROPE_HALF, RG_ROPE_EXT_NONE)
+FIXTURE(rope_partial, "rope_partial", RG_POS_ROPE_HALF, RG_ROPE_EXT_NONE)
+FIXTURE(rope_pi, "rope_pi", RG_POS_ROPE, RG_ROPE_EXT_PI)
+FIXTURE(rope_ntk, "rope_ntk", RG_POS_ROPE, RG_ROPE_EXT_NTK)
+FIXTURE(rope_yarn, "rope_yarn", RG_POS_ROPE, RG_ROPE_EXT_YARN)
+FIXTURE(rope_llama3, "rope_llama3", RG_POS_ROPE, RG_ROPE_EXT_LLAMA3)
+FIXTURE(rope_positions, "rope_positions", RG_POS_ROPE, RG_ROPE_EXT_NONE)
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_none),        cmocka_unit_test(test_sinusoidal),   cmocka_unit_test(test_learned),
+        cmocka_unit_test(test_t5),          cmocka_unit_test(test_xl),           cmocka_unit_test(test_alibi),
+        cmocka_unit_test(test_rope),        cmocka_unit_test(test_rope_half),    cmocka_unit_test(test_rope_partial),
+        cmocka_unit_test(test_rope_pi),     cmocka_unit_test(test_rope_ntk),     cmocka_unit_test(test_rope_yarn),
+        cmocka_unit_test(test_rope_llama3), cmocka_unit_test(test_rope_positions),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
