@@ -104,6 +104,7 @@ void tc_h5_attr_str(const char *file, const char *object, const char *attr, char
         char *tmp = calloc(sz + 1, 1);
         hid_t mt = H5Tcopy(H5T_C_S1);
         H5Tset_size(mt, sz);
+        H5Tset_strpad(mt, H5T_STR_NULLPAD); /* keep all sz characters of a NULLPAD string (NULLTERM drops the last) */
         H5Aread(a, mt, tmp);
         snprintf(buf, n, "%s", tmp);
         free(tmp);
