@@ -1,0 +1,329 @@
+/* gradcheck_pos.c (float64 build): finite-difference checks (rg_gradcheck, relative error < 1e-6) of every
+ * position encoding's op with respect to its inputs and parameters, at positions far past any training length
+ * (150..160, and sparse random positions up to 400), and of the whole reference model's loss with respect to every
+ * parameter for each encoding. Each case prints its worst relative error. Losses are sum(out * w) with a fixed
+ * random w, or the model's cross-entropy. ALiBi has no inputs or parameters of its own (a constant bias): it is
+ * checked through the model. */
+#include "common.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TOL 1e-6
+#define H_STEP 1e-6
+
+static rg_tensor *weighted_sum(rg_ctx *c, rg_tensor *out, const rg_real *w)
+{
+    return rg_sum(c, rg_mul(c, out, rg_tensor_from(c, out->ndim, out->shape, w)));
+}
+
+static rg_real *random_weights(int64_t n, rg_rng *rng)
+{
+    rg_real *w = malloc((size_t)n * sizeof *w);
+    for (int64_t i = 0; i < n; i++) w[i] = (rg_real)rg_rng_normal(rng);
+    return w;
+}
+
+static void report(const char *name, double worst, const double *rel, int n)
+{
+    print_message("%-52s worst rel err %.3g (%d inputs)\n", name, worst, n);
+    for (int i = 0; i < n; i++)
+        if (!(rel[i] < TOL)) print_message("  input %d: %.3g\n", i, rel[i]);
+    assert_true(worst < TOL);
+}
+
+/* A generic op case: the op builds its output from the inputs; w weights it. */
+typedef struct op_case op_case;
+struct op_case {
+    rg_tensor *(*op)(rg_ctx *c, rg_tensor **in, op_case *oc);
+    const int32_t *pos, *pos2;  /* positions (queries / columns), keys / rows */
+    int B, T, S, H;
+    bool flag;                  /* half pairing / bidirectional */
+    rg_rope_cache *rc;
+    rg_real *w;                 /* allocated on the first call (output size known then) */
+    rg_rng *rng;
+};
+
+static rg_tensor *op_fn(rg_ctx *c, rg_tensor **in, void *user)
+{
+    op_case *oc = user;
+    rg_tensor *out = oc->op(c, in, oc);
+    if (!oc->w) oc->w = random_weights(out->numel, oc->rng);
+    return weighted_sum(c, out, oc->w);
+}
+
+static void run_case(const char *name, op_case *oc, rg_tensor **in, int n)
+{
+    double rel[8];
+    double worst = rg_gradcheck(op_fn, oc, in, n, H_STEP, rel);
+    report(name, worst, rel, n);
+    free(oc->w);
+    oc->w = NULL;
+    for (int i = 0; i < n; i++) rg_param_free(in[i]);
+}
+
+/* positions 150.. (row b offset by b), or sparse sorted random ones */
+static void far_positions(int32_t *pos, int B, int T, int start) {
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < T; t++) pos[b * T + t] = start + t + b;
+}
+
+/* ------------------------------------------------------------------ sinusoidal, learned */
+
+static rg_tensor *sinusoidal_op(rg_ctx *c, rg_tensor **in, op_case *oc) { return rg_pos_sinusoidal(c, in[0], oc->pos); }
+
+static void test_sinusoidal(void **state)
+{
+    rg_rng rng;
+    rg_rng_seed(&rng, 1, 1);
+    int32_t pos[2 * 5];
+    far_positions(pos, 2, 5, 150);
+    op_case oc = {.op = sinusoidal_op, .pos = pos, .rng = &rng};
+    rg_tensor *in[1] = {tc_param_randn("tok", 3, (int[]){2, 5, 8}, &rng, 1)};
+    run_case("sinusoidal: tok at 150..155", &oc, in, 1);
+}
+
+static rg_tensor *learned_op(rg_ctx *c, rg_tensor **in, op_case *oc)
+{
+    rg_tensor *h;
+    rg_status st = rg_pos_learned(c, in[0], in[1], oc->pos, &h);
+    RG_ASSERT(st == RG_OK, "%s", rg_last_error());
+    return h;
+}
+
+static void test_learned(void **state)
+{
+    rg_rng rng;
+    rg_rng_seed(&rng, 2, 1);
+    /* repeated positions (scatter-add) and positions up to 160 */
+    int32_t pos[2 * 5] = {150, 151, 152, 160, 160, 0, 3, 151, 159, 160};
+    op_case oc = {.op = learned_op, .pos = pos, .rng = &rng};
+    rg_tensor *in[2] = {tc_param_randn("tok", 3, (int[]){2, 5, 6}, &rng, 1),
+                        tc_param_randn("pos_emb", 2, (int[]){161, 6}, &rng, 1)};
+    run_case("learned: tok, table (161 rows) at 0..160", &oc, in, 2);
+}
+
+/* ------------------------------------------------------------------ T5 */
+
+static rg_tensor *t5_op(rg_ctx *c, rg_tensor **in, op_case *oc)
+{
+    return rg_pos_t5_bias(c, in[0], oc->pos, oc->pos2, oc->B, oc->T, oc->S, oc->flag, 128);
+}
+
+static void check_t5(const char *name, bool bidir, bool shared)
+{
+    rg_rng rng;
+    rg_rng_seed(&rng, 3, bidir);
+    int B = 2, T = 4, S = 6;
+    int32_t qp[8], kp[12];
+    for (int b = 0; b < B; b++) {
+        for (int t = 0; t < T; t++) qp[b * T + t] = 150 + 2 * t + (shared ? 0 : 40 * b);
+        for (int s = 0; s < S; s++) kp[b * S + s] = 146 + 3 * s + (shared ? 0 : 7 * b);
+    }
+    op_case oc = {.op = t5_op, .pos = qp, .pos2 = kp, .B = B, .T = T, .S = S, .flag = bidir, .rng = &rng};
+    rg_tensor *in[1] = {tc_param_randn("rel_bias", 2, (int[]){32, 3}, &rng, 1)};
+    run_case(name, &oc, in, 1);
+}
+
+static void test_t5_causal(void **state) { check_t5("t5 causal: table, [H,T,S] at 146..165", false, true); }
+static void test_t5_bidir(void **state) { check_t5("t5 bidirectional: table, [B,H,T,S] at 146..203", true, false); }
+
+/* ------------------------------------------------------------------ Transformer-XL */
+
+static rg_tensor *xl_op(rg_ctx *c, rg_tensor **in, op_case *oc)
+{
+    return rg_pos_xl_bias(c, in[0], in[1], in[2], in[3], in[4], oc->H, oc->pos, oc->pos2);
+}
+
+static void check_xl(const char *name, bool sparse)
+{
+    rg_rng rng;
+    rg_rng_seed(&rng, 4, sparse);
+    int B = 2, T = 4, S = 5, H = 2, hd = 4, d = H * hd;
+    int32_t qp[8], kp[10];
+    if (sparse) { /* random sorted positions in [0, 400): far more distances than keys (direct path) */
+        int32_t all[2 * 5];
+        rg_random_positions(&rng, B, S, 400, all);
+        memcpy(kp, all, sizeof kp);
+        for (int b = 0; b < B; b++)
+            for (int t = 0; t < T; t++) qp[b * T + t] = all[b * S + 1 + t];
+    } else { /* queries at the end of the keys, as with a KV cache: 151..154 against 150..154 */
+        for (int b = 0; b < B; b++) {
+            for (int t = 0; t < T; t++) qp[b * T + t] = 151 + t;
+            for (int s = 0; s < S; s++) kp[b * S + s] = 150 + s;
+        }
+    }
+    op_case oc = {.op = xl_op, .pos = qp, .pos2 = kp, .H = H, .rng = &rng};
+    rg_tensor *in[5] = {tc_param_randn("q", 3, (int[]){B, T, d}, &rng, 1),
+                        tc_param_randn("k", 3, (int[]){B, S, d}, &rng, 1),
+                        tc_param_randn("u", 2, (int[]){H, hd}, &rng, 1),
+                        tc_param_randn("v", 2, (int[]){H, hd}, &rng, 1),
+                        tc_param_randn("r_proj", 2, (int[]){d, d}, &rng, 0.5)};
+    run_case(name, &oc, in, 5);
+}
+
+static void test_xl_gemm(void **state) { check_xl("xl: q, k, u, v, W_r at 150..154 (GEMM path)", false); }
+static void test_xl_sparse(void **state) { check_xl("xl: q, k, u, v, W_r, random positions < 400 (direct)", true); }
+
+/* ------------------------------------------------------------------ RoPE */
+
+static rg_tensor *rope_op(rg_ctx *c, rg_tensor **in, op_case *oc)
+{
+    return rg_pos_rope(c, in[0], oc->H, oc->flag, oc->rc, oc->pos);
+}
+
+static void check_rope(const char *name, bool half, int rotary_dim, rg_rope_ext ext)
+{
+    rg_rng rng;
+    rg_rng_seed(&rng, 5, (uint64_t)ext * 4 + half * 2 + (rotary_dim < 8));
+    int B = 2, T = 6, H = 2, hd = 8;
+    int32_t pos[12];
+    far_positions(pos, B, T, 150);
+    pos[5] = 160;
+    pos[6] = -3; /* negative positions use the table's symmetry */
+    rg_rope_cache rc;
+    rg_rope_cache_init(&rc);
+    rg_rope_config cfg = rg_rope_config_default(rotary_dim, 24);
+    cfg.ext = ext;
+    cfg.scale = ext == RG_ROPE_EXT_NONE ? 1 : 2;
+    assert_int_equal(rg_rope_cache_ensure(&rc, &cfg, 0), RG_OK);
+    op_case oc = {.op = rope_op, .pos = pos, .H = H, .flag = half, .rc = &rc, .rng = &rng};
+    /* q and k are rotated by the same op: one input each */
+    rg_tensor *in[2] = {tc_param_randn("q", 3, (int[]){B, T, H * hd}, &rng, 1),
+                        tc_param_randn("k", 3, (int[]){B, T, H * hd}, &rng, 1)};
+    double rel[2];
+    double worst = rg_gradcheck(op_fn, &oc, in, 1, H_STEP, rel);
+    free(oc.w);
+    oc.w = NULL;
+    double w2 = rg_gradcheck(op_fn, &oc, in + 1, 1, H_STEP, rel + 1);
+    report(name, fmax(worst, w2), rel, 2);
+    free(oc.w);
+    rg_param_free(in[0]);
+    rg_param_free(in[1]);
+    rg_rope_cache_free(&rc);
+}
+
+static void test_rope(void **state) { check_rope("rope interleaved: q, k at 150..160", false, 8, RG_ROPE_EXT_NONE); }
+static void test_rope_half(void **state) { check_rope("rope half: q, k at 150..160", true, 8, RG_ROPE_EXT_NONE); }
+static void test_rope_partial(void **state) { check_rope("rope interleaved, rotary_dim 4", false, 4, RG_ROPE_EXT_NONE); }
+static void test_rope_half_partial(void **state) { check_rope("rope half, rotary_dim 4", true, 4, RG_ROPE_EXT_NONE); }
+static void test_rope_pi(void **state) { check_rope("rope pi s=2", false, 8, RG_ROPE_EXT_PI); }
+static void test_rope_ntk(void **state) { check_rope("rope ntk s=2", true, 8, RG_ROPE_EXT_NTK); }
+static void test_rope_yarn(void **state) { check_rope("rope yarn s=2", false, 8, RG_ROPE_EXT_YARN); }
+static void test_rope_llama3(void **state) { check_rope("rope llama3 s=2", true, 8, RG_ROPE_EXT_LLAMA3); }
+
+/* ------------------------------------------------------------------ axial RoPE */
+
+static rg_tensor *axial_op(rg_ctx *c, rg_tensor **in, op_case *oc)
+{
+    return rg_pos_axial_rope(c, in[0], oc->H, 100.0, oc->pos, oc->pos2);
+}
+
+static void test_axial(void **state)
+{
+    rg_rng rng;
+    rg_rng_seed(&rng, 6, 1);
+    int B = 2, N = 6, H = 2, hd = 8;
+    int32_t col[12], row[12];
+    for (int i = 0; i < B * N; i++) { col[i] = 150 + i % 3; row[i] = 155 + i / 3; }
+    op_case oc = {.op = axial_op, .pos = col, .pos2 = row, .H = H, .rng = &rng};
+    rg_tensor *in[1] = {tc_param_randn("x", 3, (int[]){B, N, H * hd}, &rng, 1)};
+    run_case("axial rope: x at columns 150..152, rows 155..158", &oc, in, 1);
+}
+
+/* ------------------------------------------------------------------ the model with each encoding */
+
+typedef struct {
+    rg_model *m;
+    const int32_t *tokens, *targets, *positions;
+    int B, T;
+} model_case;
+
+static rg_tensor *model_fn(rg_ctx *c, rg_tensor **in, void *user)
+{
+    model_case *mc = user;
+    rg_tensor *logits;
+    rg_status st = rg_model_forward(c, mc->m, mc->tokens, mc->positions, mc->B, mc->T, NULL, &logits);
+    RG_ASSERT(st == RG_OK, "forward: %s", rg_last_error());
+    return rg_cross_entropy(c, logits, mc->targets, -100);
+}
+
+static void check_model(const char *name, rg_pos_kind pos, rg_rope_ext ext, int rotary_dim, bool causal)
+{
+    rg_model_config cfg = rg_model_config_default();
+    cfg.vocab_size = 7;
+    cfg.d_model = 8;
+    cfg.n_heads = 2;
+    cfg.n_layers = 1;
+    cfg.d_ff = 12;
+    cfg.max_len = 162;
+    cfg.causal = causal;
+    cfg.pos = pos;
+    cfg.rope_ext = ext;
+    cfg.rope_scale = ext == RG_ROPE_EXT_NONE ? 1 : 2;
+    cfg.rope_orig_len = 24;
+    cfg.rotary_dim = rotary_dim;
+    rg_model *m;
+    assert_int_equal(rg_model_new(&cfg, 5, &m), RG_OK);
+    rg_rng rng;
+    rg_rng_seed(&rng, 78, (uint64_t)pos);
+    for (int i = 0; i < m->params.n; i++) tc_fill_randn(m->params.items[i], &rng, 0.4);
+    int32_t tokens[2 * 4] = {1, 5, 2, 6, 0, 3, 3, 4};
+    int32_t targets[2 * 4] = {5, 2, -100, 1, 3, 3, 4, -100};
+    int32_t positions[2 * 4] = {150, 152, 155, 161, 151, 152, 153, 154};
+    model_case mc = {m, tokens, targets, positions, 2, 4};
+    double *rel = malloc((size_t)m->params.n * sizeof *rel);
+    rg_gradcheck(model_fn, &mc, m->params.items, m->params.n, H_STEP, rel);
+    /* A gradient that is exactly zero in exact arithmetic (the key bias when the scores only see q . b_k, constant
+     * along a row) compares rounding noise with rounding noise: check it is ~0 instead. */
+    double worst = 0;
+    for (int i = 0; i < m->params.n; i++) {
+        rg_tensor *p = m->params.items[i];
+        double gmax = 0;
+        for (int64_t j = 0; j < p->numel; j++) gmax = fmax(gmax, fabs((double)p->grad[j]));
+        if (strstr(p->name, "k_proj.bias") && gmax < 1e-12) rel[i] = 0;
+        if (!(rel[i] < TOL)) print_message("  %s: %.3g\n", p->name, rel[i]);
+        if (!(rel[i] <= worst)) worst = rel[i];
+    }
+    char buf[128];
+    snprintf(buf, sizeof buf, "model %s (%lld params)", name, (long long)rg_params_numel(&m->params));
+    report(buf, worst, rel, m->params.n);
+    free(rel);
+    rg_model_free(m);
+}
+
+static void test_model_sinusoidal(void **s) { check_model("sinusoidal", RG_POS_SINUSOIDAL, 0, 0, true); }
+static void test_model_learned(void **s) { check_model("learned", RG_POS_LEARNED, 0, 0, true); }
+static void test_model_t5(void **s) { check_model("t5 causal", RG_POS_T5, 0, 0, true); }
+static void test_model_t5_bidir(void **s) { check_model("t5 bidirectional", RG_POS_T5, 0, 0, false); }
+static void test_model_xl(void **s) { check_model("xl", RG_POS_XL, 0, 0, true); }
+static void test_model_alibi(void **s) { check_model("alibi", RG_POS_ALIBI, 0, 0, true); }
+static void test_model_rope(void **s) { check_model("rope", RG_POS_ROPE, 0, 0, true); }
+static void test_model_rope_half(void **s) { check_model("rope-half rotary_dim 2", RG_POS_ROPE_HALF, 0, 2, true); }
+static void test_model_rope_yarn(void **s) { check_model("rope yarn s=2", RG_POS_ROPE, RG_ROPE_EXT_YARN, 0, true); }
+static void test_model_rope_llama3(void **s)
+{
+    check_model("rope-half llama3 s=2", RG_POS_ROPE_HALF, RG_ROPE_EXT_LLAMA3, 0, true);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sinusoidal),       cmocka_unit_test(test_learned),
+        cmocka_unit_test(test_t5_causal),        cmocka_unit_test(test_t5_bidir),
+        cmocka_unit_test(test_xl_gemm),          cmocka_unit_test(test_xl_sparse),
+        cmocka_unit_test(test_rope),             cmocka_unit_test(test_rope_half),
+        cmocka_unit_test(test_rope_partial),     cmocka_unit_test(test_rope_half_partial),
+        cmocka_unit_test(test_rope_pi),          cmocka_unit_test(test_rope_ntk),
+        cmocka_unit_test(test_rope_yarn),        cmocka_unit_test(test_rope_llama3),
+        cmocka_unit_test(test_axial),            cmocka_unit_test(test_model_sinusoidal),
+        cmocka_unit_test(test_model_learned),    cmocka_unit_test(test_model_t5),
+        cmocka_unit_test(test_model_t5_bidir),   cmocka_unit_test(test_model_xl),
+        cmocka_unit_test(test_model_alibi),      cmocka_unit_test(test_model_rope),
+        cmocka_unit_test(test_model_rope_half),  cmocka_unit_test(test_model_rope_yarn),
+        cmocka_unit_test(test_model_rope_llama3),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
