@@ -538,7 +538,7 @@ static rg_status open_checkpoint(const char *path, hid_t *out)
     if (f < 0) h5_detail(detail);
     if (fapl >= 0) H5Pclose(fapl);
     if (f < 0) {
-        bool locked = strstr(detail, "lock") != NULL;
+        bool locked = strstr(detail, "unable to lock") || strstr(detail, "lock the file") || strstr(detail, "locking");
         return ck_err(locked ? RG_ERR_IO : RG_ERR_FORMAT, path,
                       "cannot open (locked by another process, or not a valid HDF5 file: truncated or corrupt; "
                       "%lld bytes): %s", (long long)st.st_size, detail[0] ? detail : "unknown HDF5 error");

@@ -1,0 +1,892 @@
+/* test_checkpoint.c: HDF5 checkpoints (src/io/checkpoint.h): bit-identical round trip and resume, atomic save,
+ * and every kind of bad file rejected with its message while the model stays untouched.
+ * All files go into a fresh mkdtemp folder under /tmp, removed at the end. */
+#include "common.h"
+#include "io/checkpoint.h"
+
+#include <dirent.h>
+#include <hdf5.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char g_dir[64];
+
+static void path_in(char *buf, size_t n, const char *name) { snprintf(buf, n, "%s/%s", g_dir, name); }
+
+static rg_model_config small_config(void)
+{
+    rg_model_config c = rg_model_config_default();
+    c.vocab_size = 11;
+    c.d_model = 16;
+    c.n_heads = 2;
+    c.n_layers = 2;
+    c.d_ff = 32;
+    c.max_len = 16;
+    return c;
+}
+
+static rg_model *new_model(uint64_t seed)
+{
+    rg_model_config c = small_config();
+    rg_model *m = NULL;
+    rg_status st = rg_model_new(&c, seed, &m);
+    if (st != RG_OK) fail_msg("rg_model_new: %s", rg_last_error());
+    return m;
+}
+
+static void new_adamw(rg_adamw *opt, rg_model *m)
+{
+    if (rg_adamw_init(opt, &m->params, 0.9, 0.95, 1e-8, 0.1) != RG_OK) fail_msg("rg_adamw_init: %s", rg_last_error());
+}
+
+/* Fills the optimizer moments with distinct values (v >= 0) and a step count. */
+static void fill_moments(rg_adamw *opt, rg_model *m, uint64_t seed)
+{
+    rg_rng r;
+    rg_rng_seed(&r, seed, 3);
+    for (int i = 0; i < m->params.n; i++)
+        for (int64_t j = 0; j < m->params.items[i]->numel; j++) {
+            opt->m[i][j] = (rg_real)rg_rng_normal(&r);
+            opt->v[i][j] = (rg_real)rg_rng_uniform(&r);
+        }
+    opt->step = 17;
+}
+
+static void run_state(rg_run_state *rs)
+{
+    rg_run_state_init(rs);
+    rs->step = 17;
+    snprintf(rs->task, sizeof rs->task, "sort");
+    rs->L_train = 12;
+    rs->seed = 0xfeedfacecafebeefULL;
+    rs->lr = (rg_lr_state){.step = 17, .peak = 3e-3, .warmup = 5, .total = 100, .min_frac = 0.1, .grad_clip = 1.0};
+    rg_rng a, b;
+    rg_rng_seed(&a, 1, 1);
+    rg_rng_seed(&b, 2, 7);
+    for (int i = 0; i < 5; i++) rg_rng_u32(&a);
+    assert_non_null(rg_run_state_add_rng(rs, "data", &a));
+    assert_non_null(rg_run_state_add_rng(rs, "positions", &b));
+    assert_int_equal(rg_run_state_set_int(rs, "batch_size", 32), RG_OK);
+    assert_int_equal(rg_run_state_set_double(rs, "label_smoothing", 0.25), RG_OK);
+    assert_int_equal(rg_run_state_set_str(rs, "git_commit", "88e8183"), RG_OK);
+}
+
+/* A bitwise copy of every parameter (and moment, when opt != NULL) of m. */
+typedef struct {
+    int n;
+    rg_real **p, **m, **v;
+} snapshot;
+
+static snapshot snap(const rg_model *m, const rg_adamw *opt)
+{
+    snapshot s = {m->params.n, calloc((size_t)m->params.n, sizeof(rg_real *)),
+                  calloc((size_t)m->params.n, sizeof(rg_real *)), calloc((size_t)m->params.n, sizeof(rg_real *))};
+    for (int i = 0; i < s.n; i++) {
+        size_t b = (size_t)m->params.items[i]->numel * sizeof(rg_real);
+        s.p[i] = malloc(b);
+        memcpy(s.p[i], m->params.items[i]->data, b);
+        if (opt) {
+            s.m[i] = malloc(b);
+            s.v[i] = malloc(b);
+            memcpy(s.m[i], opt->m[i], b);
+            memcpy(s.v[i], opt->v[i], b);
+        }
+    }
+    return s;
+}
+
+static void assert_same(const snapshot *s, const rg_model *m, const rg_adamw *opt, const char *when)
+{
+    assert_int_equal(s->n, m->params.n);
+    for (int i = 0; i < s->n; i++) {
+        const rg_tensor *p = m->params.items[i];
+        size_t b = (size_t)p->numel * sizeof(rg_real);
+        if (memcmp(s->p[i], p->data, b) != 0) fail_msg("%s: parameter %s differs", when, p->name);
+        if (opt && s->m[i] && memcmp(s->m[i], opt->m[i], b) != 0) fail_msg("%s: exp_avg of %s differs", when, p->name);
+        if (opt && s->v[i] && memcmp(s->v[i], opt->v[i], b) != 0)
+            fail_msg("%s: exp_avg_sq of %s differs", when, p->name);
+    }
+}
+
+static void snap_free(snapshot *s)
+{
+    for (int i = 0; i < s->n; i++) {
+        free(s->p[i]);
+        free(s->m[i]);
+        free(s->v[i]);
+    }
+    free(s->p);
+    free(s->m);
+    free(s->v);
+}
+
+static void assert_contains(const char *msg, const char *want)
+{
+    if (!strstr(msg, want)) fail_msg("error message '%s' does not mention '%s'", msg, want);
+}
+
+static bool file_exists(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0;
+}
+
+/* Number of entries of g_dir whose name contains ".tmp.". */
+static int count_temp_files(void)
+{
+    DIR *d = opendir(g_dir);
+    assert_non_null(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        if (strstr(e->d_name, ".tmp.")) n++;
+    closedir(d);
+    return n;
+}
+
+/* Saves a reference checkpoint (model seed 1, moments, run state) to `name`; returns its full path in buf. */
+static void save_reference(char *buf, size_t n, const char *name)
+{
+    path_in(buf, n, name);
+    rg_model *m = new_model(1);
+    rg_adamw opt;
+    new_adamw(&opt, m);
+    fill_moments(&opt, m, 5);
+    rg_run_state rs;
+    run_state(&rs);
+    if (rg_checkpoint_save(buf, m, &opt, &rs) != RG_OK) fail_msg("save: %s", rg_last_error());
+    rg_adamw_free(&opt);
+    rg_model_free(m);
+}
+
+/* Loads `path` into a fresh model + optimizer + run state and checks that it fails with `code`, a message
+ * containing each of want1/want2 (if not NULL), and that nothing was modified. Unless the error is about the
+ * optimizer state only (optim_only), a load without optimizer must fail the same way. */
+static void expect_load_error_opt(const char *path, rg_status code, const char *want1, const char *want2,
+                                  bool optim_only)
+{
+    rg_model *m = new_model(99);
+    rg_adamw opt;
+    new_adamw(&opt, m);
+    fill_moments(&opt, m, 77);
+    rg_run_state rs, rs0;
+    rg_run_state_init(&rs);
+    rs.step = 5;
+    rs0 = rs;
+    snapshot s = snap(m, &opt);
+    int64_t step0 = opt.step;
+    double b1 = opt.beta1;
+    rg_status st = rg_checkpoint_load(path, m, &opt, &rs);
+    if (st != code) fail_msg("load %s: status %d, want %d (%s)", path, (int)st, (int)code, rg_last_error());
+    assert_contains(rg_last_error(), path);
+    if (want1) assert_contains(rg_last_error(), want1);
+    if (want2) assert_contains(rg_last_error(), want2);
+    assert_same(&s, m, &opt, "after a failed load");
+    assert_int_equal(opt.step, step0);
+    assert_true(opt.beta1 == b1);
+    assert_memory_equal(&rs, &rs0, sizeof rs);
+    /* without an optimizer too (the moments are then not read, the rest is checked the same way) */
+    if (!optim_only) {
+        st = rg_checkpoint_load(path, m, NULL, NULL);
+        if (st != code) fail_msg("load %s without optimizer: status %d, want %d (%s)", path, (int)st, (int)code,
+                                 rg_last_error());
+        assert_same(&s, m, NULL, "after a failed load without optimizer");
+    }
+    snap_free(&s);
+    rg_adamw_free(&opt);
+    rg_model_free(m);
+}
+
+static void expect_load_error(const char *path, rg_status code, const char *want1, const char *want2)
+{
+    expect_load_error_opt(path, code, want1, want2, false);
+}
+
+/* ------------------------------------------------------------------ HDF5 surgery on a saved checkpoint */
+
+static hid_t open_rw(const char *path)
+{
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    if (f < 0) fail_msg("cannot open %s for surgery", path);
+    return f;
+}
+
+static void put_dataset(hid_t f, const char *name, hid_t type, int nd, const hsize_t *dims)
+{
+    if (H5Lexists(f, name, H5P_DEFAULT) > 0) assert_true(H5Ldelete(f, name, H5P_DEFAULT) >= 0);
+    hsize_t n = 1;
+    for (int i = 0; i < nd; i++) n *= dims[i];
+    double *zeros = calloc((size_t)n, sizeof(double));
+    hid_t s = H5Screate_simple(nd, dims, NULL);
+    hid_t d = H5Dcreate2(f, name, type, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    assert_true(d >= 0);
+    assert_true(H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, zeros) >= 0);
+    H5Dclose(d);
+    H5Sclose(s);
+    free(zeros);
+}
+
+static void copy_file(const char *from, const char *to)
+{
+    FILE *a = fopen(from, "rb"), *b = fopen(to, "wb");
+    assert_non_null(a);
+    assert_non_null(b);
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, a)) > 0) assert_int_equal(fwrite(buf, 1, n, b), n);
+    fclose(a);
+    fclose(b);
+}
+
+/* ------------------------------------------------------------------ tests */
+
+static void test_run_state_api(void **state)
+{
+    rg_run_state rs;
+    rg_run_state_init(&rs);
+    rg_rng r;
+    rg_rng_seed(&r, 3, 5);
+    rg_rng *a = rg_run_state_add_rng(&rs, "data", &r);
+    assert_non_null(a);
+    assert_ptr_equal(rg_run_state_rng(&rs, "data"), a);
+    assert_null(rg_run_state_rng(&rs, "nope"));
+    rg_rng r2;
+    rg_rng_seed(&r2, 4, 5);
+    assert_ptr_equal(rg_run_state_add_rng(&rs, "data", &r2), a); /* overwrite, same slot */
+    assert_int_equal(rs.n_rngs, 1);
+    assert_true(a->state == r2.state);
+    assert_null(rg_run_state_add_rng(&rs, "", &r));
+    assert_null(rg_run_state_add_rng(&rs, "a/b", &r));
+    assert_null(rg_run_state_add_rng(&rs, "0123456789012345678901234567890123456789", &r));
+    for (int i = 1; i < RG_CKPT_MAX_RNGS; i++) {
+        char nm[8];
+        snprintf(nm, sizeof nm, "r%d", i);
+        assert_non_null(rg_run_state_add_rng(&rs, nm, &r));
+    }
+    assert_null(rg_run_state_add_rng(&rs, "one_too_many", &r));
+    assert_contains(rg_last_error(), "RG_CKPT_MAX_RNGS");
+
+    assert_int_equal(rg_run_state_set_int(&rs, "k", 3), RG_OK);
+    assert_int_equal(rg_run_state_set_str(&rs, "k", "text"), RG_OK); /* replaces, whatever the type */
+    assert_int_equal(rs.n_attrs, 1);
+    const rg_run_attr *at = rg_run_state_attr(&rs, "k");
+    assert_non_null(at);
+    assert_int_equal(at->type, RG_RUN_ATTR_STRING);
+    assert_string_equal(at->s, "text");
+    assert_null(rg_run_state_attr(&rs, "x"));
+    char big[RG_CKPT_STR_LEN + 4];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = 0;
+    assert_int_equal(rg_run_state_set_str(&rs, "big", big), RG_ERR_ARG);
+}
+
+static void test_roundtrip_bit_identical(void **state)
+{
+    char path[256];
+    path_in(path, sizeof path, "rt.h5");
+    rg_model *m = new_model(1);
+    rg_adamw opt;
+    new_adamw(&opt, m);
+    fill_moments(&opt, m, 5);
+    rg_run_state rs;
+    run_state(&rs);
+    assert_int_equal(rg_checkpoint_save(path, m, &opt, &rs), RG_OK);
+    assert_int_equal(count_temp_files(), 0);
+    snapshot s = snap(m, &opt);
+
+    rg_model *m2 = new_model(2); /* different weights */
+    rg_adamw opt2;
+    rg_adamw_init(&opt2, &m2->params, 0.5, 0.5, 1e-3, 0.0); /* different hyperparameters */
+    rg_run_state rs2;
+    rg_run_state_init(&rs2);
+    if (rg_checkpoint_load(path, m2, &opt2, &rs2) != RG_OK) fail_msg("load: %s", rg_last_error());
+    assert_same(&s, m2, &opt2, "after load");
+    assert_int_equal(opt2.step, 17);
+    assert_true(opt2.beta1 == 0.9 && opt2.beta2 == 0.95 && opt2.eps == 1e-8 && opt2.weight_decay == 0.1);
+    assert_int_equal(rs2.step, 17);
+    assert_string_equal(rs2.task, "sort");
+    assert_int_equal(rs2.L_train, 12);
+    assert_true(rs2.seed == 0xfeedfacecafebeefULL);
+    assert_memory_equal(&rs2.lr, &rs.lr, sizeof rs.lr);
+    assert_int_equal(rs2.n_rngs, 2);
+    assert_string_equal(rs2.rngs[0].name, "data"); /* creation order kept */
+    assert_string_equal(rs2.rngs[1].name, "positions");
+    assert_memory_equal(&rs2.rngs[0].rng, &rs.rngs[0].rng, sizeof(rg_rng));
+    assert_memory_equal(&rs2.rngs[1].rng, &rs.rngs[1].rng, sizeof(rg_rng));
+    assert_int_equal(rs2.n_attrs, 3);
+    assert_string_equal(rs2.attrs[0].key, "batch_size");
+    assert_int_equal(rs2.attrs[0].type, RG_RUN_ATTR_INT);
+    assert_int_equal(rs2.attrs[0].i, 32);
+    assert_int_equal(rg_run_state_attr(&rs2, "label_smoothing")->type, RG_RUN_ATTR_DOUBLE);
+    assert_true(rg_run_state_attr(&rs2, "label_smoothing")->d == 0.25);
+    assert_string_equal(rg_run_state_attr(&rs2, "git_commit")->s, "88e8183");
+    /* the loaded data RNG continues the saved stream */
+    rg_rng *d1 = rg_run_state_rng(&rs, "data"), *d2 = rg_run_state_rng(&rs2, "data");
+    for (int i = 0; i < 10; i++) assert_int_equal(rg_rng_u32(d1), rg_rng_u32(d2));
+
+    /* read_config gives the model's config (resolved: rotary_dim = head_dim, rope_orig_len = max_len) */
+    rg_model_config c;
+    rg_run_state rs3;
+    assert_int_equal(rg_checkpoint_read_config(path, &c, &rs3), RG_OK);
+    rg_model_config want = small_config();
+    assert_int_equal(c.vocab_size, want.vocab_size);
+    assert_int_equal(c.d_model, want.d_model);
+    assert_int_equal(c.n_heads, want.n_heads);
+    assert_int_equal(c.n_layers, want.n_layers);
+    assert_int_equal(c.d_ff, want.d_ff);
+    assert_int_equal(c.max_len, want.max_len);
+    assert_int_equal(c.causal, want.causal);
+    assert_int_equal(c.pos, want.pos);
+    assert_int_equal(c.rope_ext, want.rope_ext);
+    assert_true(c.rope_base == want.rope_base && c.rope_scale == want.rope_scale);
+    assert_int_equal(c.rotary_dim, want.d_model / want.n_heads);
+    assert_int_equal(c.rope_orig_len, want.max_len);
+    assert_int_equal(c.t5_num_buckets, want.t5_num_buckets);
+    assert_int_equal(rs3.step, 17);
+    assert_string_equal(rs3.task, "sort");
+    /* a model built from that config loads the checkpoint */
+    rg_model *m3 = NULL;
+    assert_int_equal(rg_model_new(&c, 3, &m3), RG_OK);
+    assert_int_equal(rg_checkpoint_load(path, m3, NULL, NULL), RG_OK);
+    assert_same(&s, m3, NULL, "model built from read_config");
+
+    /* saving the loaded state again writes the same values */
+    char path2[256];
+    path_in(path2, sizeof path2, "rt2.h5");
+    assert_int_equal(rg_checkpoint_save(path2, m2, &opt2, &rs2), RG_OK);
+    rg_model *m4 = new_model(4);
+    rg_adamw opt4;
+    new_adamw(&opt4, m4);
+    assert_int_equal(rg_checkpoint_load(path2, m4, &opt4, NULL), RG_OK);
+    assert_same(&s, m4, &opt4, "second generation");
+
+    snap_free(&s);
+    rg_adamw_free(&opt4);
+    rg_model_free(m4);
+    rg_model_free(m3);
+    rg_adamw_free(&opt2);
+    rg_model_free(m2);
+    rg_adamw_free(&opt);
+    rg_model_free(m);
+}
+
+static void test_save_without_optimizer(void **state)
+{
+    char path[256];
+    path_in(path, sizeof path, "noopt.h5");
+    rg_model *m = new_model(1);
+    assert_int_equal(rg_checkpoint_save(path, m, NULL, NULL), RG_OK);
+    rg_model *m2 = new_model(2);
+    rg_run_state rs;
+    assert_int_equal(rg_checkpoint_load(path, m2, NULL, &rs), RG_OK);
+    snapshot s = snap(m, NULL);
+    assert_same(&s, m2, NULL, "after load");
+    assert_int_equal(rs.step, 0);
+    assert_int_equal(rs.n_rngs, 0);
+    snap_free(&s);
+    rg_model_free(m2);
+    rg_model_free(m);
+    /* asking for moments that were not saved is an error, nothing changes */
+    expect_load_error_opt(path, RG_ERR_FORMAT, "no optimizer state", NULL, true);
+}
+
+/* ---- resume: N steps == N/2 + save + load into fresh objects + N/2 */
+
+enum { B = 4, T = 8, N_STEPS = 6 };
+
+/* A batch drawn from rng: rows count up from a random start (mod vocab), target = next token (last = -100). */
+static void draw_batch(rg_rng *rng, int vocab, int32_t *tok, int32_t *tgt)
+{
+    for (int b = 0; b < B; b++) {
+        int32_t start = (int32_t)rg_rng_below(rng, (uint32_t)vocab);
+        for (int t = 0; t < T; t++) tok[b * T + t] = (start + t) % vocab;
+        for (int t = 0; t < T; t++) tgt[b * T + t] = t + 1 < T ? tok[b * T + t + 1] : -100;
+    }
+}
+
+/* One training step using rs's "data" RNG and schedule; returns the loss. */
+static double train_step(rg_ctx *c, rg_model *m, rg_adamw *opt, rg_run_state *rs)
+{
+    int32_t tok[B * T], tgt[B * T];
+    rg_rng *data = rg_run_state_rng(rs, "data");
+    assert_non_null(data);
+    draw_batch(data, m->cfg.vocab_size, tok, tgt);
+    rg_ctx_reset(c);
+    rg_params_zero_grad(&m->params);
+    rg_tensor *logits = NULL;
+    if (rg_model_forward(c, m, tok, NULL, B, T, NULL, &logits) != RG_OK) fail_msg("forward: %s", rg_last_error());
+    rg_tensor *loss = rg_cross_entropy(c, logits, tgt, -100);
+    rg_backward(c, loss, NULL);
+    rg_params_clip_grad_norm(&m->params, rs->lr.grad_clip);
+    double lr = rg_lr_schedule(rs->lr.step, rs->lr.peak, rs->lr.warmup, rs->lr.total, rs->lr.min_frac);
+    rg_adamw_step(opt, &m->params, lr);
+    rs->lr.step++;
+    rs->step++;
+    return (double)loss->data[0];
+}
+
+static void init_run(rg_run_state *rs)
+{
+    rg_run_state_init(rs);
+    rs->lr = (rg_lr_state){.step = 0, .peak = 1e-2, .warmup = 2, .total = N_STEPS, .min_frac = 0.1, .grad_clip = 0.5};
+    rg_rng r;
+    rg_rng_seed(&r, 42, 1);
+    assert_non_null(rg_run_state_add_rng(rs, "data", &r));
+}
+
+static void test_resume_bitwise(void **state)
+{
+    char path[256];
+    path_in(path, sizeof path, "resume.h5");
+    rg_ctx *c = rg_ctx_new();
+
+    /* uninterrupted */
+    rg_model *a = new_model(7);
+    rg_adamw oa;
+    new_adamw(&oa, a);
+    rg_run_state ra;
+    init_run(&ra);
+    double la[N_STEPS];
+    for (int s = 0; s < N_STEPS; s++) la[s] = train_step(c, a, &oa, &ra);
+
+    /* first half, save, drop everything */
+    rg_model *b = new_model(7);
+    rg_adamw ob;
+    new_adamw(&ob, b);
+    rg_run_state rb;
+    init_run(&rb);
+    double lb[N_STEPS];
+    for (int s = 0; s < N_STEPS / 2; s++) lb[s] = train_step(c, b, &ob, &rb);
+    assert_int_equal(rg_checkpoint_save(path, b, &ob, &rb), RG_OK);
+    rg_adamw_free(&ob);
+    rg_model_free(b);
+
+    /* fresh model (other init seed), fresh optimizer, fresh run state: load and continue */
+    rg_model *b2 = new_model(1234);
+    rg_adamw ob2;
+    new_adamw(&ob2, b2);
+    rg_run_state rb2;
+    rg_run_state_init(&rb2);
+    if (rg_checkpoint_load(path, b2, &ob2, &rb2) != RG_OK) fail_msg("load: %s", rg_last_error());
+    assert_int_equal(rb2.step, N_STEPS / 2);
+    assert_int_equal(ob2.step, N_STEPS / 2);
+    for (int s = N_STEPS / 2; s < N_STEPS; s++) lb[s] = train_step(c, b2, &ob2, &rb2);
+
+    for (int s = 0; s < N_STEPS; s++)
+        if (memcmp(&la[s], &lb[s], sizeof(double)) != 0)
+            fail_msg("loss of step %d: %.9g uninterrupted, %.9g resumed", s, la[s], lb[s]);
+    assert_true(la[N_STEPS - 1] < la[0]); /* it did train */
+    snapshot sa = snap(a, &oa);
+    assert_same(&sa, b2, &ob2, "resumed vs uninterrupted");
+    assert_int_equal(oa.step, ob2.step);
+    assert_memory_equal(&ra.rngs[0].rng, &rb2.rngs[0].rng, sizeof(rg_rng));
+    assert_memory_equal(&ra.lr, &rb2.lr, sizeof ra.lr);
+    snap_free(&sa);
+    rg_adamw_free(&ob2);
+    rg_model_free(b2);
+    rg_adamw_free(&oa);
+    rg_model_free(a);
+    rg_ctx_free(c);
+}
+
+/* ---- bad files */
+
+static void truncate_copy(const char *src, const char *dst, long size)
+{
+    copy_file(src, dst);
+    assert_int_equal(truncate(dst, size), 0);
+}
+
+static void test_truncated_files(void **state)
+{
+    char ref[256], p[256];
+    save_reference(ref, sizeof ref, "trunc_ref.h5");
+    struct stat st;
+    assert_int_equal(stat(ref, &st), 0);
+
+    path_in(p, sizeof p, "empty.h5");
+    truncate_copy(ref, p, 0);
+    expect_load_error(p, RG_ERR_FORMAT, "empty file", NULL);
+
+    long cuts[] = {8, 300, 700, (long)st.st_size / 2, (long)st.st_size - 100, (long)st.st_size - 1};
+    for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
+        snprintf(p, sizeof p, "%s/cut_%ld.h5", g_dir, cuts[i]);
+        truncate_copy(ref, p, cuts[i]);
+        expect_load_error(p, RG_ERR_FORMAT, NULL, NULL);
+        rg_model_config c;
+        assert_int_equal(rg_checkpoint_read_config(p, &c, NULL), RG_ERR_FORMAT);
+    }
+}
+
+static void test_not_hdf5(void **state)
+{
+    char p[256];
+    path_in(p, sizeof p, "text.h5");
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    for (int i = 0; i < 100; i++) fprintf(f, "this is not an HDF5 file, line %d\n", i);
+    fclose(f);
+    expect_load_error(p, RG_ERR_FORMAT, "not an HDF5 file", NULL);
+
+    path_in(p, sizeof p, "does_not_exist.h5");
+    expect_load_error(p, RG_ERR_IO, "No such file", NULL);
+    rg_model_config c;
+    assert_int_equal(rg_checkpoint_read_config(p, &c, NULL), RG_ERR_IO);
+    expect_load_error(g_dir, RG_ERR_IO, "not a regular file", NULL);
+}
+
+static void test_foreign_hdf5(void **state)
+{
+    char p[256];
+    path_in(p, sizeof p, "foreign.h5");
+    hid_t f = H5Fcreate(p, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    assert_true(f >= 0);
+    hid_t g = H5Gcreate2(f, "params", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    hsize_t dims[2] = {11, 16};
+    put_dataset(g, "tok_emb.weight", H5T_IEEE_F32LE, 2, dims);
+    H5Gclose(g);
+    H5Fclose(f);
+    expect_load_error(p, RG_ERR_FORMAT, "not a ropegrad checkpoint", "another program");
+
+    /* a format attribute of another program */
+    f = open_rw(p);
+    hid_t t = H5Tcopy(H5T_C_S1);
+    H5Tset_size(t, 8);
+    hid_t s = H5Screate(H5S_SCALAR);
+    hid_t a = H5Acreate2(f, "format", t, s, H5P_DEFAULT, H5P_DEFAULT);
+    H5Awrite(a, t, "keras\0\0\0");
+    H5Aclose(a);
+    H5Sclose(s);
+    H5Tclose(t);
+    H5Fclose(f);
+    expect_load_error(p, RG_ERR_FORMAT, "'keras'", NULL);
+}
+
+static void test_wrong_version(void **state)
+{
+    char ref[256], p[256];
+    save_reference(ref, sizeof ref, "ver_ref.h5");
+    path_in(p, sizeof p, "ver2.h5");
+    copy_file(ref, p);
+    hid_t f = open_rw(p);
+    int32_t v = 2;
+    hid_t a = H5Aopen(f, "format_version", H5P_DEFAULT);
+    H5Awrite(a, H5T_NATIVE_INT32, &v);
+    H5Aclose(a);
+    H5Fclose(f);
+    expect_load_error(p, RG_ERR_FORMAT, "format_version 2", NULL);
+}
+
+static void test_wrong_shape(void **state)
+{
+    char ref[256], p[256];
+    save_reference(ref, sizeof ref, "shape_ref.h5");
+    path_in(p, sizeof p, "shape.h5");
+    copy_file(ref, p);
+    hid_t f = open_rw(p);
+    hsize_t dims[2] = {32, 15};
+    put_dataset(f, "/params/blocks.1.mlp.fc1.weight", H5T_IEEE_F32LE, 2, dims);
+    H5Fclose(f);
+    expect_load_error(p, RG_ERR_SHAPE, "/params/blocks.1.mlp.fc1.weight has shape [32, 15]", "[32, 16]");
+
+    /* a wrong shape among the moments only */
+    path_in(p, sizeof p, "shape_m.h5");
+    copy_file(ref, p);
+    f = open_rw(p);
+    hsize_t d1[1] = {17};
+    put_dataset(f, "/optim/exp_avg_sq/ln_f.bias", H5T_IEEE_F32LE, 1, d1);
+    H5Fclose(f);
+    expect_load_error_opt(p, RG_ERR_SHAPE, "/optim/exp_avg_sq/ln_f.bias has shape [17]", "[16]", true);
+    /* the parameters alone are fine */
+    rg_model *m = new_model(3);
+    assert_int_equal(rg_checkpoint_load(p, m, NULL, NULL), RG_OK);
+    rg_model_free(m);
+}
+
+static void test_float64_dataset(void **state)
+{
+    char ref[256], p[256];
+    save_reference(ref, sizeof ref, "f64_ref.h5");
+    path_in(p, sizeof p, "f64.h5");
+    copy_file(ref, p);
+    hid_t f = open_rw(p);
+    hsize_t dims[2] = {11, 16};
+    put_dataset(f, "/params/lm_head.weight", H5T_IEEE_F64LE, 2, dims);
+    H5Fclose(f);
+    expect_load_error(p, RG_ERR_FORMAT, "/params/lm_head.weight has dtype float64", "float32");
+
+    path_in(p, sizeof p, "i32.h5");
+    copy_file(ref, p);
+    f = open_rw(p);
+    put_dataset(f, "/params/tok_emb.weight", H5T_STD_I32LE, 2, dims);
+    H5Fclose(f);
+    expect_load_error(p, RG_ERR_FORMAT, "/params/tok_emb.weight has dtype int32", NULL);
+}
+
+static void test_missing_dataset(void **state)
+{
+    char ref[256], p[256];
+    save_reference(ref, sizeof ref, "miss_ref.h5");
+    path_in(p, sizeof p, "miss.h5");
+    copy_file(ref, p);
+    hid_t f = open_rw(p);
+    assert_true(H5Ldelete(f, "/params/blocks.0.attn.v_proj.bias", H5P_DEFAULT) >= 0);
+    H5Fclose(f);
+    expect_load_error(p, RG_ERR_FORMAT, "missing dataset /params/blocks.0.attn.v_proj.bias", NULL);
+
+    path_in(p, sizeof p, "miss_m.h5");
+    copy_file(ref, p);
+    f = open_rw(p);
+    assert_true(H5Ldelete(f, "/optim/exp_avg/tok_emb.weight", H5P_DEFAULT) >= 0);
+    H5Fclose(f);
+    expect_load_error_opt(p, RG_ERR_FORMAT, "missing dataset /optim/exp_avg/tok_emb.weight", NULL, true);
+
+    path_in(p, sizeof p, "miss_cfg.h5");
+    copy_file(ref, p);
+    f = open_rw(p);
+    assert_true(H5Adelete_by_name(f, "config", "d_ff", H5P_DEFAULT) >= 0);
+    H5Fclose(f);
+    expect_load_error(p, RG_ERR_FORMAT, "missing attribute 'd_ff' on /config", NULL);
+}
+
+static void test_unknown_dataset(void **state)
+{
+    char ref[256], p[256];
+    save_reference(ref, sizeof ref, "extra_ref.h5");
+    path_in(p, sizeof p, "extra.h5");
+    copy_file(ref, p);
+    hid_t f = open_rw(p);
+    hsize_t dims[2] = {16, 16};
+    put_dataset(f, "/params/blocks.2.attn.q_proj.weight", H5T_IEEE_F32LE, 2, dims);
+    H5Fclose(f);
+    expect_load_error(p, RG_ERR_FORMAT, "unknown dataset /params/blocks.2.attn.q_proj.weight", NULL);
+
+    path_in(p, sizeof p, "extra_m.h5");
+    copy_file(ref, p);
+    f = open_rw(p);
+    put_dataset(f, "/optim/exp_avg/pos_emb.weight", H5T_IEEE_F32LE, 2, dims);
+    H5Fclose(f);
+    expect_load_error_opt(p, RG_ERR_FORMAT, "unknown dataset /optim/exp_avg/pos_emb.weight", NULL, true);
+}
+
+static void test_config_mismatch(void **state)
+{
+    char ref[256];
+    save_reference(ref, sizeof ref, "cfg_ref.h5");
+    struct {
+        const char *key;
+        rg_model_config c;
+    } cases[6];
+    for (int i = 0; i < 6; i++) cases[i].c = small_config();
+    cases[0].key = "d_ff is 32 in the checkpoint but 48 in the model";
+    cases[0].c.d_ff = 48;
+    cases[1].key = "n_layers is 2 in the checkpoint but 1 in the model";
+    cases[1].c.n_layers = 1;
+    cases[2].key = "causal is 1 in the checkpoint but 0";
+    cases[2].c.causal = false;
+    cases[3].key = "rope_base is 10000 in the checkpoint but 500";
+    cases[3].c.rope_base = 500;
+    cases[4].key = "max_len is 16 in the checkpoint but 20";
+    cases[4].c.max_len = 20;
+    cases[5].key = "t5_max_distance is 128 in the checkpoint but 64";
+    cases[5].c.t5_max_distance = 64;
+    for (int i = 0; i < 6; i++) {
+        rg_model *m = NULL;
+        if (rg_model_new(&cases[i].c, 9, &m) != RG_OK) fail_msg("rg_model_new: %s", rg_last_error());
+        snapshot s = snap(m, NULL);
+        rg_status st = rg_checkpoint_load(ref, m, NULL, NULL);
+        assert_int_equal(st, RG_ERR_ARG);
+        assert_contains(rg_last_error(), "config mismatch");
+        assert_contains(rg_last_error(), cases[i].key);
+        assert_same(&s, m, NULL, "after a config mismatch");
+        snap_free(&s);
+        rg_model_free(m);
+    }
+}
+
+static int g_hook_calls;
+static char g_hook_tmp[512];
+
+static int fail_hook(const char *tmp)
+{
+    g_hook_calls++;
+    snprintf(g_hook_tmp, sizeof g_hook_tmp, "%s", tmp);
+    /* the temporary file is complete at this point and lives next to the target */
+    assert_true(file_exists(tmp));
+    assert_true(strncmp(tmp, g_dir, strlen(g_dir)) == 0);
+    return 1;
+}
+
+static void test_failure_before_rename(void **state)
+{
+    char ref[256];
+    save_reference(ref, sizeof ref, "atomic.h5");
+    struct stat st0, st1;
+    assert_int_equal(stat(ref, &st0), 0);
+
+    rg_model *m = new_model(555);
+    rg_adamw opt;
+    new_adamw(&opt, m);
+    g_hook_calls = 0;
+    rg_checkpoint_test_hook_before_rename = fail_hook;
+    rg_status st = rg_checkpoint_save(ref, m, &opt, NULL);
+    rg_checkpoint_test_hook_before_rename = NULL;
+    assert_int_equal(st, RG_ERR_IO);
+    assert_contains(rg_last_error(), "simulated failure");
+    assert_int_equal(g_hook_calls, 1);
+    assert_false(file_exists(g_hook_tmp));
+    assert_int_equal(count_temp_files(), 0);
+    assert_int_equal(stat(ref, &st1), 0);
+    assert_int_equal(st0.st_ino, st1.st_ino);
+
+    /* the old checkpoint is intact: it loads and has the reference (seed 1) values */
+    rg_model *want = new_model(1);
+    snapshot s = snap(want, NULL);
+    assert_int_equal(rg_checkpoint_load(ref, m, &opt, NULL), RG_OK);
+    assert_same(&s, m, NULL, "old checkpoint after a failed save");
+    snap_free(&s);
+    rg_model_free(want);
+
+    /* a save into a folder that does not exist */
+    char p[256];
+    path_in(p, sizeof p, "no/such/folder/ck.h5");
+    st = rg_checkpoint_save(p, m, &opt, NULL);
+    assert_int_equal(st, RG_ERR_IO);
+    assert_contains(rg_last_error(), "No such file or directory");
+    assert_false(file_exists(p));
+    rg_adamw_free(&opt);
+    rg_model_free(m);
+}
+
+/* Another process holds the checkpoint open for writing (HDF5 file locking): a clear error, no crash. */
+static void test_locked_file(void **state)
+{
+    const char *env = getenv("HDF5_USE_FILE_LOCKING");
+    if (env && (strcmp(env, "FALSE") == 0 || strcmp(env, "0") == 0)) skip();
+    char ref[256];
+    save_reference(ref, sizeof ref, "locked.h5");
+    int to_child[2], to_parent[2];
+    assert_int_equal(pipe(to_child), 0);
+    assert_int_equal(pipe(to_parent), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(to_child[1]);
+        close(to_parent[0]);
+        H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+        hid_t f = H5Fopen(ref, H5F_ACC_RDWR, H5P_DEFAULT);
+        char ok = f >= 0 ? 'y' : 'n';
+        if (write(to_parent[1], &ok, 1) != 1) _exit(2);
+        char c;
+        if (read(to_child[0], &c, 1) != 1) _exit(3);
+        _exit(0); /* the lock goes with the process */
+    }
+    close(to_child[0]);
+    close(to_parent[1]);
+    char ok = 0;
+    assert_int_equal(read(to_parent[0], &ok, 1), 1);
+    rg_status st = RG_OK;
+    char msg[1024] = "";
+    if (ok == 'y') {
+        rg_model *m = new_model(8);
+        snapshot s = snap(m, NULL);
+        st = rg_checkpoint_load(ref, m, NULL, NULL);
+        snprintf(msg, sizeof msg, "%s", rg_last_error());
+        assert_same(&s, m, NULL, "after a locked load");
+        snap_free(&s);
+        rg_model_free(m);
+    }
+    char c = 'q';
+    assert_int_equal(write(to_child[1], &c, 1), 1);
+    int wst;
+    waitpid(pid, &wst, 0);
+    close(to_child[1]);
+    close(to_parent[0]);
+    if (ok != 'y') fail_msg("the child could not open %s for writing", ref);
+    if (st == RG_OK) skip(); /* file locking unsupported on this file system */
+    if (st != RG_ERR_IO) fail_msg("locked file: status %d, want RG_ERR_IO (%s)", (int)st, msg);
+    assert_contains(msg, "locked by another process");
+    /* once the writer is gone, the file loads */
+    rg_model *m = new_model(8);
+    assert_int_equal(rg_checkpoint_load(ref, m, NULL, NULL), RG_OK);
+    rg_model_free(m);
+}
+
+static void test_bad_arguments(void **state)
+{
+    char p[256];
+    path_in(p, sizeof p, "args.h5");
+    rg_model *m = new_model(1);
+    assert_int_equal(rg_checkpoint_save(p, NULL, NULL, NULL), RG_ERR_ARG);
+    rg_model_config c = small_config();
+    c.n_layers = 1;
+    rg_model *m1 = NULL;
+    assert_int_equal(rg_model_new(&c, 1, &m1), RG_OK);
+    rg_adamw opt1;
+    new_adamw(&opt1, m1);
+    assert_int_equal(rg_checkpoint_save(p, m, &opt1, NULL), RG_ERR_ARG); /* optimizer of another model */
+    assert_false(file_exists(p));
+    rg_run_state rs;
+    rg_run_state_init(&rs);
+    rs.n_rngs = 1; /* an unnamed RNG */
+    assert_int_equal(rg_checkpoint_save(p, m, NULL, &rs), RG_ERR_ARG);
+    assert_false(file_exists(p));
+    rg_adamw_free(&opt1);
+    rg_model_free(m1);
+    rg_model_free(m);
+}
+
+/* ------------------------------------------------------------------ fixture: the temp folder */
+
+static int rm_cb_dir(void)
+{
+    DIR *d = opendir(g_dir);
+    if (!d) return 0;
+    struct dirent *e;
+    char p[512];
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        snprintf(p, sizeof p, "%s/%s", g_dir, e->d_name);
+        unlink(p);
+    }
+    closedir(d);
+    return rmdir(g_dir);
+}
+
+static int setup(void **state)
+{
+    snprintf(g_dir, sizeof g_dir, "/tmp/rg_ckpt_XXXXXX");
+    return mkdtemp(g_dir) ? 0 : -1;
+}
+
+static int teardown(void **state) { return getenv("RG_KEEP_TEST_FILES") ? 0 : rm_cb_dir(); }
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_run_state_api),
+        cmocka_unit_test(test_roundtrip_bit_identical),
+        cmocka_unit_test(test_save_without_optimizer),
+        cmocka_unit_test(test_resume_bitwise),
+        cmocka_unit_test(test_truncated_files),
+        cmocka_unit_test(test_not_hdf5),
+        cmocka_unit_test(test_foreign_hdf5),
+        cmocka_unit_test(test_wrong_version),
+        cmocka_unit_test(test_wrong_shape),
+        cmocka_unit_test(test_float64_dataset),
+        cmocka_unit_test(test_missing_dataset),
+        cmocka_unit_test(test_unknown_dataset),
+        cmocka_unit_test(test_config_mismatch),
+        cmocka_unit_test(test_failure_before_rename),
+        cmocka_unit_test(test_locked_file),
+        cmocka_unit_test(test_bad_arguments),
+    };
+    return cmocka_run_group_tests_name("checkpoint", tests, setup, teardown);
+}
