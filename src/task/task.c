@@ -585,10 +585,11 @@ rg_status rg_evalset_load(const char *path, const char *task, int n, rg_evalset 
     }
     for (hsize_t i = 0; i < rx && !st; i++) {
         const int32_t *xi = out->x + i * (size_t)n, *yi = out->y + i * (size_t)n;
-        if (check_symbols(xi, n)) {
-            st = rg_error(RG_ERR_FORMAT, "%s: sample %llu: %s", where, (unsigned long long)i, rg_last_error());
-            break;
-        }
+        for (int j = 0; j < n && !st; j++)
+            if (xi[j] < RG_TOK_SYM0 || xi[j] >= RG_TASK_VOCAB)
+                st = rg_error(RG_ERR_FORMAT, "%s: sample %llu: x[%d] = %d is not a content symbol (%d..%d)", where,
+                              (unsigned long long)i, j, (int)xi[j], RG_TOK_SYM0, RG_TASK_VOCAB - 1);
+        if (st) break;
         targets_unchecked(tk, xi, n, want);
         for (int j = 0; j < n; j++)
             if (yi[j] != want[j]) {
