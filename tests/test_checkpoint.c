@@ -265,7 +265,7 @@ static void test_run_state_api(void **state)
     assert_null(rg_run_state_add_rng(&rs, "a/b", &r));
     assert_null(rg_run_state_add_rng(&rs, "0123456789012345678901234567890123456789", &r));
     for (int i = 1; i < RG_CKPT_MAX_RNGS; i++) {
-        char nm[8];
+        char nm[16];
         snprintf(nm, sizeof nm, "r%d", i);
         assert_non_null(rg_run_state_add_rng(&rs, nm, &r));
     }
@@ -843,6 +843,96 @@ static void test_bad_arguments(void **state)
     rg_model_free(m);
 }
 
+/* ---- every position encoding: checkpoint -> read_config -> rg_model_new -> load gives bitwise-equal logits.
+ * Also writes <dir>/export_<name>.h5 (the checkpoint) and <dir>/export_<name>_logits.h5 (/tokens int32 [B, T],
+ * /logits float32 [B, T, V] from the C forward) for tools/ckpt_to_torch.py --logits; <dir> is
+ * $RG_CKPT_EXPORT_DIR if set (kept), else the test's temp folder (removed). */
+
+static void write_logits_file(const char *path, const int32_t *tok, int b, int t, const rg_tensor *logits)
+{
+    hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    assert_true(f >= 0);
+    hsize_t d2[2] = {(hsize_t)b, (hsize_t)t};
+    hid_t s = H5Screate_simple(2, d2, NULL);
+    hid_t d = H5Dcreate2(f, "tokens", H5T_STD_I32LE, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    assert_true(H5Dwrite(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, tok) >= 0);
+    H5Dclose(d);
+    H5Sclose(s);
+    hsize_t d3[3] = {(hsize_t)logits->shape[0], (hsize_t)logits->shape[1], (hsize_t)logits->shape[2]};
+    s = H5Screate_simple(3, d3, NULL);
+    d = H5Dcreate2(f, "logits", H5T_IEEE_F32LE, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    assert_true(H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, logits->data) >= 0);
+    H5Dclose(d);
+    H5Sclose(s);
+    H5Fclose(f);
+}
+
+static void test_every_encoding_reloads(void **state)
+{
+    const char *dir = getenv("RG_CKPT_EXPORT_DIR");
+    if (!dir || !dir[0]) dir = g_dir;
+    struct {
+        const char *name, *pos, *ext;
+        int rotary_dim;
+        double scale;
+    } cases[] = {
+        {"none", "none", "none", 0, 1},
+        {"sinusoidal", "sinusoidal", "none", 0, 1},
+        {"learned", "learned", "none", 0, 1},
+        {"t5", "t5", "none", 0, 1},
+        {"xl", "xl", "none", 0, 1},
+        {"alibi", "alibi", "none", 0, 1},
+        {"rope", "rope", "none", 0, 1},
+        {"rope-half", "rope-half", "none", 0, 1},
+        {"rope-half_partial_ntk", "rope-half", "ntk", 4, 2},
+        {"rope_yarn", "rope", "yarn", 0, 2},
+    };
+    enum { EB = 2, ET = 12 };
+    int32_t tok[EB * ET];
+    rg_rng r;
+    rg_rng_seed(&r, 2024, 9);
+    for (int i = 0; i < EB * ET; i++) tok[i] = (int32_t)rg_rng_below(&r, 11);
+    rg_ctx *c = rg_ctx_new();
+    rg_set_grad_enabled(c, false);
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        rg_model_config cfg = small_config();
+        assert_int_equal(rg_pos_parse(cases[k].pos, &cfg.pos), RG_OK);
+        assert_int_equal(rg_rope_ext_parse(cases[k].ext, &cfg.rope_ext), RG_OK);
+        cfg.rotary_dim = cases[k].rotary_dim;
+        cfg.rope_scale = cases[k].scale;
+        cfg.rope_orig_len = cases[k].scale != 1 ? 6 : 0;
+        rg_model *m = NULL;
+        if (rg_model_new(&cfg, 11 + k, &m) != RG_OK) fail_msg("rg_model_new(%s): %s", cases[k].name, rg_last_error());
+        /* perturb every parameter (zero biases, unit LayerNorm weights, zero u/v would hide a wrong mapping) */
+        for (int i = 0; i < m->params.n; i++) {
+            rg_tensor *p = m->params.items[i];
+            for (int64_t j = 0; j < p->numel; j++) p->data[j] += (rg_real)(0.05 * rg_rng_normal(&r));
+        }
+        char ck[512], lg[512];
+        snprintf(ck, sizeof ck, "%s/export_%s.h5", dir, cases[k].name);
+        snprintf(lg, sizeof lg, "%s/export_%s_logits.h5", dir, cases[k].name);
+        if (rg_checkpoint_save(ck, m, NULL, NULL) != RG_OK) fail_msg("save %s: %s", ck, rg_last_error());
+        rg_ctx_reset(c);
+        rg_tensor *l1 = NULL;
+        assert_int_equal(rg_model_forward(c, m, tok, NULL, EB, ET, NULL, &l1), RG_OK);
+        write_logits_file(lg, tok, EB, ET, l1);
+
+        rg_model_config c2;
+        assert_int_equal(rg_checkpoint_read_config(ck, &c2, NULL), RG_OK);
+        rg_model *m2 = NULL;
+        if (rg_model_new(&c2, 999, &m2) != RG_OK) fail_msg("rg_model_new(read_config %s): %s", ck, rg_last_error());
+        if (rg_checkpoint_load(ck, m2, NULL, NULL) != RG_OK) fail_msg("load %s: %s", ck, rg_last_error());
+        rg_tensor *l2 = NULL;
+        assert_int_equal(rg_model_forward(c, m2, tok, NULL, EB, ET, NULL, &l2), RG_OK);
+        assert_int_equal(l1->numel, l2->numel);
+        if (memcmp(l1->data, l2->data, (size_t)l1->numel * sizeof(rg_real)) != 0)
+            fail_msg("%s: logits after reload differ", cases[k].name);
+        rg_model_free(m2);
+        rg_model_free(m);
+    }
+    rg_ctx_free(c);
+}
+
 /* ------------------------------------------------------------------ fixture: the temp folder */
 
 static int rm_cb_dir(void)
@@ -887,6 +977,7 @@ int main(void)
         cmocka_unit_test(test_failure_before_rename),
         cmocka_unit_test(test_locked_file),
         cmocka_unit_test(test_bad_arguments),
+        cmocka_unit_test(test_every_encoding_reloads),
     };
     return cmocka_run_group_tests_name("checkpoint", tests, setup, teardown);
 }

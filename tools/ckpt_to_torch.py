@@ -1,0 +1,78 @@
+#!/usr/bin/python3
+"""Load a ropegrad HDF5 checkpoint (docs/checkpoint.md) into the PyTorch reference model.
+
+    /usr/bin/python3 tools/ckpt_to_torch.py CKPT.h5 [--logits LOGITS.h5] [--out state_dict.pt]
+
+Builds tools/ref_model.py's Model from the checkpoint's /config, turns /params into a state_dict and loads it
+with strict=True (every name and shape must match).  --logits FILE compares the model's logits on FILE's
+/tokens (int32 [B, T]) with FILE's /logits (the C forward, float32 [B, T, V]), in float32 and float64.
+--out saves the state_dict with torch.save.  Needs Debian's python3-torch and python3-h5py (not needed by CI).
+"""
+import argparse
+import dataclasses
+import os
+import sys
+
+import h5py
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ref_model import Config, Model  # noqa: E402
+
+
+def _value(v):
+    """h5py attribute -> plain Python value (fixed-length strings come back as numpy bytes)."""
+    if isinstance(v, (bytes, np.bytes_)):
+        return v.decode("ascii")
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+def read_checkpoint(path):
+    """Returns (Config, state_dict, attributes of /config as a dict)."""
+    with h5py.File(path, "r") as f:
+        fmt = _value(f.attrs.get("format", b""))
+        if fmt != "ropegrad-checkpoint" or int(f.attrs["format_version"]) != 1:
+            raise ValueError(f"{path}: not a ropegrad checkpoint version 1 (format {fmt!r})")
+        attrs = {k: _value(v) for k, v in f["config"].attrs.items()}
+        fields = {fl.name for fl in dataclasses.fields(Config)}
+        cfg = Config(**{k: v for k, v in attrs.items() if k in fields})
+        state = {name: torch.from_numpy(ds[()]) for name, ds in f["params"].items()}
+    return cfg, state, attrs
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("checkpoint")
+    ap.add_argument("--logits", help="HDF5 file with /tokens and /logits written by the C forward")
+    ap.add_argument("--out", help="write the state_dict here (torch.save)")
+    args = ap.parse_args()
+
+    cfg, state, attrs = read_checkpoint(args.checkpoint)
+    model = Model(cfg)
+    model.load_state_dict(state, strict=True)
+    model.eval()
+    n = sum(p.numel() for p in model.parameters())
+    print(f"{args.checkpoint}: pos_encoding={cfg.pos_encoding} rope_ext={cfg.rope_ext} "
+          f"layers={cfg.n_layers} d_model={cfg.d_model}: {len(state)} tensors, {n} parameters loaded")
+    if args.out:
+        torch.save(model.state_dict(), args.out)
+    if args.logits:
+        with h5py.File(args.logits, "r") as f:
+            tokens = torch.from_numpy(f["tokens"][()].astype(np.int64))
+            want = torch.from_numpy(f["logits"][()].astype(np.float64))
+        with torch.no_grad():
+            got32 = model(tokens).double()
+            got64 = model.double()(tokens)
+        d32 = (got32 - want).abs().max().item()
+        d64 = (got64 - want).abs().max().item()
+        print(f"  logits {tuple(want.shape)}: max |torch float32 - C| = {d32:.3g}, "
+              f"max |torch float64 - C| = {d64:.3g}, max |logit| = {want.abs().max().item():.3g}")
+        return 0 if d64 < 1e-4 else 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
