@@ -188,7 +188,7 @@ rg_status rg_rope_cache_ensure(rg_rope_cache *rc, const rg_rope_config *cfg, int
 
 /* Rotates (dir = +1) or inverse-rotates (dir = -1, the transpose) the rotary channels of one token's heads and
  * accumulates (acc) or writes the result; unrotated channels are copied / accumulated. */
-static inline void rope_token(const rg_real *restrict x, rg_real *restrict o, int H, int hd, int nf, bool half,
+static inline __attribute__((always_inline)) void rope_token(const rg_real *restrict x, rg_real *restrict o, int H, int hd, int nf, bool half,
                               const rg_real *restrict cs, const rg_real *restrict sn, rg_real sgn, bool acc)
 {
     for (int h = 0; h < H; h++) {
@@ -225,8 +225,11 @@ rg_tensor *rg_pos_rope(rg_ctx *c, rg_tensor *x, int n_heads, bool half, rg_rope_
     rg_tensor *out = rg_node_new(c, &OP_ROPE, x->ndim, x->shape, 1, &x);
     for (int64_t t = 0; t < n; t++) {
         int p = pos[t] < 0 ? -pos[t] : pos[t];
-        rope_token(x->data + t * D, out->data + t * D, n_heads, hd, nf, half, rc->cos + (int64_t)p * nf,
-                   rc->sin + (int64_t)p * nf, pos[t] < 0 ? -1 : 1, false);
+        const rg_real *cs = rc->cos + (int64_t)p * nf, *sn = rc->sin + (int64_t)p * nf;
+        rg_real sgn = pos[t] < 0 ? -1 : 1;
+        /* constant pairing and mode per call site, so the inlined loops specialize */
+        if (half) rope_token(x->data + t * D, out->data + t * D, n_heads, hd, nf, true, cs, sn, sgn, false);
+        else rope_token(x->data + t * D, out->data + t * D, n_heads, hd, nf, false, cs, sn, sgn, false);
     }
     if (out->op) {
         int32_t *saved = rg_arena_alloc(&c->arena, (size_t)n * sizeof(int32_t));
@@ -255,7 +258,9 @@ static void rope_backward(rg_tensor *node)
     for (int64_t t = 0; t < n; t++) {
         int p = pos[t] < 0 ? -pos[t] : pos[t];
         /* inverse rotation: the sine changes sign */
-        rope_token(node->grad + t * D, dx + t * D, H, hd, nf, half, rc->cos + (int64_t)p * nf,
-                   rc->sin + (int64_t)p * nf, pos[t] < 0 ? 1 : -1, true);
+        const rg_real *cs = rc->cos + (int64_t)p * nf, *sn = rc->sin + (int64_t)p * nf;
+        rg_real sgn = pos[t] < 0 ? 1 : -1;
+        if (half) rope_token(node->grad + t * D, dx + t * D, H, hd, nf, true, cs, sn, sgn, true);
+        else rope_token(node->grad + t * D, dx + t * D, H, hd, nf, false, cs, sn, sgn, true);
     }
 }
