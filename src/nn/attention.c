@@ -104,7 +104,7 @@ static void attention_backward(rg_tensor *node)
     rg_tensor *q = node->src[0], *k = node->src[1], *v = node->src[2], *bias = node->src[3];
     const int B = q->shape[0], T = q->shape[1], S = k->shape[1], D = q->shape[2];
     const int H = (int)node->iarg[0], hd = D / H;
-    const bool bias_batched = node->iarg[2];
+    const bool causal = node->iarg[1], bias_batched = node->iarg[2];
     const rg_real scale = (rg_real)node->farg[0];
     const int64_t TS = (int64_t)T * S;
     const rg_real *P = node->saved, *dO = node->grad;
@@ -126,9 +126,11 @@ static void attention_backward(rg_tensor *node)
             for (int i = 0; i < T; i++) {
                 rg_real *ds = dS + (int64_t)i * S;
                 const rg_real *p = Pbh + (int64_t)i * S;
+                const int n = visible_keys(causal, i, T, S); /* P is 0 past the visible prefix */
                 rg_real dot = 0;
-                for (int j = 0; j < S; j++) dot += ds[j] * p[j];
-                for (int j = 0; j < S; j++) ds[j] = p[j] * (ds[j] - dot);
+                for (int j = 0; j < n; j++) dot += ds[j] * p[j];
+                for (int j = 0; j < n; j++) ds[j] = p[j] * (ds[j] - dot);
+                if (n < S) memset(ds + n, 0, (size_t)(S - n) * sizeof(rg_real));
             }
             if (dbias) {
                 rg_real *db = dbias + ((bias_batched ? (int64_t)b * H : 0) + h) * TS;
