@@ -30,14 +30,13 @@ static rg_model *load_model(const char *file, rg_pos_kind pos, rg_rope_ext ext)
     cfg.rope_scale = tc_h5_attr(file, "/", "rope_scale");
     cfg.pos = pos;
     cfg.rope_ext = ext;
-    /* the names in the file must agree (compared on the common prefix: tc_h5_attr_str may drop the last char of a
-     * fixed-length NULLPAD string) */
+    /* the names in the file must agree */
     char buf[64];
     tc_h5_attr_str(file, "/", "pos_encoding", buf, sizeof buf);
-    if (!buf[0] || strncmp(buf, rg_pos_name(pos), strlen(buf)))
+    if (strcmp(buf, rg_pos_name(pos)))
         fail_msg("%s: pos_encoding '%s' is not '%s'", file, buf, rg_pos_name(pos));
     tc_h5_attr_str(file, "/", "rope_ext", buf, sizeof buf);
-    if (!buf[0] || strncmp(buf, rg_rope_ext_name(ext), strlen(buf)))
+    if (strcmp(buf, rg_rope_ext_name(ext)))
         fail_msg("%s: rope_ext '%s' is not '%s'", file, buf, rg_rope_ext_name(ext));
     rg_model *m = NULL;
     if (rg_model_new(&cfg, 0, &m)) fail_msg("%s: rg_model_new: %s", file, rg_last_error());
