@@ -118,6 +118,7 @@ void rg_pos_rotate_qk(rg_ctx *c, struct rg_model *m, rg_tensor **q, rg_tensor **
     rg_rope_config rc = rope_config_of(&m->cfg);
     int max_abs = 0;
     for (int64_t i = 0; i < (int64_t)B * T; i++) {
+        RG_ASSERT(pos[i] != INT32_MIN, "RoPE: position %d", pos[i]);
         int a = pos[i] < 0 ? -pos[i] : pos[i];
         if (a > max_abs) max_abs = a;
     }

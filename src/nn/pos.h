@@ -58,7 +58,8 @@ void rg_pos_state_free(rg_pos_state *s);
 rg_status rg_pos_input(rg_ctx *c, struct rg_model *m, rg_tensor *tok, const int32_t *pos, int B, int T,
                        rg_tensor **h);
 /* Hook 2. q and k [B, T, d_model] with pos [B, T]: replaced by their rotated versions (RoPE kinds); untouched
- * otherwise. Values are never rotated. */
+ * otherwise. Values are never rotated. The RoPE tables grow to the largest |position| seen (aborts with a message
+ * if that allocation fails). */
 void rg_pos_rotate_qk(rg_ctx *c, struct rg_model *m, rg_tensor **q, rg_tensor **k, const int32_t *pos, int B, int T);
 /* Hook 3. The additive bias on the scaled scores of `layer` for queries q [B, T, d] at q_pos [B, T] against keys
  * k [B, S, d] at k_pos [B, S]: [H, T, S] or [B, H, T, S], or NULL for encodings without one. Transformer-XL returns

@@ -217,6 +217,7 @@ rg_tensor *rg_pos_rope(rg_ctx *c, rg_tensor *x, int n_heads, bool half, rg_rope_
     int64_t n = x->numel / D;
     int max_abs = 0;
     for (int64_t t = 0; t < n; t++) {
+        RG_ASSERT(pos[t] != INT32_MIN, "pos_rope: position %d", pos[t]);
         int a = pos[t] < 0 ? -pos[t] : pos[t];
         if (a > max_abs) max_abs = a;
     }
