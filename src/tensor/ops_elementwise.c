@@ -127,6 +127,7 @@ static rg_tensor *unary(rg_ctx *c, const rg_op *op, int kind, rg_tensor *x, doub
     rg_tensor *out = rg_node_new(c, op, x->ndim, x->shape, 1, &x);
     out->iarg[0] = kind;
     out->farg[0] = alpha;
+    out->output_saved = kind == UN_EXP || kind == UN_TANH; /* their backward reads y */
     const rg_real *in = x->data;
     rg_real *o = out->data;
     int64_t n = x->numel;

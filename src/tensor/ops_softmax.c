@@ -28,6 +28,7 @@ static inline rg_real row_max(const rg_real *x, int n)
 rg_tensor *rg_softmax(rg_ctx *c, rg_tensor *x)
 {
     rg_tensor *out = rg_node_new(c, &OP_SOFTMAX, x->ndim, x->shape, 1, &x);
+    out->output_saved = true; /* the backward reads y */
     int n = x->shape[x->ndim - 1];
     int64_t rows = x->numel / n;
     for (int64_t r = 0; r < rows; r++) {
@@ -61,6 +62,7 @@ static void softmax_backward(rg_tensor *node)
 rg_tensor *rg_log_softmax(rg_ctx *c, rg_tensor *x)
 {
     rg_tensor *out = rg_node_new(c, &OP_LOG_SOFTMAX, x->ndim, x->shape, 1, &x);
+    out->output_saved = true; /* the backward reads y */
     int n = x->shape[x->ndim - 1];
     int64_t rows = x->numel / n;
     for (int64_t r = 0; r < rows; r++) {

@@ -107,6 +107,14 @@ void rg_arena_reset(rg_arena *a)
     a->used = 0;
 }
 
+bool rg_arena_owns(const rg_arena *a, const void *p)
+{
+    uintptr_t q = (uintptr_t)p;
+    for (const rg_arena_block *b = a->head; b; b = b->next)
+        if (q >= (uintptr_t)b->mem && q < (uintptr_t)b->mem + b->cap) return true;
+    return false;
+}
+
 void rg_arena_free(rg_arena *a)
 {
     rg_arena_block *b = a->head;

@@ -74,6 +74,9 @@ void *rg_arena_alloc(rg_arena *a, size_t bytes);
 /* Like rg_arena_alloc, zero-filled. */
 void *rg_arena_calloc(rg_arena *a, size_t bytes);
 void rg_arena_reset(rg_arena *a);
+/* True if p points into one of the arena's current blocks (pointer comparison only, p is not read). rg_backward
+ * uses it to refuse a tensor whose memory a reset may have freed. */
+bool rg_arena_owns(const rg_arena *a, const void *p);
 void rg_arena_free(rg_arena *a);
 
 /* ---------------------------------------------------------------- tensor */
@@ -100,6 +103,8 @@ typedef struct rg_tensor {
     bool requires_grad;
     bool is_param;            /* persistent storage (rg_param_new); gradient accumulates across backward calls */
     unsigned version;         /* bumped by every in-place write (rg_tensor_bump_version) */
+    bool output_saved;        /* set by ops whose backward reads this result's own data (exp, tanh, softmax,
+                               * log_softmax): rg_backward aborts if the result was written in place since */
     /* graph record, set by ops created on a context with gradients enabled */
     const rg_op *op;          /* NULL for leaves */
     rg_ctx *ctx;
