@@ -244,17 +244,33 @@ static hid_t make_group(hid_t loc, const char *name)
     return g;
 }
 
+/* A dataset stored as one chunk with the Fletcher-32 checksum filter: HDF5 verifies the checksum on every read,
+ * so a flipped bit in the values is an error instead of a silently wrong weight (h5py and h5dump read it as
+ * usual). Datasets of 1 GiB or more are written contiguous, without checksum (HDF5's chunk limit is 4 GiB). */
 static herr_t write_dataset(hid_t loc, const char *name, hid_t filetype, hid_t memtype, int nd, const hsize_t *dims,
                             const void *data)
 {
     hid_t s = H5Screate_simple(nd, dims, NULL);
     if (s < 0) return -1;
-    hid_t d = H5Dcreate2(loc, name, filetype, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    if (dcpl < 0) {
+        H5Sclose(s);
+        return -1;
+    }
+    hsize_t bytes = H5Tget_size(filetype);
+    for (int i = 0; i < nd; i++) bytes *= dims[i];
+    if (bytes < ((hsize_t)1 << 30) && (H5Pset_chunk(dcpl, nd, dims) < 0 || H5Pset_fletcher32(dcpl) < 0)) {
+        H5Pclose(dcpl);
+        H5Sclose(s);
+        return -1;
+    }
+    hid_t d = H5Dcreate2(loc, name, filetype, s, H5P_DEFAULT, dcpl, H5P_DEFAULT);
     herr_t r = -1;
     if (d >= 0) {
         r = H5Dwrite(d, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data);
         if (H5Dclose(d) < 0) r = -1;
     }
+    H5Pclose(dcpl);
     H5Sclose(s);
     return r;
 }
@@ -705,8 +721,8 @@ static rg_status read_param_dataset(const reader *rd, hid_t g, const char *full,
     if (H5Dread(d, H5_REAL_MEM, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) {
         char detail[256];
         h5_detail(detail);
-        st = ck_err(RG_ERR_FORMAT, rd->path, "cannot read dataset %s/%s (truncated or corrupt file): %s", full, name,
-                    detail);
+        st = ck_err(RG_ERR_FORMAT, rd->path, "cannot read dataset %s/%s (truncated or corrupt file, or a checksum "
+                    "mismatch): %s", full, name, detail);
     }
 done:
     if (t_id >= 0) H5Tclose(t_id);
@@ -1156,7 +1172,7 @@ rg_status rg_checkpoint_save(const char *path, const rg_model *m, const rg_adamw
 
     h5_quiet q;
     quiet_begin(&q);
-    hid_t f = -1, fapl = -1;
+    hid_t f = -1, fapl = -1, fcpl = -1;
     bool created = false;
     char detail[256] = "";
 
@@ -1170,7 +1186,12 @@ rg_status rg_checkpoint_save(const char *path, const rg_model *m, const rg_adamw
     created = true;
     fapl = H5Pcreate(H5P_FILE_ACCESS);
     if (fapl >= 0) H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
-    f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl >= 0 ? fapl : H5P_DEFAULT);
+    /* The default (oldest, most widely readable) file format, without the 1.10 superblock whose "open for write"
+     * flag makes a file unreadable after a crashed writer until h5clear. Each dataset is one chunk: the chunk
+     * B-tree's node size is kept minimal (istore_k 1) so that the per-dataset overhead stays small. */
+    fcpl = H5Pcreate(H5P_FILE_CREATE);
+    if (fcpl >= 0) H5Pset_istore_k(fcpl, 1);
+    f = H5Fcreate(tmp, H5F_ACC_TRUNC, fcpl >= 0 ? fcpl : H5P_DEFAULT, fapl >= 0 ? fapl : H5P_DEFAULT);
     if (f < 0) {
         st = ck_err(RG_ERR_IO, path, "cannot create the HDF5 file %s: %s", tmp, h5_detail(detail));
         goto done;
@@ -1210,6 +1231,7 @@ rg_status rg_checkpoint_save(const char *path, const rg_model *m, const rg_adamw
 done:
     if (f >= 0) H5Fclose(f);
     if (fapl >= 0) H5Pclose(fapl);
+    if (fcpl >= 0) H5Pclose(fcpl);
     if (created) unlink(tmp);
     quiet_end(&q);
     free(tmp);
