@@ -178,7 +178,10 @@ static rg_tensor *f_mean(rg_ctx *c, rg_tensor **in, void *p)
     rg_tensor *s = rg_mean(c, in[0]);
     return rg_mul(c, s, s);
 }
-static rg_tensor *f_sum_dim(rg_ctx *c, rg_tensor **in, void *p) { return wsum(c, rg_sum_dim(c, in[0], ((gc_user *)p)->dim)); }
+static rg_tensor *f_sum_dim(rg_ctx *c, rg_tensor **in, void *p)
+{
+    return wsum(c, rg_sum_dim(c, in[0], ((gc_user *)p)->dim));
+}
 static rg_tensor *f_mean_dim(rg_ctx *c, rg_tensor **in, void *p)
 {
     return wsum(c, rg_mean_dim(c, in[0], ((gc_user *)p)->dim));

@@ -299,11 +299,13 @@ static void test_steady_state_no_alloc(void **state)
     rg_ctx *c = *state;
     long allocs, frees;
     mlp_steps(c, 1, &allocs, &frees);
-    if (HEAP_HOOK && (allocs || frees)) fail_msg("steps 3..%d made %ld heap allocations and %ld frees", MLP_STEPS, allocs, frees);
+    if (HEAP_HOOK && (allocs || frees))
+        fail_msg("steps 3..%d made %ld heap allocations and %ld frees", MLP_STEPS, allocs, frees);
     rg_ctx_reset(c);
     mlp_steps(c, 2, &allocs, &frees);
-    if (HEAP_HOOK) print_message("with 2 OpenBLAS threads, steps 3..%d: %ld heap allocations, %ld frees (inside OpenBLAS)\n",
-                  MLP_STEPS, allocs, frees);
+    if (HEAP_HOOK)
+        print_message("with 2 OpenBLAS threads, steps 3..%d: %ld heap allocations, %ld frees (inside OpenBLAS)\n",
+                      MLP_STEPS, allocs, frees);
     rg_set_num_threads(1);
 }
 

@@ -266,7 +266,8 @@ static void test_layernorm(void **state)
     tc_assert_close("layernorm offset", y->data, (double[]){-1.34163542, -0.447211807, 0.447211807, 1.34163542}, 4,
                     1e-4, 0);
     /* row [1,-2,0.5,3], w [2,0.5,-1,1], b [0.1,0.2,0.3,0.4]: numpy (r-m)/sqrt(v+1e-5)*w+b */
-    rg_tensor *w2 = T(c, 1, (int[]){4}, (double[]){2, 0.5, -1, 1}), *b2 = T(c, 1, (int[]){4}, (double[]){0.1, 0.2, 0.3, 0.4});
+    rg_tensor *w2 = T(c, 1, (int[]){4}, (double[]){2, 0.5, -1, 1});
+    rg_tensor *b2 = T(c, 1, (int[]){4}, (double[]){0.1, 0.2, 0.3, 0.4});
     y = rg_layernorm(c, T(c, 2, (int[]){1, 4}, (double[]){1, -2, 0.5, 3}), w2, b2, 1e-5);
     static const double want[] = {0.52111678, -0.536954365, 0.37018613, 1.73353647};
     tc_assert_close("layernorm w b", y->data, want, 4, 1e-5, 1e-5);
@@ -315,7 +316,8 @@ static void test_permute_transpose(void **state)
     rg_tensor *x = T(c, 3, (int[]){2, 3, 4}, v);
     rg_tensor *p = rg_permute(c, x, (int[]){2, 0, 1});
     assert_shape(p, 3, (int[]){4, 2, 3});
-    static const double w_perm[] = {0, 4, 8, 12, 16, 20, 1, 5, 9, 13, 17, 21, 2, 6, 10, 14, 18, 22, 3, 7, 11, 15, 19, 23};
+    static const double w_perm[] = {0, 4, 8, 12, 16, 20, 1, 5, 9, 13, 17, 21,
+                                    2, 6, 10, 14, 18, 22, 3, 7, 11, 15, 19, 23};
     tc_assert_close("permute (2,0,1)", p->data, w_perm, 24, 0, 0);
     rg_tensor *t = rg_transpose(c, x, 0, 2);
     assert_shape(t, 3, (int[]){4, 3, 2});
@@ -338,7 +340,8 @@ static void test_slice_concat(void **state)
     /* numpy x[:, 1:3, :].ravel(), x[:, :, 1:2].ravel(), x[1:2].ravel() */
     rg_tensor *s = rg_slice(c, x, 1, 1, 3);
     assert_shape(s, 3, (int[]){2, 2, 4});
-    tc_assert_close("slice dim1", s->data, (double[]){4, 5, 6, 7, 8, 9, 10, 11, 16, 17, 18, 19, 20, 21, 22, 23}, 16, 0, 0);
+    tc_assert_close("slice dim1", s->data, (double[]){4, 5, 6, 7, 8, 9, 10, 11, 16, 17, 18, 19, 20, 21, 22, 23}, 16,
+                    0, 0);
     s = rg_slice(c, x, 2, 1, 2);
     assert_shape(s, 3, (int[]){2, 3, 1});
     tc_assert_close("slice dim2", s->data, (double[]){1, 5, 9, 13, 17, 21}, 6, 0, 0);

@@ -84,7 +84,8 @@ rg_tensor *rg_sub(rg_ctx *c, rg_tensor *a, rg_tensor *b) { return binary(c, &OP_
 rg_tensor *rg_mul(rg_ctx *c, rg_tensor *a, rg_tensor *b) { return binary(c, &OP_MUL, BIN_MUL, a, b); }
 
 /* add: da += dout, db += dout; sub: db -= dout; mul: da += dout*b, db += dout*a; each summed over the dims the
- * operand was broadcast along (the stride-0 dims accumulate into one element). */
+ * operand was broadcast along (the stride-0 dims accumulate into one element). docs/derivatives.md rows "add",
+ * "sub", "mul". */
 static void binary_backward(rg_tensor *node)
 {
     rg_tensor *a = node->src[0], *b = node->src[1];
@@ -156,7 +157,8 @@ rg_tensor *rg_relu(rg_ctx *c, rg_tensor *x) { return unary(c, &OP_RELU, UN_RELU,
 rg_tensor *rg_gelu(rg_ctx *c, rg_tensor *x) { return unary(c, &OP_GELU, UN_GELU, x, 0); }
 
 /* scale: dx += alpha g; exp: dx += g y; log: dx += g / x; tanh: dx += g (1 - y^2); relu: dx += g [x > 0];
- * gelu: dx += g (0.5 (1 + t) + 0.5 x (1 - t^2) c (1 + 3 a x^2)), t = tanh(c (x + a x^3)). */
+ * gelu: dx += g (0.5 (1 + t) + 0.5 x (1 - t^2) c (1 + 3 a x^2)), t = tanh(c (x + a x^3)).
+ * docs/derivatives.md rows "scale", "exp", "log", "tanh", "relu", "gelu". */
 static void unary_backward(rg_tensor *node)
 {
     rg_tensor *x = node->src[0];

@@ -30,7 +30,7 @@ rg_tensor *rg_embedding(rg_ctx *c, rg_tensor *weight, const int32_t *idx, int id
     return out;
 }
 
-/* dweight[idx[i], :] += g[i, :] for every i (repeated indices add up). */
+/* dweight[idx[i], :] += g[i, :] for every i (repeated indices add up). docs/derivatives.md row "embedding". */
 static void embedding_backward(rg_tensor *node)
 {
     rg_tensor *w = node->src[0];

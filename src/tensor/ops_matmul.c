@@ -68,7 +68,8 @@ rg_tensor *rg_matmul(rg_ctx *c, rg_tensor *a, rg_tensor *b, bool trans_a, bool t
     return out;
 }
 
-/* C = op(A) op(B): d op(A) = dC op(B)^T, d op(B) = op(A)^T dC, written for A and B as stored (derivatives.md). */
+/* C = op(A) op(B): d op(A) = dC op(B)^T, d op(B) = op(A)^T dC, written for A and B as stored.
+ * docs/derivatives.md row "matmul". */
 static void matmul_backward(rg_tensor *node)
 {
     rg_tensor *a = node->src[0], *b = node->src[1];
@@ -118,7 +119,7 @@ rg_tensor *rg_linear(rg_ctx *c, rg_tensor *x, rg_tensor *w, rg_tensor *bias)
     return y;
 }
 
-/* y = x W^T + b: dx += dy W, dW += dy^T x, db += sum over rows of dy. */
+/* y = x W^T + b: dx += dy W, dW += dy^T x, db += sum over rows of dy. docs/derivatives.md row "linear". */
 static void linear_backward(rg_tensor *node)
 {
     rg_tensor *x = node->src[0], *w = node->src[1], *bias = node->nsrc > 2 ? node->src[2] : NULL;

@@ -39,7 +39,7 @@ rg_tensor *rg_layernorm(rg_ctx *c, rg_tensor *x, rg_tensor *w, rg_tensor *b, dou
 }
 
 /* xhat = (x - mean) rstd, y = xhat w + b: dw += sum_rows g xhat; db += sum_rows g;
- * dx += rstd (g w - mean_j(g w) - xhat mean_j(g w xhat)). */
+ * dx += rstd (g w - mean_j(g w) - xhat mean_j(g w xhat)). docs/derivatives.md row "layernorm". */
 static void layernorm_backward(rg_tensor *node)
 {
     rg_tensor *x = node->src[0], *w = node->src[1], *b = node->nsrc > 2 ? node->src[2] : NULL;

@@ -25,6 +25,7 @@ static rg_tensor *reduce_all(rg_ctx *c, rg_tensor *x, bool mean)
 rg_tensor *rg_sum(rg_ctx *c, rg_tensor *x) { return reduce_all(c, x, false); }
 rg_tensor *rg_mean(rg_ctx *c, rg_tensor *x) { return reduce_all(c, x, true); }
 
+/* dx += g (sum) or g / numel (mean). docs/derivatives.md rows "sum", "mean". */
 static void reduce_all_backward(rg_tensor *node)
 {
     rg_tensor *x = node->src[0];
@@ -58,6 +59,7 @@ static rg_tensor *reduce_dim(rg_ctx *c, rg_tensor *x, int dim, bool mean)
 rg_tensor *rg_sum_dim(rg_ctx *c, rg_tensor *x, int dim) { return reduce_dim(c, x, dim, false); }
 rg_tensor *rg_mean_dim(rg_ctx *c, rg_tensor *x, int dim) { return reduce_dim(c, x, dim, true); }
 
+/* dx[..., j, ...] += g[...] (/ n for the mean). docs/derivatives.md rows "sum_dim", "mean_dim". */
 static void reduce_dim_backward(rg_tensor *node)
 {
     rg_tensor *x = node->src[0];

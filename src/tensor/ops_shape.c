@@ -26,6 +26,7 @@ rg_tensor *rg_reshape(rg_ctx *c, rg_tensor *x, int ndim, const int *shape)
     return rg_node_new_view(c, &OP_RESHAPE, ndim, shape, 1, &x, x->data);
 }
 
+/* dx += g in the same element order. docs/derivatives.md row "reshape". */
 static void reshape_backward(rg_tensor *node)
 {
     rg_real *dx = rg_grad_of(node->src[0]);
@@ -67,6 +68,7 @@ rg_tensor *rg_permute(rg_ctx *c, rg_tensor *x, const int *perm)
     return out;
 }
 
+/* dx = permute(g, perm^-1). docs/derivatives.md row "permute" (transpose included). */
 static void permute_backward(rg_tensor *node)
 {
     rg_tensor *x = node->src[0];
@@ -120,6 +122,7 @@ rg_tensor *rg_slice(rg_ctx *c, rg_tensor *x, int dim, int start, int end)
     return out;
 }
 
+/* dx[..., start:end, ...] += g. docs/derivatives.md row "slice". */
 static void slice_backward(rg_tensor *node)
 {
     rg_tensor *x = node->src[0];
@@ -166,6 +169,7 @@ rg_tensor *rg_concat(rg_ctx *c, rg_tensor *const *xs, int n, int dim)
     return out;
 }
 
+/* dx_k += g[..., off_k : off_k + n_k, ...]. docs/derivatives.md row "concat". */
 static void concat_backward(rg_tensor *node)
 {
     int dim = (int)node->iarg[0];

@@ -44,7 +44,7 @@ rg_tensor *rg_softmax(rg_ctx *c, rg_tensor *x)
     return out;
 }
 
-/* y = softmax(x): dx += y * (g - sum_j g_j y_j). */
+/* y = softmax(x): dx += y * (g - sum_j g_j y_j). docs/derivatives.md row "softmax". */
 static void softmax_backward(rg_tensor *node)
 {
     rg_tensor *x = node->src[0];
@@ -78,7 +78,8 @@ rg_tensor *rg_log_softmax(rg_ctx *c, rg_tensor *x)
     return out;
 }
 
-/* y = log_softmax(x): dx += g - exp(y) * sum_j g_j; a fully -inf row passes no gradient. */
+/* y = log_softmax(x): dx += g - exp(y) * sum_j g_j; a fully -inf row passes no gradient.
+ * docs/derivatives.md row "log_softmax". */
 static void log_softmax_backward(rg_tensor *node)
 {
     rg_tensor *x = node->src[0];
@@ -110,7 +111,7 @@ rg_tensor *rg_masked_fill_neg_inf(rg_ctx *c, rg_tensor *x, const uint8_t *mask)
     return out;
 }
 
-/* dx += g where the mask is 0. */
+/* dx += g where the mask is 0. docs/derivatives.md row "masked_fill". */
 static void masked_fill_backward(rg_tensor *node)
 {
     rg_tensor *x = node->src[0];
@@ -150,7 +151,8 @@ rg_tensor *rg_cross_entropy(rg_ctx *c, rg_tensor *logits, const int32_t *targets
     return out;
 }
 
-/* loss = mean_r (lse_r - x[r, t_r]): dx[r, :] += g / count * (softmax(x[r]) - onehot(t_r)) on counted rows. */
+/* loss = mean_r (lse_r - x[r, t_r]): dx[r, :] += g / count * (softmax(x[r]) - onehot(t_r)) on counted rows.
+ * docs/derivatives.md row "cross_entropy". */
 static void cross_entropy_backward(rg_tensor *node)
 {
     rg_tensor *logits = node->src[0];

@@ -9,7 +9,8 @@
  * Memory: parameters (rg_param_new) are malloc'ed once and live until rg_param_free. Everything an op creates
  * (result tensors, saved buffers, gradients of intermediates) comes from the context's arena, which
  * rg_ctx_reset empties once per step; after the first step the arena keeps one block large enough for a step,
- * so steady-state training performs no heap allocation.
+ * so steady-state training performs no heap allocation in ropegrad (tests/test_autograd.c counts it; with more
+ * than one BLAS thread OpenBLAS's threaded GEMM driver mallocs a job buffer per call on its own).
  */
 #ifndef RG_TENSOR_H
 #define RG_TENSOR_H
