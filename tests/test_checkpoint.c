@@ -5,6 +5,7 @@
 #include "io/checkpoint.h"
 
 #include <dirent.h>
+#include <signal.h>
 #include <hdf5.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static char g_dir[64];
@@ -764,6 +766,50 @@ static void test_failure_before_rename(void **state)
     rg_model_free(m);
 }
 
+/* kill -9 of a process in the middle of saves: the target is always a complete checkpoint (the old or the new
+ * one), never a partial file. A killed save may leave its <path>.tmp.<pid> behind (documented). */
+static void test_kill_during_save(void **state)
+{
+    char p[256];
+    path_in(p, sizeof p, "killed.h5");
+    rg_model *a = new_model(21), *b = new_model(22);
+    assert_int_equal(rg_checkpoint_save(p, a, NULL, NULL), RG_OK);
+    snapshot sa = snap(a, NULL), sb = snap(b, NULL);
+    rg_model *m = new_model(23);
+    for (int round = 0; round < 8; round++) {
+        fflush(NULL);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            for (int i = 0;; i++)
+                if (rg_checkpoint_save(p, i % 2 ? a : b, NULL, NULL) != RG_OK) _exit(1);
+        }
+        struct timespec ts = {0, (long)(1000 + 2500 * round) * 1000L};
+        nanosleep(&ts, NULL);
+        kill(pid, SIGKILL);
+        int wst;
+        waitpid(pid, &wst, 0);
+        assert_true(WIFSIGNALED(wst)); /* it was still saving, not failing */
+        if (rg_checkpoint_load(p, m, NULL, NULL) != RG_OK) fail_msg("round %d: %s", round, rg_last_error());
+        bool is_a = true, is_b = true;
+        for (int i = 0; i < m->params.n; i++) {
+            size_t n = (size_t)m->params.items[i]->numel * sizeof(rg_real);
+            is_a = is_a && memcmp(sa.p[i], m->params.items[i]->data, n) == 0;
+            is_b = is_b && memcmp(sb.p[i], m->params.items[i]->data, n) == 0;
+        }
+        assert_true(is_a || is_b);
+        char tmp[300];
+        snprintf(tmp, sizeof tmp, "%s.tmp.%ld", p, (long)pid);
+        unlink(tmp);
+        assert_int_equal(count_temp_files(), 0);
+    }
+    snap_free(&sa);
+    snap_free(&sb);
+    rg_model_free(m);
+    rg_model_free(b);
+    rg_model_free(a);
+}
+
 /* Another process holds the checkpoint open for writing (HDF5 file locking): a clear error, no crash. */
 static void test_locked_file(void **state)
 {
@@ -975,6 +1021,7 @@ int main(void)
         cmocka_unit_test(test_unknown_dataset),
         cmocka_unit_test(test_config_mismatch),
         cmocka_unit_test(test_failure_before_rename),
+        cmocka_unit_test(test_kill_during_save),
         cmocka_unit_test(test_locked_file),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_every_encoding_reloads),
