@@ -6,6 +6,7 @@
 #include "tensor/tensor.h"
 #include "tensor/ops.h"
 #include "tensor/rng.h"
+#include "tensor/blas.h"
 #include "autograd/autograd.h"
 #include "nn/nn.h"
 #include "nn/pos.h"

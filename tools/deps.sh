@@ -1,8 +1,9 @@
 #!/bin/sh
-# Installs the Debian packages ropegrad needs, only when pkg-config cannot find them: as root directly, through
-# sudo otherwise; if neither works it prints the exact command and fails.
-PKGS="libopenblas-dev libhdf5-dev libcmocka-dev pkg-config"
-if command -v pkg-config >/dev/null 2>&1 && pkg-config --exists openblas hdf5 cmocka; then
+# Installs the Debian packages ropegrad needs, only when they are missing (pkg-config cannot find the libraries,
+# or gnuplot is not on PATH): as root directly, through sudo otherwise; if neither works it prints the exact
+# command and fails.
+PKGS="libopenblas-dev libhdf5-dev libcmocka-dev pkg-config gnuplot-nox"
+if command -v pkg-config >/dev/null 2>&1 && pkg-config --exists openblas hdf5 cmocka && command -v gnuplot >/dev/null 2>&1; then
     exit 0
 fi
 CMD="apt-get install -y $PKGS"
@@ -16,7 +17,7 @@ else
     exit 1
 fi
 export DEBIAN_FRONTEND=noninteractive
-# an empty package list on a fresh machine: update first
+# a fresh machine may have an empty package list: update and retry once
 $SUDO apt-get install -y $PKGS || { $SUDO apt-get update && $SUDO apt-get install -y $PKGS; } || {
     echo "deps: failed: $SUDO apt-get update && $SUDO $CMD" >&2
     exit 1

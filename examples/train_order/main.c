@@ -222,6 +222,7 @@ typedef struct { rg_task task; rg_pos_kind pos; int seed; } job;
 
 int main(int argc, char **argv)
 {
+    rg_blas_prefer_fast_kernels(argv); /* OpenBLAS 0.3.21 runs SSE3 kernels on CPUs it does not know */
     to_options o;
     parse_options(argc, argv, &o);
     char cmd[2048] = "";

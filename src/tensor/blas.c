@@ -1,0 +1,30 @@
+/* blas.c: OpenBLAS kernel selection (see blas.h). */
+#include "blas.h"
+
+#include <cblas.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+const char *rg_blas_core(void) { return openblas_get_corename(); }
+
+void rg_blas_prefer_fast_kernels(char **argv)
+{
+    if (getenv("OPENBLAS_CORETYPE") || getenv("RG_KEEP_BLAS_CORE")) return;
+    static const char *const generic[] = {"prescott", "core2", "nehalem", "atom", "katmai", "unknown"};
+    const char *core = openblas_get_corename();
+    int slow = 0;
+    for (size_t i = 0; core && i < sizeof generic / sizeof *generic; i++)
+        if (strcasecmp(core, generic[i]) == 0) slow = 1;
+    if (!slow) return;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_cpu_init();
+    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return;
+    if (setenv("OPENBLAS_CORETYPE", "Haswell", 1) != 0) return;
+    execv("/proc/self/exe", argv);
+    unsetenv("OPENBLAS_CORETYPE"); /* exec failed: carry on as we were */
+#else
+    (void)argv;
+#endif
+}

@@ -1,0 +1,21 @@
+/* blas.h: which OpenBLAS kernels run, and choosing fast ones on CPUs the installed OpenBLAS does not recognize.
+ *
+ * Debian 12's OpenBLAS 0.3.21 (DYNAMIC_ARCH) picks its kernels once, when the library loads. On processors newer
+ * than the release (for example Intel Xeon model 207) its detection falls back to the generic "Prescott" SSE3
+ * kernels, which run sgemm several times slower than the AVX2 ("Haswell") ones the CPU supports. The
+ * OPENBLAS_CORETYPE environment variable overrides the choice, but only before the library loads, so the fix is a
+ * re-execution of the program with it set. */
+#ifndef RG_BLAS_H
+#define RG_BLAS_H
+
+/* The name of the OpenBLAS kernel family in use ("Haswell", "SkylakeX", "Prescott", ...). */
+const char *rg_blas_core(void);
+
+/* If OPENBLAS_CORETYPE is unset, OpenBLAS runs generic SSE kernels (Prescott, Core2, Nehalem, Atom, Katmai) and the
+ * CPU supports AVX2 and FMA, re-executes the running program (/proc/self/exe, same argv and environment) with
+ * OPENBLAS_CORETYPE=Haswell. Returns normally in every other case, and when the re-execution fails (the program
+ * then goes on with the slow kernels). Setting RG_KEEP_BLAS_CORE=1 disables it. Call it first thing in main(),
+ * before any other work; argv must be main's argv. Used by examples/train_order and bench. */
+void rg_blas_prefer_fast_kernels(char **argv);
+
+#endif
