@@ -2,6 +2,7 @@
 # Runs every test binary in the folder given, prints each one's cmocka summary, and a total line
 # "tests: N passed, N failed". Exits non-zero if any test failed or any binary crashed.
 dir=${1:-build/tests}
+export RG_BUILD_DIR="${RG_BUILD_DIR:-$(dirname "$dir")}"
 pass=0; fail=0; bad=0
 start=$(date +%s)
 for t in "$dir"/*; do

@@ -76,9 +76,26 @@ static double parse_double(const char *opt, const char *s, double lo, double hi)
     return v;
 }
 
-/* Splits a comma list in place; calls f for each item. */
-#define FOR_ITEMS(list, item) for (char *save_ = NULL, *item = strtok_r(list, ",", &save_); item; \
-                                   item = strtok_r(NULL, ",", &save_))
+/* Splits a comma list in place into items (at most 64); an empty item ("8,,16", a trailing comma) is an error. */
+static int split_list(const char *opt, char *list, char **items)
+{
+    int n = 0;
+    for (char *p = list;;) {
+        char *comma = strchr(p, ',');
+        if (comma) *comma = 0;
+        if (!*p || n == 64) {
+            fprintf(stderr, "train_order: %s: empty item or too many items in the list\n"
+                            "  allowed: a comma list of up to 64 non-empty items\n", opt);
+            exit(2);
+        }
+        items[n++] = p;
+        if (!comma) return n;
+        p = comma + 1;
+    }
+}
+#define FOR_ITEMS(opt, list, item) \
+    for (char *items_[64], **item_p = items_, **item_end = items_ + split_list(opt, list, items_), *item = NULL; \
+         item_p < item_end && (item = *item_p, 1); item_p++)
 
 static void parse_options(int argc, char **argv, to_options *o)
 {
@@ -133,7 +150,7 @@ static void parse_options(int argc, char **argv, to_options *o)
             memset(o->tasks, 0, sizeof o->tasks);
             snprintf(buf, sizeof buf, "%s", optarg);
             if (strcmp(buf, "all") == 0) { for (int i = 0; i < RG_TASK_COUNT; i++) o->tasks[i] = true; break; }
-            FOR_ITEMS(buf, it) {
+            FOR_ITEMS("--task", buf, it) {
                 rg_task t;
                 if (rg_task_parse(it, &t)) bad("--task: unknown task '%s'", it, "copy, reverse, sort, all");
                 o->tasks[t] = true;
@@ -143,7 +160,7 @@ static void parse_options(int argc, char **argv, to_options *o)
             memset(o->pos, 0, sizeof o->pos);
             snprintf(buf, sizeof buf, "%s", optarg);
             if (strcmp(buf, "all") == 0) { for (int i = 0; i < RG_POS_COUNT; i++) o->pos[i] = true; break; }
-            FOR_ITEMS(buf, it) {
+            FOR_ITEMS("--pos", buf, it) {
                 rg_pos_kind k;
                 if (rg_pos_parse(it, &k))
                     bad("--pos: unknown encoding '%s'", it, "none, sinusoidal, learned, t5, xl, alibi, rope, rope-half, all");
@@ -158,7 +175,7 @@ static void parse_options(int argc, char **argv, to_options *o)
         case O_TEST_LENS:
             o->n_test_lens = 0;
             snprintf(buf, sizeof buf, "%s", optarg);
-            FOR_ITEMS(buf, it) {
+            FOR_ITEMS("--test-lens", buf, it) {
                 if (o->n_test_lens == TO_MAX_LENS) bad("--test-lens: more than 16 lengths in '%s'", optarg, "up to 16");
                 o->test_lens[o->n_test_lens++] = parse_int("--test-lens", it, 1, RG_TASK_MAX_N);
             }
@@ -169,7 +186,7 @@ static void parse_options(int argc, char **argv, to_options *o)
             snprintf(buf, sizeof buf, "%s", optarg);
             if (strcmp(buf, "none") == 0) break;
             if (strcmp(buf, "all") == 0) { o->n_exts = 4; memcpy(o->exts, exts, sizeof exts); break; }
-            FOR_ITEMS(buf, it) {
+            FOR_ITEMS("--rope-ext", buf, it) {
                 rg_rope_ext e;
                 if (rg_rope_ext_parse(it, &e) || e == RG_ROPE_EXT_NONE)
                     bad("--rope-ext: unknown extension '%s'", it, "pi, ntk, yarn, llama3, all, none");
