@@ -15,8 +15,9 @@ ifeq ($(WERROR),1)
 WARN += -Werror
 endif
 OPT ?= -O2
-# Never -ffast-math / -Ofast: they break NaN/inf handling and the gradient checks.
-CFLAGS_ALL = -std=c11 -D_POSIX_C_SOURCE=200809L $(OPT) -g $(WARN) -Isrc $(PKG_CFLAGS) $(EXTRA_CFLAGS)
+# Never -ffast-math / -Ofast: they break NaN/inf handling and the gradient checks. -fno-trapping-math only drops
+# floating-point exception flags (results are unchanged), which lets GCC vectorize loops with comparisons.
+CFLAGS_ALL = -std=c11 -D_POSIX_C_SOURCE=200809L $(OPT) -fno-trapping-math -g $(WARN) -Isrc $(PKG_CFLAGS) $(EXTRA_CFLAGS)
 LDFLAGS_ALL = $(EXTRA_LDFLAGS)
 
 BUILD ?= build
@@ -85,6 +86,14 @@ run: all
 # The full grid: three tasks, every encoding and RoPE extension, three seeds; writes out/experiment/report.md.
 experiment: all
 	$(BUILD)/examples/train_order --task all --pos all --seeds 3 --out out/experiment
+
+# The benchmark of issue 8 (bench/README.md): the C training step next to PyTorch's, and the sgemm ceiling, run
+# once with the environment as given and once with OPENBLAS_CORETYPE=Haswell. A benchmark, never part of `make test`.
+bench: deps $(BUILD)/bench/bench
+	sh bench/run.sh $(BUILD)/bench/bench $(BENCH_ARGS)
+$(BUILD)/bench/bench: $(BUILD)/f32/bench/bench.o $(LIB32)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(PKG_LIBS)
 
 # Regenerate the PyTorch fixtures (needs Debian's python3-torch and python3-h5py; CI never does this).
 fixtures:

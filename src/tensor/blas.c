@@ -20,8 +20,13 @@ void rg_blas_prefer_fast_kernels(char **argv)
     if (!slow) return;
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_cpu_init();
-    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return;
-    if (setenv("OPENBLAS_CORETYPE", "Haswell", 1) != 0) return;
+    const char *pick = NULL;
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
+        pick = "SkylakeX";
+    else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        pick = "Haswell";
+    if (!pick || setenv("OPENBLAS_CORETYPE", pick, 1) != 0) return;
     execv("/proc/self/exe", argv);
     unsetenv("OPENBLAS_CORETYPE"); /* exec failed: carry on as we were */
 #else

@@ -3,6 +3,7 @@
  * unary ops keep the shape. Backward rules: docs/derivatives.md rows "add", "sub", "mul", "scale", "exp", "log",
  * "tanh", "relu", "gelu". */
 #include "ops.h"
+#include "fastmath.h"
 
 #include <tgmath.h>
 #include <string.h>
@@ -123,6 +124,26 @@ static const rg_op OP_GELU = {"gelu", unary_backward};
 #define GELU_C 0.7978845608028654 /* sqrt(2/pi) */
 #define GELU_A 0.044715
 
+/* o = 0.5 x (1 + tanh(c (x + a x^3))) */
+RG_VECTORIZE static void gelu_forward(rg_real *restrict o, const rg_real *restrict in, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        rg_real v = in[i];
+        o[i] = (rg_real)0.5 * v * (1 + rg_tanh_fast((rg_real)GELU_C * (v + (rg_real)GELU_A * v * v * v)));
+    }
+}
+
+/* dx += g (0.5 (1 + t) + 0.5 x (1 - t^2) c (1 + 3 a x^2)) */
+RG_VECTORIZE static void gelu_backward(rg_real *restrict dx, const rg_real *restrict g, const rg_real *restrict in,
+                                       int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        rg_real v = in[i], t = rg_tanh_fast((rg_real)GELU_C * (v + (rg_real)GELU_A * v * v * v));
+        rg_real dt = (rg_real)GELU_C * (1 + 3 * (rg_real)GELU_A * v * v);
+        dx[i] += g[i] * ((rg_real)0.5 * (1 + t) + (rg_real)0.5 * v * (1 - t * t) * dt);
+    }
+}
+
 static rg_tensor *unary(rg_ctx *c, const rg_op *op, int kind, rg_tensor *x, double alpha)
 {
     rg_tensor *out = rg_node_new(c, op, x->ndim, x->shape, 1, &x);
@@ -138,12 +159,7 @@ static rg_tensor *unary(rg_ctx *c, const rg_op *op, int kind, rg_tensor *x, doub
     case UN_LOG: for (int64_t i = 0; i < n; i++) o[i] = log(in[i]); break;
     case UN_TANH: for (int64_t i = 0; i < n; i++) o[i] = tanh(in[i]); break;
     case UN_RELU: for (int64_t i = 0; i < n; i++) o[i] = in[i] > 0 ? in[i] : 0; break;
-    case UN_GELU:
-        for (int64_t i = 0; i < n; i++) {
-            rg_real v = in[i];
-            o[i] = (rg_real)0.5 * v * (1 + tanh((rg_real)GELU_C * (v + (rg_real)GELU_A * v * v * v)));
-        }
-        break;
+    case UN_GELU: gelu_forward(o, in, n); break;
     default: RG_FATAL("unary: unknown kind %d", kind);
     }
     return out;
@@ -171,13 +187,7 @@ static void unary_backward(rg_tensor *node)
     case UN_LOG: for (int64_t i = 0; i < n; i++) dx[i] += g[i] / in[i]; break;
     case UN_TANH: for (int64_t i = 0; i < n; i++) dx[i] += g[i] * (1 - y[i] * y[i]); break;
     case UN_RELU: for (int64_t i = 0; i < n; i++) dx[i] += in[i] > 0 ? g[i] : 0; break;
-    case UN_GELU:
-        for (int64_t i = 0; i < n; i++) {
-            rg_real v = in[i], t = tanh((rg_real)GELU_C * (v + (rg_real)GELU_A * v * v * v));
-            rg_real dt = (rg_real)GELU_C * (1 + 3 * (rg_real)GELU_A * v * v);
-            dx[i] += g[i] * ((rg_real)0.5 * (1 + t) + (rg_real)0.5 * v * (1 - t * t) * dt);
-        }
-        break;
+    case UN_GELU: gelu_backward(dx, g, in, n); break;
     default: RG_FATAL("unary backward: unknown kind %lld", (long long)node->iarg[0]);
     }
 }

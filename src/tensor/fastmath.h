@@ -1,0 +1,42 @@
+/* fastmath.h: elementwise helpers for the hot loops (internal). rg_tanh_fast is tanh for the float32 build as a
+ * rational function that the compiler vectorizes, unlike libm's tanhf (which made GELU half of a training step):
+ * the [13/6] minimax approximation x P(x^2) / Q(x^2) on [-7.905, 7.905] used by Eigen
+ * (generic_fast_tanh_float), clamped outside; max |error| 3.9e-7 over [-9, 9] (tests/test_tensor.c checks it).
+ * The float64 build (gradient checks) uses libm's tanh. RG_VECTORIZE compiles a loop for AVX2 as well as the
+ * baseline and picks at run time (GCC function multi-versioning). */
+#ifndef RG_FASTMATH_H
+#define RG_FASTMATH_H
+
+#include <math.h>
+#include "tensor.h"
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+#define RG_VECTORIZE __attribute__((target_clones("avx2", "default"), optimize("O3")))
+#else
+#define RG_VECTORIZE
+#endif
+
+static inline rg_real rg_tanh_fast(rg_real x)
+{
+#ifdef RG_DOUBLE
+    return tanh(x);
+#else
+    const float clamp = 7.90531110763549805f;
+    x = x > clamp ? clamp : x < -clamp ? -clamp : x;
+    float x2 = x * x;
+    float p = -2.76076847742355e-16f;
+    p = p * x2 + 2.00018790482477e-13f;
+    p = p * x2 + -8.60467152213735e-11f;
+    p = p * x2 + 5.12229709037114e-08f;
+    p = p * x2 + 1.48572235717979e-05f;
+    p = p * x2 + 6.37261928875436e-04f;
+    p = p * x2 + 4.89352455891786e-03f;
+    float q = 1.19825839466702e-06f;
+    q = q * x2 + 1.18534705686654e-04f;
+    q = q * x2 + 2.26843463243900e-03f;
+    q = q * x2 + 4.89352518554385e-03f;
+    return x * p / q;
+#endif
+}
+
+#endif
