@@ -221,9 +221,18 @@ static void parse_options(int argc, char **argv, to_options *o)
     if (access(o->data, R_OK) != 0) bad("--data: '%s' cannot be read", o->data, "data/eval_sets.h5 (make data)");
 }
 
+/* mkdir -p */
 static int make_dir(const char *path)
 {
-    if (mkdir(path, 0755) == 0 || errno == EEXIST) return 0;
+    char buf[TO_PATH + 64];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = 0;
+        if (mkdir(buf, 0755) != 0 && errno != EEXIST) break;
+        *p = '/';
+    }
+    if (mkdir(buf, 0755) == 0 || errno == EEXIST) return 0;
     fprintf(stderr, "train_order: cannot create %s: %s\n", path, strerror(errno));
     return -1;
 }
