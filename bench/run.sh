@@ -7,7 +7,8 @@
 # For each environment it runs bench/bench_torch.py (PyTorch, /usr/bin/python3) and then the C benchmark with the
 # SAME environment, the C side printing the table with PyTorch's numbers next to its own. Two environments by
 # default: the one given (OpenBLAS 0.3.21 falls back to its Prescott kernels on this CPU when OPENBLAS_CORETYPE is
-# unset) and the same with OPENBLAS_CORETYPE=Haswell (--coretype NAME picks another, e.g. SkylakeX; --once runs the
+# unset) and the same with OPENBLAS_CORETYPE=SkylakeX, the kernels train_order re-executes itself with on this CPU (rg_blas_prefer_fast_kernels;
+# --coretype NAME picks another, e.g. Haswell; --once runs the
 # given environment only). The long memory run (RSS after 100 vs 1000 steps) is done in the last pass only.
 # Progress goes to stderr; the tables are printed together at the end and saved next to the binary (results.md,
 # with PyTorch's TSVs torch-1.tsv, torch-2.tsv). BENCH_PYTHON overrides /usr/bin/python3.
@@ -25,7 +26,7 @@ esac
 QUICK=""
 SEL=""
 ONCE=0
-CORE=Haswell
+CORE=SkylakeX
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) QUICK=--quick ;;
