@@ -32,6 +32,8 @@ static void usage(FILE *f)
 "  --rope-ext LIST   pi,ntk,yarn,llama3 | all | none: RoPE rows evaluated with each extension beyond the\n"
 "                    training length, s = (2n+3)/(2 train_len+3)              (default all)\n"
 "  --random-positions  train on sorted random positions from [0, max_len) (Ruoss et al. 2023)\n"
+"  --micro-batches K split each batch into K micro-batches of rows sorted by length (the same samples\n"
+"                    and loss; each padded to its own longest row)            (default 8)\n"
 "  --threads N       OpenBLAS threads per run                                (default 1)\n"
 "  --jobs N          runs in parallel                                        (default: online CPUs)\n"
 "  --out DIR         output folder                                           (default out)\n"
@@ -124,13 +126,14 @@ static void parse_options(int argc, char **argv, to_options *o)
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     o->jobs = ncpu > 0 ? (int)ncpu : 1;
     o->ckpt_every = 1000;
+    o->micro_batches = 8;
     snprintf(o->out, sizeof o->out, "out");
     snprintf(o->data, sizeof o->data, "%s", RG_EVAL_PATH);
     o->model = rg_model_config_default();
     o->max_position = o->model.max_len;
 
     enum { O_TASK = 1, O_POS, O_SEEDS, O_STEPS, O_BATCH, O_LR, O_TRAIN_LEN, O_TEST_LENS, O_ROPE_EXT, O_RANDOM,
-           O_THREADS, O_JOBS, O_OUT, O_RESUME, O_EVAL, O_QUIET, O_DATA, O_HELP };
+           O_THREADS, O_JOBS, O_OUT, O_RESUME, O_EVAL, O_QUIET, O_DATA, O_HELP, O_MICRO };
     static const struct option longopts[] = {
         {"task", required_argument, 0, O_TASK}, {"pos", required_argument, 0, O_POS},
         {"seeds", required_argument, 0, O_SEEDS}, {"steps", required_argument, 0, O_STEPS},
@@ -140,7 +143,7 @@ static void parse_options(int argc, char **argv, to_options *o)
         {"threads", required_argument, 0, O_THREADS}, {"jobs", required_argument, 0, O_JOBS},
         {"out", required_argument, 0, O_OUT}, {"resume", required_argument, 0, O_RESUME},
         {"eval", required_argument, 0, O_EVAL}, {"quiet", no_argument, 0, O_QUIET},
-        {"data", required_argument, 0, O_DATA}, {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0}};
+        {"data", required_argument, 0, O_DATA}, {"help", no_argument, 0, O_HELP}, {"micro-batches", required_argument, 0, O_MICRO}, {0, 0, 0, 0}};
     int ch;
     opterr = 0;
     while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -194,6 +197,7 @@ static void parse_options(int argc, char **argv, to_options *o)
             }
             break;
         case O_RANDOM: o->random_positions = true; break;
+        case O_MICRO: o->micro_batches = parse_int("--micro-batches", optarg, 1, TO_MAX_MICRO); break;
         case O_THREADS: o->threads = parse_int("--threads", optarg, 1, 256); break;
         case O_JOBS: o->jobs = parse_int("--jobs", optarg, 1, 256); break;
         case O_OUT: snprintf(o->out, sizeof o->out, "%s", optarg); break;
@@ -245,6 +249,20 @@ static double now_seconds(void)
 }
 
 typedef struct { rg_task task; rg_pos_kind pos; int seed; } job;
+
+/* Reads the results of the finished runs (out/runs/<i>.txt) into all; removes the files if asked. */
+static int gather(const to_options *o, int n_jobs, to_result *all, bool remove_files)
+{
+    int n_all = 0;
+    for (int i = 0; i < n_jobs; i++) {
+        char path[TO_PATH + 64];
+        snprintf(path, sizeof path, "%s/runs/%d.txt", o->out, i);
+        int n = to_result_load(path, all + n_all, 1 + TO_MAX_EXTS);
+        if (n > 0) n_all += n;
+        if (remove_files) remove(path);
+    }
+    return n_all;
+}
 
 int main(int argc, char **argv)
 {
@@ -305,6 +323,13 @@ int main(int argc, char **argv)
         pid_t pid = wait(&status);
         if (pid < 0) break;
         running--;
+        /* a report of the runs finished so far, so that a long grid stopped early still leaves one */
+        if (next < n_jobs || running > 0) {
+            to_result *part = calloc((size_t)n_jobs * (1 + TO_MAX_EXTS), sizeof *part);
+            int n_part = part ? gather(&o, n_jobs, part, false) : 0;
+            if (n_part) to_write_report(&o, part, n_part, now_seconds() - t0, cmd);
+            free(part);
+        }
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
             for (int i = 0; i < n_jobs; i++)
                 if (pids[i] == pid)
@@ -316,14 +341,7 @@ int main(int argc, char **argv)
 
     /* gather */
     to_result *all = calloc((size_t)n_jobs * (1 + TO_MAX_EXTS), sizeof *all);
-    int n_all = 0;
-    for (int i = 0; i < n_jobs; i++) {
-        char path[TO_PATH + 64];
-        snprintf(path, sizeof path, "%s/runs/%d.txt", o.out, i);
-        int n = to_result_load(path, all + n_all, 1 + TO_MAX_EXTS);
-        if (n > 0) n_all += n;
-        remove(path);
-    }
+    int n_all = gather(&o, n_jobs, all, true);
     snprintf(dir, sizeof dir, "%s/runs", o.out);
     rmdir(dir);
     double wall = now_seconds() - t0;

@@ -14,6 +14,7 @@
 #define TO_MAX_LENS 16
 #define TO_MAX_EXTS 4
 #define TO_PATH 1024
+#define TO_MAX_MICRO 16
 
 typedef struct {
     bool tasks[RG_TASK_COUNT];
@@ -27,6 +28,7 @@ typedef struct {
     bool random_positions;
     int max_position;          /* random positions are drawn from [0, max_position) */
     int threads, jobs;
+    int micro_batches;         /* length-sorted micro-batches per batch (same samples and loss, less padding) */
     int ckpt_every;            /* steps between checkpoints (the last step always saves) */
     char out[TO_PATH];
     char resume[TO_PATH];
