@@ -152,24 +152,31 @@ fail:
     exit(1);
 }
 
+/* Row chunks per step: RG_BENCH_CHUNKS (set by --chunks in the parent), default 1 (the batch in one piece). */
+static int bench_chunks(void)
+{
+    const char *e = getenv("RG_BENCH_CHUNKS");
+    int k = e ? atoi(e) : 1;
+    return k >= 1 ? k : 1;
+}
+
 /* One training step as examples/train_order/run.c takes it; returns its wall time in seconds. */
 static double train_step(trainer *t, double *loss_out)
 {
     next_batch(t);
     double t0 = now_s();
-    rg_ctx_reset(t->c);
-    rg_tensor *logits;
-    if (rg_model_forward(t->c, t->m, t->batch.tokens, NULL, t->batch.B, t->batch.T, NULL, &logits)) {
+    /* forward + loss + backward of the whole batch, in `chunks` groups of rows (rg_model_loss_backward:
+     * gradient accumulation, the same gradient; 1 = the batch in one piece) */
+    rg_params_zero_grad(&t->m->params);
+    double l;
+    if (rg_model_loss_backward(t->c, t->m, t->batch.tokens, t->batch.targets, NULL, t->batch.B, t->batch.T,
+                               bench_chunks(), RG_TASK_IGNORE, &l)) {
         fprintf(stderr, "bench: forward: %s\n", rg_last_error());
         exit(1);
     }
-    rg_tensor *loss = rg_cross_entropy(t->c, logits, t->batch.targets, RG_TASK_IGNORE);
-    rg_params_zero_grad(&t->m->params);
-    rg_backward(t->c, loss, NULL);
     rg_params_clip_grad_norm(&t->m->params, 1.0);
     double lr = rg_lr_schedule(t->step, 1e-3, 100, 1000, 0.1);
     rg_adamw_step(&t->opt, &t->m->params, lr);
-    double l = (double)loss->data[0];
     double dt = now_s() - t0;
     t->step++;
     if (!isfinite(l)) {
@@ -416,10 +423,11 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: bench [--quick] [--torch FILE] [--torch-skipped REASON] [--threads 1,2] [--models ref,large]\n"
-            "             [--pos rope,t5] [--no-rss] [--sgemm-n N] [--label TEXT]\n"
+            "             [--pos rope,t5] [--no-rss] [--sgemm-n N] [--label TEXT] [--chunks K]\n"
             "  Times the ropegrad training step (forward, cross-entropy, backward, clip 1.0, AdamW) and OpenBLAS\n"
             "  sgemm, and prints one table. --torch FILE adds bench/bench_torch.py's results (its TSV).\n"
             "  --quick: a short run (few steps, smaller sgemm, RSS check over 200 steps instead of 1000).\n"
+            "  --chunks K: the C step computes the batch in K row chunks (rg_model_loss_backward; default 1).\n"
             "  See bench/README.md.\n");
 }
 
@@ -455,6 +463,11 @@ int main(int argc, char **argv)
         else if (v && !strcmp(a, "--torch-skipped")) { torch_skipped = v; i++; }
         else if (v && !strcmp(a, "--label")) { label = v; i++; }
         else if (v && !strcmp(a, "--sgemm-n")) { sgemm_n = atoi(v); i++; }
+        else if (v && !strcmp(a, "--chunks")) {
+            if (atoi(v) < 1) { fprintf(stderr, "bench: bad --chunks %s\n", v); return 2; }
+            setenv("RG_BENCH_CHUNKS", v, 1); /* read by the --child-row processes */
+            i++;
+        }
         else if (v && !strcmp(a, "--models")) { model_mask = parse_list(v, model_names, N_MODELS); i++; }
         else if (v && !strcmp(a, "--pos")) { pos_mask = parse_list(v, pos_names, N_POS); i++; }
         else if (v && !strcmp(a, "--threads")) {
@@ -576,6 +589,8 @@ int main(int argc, char **argv)
         printf("- PyTorch: skipped (no results in %s)\n", torch_path);
     else
         printf("- PyTorch: not run (pass --torch FILE; bench/run.sh does)\n");
+    printf("- C step: the batch in %d row chunk(s) (rg_model_loss_backward, gradient accumulation: the same "
+           "gradient as one piece)\n", bench_chunks());
     if (have_torch && strcmp(tr.core, core))
         printf("- WARNING: PyTorch ran with OpenBLAS core %s, the C side with %s: not comparable\n", tr.core, core);
     printf("\n| model | B x T | pos | thr | C ms/step | C min | tokens/s | GFLOP/s | %% sgemm | peak RSS MB |"
