@@ -19,6 +19,10 @@ void tc_fill_randn(rg_tensor *t, rg_rng *rng, double std);
  * for all i < n. */
 void tc_assert_close(const char *what, const rg_real *got, const double *want, int64_t n, double atol, double rtol);
 
+/* max(a, b) that propagates NaN (fmax drops it: fmax(0, NaN) = 0, so a NaN difference would pass a "worst <= tol"
+ * check). Use it for every running maximum of errors. */
+static inline double tc_max(double a, double b) { return a != a || b != b ? a + b : (a > b ? a : b); }
+
 /* Fixture reading (HDF5). Paths are relative to the repository root (tests run from it). Each function fails
  * the running test with a message naming the file and dataset if anything is missing. */
 /* Reads a dataset as doubles into a malloc'ed array; writes the number of elements and, if shape != NULL, the

@@ -44,8 +44,8 @@ static void test_adamw_trajectory(void **state)
         double norm = rg_params_clip_grad_norm(&m->params, clip);
         double cur = rg_lr_schedule(s, lr, warmup, total, min_frac);
         rg_adamw_step(&opt, &m->params, cur);
-        e_loss = fmax(e_loss, fabs((double)loss->data[0] - want_losses[s]));
-        e_norm = fmax(e_norm, fabs(norm - want_norms[s]));
+        e_loss = tc_max(e_loss, fabs((double)loss->data[0] - want_losses[s]));
+        e_norm = tc_max(e_norm, fabs(norm - want_norms[s]));
         assert_true(fabs((double)loss->data[0] - want_losses[s]) < 1e-6);
         assert_true(fabs(norm - want_norms[s]) < 1e-6);
     }
@@ -58,7 +58,7 @@ static void test_adamw_trajectory(void **state)
         int64_t np;
         double *want = tc_h5_read(FILE_NONE, path, &np, NULL, NULL);
         assert_int_equal(np, p->numel);
-        for (int64_t j = 0; j < np; j++) e_param = fmax(e_param, fabs((double)p->data[j] - want[j]));
+        for (int64_t j = 0; j < np; j++) e_param = tc_max(e_param, fabs((double)p->data[j] - want[j]));
         tc_assert_close(p->name, p->data, want, np, 1e-6, 0);
         free(want);
     }

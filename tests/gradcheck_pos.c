@@ -198,7 +198,7 @@ static void check_rope(const char *name, bool half, int rotary_dim, rg_rope_ext 
     free(oc.w);
     oc.w = NULL;
     double w2 = rg_gradcheck(op_fn, &oc, in + 1, 1, H_STEP, rel + 1);
-    report(name, fmax(worst, w2), rel, 2);
+    report(name, tc_max(worst, w2), rel, 2);
     free(oc.w);
     rg_param_free(in[0]);
     rg_param_free(in[1]);
@@ -282,7 +282,7 @@ static void check_model(const char *name, rg_pos_kind pos, rg_rope_ext ext, int 
     for (int i = 0; i < m->params.n; i++) {
         rg_tensor *p = m->params.items[i];
         double gmax = 0;
-        for (int64_t j = 0; j < p->numel; j++) gmax = fmax(gmax, fabs((double)p->grad[j]));
+        for (int64_t j = 0; j < p->numel; j++) gmax = tc_max(gmax, fabs((double)p->grad[j]));
         if (strstr(p->name, "k_proj.bias") && gmax < 1e-12) rel[i] = 0;
         if (!(rel[i] < TOL)) print_message("  %s: %.3g\n", p->name, rel[i]);
         if (!(rel[i] <= worst)) worst = rel[i];

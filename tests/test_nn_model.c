@@ -188,7 +188,7 @@ static double kv_decode_diff(rg_pos_kind pos)
     rg_ctx_reset(c);
     assert_int_equal(rg_model_forward(c, m, &seq[0][0], NULL, B, L, NULL, &logits), RG_OK);
     double worst = 0;
-    for (int64_t i = 0; i < logits->numel; i++) worst = fmax(worst, fabs((double)logits->data[i] - cached[i]));
+    for (int64_t i = 0; i < logits->numel; i++) worst = tc_max(worst, fabs((double)logits->data[i] - cached[i]));
     rg_ctx_free(c);
     rg_kv_cache_free(&kv);
     free(cached);

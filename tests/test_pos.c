@@ -377,8 +377,8 @@ static void test_permutation_equivariance(void **state)
         double diff = 0, mag = 0;
         for (int t = 0; t < T; t++)
             for (int v = 0; v < V; v++) {
-                diff = fmax(diff, fabs((double)b->data[t * V + v] - a->data[perm[t] * V + v]));
-                mag = fmax(mag, fabs((double)a->data[perm[t] * V + v]));
+                diff = tc_max(diff, fabs((double)b->data[t * V + v] - a->data[perm[t] * V + v]));
+                mag = tc_max(mag, fabs((double)a->data[perm[t] * V + v]));
             }
         print_message("bidirectional %-10s max |out(perm x) - perm(out x)| = %.3g (|out| %.3g)\n",
                       rg_pos_name(ALL_POS[e]), diff, mag);
@@ -406,8 +406,8 @@ static void test_causal_prefix(void **state)
         for (int t = 0; t < T; t++)
             for (int v = 0; v < V; v++) {
                 double d = fabs((double)a->data[t * V + v] - b->data[t * V + v]);
-                if (t < 6) before = fmax(before, d);
-                else after = fmax(after, d);
+                if (t < 6) before = tc_max(before, d);
+                else after = tc_max(after, d);
             }
         print_message("causal %-10s change before the edited token %.3g, from it on %.3g\n", rg_pos_name(ALL_POS[e]),
                       before, after);
@@ -436,8 +436,8 @@ static void test_model_rope_ext_switch(void **state)
     assert_int_equal(rg_model_forward(c, m, tok, NULL, 1, T, NULL, &d), RG_OK);
     double ab = 0, ad = 0;
     for (int64_t i = 0; i < a->numel; i++) {
-        ab = fmax(ab, fabs((double)a->data[i] - b->data[i]));
-        ad = fmax(ad, fabs((double)a->data[i] - d->data[i]));
+        ab = tc_max(ab, fabs((double)a->data[i] - b->data[i]));
+        ad = tc_max(ad, fabs((double)a->data[i] - d->data[i]));
     }
     assert_true(ab > 1e-4);
     assert_true(ad == 0);

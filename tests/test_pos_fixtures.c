@@ -81,7 +81,7 @@ static void check_fixture(const char *name, rg_pos_kind pos, rg_rope_ext ext)
     double *want = tc_h5_read(file, "/expected/logits", &n, NULL, NULL);
     assert_int_equal(n, logits->numel);
     double worst_logit = 0;
-    for (int64_t i = 0; i < n; i++) worst_logit = fmax(worst_logit, fabs((double)logits->data[i] - want[i]));
+    for (int64_t i = 0; i < n; i++) worst_logit = tc_max(worst_logit, fabs((double)logits->data[i] - want[i]));
     free(want);
     double *wl = tc_h5_read(file, "/expected/loss", &n, NULL, NULL);
     double loss_err = fabs((double)loss->data[0] - wl[0]);
@@ -97,7 +97,7 @@ static void check_fixture(const char *name, rg_pos_kind pos, rg_rope_ext ext)
             double *g = tc_h5_read(file, path, &n, NULL, NULL);
             assert_int_equal(n, p->numel);
             for (int64_t j = 0; j < n; j++) {
-                if (pass == 0) gmax = fmax(gmax, fabs(g[j]));
+                if (pass == 0) gmax = tc_max(gmax, fabs(g[j]));
                 else {
                     double e = fabs((double)p->grad[j] - g[j]) / gmax;
                     if (!(e <= worst_grad)) { worst_grad = e; snprintf(worst_name, sizeof worst_name, "%s", p->name); }
