@@ -54,11 +54,17 @@ static void test_bad_flags_exit_2_and_write_nothing(void **state)
 {
     const char *bad[] = {"--task bogus", "--pos rope,fourier", "--steps 0", "--steps 12x", "--lr -1",
                          "--rope-ext zzz", "--test-lens 8,,", "--jobs 0", "--no-such-flag", "--seeds",
-                         "--eval /nonexistent.h5", "--resume a.h5 --eval b.h5", "extra-argument"};
+                         "--eval /nonexistent.h5", "--resume a.h5 --eval b.h5", "extra-argument",
+                         /* values that used to fail only after training (or abort): checked up front now */
+                         "--test-lens 8,5", "--data tests/fixtures/attn.h5", "--eval tests/fixtures/attn.h5",
+                         "--pos learned --train-len 79", "--pos rope --random-positions --train-len 79"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         char args[1024], out[512];
         snprintf(out, sizeof out, "%s/bad%zu", tmpdir, i);
-        snprintf(args, sizeof args, "%s --out %s", bad[i], out);
+        /* tiny settings first (the bad value after them wins): a value wrongly accepted fails in seconds instead
+         * of starting a 3000-step grid */
+        snprintf(args, sizeof args, "--steps 2 --batch 2 --test-lens 8 --rope-ext none --quiet %s --out %s", bad[i],
+                 out);
         int rc = run(args);
         if (rc != 2) fail_msg("'%s' exited %d, want 2", bad[i], rc);
         struct stat s;

@@ -223,6 +223,45 @@ static void parse_options(int argc, char **argv, to_options *o)
     const char *ck = o->resume[0] ? o->resume : o->eval[0] ? o->eval : NULL;
     if (ck && access(ck, R_OK) != 0) bad("checkpoint '%s' cannot be read", ck, "an existing checkpoint file");
     if (access(o->data, R_OK) != 0) bad("--data: '%s' cannot be read", o->data, "data/eval_sets.h5 (make data)");
+    /* what can only fail later, after hours of training, is checked now */
+    bool tasks[RG_TASK_COUNT];
+    memcpy(tasks, o->tasks, sizeof tasks);
+    if (ck) {
+        rg_model_config cfg;
+        rg_run_state rs;
+        rg_task t;
+        if (rg_checkpoint_read_config(ck, &cfg, &rs) || rg_task_parse(rs.task, &t)) {
+            fprintf(stderr, "train_order: %s: %s\n  allowed: a checkpoint written by train_order\n", o->resume[0] ?
+                    "--resume" : "--eval", rg_last_error());
+            exit(2);
+        }
+        memset(tasks, 0, sizeof tasks);
+        tasks[t] = true;
+    } else {
+        int T = 2 * o->train_len + 3;
+        if (o->pos[RG_POS_LEARNED] && T > o->model.max_len) {
+            char v[32];
+            snprintf(v, sizeof v, "%d", o->train_len);
+            bad("--train-len %s: sequences of 2n+3 tokens pass the learned position table (--pos learned)", v,
+                "n <= 78 with learned positions (max_len 160)");
+        }
+        if (o->random_positions && T > o->max_position) {
+            char v[32];
+            snprintf(v, sizeof v, "%d", o->train_len);
+            bad("--train-len %s: sequences of 2n+3 tokens need more random positions than [0, 160) has", v,
+                "n <= 78 with --random-positions");
+        }
+    }
+    for (int t = 0; t < RG_TASK_COUNT; t++)
+        for (int i = 0; tasks[t] && i < o->n_test_lens; i++) {
+            rg_evalset es;
+            if (rg_evalset_load(o->data, rg_task_name((rg_task)t), o->test_lens[i], &es)) {
+                fprintf(stderr, "train_order: --test-lens / --data: %s\n  allowed: lengths the data file has for "
+                                "the task\n", rg_last_error());
+                exit(2);
+            }
+            rg_evalset_free(&es);
+        }
 }
 
 /* mkdir -p */
