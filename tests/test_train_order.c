@@ -140,11 +140,33 @@ static void test_short_run_writes_everything_and_eval_reproduces(void **state)
     if (strcmp(rows, rows2) != 0) fail_msg("--eval differs from the run:\nrun:\n%seval:\n%s", rows, rows2);
 }
 
+/* --resume continues with the checkpoint's own settings (learning rate, batch, schedule), not the defaults, and
+ * extends the schedule to the new --steps. */
+static void test_resume_uses_the_checkpoint_settings(void **state)
+{
+    char out[512], args[2048], ckpt[700];
+    snprintf(out, sizeof out, "%s/resume", tmpdir);
+    snprintf(args, sizeof args, "--task copy --pos rope --steps 4 --batch 8 --lr 5e-3 --test-lens 8 --rope-ext none "
+             "--quiet --jobs 1 --out %s", out);
+    int rc = run(args);
+    if (rc != 0) fail_msg("first run exited %d (log in %s/log)", rc, tmpdir);
+    snprintf(ckpt, sizeof ckpt, "%s/ckpt/copy-rope-seed1.h5", out);
+    assert_true(tc_h5_attr(ckpt, "/", "step") == 4);
+    snprintf(args, sizeof args, "--resume %s --steps 6 --test-lens 8 --rope-ext none --quiet --out %s", ckpt, out);
+    rc = run(args);
+    if (rc != 0) fail_msg("--resume exited %d (log in %s/log)", rc, tmpdir);
+    assert_true(tc_h5_attr(ckpt, "/", "step") == 6);
+    assert_true(tc_h5_attr(ckpt, "/optim", "lr_peak") == 5e-3);
+    assert_true(tc_h5_attr(ckpt, "/optim", "lr_total") == 6);
+    assert_true(tc_h5_attr(ckpt, "/run", "batch") == 8);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bad_flags_exit_2_and_write_nothing),
         cmocka_unit_test(test_short_run_writes_everything_and_eval_reproduces),
+        cmocka_unit_test(test_resume_uses_the_checkpoint_settings),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -145,6 +145,7 @@ static void parse_options(int argc, char **argv, to_options *o)
         {"eval", required_argument, 0, O_EVAL}, {"quiet", no_argument, 0, O_QUIET},
         {"data", required_argument, 0, O_DATA}, {"help", no_argument, 0, O_HELP}, {"micro-batches", required_argument, 0, O_MICRO}, {0, 0, 0, 0}};
     int ch;
+    bool steps_given = false;
     opterr = 0;
     while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         char buf[1024];
@@ -171,7 +172,7 @@ static void parse_options(int argc, char **argv, to_options *o)
             }
             break;
         case O_SEEDS: o->seeds = parse_int("--seeds", optarg, 1, 1000); break;
-        case O_STEPS: o->steps = parse_int("--steps", optarg, 1, 100000000); break;
+        case O_STEPS: o->steps = parse_int("--steps", optarg, 1, 100000000); steps_given = true; break;
         case O_BATCH: o->batch = parse_int("--batch", optarg, 1, 65536); break;
         case O_LR: o->lr = parse_double("--lr", optarg, 0, 10); break;
         case O_TRAIN_LEN: o->train_len = parse_int("--train-len", optarg, 1, 1000); break;
@@ -180,7 +181,10 @@ static void parse_options(int argc, char **argv, to_options *o)
             snprintf(buf, sizeof buf, "%s", optarg);
             FOR_ITEMS("--test-lens", buf, it) {
                 if (o->n_test_lens == TO_MAX_LENS) bad("--test-lens: more than 16 lengths in '%s'", optarg, "up to 16");
-                o->test_lens[o->n_test_lens++] = parse_int("--test-lens", it, 1, RG_TASK_MAX_N);
+                int n = parse_int("--test-lens", it, 1, RG_TASK_MAX_N);
+                for (int j = 0; j < o->n_test_lens; j++)
+                    if (o->test_lens[j] == n) bad("--test-lens: %s is listed twice", it, "each length once");
+                o->test_lens[o->n_test_lens++] = n;
             }
             if (!o->n_test_lens) bad("--test-lens: empty list '%s'", optarg, "a comma list of lengths");
             break;
@@ -193,7 +197,9 @@ static void parse_options(int argc, char **argv, to_options *o)
                 rg_rope_ext e;
                 if (rg_rope_ext_parse(it, &e) || e == RG_ROPE_EXT_NONE)
                     bad("--rope-ext: unknown extension '%s'", it, "pi, ntk, yarn, llama3, all, none");
-                if (o->n_exts < TO_MAX_EXTS) o->exts[o->n_exts++] = e;
+                for (int j = 0; j < o->n_exts; j++)
+                    if (o->exts[j] == e) bad("--rope-ext: %s is listed twice", it, "each extension once");
+                o->exts[o->n_exts++] = e; /* at most 4 distinct ones exist */
             }
             break;
         case O_RANDOM: o->random_positions = true; break;
@@ -237,6 +243,7 @@ static void parse_options(int argc, char **argv, to_options *o)
         }
         memset(tasks, 0, sizeof tasks);
         tasks[t] = true;
+        if (to_options_from_checkpoint(o, ck, steps_given)) exit(2);
     } else {
         int T = 2 * o->train_len + 3;
         if (o->pos[RG_POS_LEARNED] && T > o->model.max_len) {

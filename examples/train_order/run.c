@@ -80,7 +80,6 @@ static void progress(const to_options *o, const char *tag, int64_t step, int64_t
     }
 }
 
-/* Trains m from rs->step to o->steps. Returns 0 or -1. */
 /* The rows of a sampled batch regrouped into o->micro_batches micro-batches of consecutive lengths (rows sorted by
  * n, stable), each right-padded only to its own longest row. The samples and the loss (the mean over every target
  * token of the whole batch) are exactly those of the batch; only the padding work goes. */
@@ -207,6 +206,37 @@ static int train(const to_options *o, rg_task task, rg_model *m, rg_adamw *opt, 
 
 /* ------------------------------------------------------------------ one run */
 
+int to_options_from_checkpoint(to_options *o, const char *ckpt, bool steps_given)
+{
+    rg_model_config cfg;
+    rg_run_state rs;
+    if (rg_checkpoint_read_config(ckpt, &cfg, &rs)) {
+        fprintf(stderr, "train_order: %s\n", rg_last_error());
+        return -1;
+    }
+    o->model = cfg;
+    o->model.rope_ext = RG_ROPE_EXT_NONE;
+    o->train_len = (int)rs.L_train;
+    o->lr = rs.lr.peak;
+    o->warmup = (int)rs.lr.warmup;
+    o->min_lr_frac = rs.lr.min_frac;
+    o->clip = rs.lr.grad_clip;
+    if (!steps_given || o->eval[0]) o->steps = (int)rs.lr.total;
+    const rg_run_attr *a;
+    if ((a = rg_run_state_attr(&rs, "batch")) && a->type == RG_RUN_ATTR_INT) o->batch = (int)a->i;
+    if ((a = rg_run_state_attr(&rs, "random_positions")) && a->type == RG_RUN_ATTR_INT) o->random_positions = a->i;
+    if ((a = rg_run_state_attr(&rs, "max_position")) && a->type == RG_RUN_ATTR_INT) o->max_position = (int)a->i;
+    if ((a = rg_run_state_attr(&rs, "micro_batches")) && a->type == RG_RUN_ATTR_INT && a->i >= 1 &&
+        a->i <= TO_MAX_MICRO)
+        o->micro_batches = (int)a->i;
+    if (o->warmup > o->steps) o->warmup = o->steps;
+    if (o->ckpt_every > o->steps) o->ckpt_every = o->steps;
+    if (o->resume[0] && rs.step >= o->steps && !o->quiet)
+        fprintf(stderr, "train_order: %s is at step %lld already (total %d): evaluating only\n", ckpt,
+                (long long)rs.step, o->steps);
+    return 0;
+}
+
 int to_run(const to_options *o, rg_task task, rg_pos_kind pos, int seed, const char *resume_from, bool eval_only,
            to_result *res)
 {
@@ -226,11 +256,7 @@ int to_run(const to_options *o, rg_task task, rg_pos_kind pos, int seed, const c
         }
         pos = cfg.pos;
         seed = (int)rs.seed;
-        /* the run's own training length; --steps is the target */
-        static to_options resumed;
-        resumed = *o;
-        resumed.train_len = (int)rs.L_train;
-        o = &resumed;
+        /* main() took the training settings from this checkpoint (to_options_from_checkpoint) */
     }
     snprintf(tag, sizeof tag, "%s/%s/seed%d", rg_task_name(task), rg_pos_name(pos), seed);
     snprintf(ckpt, sizeof ckpt, "%s/ckpt/%s-%s-seed%d.h5", o->out, rg_task_name(task), rg_pos_name(pos), seed);
@@ -257,12 +283,18 @@ int to_run(const to_options *o, rg_task task, rg_pos_kind pos, int seed, const c
         rs.L_train = o->train_len;
         rs.seed = (uint64_t)seed;
         rs.lr = (rg_lr_state){0, o->lr, o->warmup, o->steps, o->min_lr_frac, o->clip};
+        /* the settings a resume must reuse that the run state has no field for */
+        rg_run_state_set_int(&rs, "batch", o->batch);
+        rg_run_state_set_int(&rs, "random_positions", o->random_positions);
+        rg_run_state_set_int(&rs, "max_position", o->max_position);
+        rg_run_state_set_int(&rs, "micro_batches", o->micro_batches);
         rg_rng r;
         rg_rng_seed(&r, (uint64_t)seed, 1); /* stream 1: training batches */
         rg_run_state_add_rng(&rs, "data", &r);
         rg_rng_seed(&r, (uint64_t)seed, 2); /* stream 2: randomized positions */
         rg_run_state_add_rng(&rs, "positions", &r);
     }
+    rs.lr.total = o->steps; /* a resume may extend the run (--steps) */
     if (!eval_only && train(o, task, m, &opt, &rs, ckpt, tag, &final_loss)) goto done;
     double train_s = now_seconds() - t0;
 

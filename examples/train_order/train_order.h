@@ -52,6 +52,11 @@ typedef struct {
     int64_t steps;
 } to_result;
 
+/* For --resume / --eval: replaces o's training settings (train_len, lr, warmup, steps unless steps_given,
+ * min_lr_frac, clip, batch, random positions, micro-batches) by the checkpoint's, so that the run continues as it
+ * was started and the report describes it. Returns 0, or -1 with a message. */
+int to_options_from_checkpoint(to_options *o, const char *ckpt, bool steps_given);
+
 /* Trains (or resumes, or only evaluates) one run and writes its variants to res (up to 1 + TO_MAX_EXTS); returns
  * the number written, or -1 with a message on stderr. */
 int to_run(const to_options *o, rg_task task, rg_pos_kind pos, int seed, const char *resume_from, bool eval_only,

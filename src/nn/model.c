@@ -58,6 +58,12 @@ rg_status rg_model_config_validate(const rg_model_config *c)
     if (c->n_layers < 1) return rg_error(RG_ERR_ARG, "config: n_layers %d must be >= 1", c->n_layers);
     if (c->d_ff < 1) return rg_error(RG_ERR_ARG, "config: d_ff %d must be >= 1", c->d_ff);
     if (c->max_len < 1) return rg_error(RG_ERR_ARG, "config: max_len %d must be >= 1", c->max_len);
+    /* upper limits keep every size product inside int64 and a corrupt config from building a huge model */
+    if (c->vocab_size > (1 << 24) || c->d_model > (1 << 16) || c->n_layers > 4096 || c->d_ff > (1 << 20) ||
+        c->max_len > (1 << 24) || c->n_heads > c->d_model)
+        return rg_error(RG_ERR_ARG, "config: a size is past its limit (vocab_size %d <= 2^24, d_model %d <= 65536, "
+                        "n_layers %d <= 4096, d_ff %d <= 2^20, max_len %d <= 2^24)", c->vocab_size, c->d_model,
+                        c->n_layers, c->d_ff, c->max_len);
     if ((unsigned)c->pos >= RG_POS_COUNT) return rg_error(RG_ERR_ARG, "config: unknown position encoding %d", c->pos);
     if ((unsigned)c->rope_ext >= RG_ROPE_EXT_COUNT)
         return rg_error(RG_ERR_ARG, "config: unknown RoPE extension %d", c->rope_ext);
