@@ -238,37 +238,50 @@ static int write_plot(const to_options *o, const to_result *res, const row *rows
         for (int k = 0; k < n_rows; k++) any |= rows[k].task == (rg_task)t;
         n_tasks += any;
     }
-    fprintf(g, "set terminal svg size %d,480 dynamic enhanced font 'sans,11'\nset output '%s'\n", 520 * n_tasks, svg);
-    fprintf(g, "set multiplot layout 1,%d\nset xlabel 'test length n'\nset ylabel 'exact match'\nset yrange [0:1.05]\n"
-               "set key bottom left font ',8'\nset grid\nset datafile missing 'nan'\n", n_tasks);
-    int block = 0;
+    /* extrapolation.dat: one block per task; per row two columns, exact_match and token_acc (means over seeds) */
+    int cols[RG_TASK_COUNT][64], ncols[RG_TASK_COUNT] = {0};
     for (int t = 0; t < RG_TASK_COUNT; t++) {
-        int cols[64], nc = 0;
-        for (int k = 0; k < n_rows && nc < 64; k++)
-            if (rows[k].task == (rg_task)t) cols[nc++] = k;
-        if (!nc) continue;
+        for (int k = 0; k < n_rows && ncols[t] < 64; k++)
+            if (rows[k].task == (rg_task)t) cols[t][ncols[t]++] = k;
+        if (!ncols[t]) continue;
         fprintf(f, "# %s: n", rg_task_name((rg_task)t));
         char label[64];
-        for (int c = 0; c < nc; c++) fprintf(f, " %s", row_label(&rows[cols[c]], label, sizeof label));
+        for (int c = 0; c < ncols[t]; c++) {
+            row_label(&rows[cols[t][c]], label, sizeof label);
+            fprintf(f, " %s:exact %s:token", label, label);
+        }
         fputc('\n', f);
         for (int j = 0; j < r0->n_lens; j++) {
             fprintf(f, "%d", r0->lens[j]);
-            for (int c = 0; c < nc; c++) {
-                double m, sd;
-                row_stat(&rows[cols[c]], res, j, true, &m, &sd);
-                fprintf(f, " %.6g", m);
+            for (int c = 0; c < ncols[t]; c++) {
+                double m, sd, a, asd;
+                row_stat(&rows[cols[t][c]], res, j, true, &m, &sd);
+                row_stat(&rows[cols[t][c]], res, j, false, &a, &asd);
+                fprintf(f, " %.6g %.6g", m, a);
             }
             fputc('\n', f);
         }
         fprintf(f, "\n\n");
-        fprintf(g, "set title '%s (trained on n <= %d)'\nset arrow 1 from %d,0 to %d,1.05 nohead dt 2 lc rgb 'gray'\n",
-                rg_task_name((rg_task)t), o->train_len, o->train_len, o->train_len);
-        fprintf(g, "plot");
-        for (int c = 0; c < nc; c++)
-            fprintf(g, "%s '%s' index %d using 1:%d with linespoints title '%s'", c ? "," : "", dat, block, c + 2,
-                    row_label(&rows[cols[c]], label, sizeof label));
-        fputc('\n', g);
-        block++;
+    }
+    /* panels: exact_match on the first row, token_acc on the second, one column per task */
+    fprintf(g, "set terminal svg size %d,900 dynamic noenhanced font 'sans,11'\nset output '%s'\n", 520 * n_tasks, svg);
+    fprintf(g, "set multiplot layout 2,%d\nset xlabel 'test length n'\nset yrange [0:1.05]\n"
+               "set key top right font ',8'\nset grid\nset datafile missing 'nan'\n", n_tasks);
+    for (int metric = 0; metric < 2; metric++) {
+        int block = 0;
+        fprintf(g, "set ylabel '%s'\n", metric ? "token accuracy" : "exact match");
+        for (int t = 0; t < RG_TASK_COUNT; t++) {
+            if (!ncols[t]) continue;
+            fprintf(g, "set title '%s: %s (trained on n <= %d)'\nset arrow 1 from %d,0 to %d,1.05 nohead dt 2 "
+                       "lc rgb 'gray'\nplot", rg_task_name((rg_task)t), metric ? "token accuracy" : "exact match",
+                    o->train_len, o->train_len, o->train_len);
+            char label[64];
+            for (int c = 0; c < ncols[t]; c++)
+                fprintf(g, "%s '%s' index %d using 1:%d with linespoints title '%s'", c ? "," : "", dat, block,
+                        2 + 2 * c + metric, row_label(&rows[cols[t][c]], label, sizeof label));
+            fputc('\n', g);
+            block++;
+        }
     }
     fprintf(g, "unset multiplot\n");
     fclose(f);
