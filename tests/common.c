@@ -30,6 +30,26 @@ void tc_assert_close(const char *what, const rg_real *got, const double *want, i
     }
 }
 
+rg_tensor *tc_weighted_sum(rg_ctx *c, rg_tensor *out, const rg_real *w)
+{
+    return rg_sum(c, rg_mul(c, out, rg_tensor_from(c, out->ndim, out->shape, w)));
+}
+
+rg_real *tc_random_weights(int64_t n, rg_rng *rng)
+{
+    rg_real *w = malloc((size_t)n * sizeof *w);
+    for (int64_t i = 0; i < n; i++) w[i] = (rg_real)rg_rng_normal(rng);
+    return w;
+}
+
+void tc_gradcheck_report(int width, const char *name, double worst, const double *rel, int n, double tol)
+{
+    print_message("%-*s worst rel err %.3g (%d inputs)\n", width, name, worst, n);
+    for (int i = 0; i < n; i++)
+        if (!(rel[i] < tol)) print_message("  input %d: %.3g\n", i, rel[i]);
+    assert_true(worst < tol);
+}
+
 static hid_t open_or_fail(const char *file)
 {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
@@ -121,4 +141,56 @@ int tc_h5_exists(const char *file, const char *path)
     int r = H5Lexists(f, path, H5P_DEFAULT) > 0;
     H5Fclose(f);
     return r;
+}
+
+rg_model_config tc_fx_config(const char *file)
+{
+    rg_model_config cfg = rg_model_config_default();
+    cfg.vocab_size = (int)tc_h5_attr(file, "/", "vocab_size");
+    cfg.d_model = (int)tc_h5_attr(file, "/", "d_model");
+    cfg.n_heads = (int)tc_h5_attr(file, "/", "n_heads");
+    cfg.n_layers = (int)tc_h5_attr(file, "/", "n_layers");
+    cfg.d_ff = (int)tc_h5_attr(file, "/", "d_ff");
+    cfg.max_len = (int)tc_h5_attr(file, "/", "max_len");
+    cfg.causal = tc_h5_attr(file, "/", "causal") != 0;
+    cfg.rotary_dim = (int)tc_h5_attr(file, "/", "rotary_dim");
+    cfg.rope_orig_len = (int)tc_h5_attr(file, "/", "rope_orig_len");
+    cfg.t5_num_buckets = (int)tc_h5_attr(file, "/", "t5_num_buckets");
+    cfg.t5_max_distance = (int)tc_h5_attr(file, "/", "t5_max_distance");
+    cfg.rope_base = tc_h5_attr(file, "/", "rope_base");
+    cfg.rope_scale = tc_h5_attr(file, "/", "rope_scale");
+    char name[64];
+    tc_h5_attr_str(file, "/", "pos_encoding", name, sizeof name);
+    if (rg_pos_parse(name, &cfg.pos)) fail_msg("%s: %s", file, rg_last_error());
+    tc_h5_attr_str(file, "/", "rope_ext", name, sizeof name);
+    if (rg_rope_ext_parse(name, &cfg.rope_ext)) fail_msg("%s: %s", file, rg_last_error());
+    return cfg;
+}
+
+rg_model *tc_fx_model(const char *file, const rg_model_config *cfg)
+{
+    rg_model_config own;
+    if (!cfg) {
+        own = tc_fx_config(file);
+        cfg = &own;
+    }
+    rg_model *m = NULL;
+    if (rg_model_new(cfg, 0, &m)) fail_msg("%s: rg_model_new: %s", file, rg_last_error());
+    char path[256];
+    for (int i = 0; i < m->params.n; i++) {
+        rg_tensor *p = m->params.items[i];
+        snprintf(path, sizeof path, "/params/%s", p->name);
+        int64_t n;
+        int shape[4], ndim;
+        double *v = tc_h5_read(file, path, &n, shape, &ndim);
+        if (n != p->numel || ndim != p->ndim) fail_msg("%s %s: %lld values in %d dims, model has %lld in %d", file,
+                                                       path, (long long)n, ndim, (long long)p->numel, p->ndim);
+        for (int d = 0; d < ndim; d++)
+            if (shape[d] != p->shape[d]) fail_msg("%s %s: dim %d is %d, model has %d", file, path, d, shape[d],
+                                                  p->shape[d]);
+        for (int64_t j = 0; j < n; j++) p->data[j] = (rg_real)v[j];
+        rg_tensor_bump_version(p);
+        free(v);
+    }
+    return m;
 }

@@ -1,4 +1,5 @@
-/* common.h: helpers shared by the test binaries (random parameters, closeness checks, HDF5 fixture reading).
+/* common.h: helpers shared by the test binaries (random parameters, closeness checks, gradient-check losses and
+ * reports, HDF5 fixture reading, reference models loaded from fixtures).
  * Include after <cmocka.h>'s prerequisites; every check fails the running cmocka test with a message. */
 #ifndef RG_TEST_COMMON_H
 #define RG_TEST_COMMON_H
@@ -23,6 +24,15 @@ void tc_assert_close(const char *what, const rg_real *got, const double *want, i
  * check). Use it for every running maximum of errors. */
 static inline double tc_max(double a, double b) { return a != a || b != b ? a + b : (a > b ? a : b); }
 
+/* Gradient checks (the float64 gradcheck_* binaries). */
+/* sum(out * w) for a fixed weight array w of out->numel values: a scalar loss for rg_gradcheck. */
+rg_tensor *tc_weighted_sum(rg_ctx *c, rg_tensor *out, const rg_real *w);
+/* A malloc'ed array of n standard normal values from rng. */
+rg_real *tc_random_weights(int64_t n, rg_rng *rng);
+/* Prints "name (padded to width) worst rel err ... (n inputs)" and every input whose relative error rel[i] is not
+ * below tol, then fails the test unless worst < tol. */
+void tc_gradcheck_report(int width, const char *name, double worst, const double *rel, int n, double tol);
+
 /* Fixture reading (HDF5). Paths are relative to the repository root (tests run from it). Each function fails
  * the running test with a message naming the file and dataset if anything is missing. */
 /* Reads a dataset as doubles into a malloc'ed array; writes the number of elements and, if shape != NULL, the
@@ -36,5 +46,13 @@ double tc_h5_attr(const char *file, const char *object, const char *attr);
 void tc_h5_attr_str(const char *file, const char *object, const char *attr, char *buf, size_t n);
 /* True if the file has the dataset or group. */
 int tc_h5_exists(const char *file, const char *path);
+
+/* Reference-model fixtures (tests/fixtures/model_*.h5, layout in tests/fixtures/README.md). */
+/* The model config stored in a fixture's root attributes (the encoding and RoPE extension parsed from the string
+ * attributes pos_encoding and rope_ext; fails the test if they do not parse). */
+rg_model_config tc_fx_config(const char *file);
+/* A model built from cfg (NULL: the fixture's own, tc_fx_config) with the fixture's parameters: each dataset
+ * /params/<registry name>, cast to rg_real; fails the test on a missing dataset or a shape that differs. */
+rg_model *tc_fx_model(const char *file, const rg_model_config *cfg);
 
 #endif

@@ -4,7 +4,6 @@
  * pre-clip gradient norms and the final parameters must match PyTorch (float64) within 1e-6; the worst errors are
  * printed (in double they are ~1e-12 or below). Also the schedule's values and SGD with momentum on a small case. */
 #include "common.h"
-#include "nn_fixture.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -15,7 +14,7 @@
 
 static void test_adamw_trajectory(void **state)
 {
-    rg_model *m = fx_model(FILE_NONE);
+    rg_model *m = tc_fx_model(FILE_NONE, NULL);
     int64_t n;
     int shape[4];
     int32_t *tokens = tc_h5_read_int(FILE_NONE, "/input/tokens", &n, shape, NULL);

@@ -12,27 +12,7 @@
 
 #define TOL 1e-6
 #define H_STEP 1e-6
-
-/* sum(out * w) for a fixed weight array w of out->numel values. */
-static rg_tensor *weighted_sum(rg_ctx *c, rg_tensor *out, const rg_real *w)
-{
-    return rg_sum(c, rg_mul(c, out, rg_tensor_from(c, out->ndim, out->shape, w)));
-}
-
-static rg_real *random_weights(int64_t n, rg_rng *rng)
-{
-    rg_real *w = malloc((size_t)n * sizeof *w);
-    for (int64_t i = 0; i < n; i++) w[i] = (rg_real)rg_rng_normal(rng);
-    return w;
-}
-
-static void report(const char *name, double worst, const double *rel, int n)
-{
-    print_message("%-44s worst rel err %.3g (%d inputs)\n", name, worst, n);
-    for (int i = 0; i < n; i++)
-        if (!(rel[i] < TOL)) print_message("  input %d: %.3g\n", i, rel[i]);
-    assert_true(worst < TOL);
-}
+#define NAME_W 44 /* report column width */
 
 /* ------------------------------------------------------------------ attention */
 
@@ -47,7 +27,7 @@ static rg_tensor *attn_fn(rg_ctx *c, rg_tensor **in, void *user)
 {
     attn_case *a = user;
     rg_tensor *out = rg_attention(c, in[0], in[1], in[2], a->H, in[3], a->causal, a->scale);
-    return weighted_sum(c, out, a->w);
+    return tc_weighted_sum(c, out, a->w);
 }
 
 /* bias_dims: 0 none, 3 [H, T, S], 4 [B, H, T, S]. */
@@ -62,12 +42,12 @@ static void check_attention(const char *name, int B, int T, int S, int H, int hd
                         tc_param_randn("v", 3, (int[]){B, S, D}, &rng, 1.0), NULL};
     if (bias_dims == 3) in[3] = tc_param_randn("bias", 3, (int[]){H, T, S}, &rng, 1.0);
     if (bias_dims == 4) in[3] = tc_param_randn("bias", 4, (int[]){B, H, T, S}, &rng, 1.0);
-    rg_real *w = random_weights((int64_t)B * T * D, &rng);
+    rg_real *w = tc_random_weights((int64_t)B * T * D, &rng);
     attn_case a = {H, causal, 1 / sqrt((double)hd), w};
     int n = bias_dims ? 4 : 3;
     double rel[4];
     double worst = rg_gradcheck(attn_fn, &a, in, n, H_STEP, rel);
-    report(name, worst, rel, n);
+    tc_gradcheck_report(NAME_W, name, worst, rel, n, TOL);
     free(w);
     for (int i = 0; i < n; i++) rg_param_free(in[i]);
 }
@@ -138,7 +118,7 @@ static rg_tensor *module_fn(rg_ctx *c, rg_tensor **in, void *user)
     rg_tensor *y = mc->kind == 0 ? rg_nn_linear_forward(c, &mc->lin, in[0])
                  : mc->kind == 1 ? rg_nn_layernorm_forward(c, &mc->ln, in[0])
                                  : rg_nn_mlp_forward(c, &mc->mlp, in[0]);
-    return weighted_sum(c, y, mc->w);
+    return tc_weighted_sum(c, y, mc->w);
 }
 
 /* Fills every registered parameter with N(0, std) (LayerNorm weights 1 + N(0, 0.1)). */
@@ -164,7 +144,7 @@ static void check_module(const char *name, int kind, bool bias)
     if (kind == 2) assert_int_equal(rg_nn_mlp_init(&mc.mlp, &ps, "mlp", in_f, 6, &rng), RG_OK);
     randomize(&ps, &rng, 0.5);
     rg_tensor *x = tc_param_randn("x", 3, (int[]){2, 3, in_f}, &rng, 1.0);
-    rg_real *w = random_weights(2 * 3 * out_f, &rng);
+    rg_real *w = tc_random_weights(2 * 3 * out_f, &rng);
     mc.w = w;
     int n = 1 + ps.n;
     rg_tensor **in = malloc((size_t)n * sizeof *in);
@@ -172,7 +152,7 @@ static void check_module(const char *name, int kind, bool bias)
     for (int i = 0; i < ps.n; i++) in[1 + i] = ps.items[i];
     double *rel = malloc((size_t)n * sizeof *rel);
     double worst = rg_gradcheck(module_fn, &mc, in, n, H_STEP, rel);
-    report(name, worst, rel, n);
+    tc_gradcheck_report(NAME_W, name, worst, rel, n, TOL);
     free(rel);
     free(in);
     free(w);
@@ -237,7 +217,7 @@ static void check_model(const char *name, bool causal, int n_layers)
     snprintf(buf, sizeof buf, "%s (%lld params)", name, (long long)rg_params_numel(&m->params));
     for (int i = 0; i < m->params.n; i++)
         if (!(rel[i] < TOL)) print_message("  %s: %.3g\n", m->params.items[i]->name, rel[i]);
-    report(buf, worst, rel, m->params.n);
+    tc_gradcheck_report(NAME_W, buf, worst, rel, m->params.n, TOL);
     free(rel);
     rg_model_free(m);
 }

@@ -13,26 +13,7 @@
 
 #define TOL 1e-6
 #define H_STEP 1e-6
-
-static rg_tensor *weighted_sum(rg_ctx *c, rg_tensor *out, const rg_real *w)
-{
-    return rg_sum(c, rg_mul(c, out, rg_tensor_from(c, out->ndim, out->shape, w)));
-}
-
-static rg_real *random_weights(int64_t n, rg_rng *rng)
-{
-    rg_real *w = malloc((size_t)n * sizeof *w);
-    for (int64_t i = 0; i < n; i++) w[i] = (rg_real)rg_rng_normal(rng);
-    return w;
-}
-
-static void report(const char *name, double worst, const double *rel, int n)
-{
-    print_message("%-52s worst rel err %.3g (%d inputs)\n", name, worst, n);
-    for (int i = 0; i < n; i++)
-        if (!(rel[i] < TOL)) print_message("  input %d: %.3g\n", i, rel[i]);
-    assert_true(worst < TOL);
-}
+#define NAME_W 52 /* report column width */
 
 /* A generic op case: the op builds its output from the inputs; w weights it. */
 typedef struct op_case op_case;
@@ -50,15 +31,15 @@ static rg_tensor *op_fn(rg_ctx *c, rg_tensor **in, void *user)
 {
     op_case *oc = user;
     rg_tensor *out = oc->op(c, in, oc);
-    if (!oc->w) oc->w = random_weights(out->numel, oc->rng);
-    return weighted_sum(c, out, oc->w);
+    if (!oc->w) oc->w = tc_random_weights(out->numel, oc->rng);
+    return tc_weighted_sum(c, out, oc->w);
 }
 
 static void run_case(const char *name, op_case *oc, rg_tensor **in, int n)
 {
     double rel[8];
     double worst = rg_gradcheck(op_fn, oc, in, n, H_STEP, rel);
-    report(name, worst, rel, n);
+    tc_gradcheck_report(NAME_W, name, worst, rel, n, TOL);
     free(oc->w);
     oc->w = NULL;
     for (int i = 0; i < n; i++) rg_param_free(in[i]);
@@ -198,7 +179,7 @@ static void check_rope(const char *name, bool half, int rotary_dim, rg_rope_ext 
     free(oc.w);
     oc.w = NULL;
     double w2 = rg_gradcheck(op_fn, &oc, in + 1, 1, H_STEP, rel + 1);
-    report(name, tc_max(worst, w2), rel, 2);
+    tc_gradcheck_report(NAME_W, name, tc_max(worst, w2), rel, 2, TOL);
     free(oc.w);
     rg_param_free(in[0]);
     rg_param_free(in[1]);
@@ -289,7 +270,7 @@ static void check_model(const char *name, rg_pos_kind pos, rg_rope_ext ext, int 
     }
     char buf[128];
     snprintf(buf, sizeof buf, "model %s (%lld params)", name, (long long)rg_params_numel(&m->params));
-    report(buf, worst, rel, m->params.n);
+    tc_gradcheck_report(NAME_W, buf, worst, rel, m->params.n, TOL);
     free(rel);
     rg_model_free(m);
 }

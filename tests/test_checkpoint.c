@@ -246,6 +246,14 @@ static void copy_file(const char *from, const char *to)
     fclose(b);
 }
 
+/* Copies the checkpoint ref to `name` in the test folder (its full path into buf) and opens the copy for surgery. */
+static hid_t open_copy(const char *ref, char *buf, size_t n, const char *name)
+{
+    path_in(buf, n, name);
+    copy_file(ref, buf);
+    return open_rw(buf);
+}
+
 /* ------------------------------------------------------------------ tests */
 
 static void test_run_state_api(void **state)
@@ -574,9 +582,7 @@ static void test_wrong_version(void **state)
 {
     char ref[256], p[256];
     save_reference(ref, sizeof ref, "ver_ref.h5");
-    path_in(p, sizeof p, "ver2.h5");
-    copy_file(ref, p);
-    hid_t f = open_rw(p);
+    hid_t f = open_copy(ref, p, sizeof p, "ver2.h5");
     int32_t v = 2;
     hid_t a = H5Aopen(f, "format_version", H5P_DEFAULT);
     H5Awrite(a, H5T_NATIVE_INT32, &v);
@@ -589,18 +595,14 @@ static void test_wrong_shape(void **state)
 {
     char ref[256], p[256];
     save_reference(ref, sizeof ref, "shape_ref.h5");
-    path_in(p, sizeof p, "shape.h5");
-    copy_file(ref, p);
-    hid_t f = open_rw(p);
+    hid_t f = open_copy(ref, p, sizeof p, "shape.h5");
     hsize_t dims[2] = {32, 15};
     put_dataset(f, "/params/blocks.1.mlp.fc1.weight", H5T_IEEE_F32LE, 2, dims);
     H5Fclose(f);
     expect_load_error(p, RG_ERR_SHAPE, "/params/blocks.1.mlp.fc1.weight has shape [32, 15]", "[32, 16]");
 
     /* a wrong shape among the moments only */
-    path_in(p, sizeof p, "shape_m.h5");
-    copy_file(ref, p);
-    f = open_rw(p);
+    f = open_copy(ref, p, sizeof p, "shape_m.h5");
     hsize_t d1[1] = {17};
     put_dataset(f, "/optim/exp_avg_sq/ln_f.bias", H5T_IEEE_F32LE, 1, d1);
     H5Fclose(f);
@@ -615,17 +617,13 @@ static void test_float64_dataset(void **state)
 {
     char ref[256], p[256];
     save_reference(ref, sizeof ref, "f64_ref.h5");
-    path_in(p, sizeof p, "f64.h5");
-    copy_file(ref, p);
-    hid_t f = open_rw(p);
+    hid_t f = open_copy(ref, p, sizeof p, "f64.h5");
     hsize_t dims[2] = {11, 16};
     put_dataset(f, "/params/lm_head.weight", H5T_IEEE_F64LE, 2, dims);
     H5Fclose(f);
     expect_load_error(p, RG_ERR_FORMAT, "/params/lm_head.weight has dtype float64", "float32");
 
-    path_in(p, sizeof p, "i32.h5");
-    copy_file(ref, p);
-    f = open_rw(p);
+    f = open_copy(ref, p, sizeof p, "i32.h5");
     put_dataset(f, "/params/tok_emb.weight", H5T_STD_I32LE, 2, dims);
     H5Fclose(f);
     expect_load_error(p, RG_ERR_FORMAT, "/params/tok_emb.weight has dtype int32", NULL);
@@ -635,23 +633,17 @@ static void test_missing_dataset(void **state)
 {
     char ref[256], p[256];
     save_reference(ref, sizeof ref, "miss_ref.h5");
-    path_in(p, sizeof p, "miss.h5");
-    copy_file(ref, p);
-    hid_t f = open_rw(p);
+    hid_t f = open_copy(ref, p, sizeof p, "miss.h5");
     assert_true(H5Ldelete(f, "/params/blocks.0.attn.v_proj.bias", H5P_DEFAULT) >= 0);
     H5Fclose(f);
     expect_load_error(p, RG_ERR_FORMAT, "missing dataset /params/blocks.0.attn.v_proj.bias", NULL);
 
-    path_in(p, sizeof p, "miss_m.h5");
-    copy_file(ref, p);
-    f = open_rw(p);
+    f = open_copy(ref, p, sizeof p, "miss_m.h5");
     assert_true(H5Ldelete(f, "/optim/exp_avg/tok_emb.weight", H5P_DEFAULT) >= 0);
     H5Fclose(f);
     expect_load_error_opt(p, RG_ERR_FORMAT, "missing dataset /optim/exp_avg/tok_emb.weight", NULL, true);
 
-    path_in(p, sizeof p, "miss_cfg.h5");
-    copy_file(ref, p);
-    f = open_rw(p);
+    f = open_copy(ref, p, sizeof p, "miss_cfg.h5");
     assert_true(H5Adelete_by_name(f, "config", "d_ff", H5P_DEFAULT) >= 0);
     H5Fclose(f);
     expect_load_error(p, RG_ERR_FORMAT, "missing attribute 'd_ff' on /config", NULL);
@@ -661,17 +653,13 @@ static void test_unknown_dataset(void **state)
 {
     char ref[256], p[256];
     save_reference(ref, sizeof ref, "extra_ref.h5");
-    path_in(p, sizeof p, "extra.h5");
-    copy_file(ref, p);
-    hid_t f = open_rw(p);
+    hid_t f = open_copy(ref, p, sizeof p, "extra.h5");
     hsize_t dims[2] = {16, 16};
     put_dataset(f, "/params/blocks.2.attn.q_proj.weight", H5T_IEEE_F32LE, 2, dims);
     H5Fclose(f);
     expect_load_error(p, RG_ERR_FORMAT, "unknown dataset /params/blocks.2.attn.q_proj.weight", NULL);
 
-    path_in(p, sizeof p, "extra_m.h5");
-    copy_file(ref, p);
-    f = open_rw(p);
+    f = open_copy(ref, p, sizeof p, "extra_m.h5");
     put_dataset(f, "/optim/exp_avg/pos_emb.weight", H5T_IEEE_F32LE, 2, dims);
     H5Fclose(f);
     expect_load_error_opt(p, RG_ERR_FORMAT, "unknown dataset /optim/exp_avg/pos_emb.weight", NULL, true);

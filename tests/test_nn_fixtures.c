@@ -7,7 +7,6 @@
  *     and grad_<param> within 1e-4 of their largest magnitude.
  * Each case prints its largest errors. */
 #include "common.h"
-#include "nn_fixture.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -65,7 +64,7 @@ static double check_grad(const char *file, const char *dataset, const rg_real *g
 
 static void test_model_none(void **state)
 {
-    rg_model *m = fx_model(MODEL_FILE);
+    rg_model *m = tc_fx_model(MODEL_FILE, NULL);
     int64_t n;
     int shape[4], ndim;
     int32_t *tokens = tc_h5_read_int(MODEL_FILE, "/input/tokens", &n, shape, &ndim);

@@ -11,25 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A model with the fixture's config (root attributes) and parameters (/params/<name>). */
+/* A model with the fixture's config (root attributes) and parameters (/params/<name>); the encoding and extension
+ * are the test table's, and the file's string attributes must name them. */
 static rg_model *load_model(const char *file, rg_pos_kind pos, rg_rope_ext ext)
 {
-    rg_model_config cfg = rg_model_config_default();
-    cfg.vocab_size = (int)tc_h5_attr(file, "/", "vocab_size");
-    cfg.d_model = (int)tc_h5_attr(file, "/", "d_model");
-    cfg.n_heads = (int)tc_h5_attr(file, "/", "n_heads");
-    cfg.n_layers = (int)tc_h5_attr(file, "/", "n_layers");
-    cfg.d_ff = (int)tc_h5_attr(file, "/", "d_ff");
-    cfg.max_len = (int)tc_h5_attr(file, "/", "max_len");
-    cfg.causal = tc_h5_attr(file, "/", "causal") != 0;
-    cfg.rotary_dim = (int)tc_h5_attr(file, "/", "rotary_dim");
-    cfg.rope_orig_len = (int)tc_h5_attr(file, "/", "rope_orig_len");
-    cfg.t5_num_buckets = (int)tc_h5_attr(file, "/", "t5_num_buckets");
-    cfg.t5_max_distance = (int)tc_h5_attr(file, "/", "t5_max_distance");
-    cfg.rope_base = tc_h5_attr(file, "/", "rope_base");
-    cfg.rope_scale = tc_h5_attr(file, "/", "rope_scale");
-    cfg.pos = pos;
-    cfg.rope_ext = ext;
+    rg_model_config cfg = tc_fx_config(file);
     /* the names in the file must agree */
     char buf[64];
     tc_h5_attr_str(file, "/", "pos_encoding", buf, sizeof buf);
@@ -38,24 +24,9 @@ static rg_model *load_model(const char *file, rg_pos_kind pos, rg_rope_ext ext)
     tc_h5_attr_str(file, "/", "rope_ext", buf, sizeof buf);
     if (strcmp(buf, rg_rope_ext_name(ext)))
         fail_msg("%s: rope_ext '%s' is not '%s'", file, buf, rg_rope_ext_name(ext));
-    rg_model *m = NULL;
-    if (rg_model_new(&cfg, 0, &m)) fail_msg("%s: rg_model_new: %s", file, rg_last_error());
-    char path[256];
-    for (int i = 0; i < m->params.n; i++) {
-        rg_tensor *p = m->params.items[i];
-        snprintf(path, sizeof path, "/params/%s", p->name);
-        int64_t n;
-        int shape[4], ndim;
-        double *v = tc_h5_read(file, path, &n, shape, &ndim);
-        if (n != p->numel || ndim != p->ndim) fail_msg("%s %s: shape differs from the model's", file, path);
-        for (int d = 0; d < ndim; d++)
-            if (shape[d] != p->shape[d]) fail_msg("%s %s: dim %d is %d, model has %d", file, path, d, shape[d],
-                                                  p->shape[d]);
-        for (int64_t j = 0; j < n; j++) p->data[j] = (rg_real)v[j];
-        rg_tensor_bump_version(p);
-        free(v);
-    }
-    return m;
+    cfg.pos = pos;
+    cfg.rope_ext = ext;
+    return tc_fx_model(file, &cfg);
 }
 
 static void check_fixture(const char *name, rg_pos_kind pos, rg_rope_ext ext)
