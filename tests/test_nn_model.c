@@ -228,6 +228,16 @@ static void test_bad_token(void **state)
     tokens[1][1] = -1;
     assert_int_equal(rg_model_forward(c, m, &tokens[0][0], NULL, 2, 3, NULL, &logits), RG_ERR_ARG);
     assert_int_equal(c->tape_len, 0);
+    /* positions outside [0, RG_MAX_POSITION) are refused before anything is recorded */
+    tokens[1][1] = 5;
+    int32_t bad_pos[2][3] = {{0, 1, 2}, {0, -1, 2}};
+    assert_int_equal(rg_model_forward(c, m, &tokens[0][0], &bad_pos[0][0], 2, 3, NULL, &logits), RG_ERR_ARG);
+    assert_non_null(strstr(rg_last_error(), "position -1"));
+    bad_pos[1][1] = RG_MAX_POSITION;
+    assert_int_equal(rg_model_forward(c, m, &tokens[0][0], &bad_pos[0][0], 2, 3, NULL, &logits), RG_ERR_ARG);
+    assert_int_equal(c->tape_len, 0);
+    assert_int_equal(c->arena.used, used);
+    tokens[1][1] = -1; /* a bad token again for the cache cases below */
     for (int i = 0; i < m->params.n; i++) assert_int_equal(m->params.items[i]->version, versions[i]);
     assert_true(m->tok_emb->data[0] == w0);
     /* with a cache: nothing appended */

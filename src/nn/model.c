@@ -257,6 +257,11 @@ rg_status rg_model_forward(rg_ctx *c, rg_model *m, const int32_t *tokens, const 
         if (tokens[i] < 0 || tokens[i] >= cfg->vocab_size)
             return rg_error(RG_ERR_ARG, "forward: token id %d at row %lld, position %lld is outside [0, %d)",
                             tokens[i], (long long)(i / T), (long long)(i % T), cfg->vocab_size);
+    if (positions)
+        for (int64_t i = 0; i < (int64_t)B * T; i++)
+            if (positions[i] < 0 || positions[i] >= RG_MAX_POSITION)
+                return rg_error(RG_ERR_ARG, "forward: position %d at row %lld, token %lld is outside [0, %d)",
+                                positions[i], (long long)(i / T), (long long)(i % T), RG_MAX_POSITION);
     int len = 0;
     if (kv) {
         if (c->grad_enabled)

@@ -121,10 +121,13 @@ rg_status rg_kv_cache_init(rg_kv_cache *kv, const rg_model *m, int batch, int ca
 void rg_kv_cache_reset(rg_kv_cache *kv);
 void rg_kv_cache_free(rg_kv_cache *kv);
 
+/* Positions passed to rg_model_forward must lie in [0, RG_MAX_POSITION) (the RoPE tables grow to the largest one). */
+#define RG_MAX_POSITION (1 << 20)
+
 /* Forward pass. tokens int32 [B, T] (ids in [0, vocab)); positions int32 [B, T] or NULL (0..T-1, or continuing
  * from kv->len); kv NULL for a full forward, else the T new tokens are appended to the cache (needs no-grad mode).
  * Writes logits [B, T, vocab] to *logits. Returns RG_ERR_ARG (nothing recorded that matters) for a token id out
- * of range, a position < 0 or >= max_len with learned positions, or a cache overflow. */
+ * of range, a given position outside [0, RG_MAX_POSITION), a position < 0 or >= max_len with learned positions, or a cache overflow. */
 rg_status rg_model_forward(rg_ctx *c, rg_model *m, const int32_t *tokens, const int32_t *positions, int B, int T,
                            rg_kv_cache *kv, rg_tensor **logits);
 
