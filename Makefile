@@ -15,7 +15,7 @@ ifeq ($(WERROR),1)
 WARN += -Werror
 endif
 OPT ?= -O2
-# Never -ffast-math / -Ofast: they break NaN/inf handling and the gradient checks. -fno-trapping-math only drops
+# Never the fast-math flags (nor the "fast" optimization level): they break NaN/inf handling and the gradient checks. -fno-trapping-math only drops
 # floating-point exception flags (results are unchanged), which lets GCC vectorize loops with comparisons.
 CFLAGS_ALL = -std=c11 -D_POSIX_C_SOURCE=200809L $(OPT) -fno-trapping-math -g $(WARN) -Isrc $(PKG_CFLAGS) $(EXTRA_CFLAGS)
 LDFLAGS_ALL = $(EXTRA_LDFLAGS)
