@@ -415,24 +415,26 @@ static rg_status open_attr(const reader *rd, hid_t loc, const char *obj, const c
     return RG_OK;
 }
 
-static rg_status read_attr_i64(const reader *rd, hid_t loc, const char *obj, const char *name, int64_t *v)
+/* Reads a scalar attribute of HDF5 class `cls` (described as `cls_name` in errors) as `memtype` into *v. */
+static rg_status read_attr_scalar(const reader *rd, hid_t loc, const char *obj, const char *name, H5T_class_t cls,
+                                  const char *cls_name, hid_t memtype, void *v)
 {
     hid_t a;
-    rg_status st = open_attr(rd, loc, obj, name, H5T_INTEGER, "an integer", &a);
+    rg_status st = open_attr(rd, loc, obj, name, cls, cls_name, &a);
     if (st) return st;
-    herr_t r = H5Aread(a, H5T_NATIVE_INT64, v);
+    herr_t r = H5Aread(a, memtype, v);
     H5Aclose(a);
     return r < 0 ? ck_err(RG_ERR_FORMAT, rd->path, "cannot read attribute '%s' on %s", name, obj) : RG_OK;
 }
 
+static rg_status read_attr_i64(const reader *rd, hid_t loc, const char *obj, const char *name, int64_t *v)
+{
+    return read_attr_scalar(rd, loc, obj, name, H5T_INTEGER, "an integer", H5T_NATIVE_INT64, v);
+}
+
 static rg_status read_attr_u64(const reader *rd, hid_t loc, const char *obj, const char *name, uint64_t *v)
 {
-    hid_t a;
-    rg_status st = open_attr(rd, loc, obj, name, H5T_INTEGER, "an integer", &a);
-    if (st) return st;
-    herr_t r = H5Aread(a, H5T_NATIVE_UINT64, v);
-    H5Aclose(a);
-    return r < 0 ? ck_err(RG_ERR_FORMAT, rd->path, "cannot read attribute '%s' on %s", name, obj) : RG_OK;
+    return read_attr_scalar(rd, loc, obj, name, H5T_INTEGER, "an integer", H5T_NATIVE_UINT64, v);
 }
 
 static rg_status read_attr_int(const reader *rd, hid_t loc, const char *obj, const char *name, int *v)
@@ -449,12 +451,7 @@ static rg_status read_attr_int(const reader *rd, hid_t loc, const char *obj, con
 
 static rg_status read_attr_f64(const reader *rd, hid_t loc, const char *obj, const char *name, double *v)
 {
-    hid_t a;
-    rg_status st = open_attr(rd, loc, obj, name, H5T_FLOAT, "a float", &a);
-    if (st) return st;
-    herr_t r = H5Aread(a, H5T_NATIVE_DOUBLE, v);
-    H5Aclose(a);
-    return r < 0 ? ck_err(RG_ERR_FORMAT, rd->path, "cannot read attribute '%s' on %s", name, obj) : RG_OK;
+    return read_attr_scalar(rd, loc, obj, name, H5T_FLOAT, "a float", H5T_NATIVE_DOUBLE, v);
 }
 
 /* Reads an open string attribute (fixed or variable length) into buf (n bytes). */
