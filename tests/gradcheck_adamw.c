@@ -86,10 +86,11 @@ static void test_lr_schedule(void **state)
 static void test_clip(void **state)
 {
     rg_params ps = {0};
-    rg_tensor *a = rg_params_new(&ps, "a", 1, (int[]){2}), *b = rg_params_new(&ps, "b", 2, (int[]){1, 1});
-    assert_non_null(a);
-    assert_non_null(b);
-    assert_null(rg_params_new(&ps, "a", 1, (int[]){3})); /* duplicate name */
+    rg_tensor *a, *b, *dup;
+    assert_int_equal(rg_params_register(&ps, "a", 1, (int[]){2}, &a), RG_OK);
+    assert_int_equal(rg_params_register(&ps, "b", 2, (int[]){1, 1}, &b), RG_OK);
+    assert_int_equal(rg_params_register(&ps, "a", 1, (int[]){3}, &dup), RG_ERR_ARG); /* duplicate name */
+    assert_null(dup);
     a->grad[0] = 3; a->grad[1] = 0; b->grad[0] = 4;
     assert_true(fabs(rg_params_grad_norm(&ps) - 5) < 1e-15);
     assert_true(fabs(rg_params_clip_grad_norm(&ps, 1.0) - 5) < 1e-15);
@@ -106,7 +107,9 @@ static void test_clip(void **state)
 static void test_sgd(void **state)
 {
     rg_params ps = {0};
-    rg_tensor *w = rg_params_new(&ps, "w", 2, (int[]){1, 1}), *b = rg_params_new(&ps, "b", 1, (int[]){1});
+    rg_tensor *w, *b;
+    assert_int_equal(rg_params_register(&ps, "w", 2, (int[]){1, 1}, &w), RG_OK);
+    assert_int_equal(rg_params_register(&ps, "b", 1, (int[]){1}, &b), RG_OK);
     w->data[0] = 1; b->data[0] = 1;
     rg_sgd opt;
     assert_int_equal(rg_sgd_init(&opt, &ps, 0.9, 0.1), RG_OK);

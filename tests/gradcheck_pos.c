@@ -22,7 +22,8 @@ struct op_case {
     const int32_t *pos, *pos2;  /* positions (queries / columns), keys / rows */
     int B, T, S, H;
     bool flag;                  /* half pairing / bidirectional */
-    rg_rope_cache *rc;
+    const rg_rope_table *tab;
+    rg_pos_summary sum;         /* T5, XL: of pos, pos2 */
     rg_real *w;                 /* allocated on the first call (output size known then) */
     rg_rng *rng;
 };
@@ -53,7 +54,7 @@ static void far_positions(int32_t *pos, int B, int T, int start) {
 
 /* ------------------------------------------------------------------ sinusoidal, learned */
 
-static rg_tensor *sinusoidal_op(rg_ctx *c, rg_tensor **in, op_case *oc) { return rg_pos_sinusoidal(c, in[0], oc->pos); }
+static rg_tensor *sinusoidal_op(rg_ctx *c, rg_tensor **in, op_case *oc) { return rg_pos_sinusoidal(c, in[0], oc->pos, false); }
 
 static void test_sinusoidal(void **state)
 {
@@ -90,7 +91,7 @@ static void test_learned(void **state)
 
 static rg_tensor *t5_op(rg_ctx *c, rg_tensor **in, op_case *oc)
 {
-    return rg_pos_t5_bias(c, in[0], oc->pos, oc->pos2, oc->B, oc->T, oc->S, oc->flag, 128);
+    return rg_pos_t5_bias(c, in[0], &oc->sum, oc->flag, 128);
 }
 
 static void check_t5(const char *name, bool bidir, bool shared)
@@ -104,6 +105,8 @@ static void check_t5(const char *name, bool bidir, bool shared)
         for (int s = 0; s < S; s++) kp[b * S + s] = 146 + 3 * s + (shared ? 0 : 7 * b);
     }
     op_case oc = {.op = t5_op, .pos = qp, .pos2 = kp, .B = B, .T = T, .S = S, .flag = bidir, .rng = &rng};
+    rg_pos_summarize(&oc.sum, qp, kp, B, T, S);
+    assert_true(oc.sum.rows_shared == shared);
     rg_tensor *in[1] = {tc_param_randn("rel_bias", 2, (int[]){32, 3}, &rng, 1)};
     run_case(name, &oc, in, 1);
 }
@@ -115,7 +118,7 @@ static void test_t5_bidir(void **state) { check_t5("t5 bidirectional: table, [B,
 
 static rg_tensor *xl_op(rg_ctx *c, rg_tensor **in, op_case *oc)
 {
-    return rg_pos_xl_bias(c, in[0], in[1], in[2], in[3], in[4], oc->H, oc->pos, oc->pos2);
+    return rg_pos_xl_bias(c, in[0], in[1], in[2], in[3], in[4], oc->H, &oc->sum);
 }
 
 static void check_xl(const char *name, bool sparse)
@@ -137,6 +140,7 @@ static void check_xl(const char *name, bool sparse)
         }
     }
     op_case oc = {.op = xl_op, .pos = qp, .pos2 = kp, .H = H, .rng = &rng};
+    rg_pos_summarize(&oc.sum, qp, kp, B, T, S);
     rg_tensor *in[5] = {tc_param_randn("q", 3, (int[]){B, T, d}, &rng, 1),
                         tc_param_randn("k", 3, (int[]){B, S, d}, &rng, 1),
                         tc_param_randn("u", 2, (int[]){H, hd}, &rng, 1),
@@ -152,7 +156,7 @@ static void test_xl_sparse(void **state) { check_xl("xl: q, k, u, v, W_r, random
 
 static rg_tensor *rope_op(rg_ctx *c, rg_tensor **in, op_case *oc)
 {
-    return rg_pos_rope(c, in[0], oc->H, oc->flag, oc->rc, oc->pos);
+    return rg_pos_rope(c, in[0], oc->H, oc->flag, oc->tab);
 }
 
 static void check_rope(const char *name, bool half, int rotary_dim, rg_rope_ext ext)
@@ -163,14 +167,18 @@ static void check_rope(const char *name, bool half, int rotary_dim, rg_rope_ext 
     int32_t pos[12];
     far_positions(pos, B, T, 150);
     pos[5] = 160;
-    pos[6] = -3; /* negative positions use the table's symmetry */
-    rg_rope_cache rc;
-    rg_rope_cache_init(&rc);
-    rg_rope_config cfg = rg_rope_config_default(rotary_dim, 24);
-    cfg.ext = ext;
-    cfg.scale = ext == RG_ROPE_EXT_NONE ? 1 : 2;
-    assert_int_equal(rg_rope_cache_ensure(&rc, &cfg, 0), RG_OK);
-    op_case oc = {.op = rope_op, .pos = pos, .H = H, .flag = half, .rc = &rc, .rng = &rng};
+    pos[6] = -3; /* negative positions */
+    rg_model_config cfg = rg_model_config_default();
+    cfg.d_model = H * hd;
+    cfg.n_heads = H;
+    cfg.rotary_dim = rotary_dim;
+    cfg.rope_ext = ext;
+    cfg.rope_scale = ext == RG_ROPE_EXT_NONE ? 1 : 2;
+    cfg.rope_orig_len = 24;
+    assert_int_equal(rg_rope_validate(&cfg), RG_OK);
+    rg_ctx *tc = rg_ctx_new(); /* holds the table: one row per token */
+    rg_rope_table tab = rg_rope_table_new(tc, &cfg, pos, B * T);
+    op_case oc = {.op = rope_op, .pos = pos, .H = H, .flag = half, .tab = &tab, .rng = &rng};
     /* q and k are rotated by the same op: one input each */
     rg_tensor *in[2] = {tc_param_randn("q", 3, (int[]){B, T, H * hd}, &rng, 1),
                         tc_param_randn("k", 3, (int[]){B, T, H * hd}, &rng, 1)};
@@ -183,7 +191,7 @@ static void check_rope(const char *name, bool half, int rotary_dim, rg_rope_ext 
     free(oc.w);
     rg_param_free(in[0]);
     rg_param_free(in[1]);
-    rg_rope_cache_free(&rc);
+    rg_ctx_free(tc);
 }
 
 static void test_rope(void **state) { check_rope("rope interleaved: q, k at 150..160", false, 8, RG_ROPE_EXT_NONE); }

@@ -2,8 +2,8 @@
  * script (tests/fixtures/pos_golden.h5: ALiBi slopes, T5 buckets, sinusoids, RoPE of a small vector in both
  * pairings, YaRN / Llama 3 frequencies and attention factor, the NTK base), and their properties: RoPE keeps norms
  * and makes q.k depend only on i - j (both pairings, partial rotary, far positions); half-split equals interleaved
- * after the fixed channel permutation; axial RoPE is relative in 2-D; the RoPE tables extend on demand and rebuild
- * on a config change; learned positions past the table are an error that records nothing; randomized positions
+ * after the fixed channel permutation; axial RoPE is relative in 2-D; RoPE tables at far positions and with PI;
+ * the position summary; learned positions past the table are an error that records nothing; randomized positions
  * are sorted subsets; with NoPE bidirectional attention is permutation-equivariant and every encoding breaks that;
  * causal outputs at earlier positions ignore later tokens for every encoding. */
 #include "common.h"
@@ -14,6 +14,27 @@
 #include <string.h>
 
 #define GOLDEN "tests/fixtures/pos_golden.h5"
+
+/* A config whose RoPE settings are: rotary_dim rd, base 10000, extension ext with factor s, original length 32. */
+static rg_model_config rope_cfg(int rd, rg_rope_ext ext, double s)
+{
+    rg_model_config cfg = rg_model_config_default();
+    cfg.d_model = 64;
+    cfg.n_heads = 1;
+    cfg.rotary_dim = rd;
+    cfg.rope_ext = ext;
+    cfg.rope_scale = s;
+    cfg.rope_orig_len = 32;
+    assert_int_equal(rg_rope_validate(&cfg), RG_OK);
+    return cfg;
+}
+
+/* The RoPE table of rotary_dim rd (no extension) at positions pos [n]. */
+static rg_rope_table rope_table(rg_ctx *c, int rd, const int32_t *pos, int n)
+{
+    rg_model_config cfg = rope_cfg(rd, RG_ROPE_EXT_NONE, 1);
+    return rg_rope_table_new(c, &cfg, pos, n);
+}
 
 /* ------------------------------------------------------------------ golden values */
 
@@ -66,7 +87,7 @@ static void test_sinusoidal_golden(void **state)
     /* the op: tok = 0 gives PE, rounded to float32 */
     rg_ctx *c = rg_ctx_new();
     rg_tensor *tok = rg_tensor_zeros(c, 3, (int[]){1, 4, 16});
-    rg_tensor *h = rg_pos_sinusoidal(c, tok, pos);
+    rg_tensor *h = rg_pos_sinusoidal(c, tok, pos, true);
     tc_assert_close("sinusoidal op", h->data, want, 64, 1e-7, 1e-6);
     rg_ctx_free(c);
     free(want);
@@ -78,20 +99,16 @@ static void test_rope_golden(void **state)
     double *x = tc_h5_read(GOLDEN, "/rope_x", &n, NULL, NULL);
     assert_int_equal(n, 8);
     rg_ctx *c = rg_ctx_new();
-    rg_rope_cache rc;
-    rg_rope_cache_init(&rc);
-    rg_rope_config cfg = rg_rope_config_default(8, 32);
-    assert_int_equal(rg_rope_cache_ensure(&rc, &cfg, 5), RG_OK);
     rg_tensor *t = rg_tensor_new(c, 3, (int[]){1, 1, 8});
     for (int i = 0; i < 8; i++) t->data[i] = (rg_real)x[i];
     int32_t p = 5;
+    rg_rope_table tab = rope_table(c, 8, &p, 1);
     for (int half = 0; half < 2; half++) {
         double *want = tc_h5_read(GOLDEN, half ? "/rope_half" : "/rope_interleaved", &n, NULL, NULL);
-        rg_tensor *o = rg_pos_rope(c, t, 1, half, &rc, &p);
+        rg_tensor *o = rg_pos_rope(c, t, 1, half, &tab);
         tc_assert_close(half ? "rope half" : "rope interleaved", o->data, want, 8, 1e-6, 1e-6);
         free(want);
     }
-    rg_rope_cache_free(&rc);
     rg_ctx_free(c);
     free(x);
 }
@@ -99,14 +116,15 @@ static void test_rope_golden(void **state)
 static void test_rope_ext_golden(void **state)
 {
     int d = (int)tc_h5_attr(GOLDEN, "/", "head_dim");
-    rg_rope_config cfg = rg_rope_config_default(d, (int)tc_h5_attr(GOLDEN, "/", "rope_orig_len"));
-    cfg.base = tc_h5_attr(GOLDEN, "/", "rope_base");
-    cfg.scale = tc_h5_attr(GOLDEN, "/", "rope_scale");
+    rg_model_config cfg = rope_cfg(d, RG_ROPE_EXT_NONE, 1);
+    cfg.rope_orig_len = (int)tc_h5_attr(GOLDEN, "/", "rope_orig_len");
+    cfg.rope_base = tc_h5_attr(GOLDEN, "/", "rope_base");
+    cfg.rope_scale = tc_h5_attr(GOLDEN, "/", "rope_scale");
     double inv[64], mult, af;
     int64_t n;
     /* YaRN */
-    cfg.ext = RG_ROPE_EXT_YARN;
-    rg_rope_params(&cfg, inv, &mult, &af);
+    cfg.rope_ext = RG_ROPE_EXT_YARN;
+    rg_rope_freqs(&cfg, inv, &mult, &af);
     double *want = tc_h5_read(GOLDEN, "/yarn_inv_freq", &n, NULL, NULL);
     assert_int_equal(n, d / 2);
     for (int i = 0; i < d / 2; i++)
@@ -116,8 +134,8 @@ static void test_rope_ext_golden(void **state)
     assert_true(fabs(af - waf[0]) < 1e-15 && mult == 1.0);
     free(waf);
     /* Llama 3 */
-    cfg.ext = RG_ROPE_EXT_LLAMA3;
-    rg_rope_params(&cfg, inv, &mult, &af);
+    cfg.rope_ext = RG_ROPE_EXT_LLAMA3;
+    rg_rope_freqs(&cfg, inv, &mult, &af);
     want = tc_h5_read(GOLDEN, "/llama3_inv_freq", &n, NULL, NULL);
     for (int i = 0; i < d / 2; i++)
         if (fabs(inv[i] - want[i]) > 1e-14 * want[i]) fail_msg("llama3 inv_freq[%d]: %.17g != %.17g", i, inv[i],
@@ -125,8 +143,8 @@ static void test_rope_ext_golden(void **state)
     assert_true(af == 1.0 && mult == 1.0);
     free(want);
     /* NTK: the frequencies of the golden base */
-    cfg.ext = RG_ROPE_EXT_NTK;
-    rg_rope_params(&cfg, inv, &mult, &af);
+    cfg.rope_ext = RG_ROPE_EXT_NTK;
+    rg_rope_freqs(&cfg, inv, &mult, &af);
     double *wb = tc_h5_read(GOLDEN, "/ntk_base", &n, NULL, NULL);
     for (int i = 0; i < d / 2; i++) {
         double f = 1.0 / pow(wb[0], (double)(2 * i) / d);
@@ -134,9 +152,9 @@ static void test_rope_ext_golden(void **state)
     }
     free(wb);
     /* PI: positions divided by s */
-    cfg.ext = RG_ROPE_EXT_PI;
-    rg_rope_params(&cfg, inv, &mult, &af);
-    assert_true(mult == 1.0 / cfg.scale && af == 1.0);
+    cfg.rope_ext = RG_ROPE_EXT_PI;
+    rg_rope_freqs(&cfg, inv, &mult, &af);
+    assert_true(mult == 1.0 / cfg.rope_scale && af == 1.0);
 }
 
 /* ------------------------------------------------------------------ RoPE properties */
@@ -149,11 +167,12 @@ static double dot(const rg_real *a, const rg_real *b, int n)
 }
 
 /* Rotated copies of one random vector (n_heads 2, head_dim 16) at the given positions. */
-static rg_tensor *rotate_at(rg_ctx *c, rg_rope_cache *rc, bool half, const rg_real *x, const int32_t *pos, int n)
+static rg_tensor *rotate_at(rg_ctx *c, int rd, bool half, const rg_real *x, const int32_t *pos, int n)
 {
     rg_tensor *t = rg_tensor_new(c, 3, (int[]){1, n, 32});
     for (int k = 0; k < n; k++) memcpy(t->data + k * 32, x, 32 * sizeof(rg_real));
-    return rg_pos_rope(c, t, 2, half, rc, pos);
+    rg_rope_table tab = rope_table(c, rd, pos, n);
+    return rg_pos_rope(c, t, 2, half, &tab);
 }
 
 static void test_rope_norm_and_relative(void **state)
@@ -166,13 +185,9 @@ static void test_rope_norm_and_relative(void **state)
     int rds[2] = {16, 6};
     for (int half = 0; half < 2; half++)
         for (int r = 0; r < 2; r++) {
-            rg_rope_cache rc;
-            rg_rope_cache_init(&rc);
-            rg_rope_config cfg = rg_rope_config_default(rds[r], 32);
-            assert_int_equal(rg_rope_cache_ensure(&rc, &cfg, 0), RG_OK);
             /* norms: every position, including far ones */
             int32_t pos[6] = {0, 1, 17, 159, 4000, -25};
-            rg_tensor *rq = rotate_at(c, &rc, half, q, pos, 6);
+            rg_tensor *rq = rotate_at(c, rds[r], half, q, pos, 6);
             double nq = dot(q, q, 32);
             for (int p = 0; p < 6; p++)
                 if (fabs(dot(rq->data + p * 32, rq->data + p * 32, 32) - nq) > 1e-5 * nq)
@@ -180,7 +195,7 @@ static void test_rope_norm_and_relative(void **state)
                              pos[p]);
             /* q.k at (i, j) depends only on i - j: pairs shifted by 0, 100, 1000, 3000 */
             int32_t qp[4] = {7, 107, 1007, 3007}, kp[4] = {3, 103, 1003, 3003};
-            rg_tensor *a = rotate_at(c, &rc, half, q, qp, 4), *b = rotate_at(c, &rc, half, k, kp, 4);
+            rg_tensor *a = rotate_at(c, rds[r], half, q, qp, 4), *b = rotate_at(c, rds[r], half, k, kp, 4);
             for (int h = 0; h < 2; h++) {
                 double ref = dot(a->data + h * 16, b->data + h * 16, 16);
                 for (int s = 1; s < 4; s++) {
@@ -190,7 +205,6 @@ static void test_rope_norm_and_relative(void **state)
                                  half ? "half" : "interleaved", rds[r], h, qp[s], kp[s], v, ref);
                 }
             }
-            rg_rope_cache_free(&rc);
         }
     rg_ctx_free(c);
 }
@@ -201,11 +215,8 @@ static void test_rope_half_is_permuted_interleaved(void **state)
     rg_rng_seed(&rng, 12, 0);
     rg_ctx *c = rg_ctx_new();
     int hd = 16, rd = 12, H = 2, n = 5;
-    rg_rope_cache rc;
-    rg_rope_cache_init(&rc);
-    rg_rope_config cfg = rg_rope_config_default(rd, 32);
-    assert_int_equal(rg_rope_cache_ensure(&rc, &cfg, 0), RG_OK);
     int32_t pos[5] = {0, 3, 150, 999, -7};
+    rg_rope_table tab = rope_table(c, rd, pos, n);
     rg_tensor *xi = rg_tensor_new(c, 3, (int[]){1, n, H * hd}), *xh = rg_tensor_new(c, 3, (int[]){1, n, H * hd});
     tc_fill_randn(xi, &rng, 1);
     /* perm: interleaved channel 2i -> half channel i, 2i+1 -> i + rd/2 (within the rotary block of each head) */
@@ -214,28 +225,24 @@ static void test_rope_half_is_permuted_interleaved(void **state)
     for (int e = rd; e < hd; e++) perm[e] = e;
     for (int t = 0; t < n * H; t++)
         for (int e = 0; e < hd; e++) xh->data[t * hd + perm[e]] = xi->data[t * hd + e];
-    rg_tensor *oi = rg_pos_rope(c, xi, H, false, &rc, pos), *oh = rg_pos_rope(c, xh, H, true, &rc, pos);
+    rg_tensor *oi = rg_pos_rope(c, xi, H, false, &tab), *oh = rg_pos_rope(c, xh, H, true, &tab);
     for (int t = 0; t < n * H; t++)
         for (int e = 0; e < hd; e++)
             if (oh->data[t * hd + perm[e]] != oi->data[t * hd + e])
                 fail_msg("half-split != permuted interleaved at token/head %d channel %d", t, e);
-    rg_rope_cache_free(&rc);
     rg_ctx_free(c);
 }
 
-static void test_rope_cache_extends_and_rebuilds(void **state)
+/* Far positions are exact (angles in double from the integer position); PI with s = 4 at 4p equals p; a table of
+ * one row per token of a row serves every row of the batch; bad settings are refused by the one validation. */
+static void test_rope_far_pi_and_shared_rows(void **state)
 {
     rg_ctx *c = rg_ctx_new();
-    rg_rope_cache rc;
-    rg_rope_cache_init(&rc);
-    rg_rope_config cfg = rg_rope_config_default(8, 32);
-    assert_int_equal(rg_rope_cache_ensure(&rc, &cfg, 3), RG_OK);
-    int before = rc.n_pos;
-    int32_t p = 70000; /* far past the table: extended on demand */
+    int32_t p = 70000;
     rg_tensor *x = rg_tensor_new(c, 3, (int[]){1, 1, 8});
     for (int i = 0; i < 8; i++) x->data[i] = (rg_real)(i + 1);
-    rg_tensor *o = rg_pos_rope(c, x, 1, false, &rc, &p);
-    assert_true(rc.n_pos > 70000 && before < 70000);
+    rg_rope_table tab = rope_table(c, 8, &p, 1);
+    rg_tensor *o = rg_pos_rope(c, x, 1, false, &tab);
     double want[8];
     for (int i = 0; i < 4; i++) {
         double a = 70000.0 / pow(10000.0, (double)(2 * i) / 8), xa = 2 * i + 1, xb = 2 * i + 2;
@@ -243,20 +250,40 @@ static void test_rope_cache_extends_and_rebuilds(void **state)
         want[2 * i + 1] = xa * sin(a) + xb * cos(a);
     }
     tc_assert_close("rope at 70000", o->data, want, 8, 1e-5, 1e-5);
-    /* a changed config (PI, s = 4) rebuilds: position 280000 / 4 = 70000 gives the same rotation */
-    unsigned gen = rc.generation;
-    cfg.ext = RG_ROPE_EXT_PI;
-    cfg.scale = 4;
+    rg_model_config cfg = rope_cfg(8, RG_ROPE_EXT_PI, 4);
     p = 280000;
-    assert_int_equal(rg_rope_cache_ensure(&rc, &cfg, p), RG_OK);
-    assert_true(rc.generation != gen);
-    o = rg_pos_rope(c, x, 1, false, &rc, &p);
+    tab = rg_rope_table_new(c, &cfg, &p, 1);
+    o = rg_pos_rope(c, x, 1, false, &tab);
     tc_assert_close("rope pi s=4 at 280000", o->data, want, 8, 1e-5, 1e-5);
-    /* bad configs are errors */
+    /* shared rows: 3 rows of positions {70000, 70000}; every token rotates as position 70000 */
+    int32_t two[2] = {70000, 70000};
+    tab = rope_table(c, 8, two, 2);
+    rg_tensor *x6 = rg_tensor_new(c, 3, (int[]){3, 2, 8});
+    for (int t = 0; t < 6; t++) memcpy(x6->data + t * 8, x->data, 8 * sizeof(rg_real));
+    o = rg_pos_rope(c, x6, 1, false, &tab);
+    for (int t = 0; t < 6; t++) tc_assert_close("rope shared rows", o->data + t * 8, want, 8, 1e-5, 1e-5);
     cfg.rotary_dim = 7;
-    assert_int_equal(rg_rope_cache_ensure(&rc, &cfg, 0), RG_ERR_ARG);
-    rg_rope_cache_free(&rc);
+    assert_int_equal(rg_rope_validate(&cfg), RG_ERR_ARG);
+    cfg = rope_cfg(8, RG_ROPE_EXT_NTK, 2);
+    cfg.rotary_dim = 2;
+    assert_int_equal(rg_rope_validate(&cfg), RG_ERR_ARG);
     rg_ctx_free(c);
+}
+
+/* The summary: ranges of queries and keys, rows shared only when every row of both equals the first. */
+static void test_pos_summary(void **state)
+{
+    int32_t q[6] = {3, 4, 5, 3, 4, 5}, k[8] = {0, 1, 2, 9, 0, 1, 2, 9}, q2[6] = {3, 4, 5, 3, 4, 6};
+    rg_pos_summary s;
+    rg_pos_summarize(&s, q, k, 2, 3, 4);
+    assert_true(s.rows_shared && s.q_min == 3 && s.q_max == 5 && s.k_min == 0 && s.k_max == 9);
+    rg_pos_summarize(&s, q2, k, 2, 3, 4);
+    assert_true(!s.rows_shared && s.q_max == 6);
+    rg_pos_summarize(&s, q, q, 2, 3, 3);
+    assert_true(s.rows_shared && s.k_min == 3 && s.k_max == 5);
+    k[7] = -4;
+    rg_pos_summarize(&s, q, k, 2, 3, 4);
+    assert_true(!s.rows_shared && s.k_min == -4);
 }
 
 static void test_axial_relative_2d(void **state)
@@ -418,8 +445,8 @@ static void test_causal_prefix(void **state)
     }
 }
 
-/* Changing the RoPE extension of a model takes effect at the next forward (the tables rebuild); with s = 1 PI is
- * the identity. */
+/* Changing the RoPE extension of a model (rg_model_set_rope_scaling) takes effect at the next forward; with s = 1
+ * PI is the identity; a bad setting is refused and leaves the model unchanged. */
 static void test_model_rope_ext_switch(void **state)
 {
     enum { T = 6 };
@@ -429,10 +456,11 @@ static void test_model_rope_ext_switch(void **state)
     rg_set_grad_enabled(c, false);
     rg_tensor *a, *b, *d;
     assert_int_equal(rg_model_forward(c, m, tok, NULL, 1, T, NULL, &a), RG_OK);
-    m->cfg.rope_ext = RG_ROPE_EXT_PI;
-    m->cfg.rope_scale = 2;
+    assert_int_equal(rg_model_set_rope_scaling(m, RG_ROPE_EXT_PI, 2, 0), RG_OK);
     assert_int_equal(rg_model_forward(c, m, tok, NULL, 1, T, NULL, &b), RG_OK);
-    m->cfg.rope_scale = 1;
+    assert_int_equal(rg_model_set_rope_scaling(m, RG_ROPE_EXT_PI, -1, 0), RG_ERR_ARG);
+    assert_true(m->cfg.rope_scale == 2);
+    assert_int_equal(rg_model_set_rope_scaling(m, RG_ROPE_EXT_PI, 1, 0), RG_OK);
     assert_int_equal(rg_model_forward(c, m, tok, NULL, 1, T, NULL, &d), RG_OK);
     double ab = 0, ad = 0;
     for (int64_t i = 0; i < a->numel; i++) {
@@ -455,7 +483,8 @@ int main(void)
         cmocka_unit_test(test_rope_ext_golden),
         cmocka_unit_test(test_rope_norm_and_relative),
         cmocka_unit_test(test_rope_half_is_permuted_interleaved),
-        cmocka_unit_test(test_rope_cache_extends_and_rebuilds),
+        cmocka_unit_test(test_rope_far_pi_and_shared_rows),
+        cmocka_unit_test(test_pos_summary),
         cmocka_unit_test(test_axial_relative_2d),
         cmocka_unit_test(test_learned_past_table),
         cmocka_unit_test(test_random_positions),

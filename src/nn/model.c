@@ -1,17 +1,20 @@
 /* model.c: the reference decoder-only pre-LayerNorm transformer (tools/ref_model.py, class Model) and its KV cache.
  *
- * Shapes: tokens int32 [B, T] -> h [B, T, d] = tok_emb[tokens] (+ position input, hook 1); per block:
- *   a = LN1(h); q, k, v = Linear(a) [B, T, d] (heads = contiguous head_dim chunks); RoPE on q, k (hook 2);
- *   with a cache, k and v are appended and the whole cached [B, S = len + T, d] is used; score bias (hook 3);
- *   h += o_proj(attention(q, k, v, causal, scale 1/sqrt(head_dim)));  h += fc2(gelu(fc1(LN2(h))));
- * logits = lm_head(LN_f(h)) [B, T, vocab] (no bias, not tied).
+ * Shapes: tokens int32 [B, T] -> h [B, T, d] = tok_emb[tokens] (+ the encoding's input hook); per block:
+ *   a = LN1(h); q, k, v = Linear(a) [B, T, d] (heads = contiguous head_dim chunks); q, k rotated (rotate_qk hook);
+ *   with a cache, k and v are appended and the whole cached [B, S = len + T, d] is used; score bias (score_bias
+ *   hook); h += o_proj(attention(q, k, v, causal, scale 1/sqrt(head_dim)));  h += fc2(gelu(fc1(LN2(h))));
+ * logits = lm_head(LN_f(h)) [B, T, vocab] (no bias, not tied). The position encoding is reached only through its
+ * descriptor (pos.h): this file has no branch on the encoding. One position summary (ranges, rows shared) is
+ * computed per forward and handed to every hook.
  *
  * Parameters are registered in the exact order of the PyTorch model's state_dict (checked with torch 1.13 on
- * tools/ref_model.py): tok_emb.weight, pos_emb.weight (learned), per block ln1.*, attn.u, attn.v (xl: a module's
- * own parameters come before its submodules' in state_dict), attn.{q,k,v,o}_proj.*, attn.r_proj.weight (xl),
- * ln2.*, mlp.fc1.*, mlp.fc2.*; then rel_bias.weight (t5), ln_f.*, lm_head.weight. Initialization draws from one
- * rg_rng seeded (seed, stream 0) in that order: Linear / Embedding / r_proj / rel_bias / pos_emb N(0, 0.02)
- * (sinusoidal: tok_emb N(0, d^-1/2)), biases 0, LayerNorm weight 1, xl u and v 0.
+ * tools/ref_model.py): tok_emb.weight, [encoding site INPUT: pos_emb.weight (learned)], per block ln1.*,
+ * [site ATTN_BEGIN: attn.u, attn.v (xl: a module's own parameters come before its submodules' in state_dict)],
+ * attn.{q,k,v,o}_proj.*, [site ATTN_END: attn.r_proj.weight (xl)], ln2.*, mlp.fc1.*, mlp.fc2.*; then [site
+ * OUTPUT: rel_bias.weight (t5)], ln_f.*, lm_head.weight. Initialization draws from one rg_rng seeded (seed,
+ * stream 0) in that order: Linear / Embedding / r_proj / rel_bias / pos_emb N(0, 0.02) (sinusoidal: tok_emb
+ * N(0, d^-1/2)), biases 0, LayerNorm weight 1, xl u and v 0.
  */
 #include "nn.h"
 #include "pos.h"
@@ -21,7 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define INIT_STD 0.02
 
 rg_model_config rg_model_config_default(void)
 {
@@ -65,99 +67,64 @@ rg_status rg_model_config_validate(const rg_model_config *c)
                         "n_layers %d <= 4096, d_ff %d <= 2^20, max_len %d <= 2^24)", c->vocab_size, c->d_model,
                         c->n_layers, c->d_ff, c->max_len);
     if ((unsigned)c->pos >= RG_POS_COUNT) return rg_error(RG_ERR_ARG, "config: unknown position encoding %d", c->pos);
-    if ((unsigned)c->rope_ext >= RG_ROPE_EXT_COUNT)
-        return rg_error(RG_ERR_ARG, "config: unknown RoPE extension %d", c->rope_ext);
-    int hd = c->d_model / c->n_heads;
-    int rd = c->rotary_dim ? c->rotary_dim : hd;
-    if (c->rotary_dim < 0 || rd > hd || rd % 2)
-        return rg_error(RG_ERR_ARG, "config: rotary_dim %d must be even and <= head_dim %d (0 = head_dim)",
-                        c->rotary_dim, hd);
-    if (!(c->rope_base > 1)) return rg_error(RG_ERR_ARG, "config: rope_base %g must be > 1", c->rope_base);
-    if (!(c->rope_scale > 0)) return rg_error(RG_ERR_ARG, "config: rope_scale %g must be > 0", c->rope_scale);
-    if (c->rope_ext == RG_ROPE_EXT_NTK && rd <= 2)
-        return rg_error(RG_ERR_ARG, "config: NTK scaling needs rotary_dim > 2 (got %d)", rd);
-    if (c->rope_orig_len < 0) return rg_error(RG_ERR_ARG, "config: rope_orig_len %d must be >= 0", c->rope_orig_len);
-    if (!(c->llama3_low_freq_factor > 0) || !(c->llama3_high_freq_factor > c->llama3_low_freq_factor))
-        return rg_error(RG_ERR_ARG, "config: llama3 factors (low %g, high %g) need 0 < low < high",
-                        c->llama3_low_freq_factor, c->llama3_high_freq_factor);
-    if (!(c->yarn_beta_fast > 0) || !(c->yarn_beta_slow > 0))
-        return rg_error(RG_ERR_ARG, "config: yarn betas (fast %g, slow %g) must be > 0", c->yarn_beta_fast,
-                        c->yarn_beta_slow);
+    rg_status st = rg_rope_validate(c);
+    if (st) return st;
     if (c->t5_num_buckets < 4 || c->t5_max_distance <= c->t5_num_buckets / 2)
         return rg_error(RG_ERR_ARG, "config: t5_num_buckets %d must be >= 4 and t5_max_distance %d > num_buckets/2",
                         c->t5_num_buckets, c->t5_max_distance);
     return RG_OK;
 }
 
-static void fill_normal(rg_tensor *t, rg_rng *rng, double std)
+rg_status rg_params_register_normal(rg_params *ps, const char *name, int ndim, const int *shape, rg_rng *rng,
+                                    double std, rg_tensor **out)
 {
-    for (int64_t i = 0; i < t->numel; i++) t->data[i] = (rg_real)(std * rg_rng_normal(rng));
+    rg_status st = rg_params_register(ps, name, ndim, shape, out);
+    if (!st && std > 0)
+        for (int64_t i = 0; i < (*out)->numel; i++) (*out)->data[i] = (rg_real)(std * rg_rng_normal(rng));
+    return st;
 }
 
-/* Status of a failed registration (the message is already recorded). */
-static rg_status failed(void)
+/* The encoding's parameters of one site (none if it has no add_params hook). */
+static rg_status pos_params(rg_model *m, rg_pos_site site, int layer, rg_rng *rng)
 {
-    return strstr(rg_last_error(), "out of memory") ? RG_ERR_NOMEM : RG_ERR_ARG;
-}
-
-/* Registers a parameter named printf(fmt, i) and fills it N(0, std) (std > 0) or leaves it zero. */
-static rg_tensor *add_param(rg_model *m, rg_rng *rng, double std, int ndim, const int *shape, const char *fmt, int i)
-{
-    char name[RG_NAME_LEN];
-    snprintf(name, sizeof name, fmt, i);
-    rg_tensor *p = rg_params_new(&m->params, name, ndim, shape);
-    if (p && std > 0) fill_normal(p, rng, std);
-    return p;
+    return m->pos->add_params ? m->pos->add_params(m->pos_state, &m->cfg, site, layer, &m->params, rng) : RG_OK;
 }
 
 static rg_status build(rg_model *m, rg_rng *rng)
 {
     const rg_model_config *c = &m->cfg;
-    const int d = c->d_model, H = c->n_heads, hd = d / H;
+    const int d = c->d_model;
     char pre[RG_NAME_LEN];
     rg_status st;
-    m->tok_emb = add_param(m, rng, c->pos == RG_POS_SINUSOIDAL ? 1 / sqrt((double)d) : INIT_STD, 2,
-                           (int[]){c->vocab_size, d}, "tok_emb.weight", 0);
-    if (!m->tok_emb) return failed();
-    if (c->pos == RG_POS_LEARNED) {
-        m->pos_emb = add_param(m, rng, INIT_STD, 2, (int[]){c->max_len, d}, "pos_emb.weight", 0);
-        if (!m->pos_emb) return failed();
-    }
+    if (m->pos->state_new && (st = m->pos->state_new(c, &m->pos_state))) return st;
+    double tok_std = m->pos->scaled_embedding ? 1 / sqrt((double)d) : RG_INIT_STD;
+    if ((st = rg_params_register_normal(&m->params, "tok_emb.weight", 2, (int[]){c->vocab_size, d}, rng, tok_std,
+                                        &m->tok_emb)))
+        return st;
+    if ((st = pos_params(m, RG_POS_SITE_INPUT, -1, rng))) return st;
     m->blocks = calloc((size_t)c->n_layers, sizeof *m->blocks);
     if (!m->blocks) return rg_error(RG_ERR_NOMEM, "model: out of memory");
     for (int i = 0; i < c->n_layers; i++) {
         rg_nn_block *b = &m->blocks[i];
         snprintf(pre, sizeof pre, "blocks.%d.ln1", i);
         if ((st = rg_nn_layernorm_init(&b->ln1, &m->params, pre, d))) return st;
-        if (c->pos == RG_POS_XL) {
-            b->attn.u = add_param(m, rng, 0, 2, (int[]){H, hd}, "blocks.%d.attn.u", i);
-            if (!b->attn.u) return failed();
-            b->attn.v = add_param(m, rng, 0, 2, (int[]){H, hd}, "blocks.%d.attn.v", i);
-            if (!b->attn.v) return failed();
-        }
+        if ((st = pos_params(m, RG_POS_SITE_ATTN_BEGIN, i, rng))) return st;
         rg_nn_linear *proj[4] = {&b->attn.q_proj, &b->attn.k_proj, &b->attn.v_proj, &b->attn.o_proj};
         const char *pname[4] = {"q_proj", "k_proj", "v_proj", "o_proj"};
         for (int j = 0; j < 4; j++) {
             snprintf(pre, sizeof pre, "blocks.%d.attn.%s", i, pname[j]);
             if ((st = rg_nn_linear_init(proj[j], &m->params, pre, d, d, true, rng))) return st;
         }
-        if (c->pos == RG_POS_XL) {
-            b->attn.r_proj_weight = add_param(m, rng, INIT_STD, 2, (int[]){d, d}, "blocks.%d.attn.r_proj.weight", i);
-            if (!b->attn.r_proj_weight) return failed();
-        }
+        if ((st = pos_params(m, RG_POS_SITE_ATTN_END, i, rng))) return st;
         snprintf(pre, sizeof pre, "blocks.%d.ln2", i);
         if ((st = rg_nn_layernorm_init(&b->ln2, &m->params, pre, d))) return st;
         snprintf(pre, sizeof pre, "blocks.%d.mlp", i);
         if ((st = rg_nn_mlp_init(&b->mlp, &m->params, pre, d, c->d_ff, rng))) return st;
     }
-    if (c->pos == RG_POS_T5) {
-        m->rel_bias = add_param(m, rng, INIT_STD, 2, (int[]){c->t5_num_buckets, H}, "rel_bias.weight", 0);
-        if (!m->rel_bias) return failed();
-    }
+    if ((st = pos_params(m, RG_POS_SITE_OUTPUT, -1, rng))) return st;
     if ((st = rg_nn_layernorm_init(&m->ln_f, &m->params, "ln_f", d))) return st;
-    m->lm_head = add_param(m, rng, INIT_STD, 2, (int[]){c->vocab_size, d}, "lm_head.weight", 0);
-    if (!m->lm_head) return failed();
-    return rg_pos_state_new(m, &m->pos);
+    return rg_params_register_normal(&m->params, "lm_head.weight", 2, (int[]){c->vocab_size, d}, rng, RG_INIT_STD,
+                                     &m->lm_head);
 }
 
 rg_status rg_model_new(const rg_model_config *cfg, uint64_t seed, rg_model **out)
@@ -168,6 +135,7 @@ rg_status rg_model_new(const rg_model_config *cfg, uint64_t seed, rg_model **out
     rg_model *m = calloc(1, sizeof *m);
     if (!m) return rg_error(RG_ERR_NOMEM, "model: out of memory");
     m->cfg = *cfg;
+    m->pos = rg_pos_encoding_of(cfg->pos);
     rg_rng rng;
     rg_rng_seed(&rng, seed, 0);
     if ((st = build(m, &rng))) {
@@ -178,10 +146,21 @@ rg_status rg_model_new(const rg_model_config *cfg, uint64_t seed, rg_model **out
     return RG_OK;
 }
 
+rg_status rg_model_set_rope_scaling(rg_model *m, rg_rope_ext ext, double factor, int original_len)
+{
+    rg_model_config c = m->cfg;
+    c.rope_ext = ext;
+    c.rope_scale = factor;
+    c.rope_orig_len = original_len;
+    rg_status st = rg_rope_validate(&c);
+    if (!st) m->cfg = c;
+    return st;
+}
+
 void rg_model_free(rg_model *m)
 {
     if (!m) return;
-    if (m->pos) rg_pos_state_free(m->pos);
+    if (m->pos_state && m->pos->state_free) m->pos->state_free(m->pos_state);
     rg_params_free(&m->params);
     free(m->blocks);
     free(m);
@@ -280,9 +259,6 @@ rg_status rg_model_forward(rg_ctx *c, rg_model *m, const int32_t *tokens, const 
         for (int t = 0; t < T; t++)
             pos[b * T + t] = positions ? positions[b * T + t] : len + t;
 
-    rg_tensor *h;
-    rg_status st = rg_pos_input(c, m, rg_embedding(c, m->tok_emb, tokens, 2, (int[]){B, T}), pos, B, T, &h);
-    if (st) return st;
     /* key positions: the cached ones followed by the new ones */
     const int32_t *kpos = pos;
     if (kv) {
@@ -293,6 +269,15 @@ rg_status rg_model_forward(rg_ctx *c, rg_model *m, const int32_t *tokens, const 
             memcpy(kp + (size_t)b * S, kv->positions + (size_t)b * kv->capacity, (size_t)S * sizeof(int32_t));
         kpos = kp;
     }
+    rg_pos_summary ps;
+    rg_pos_summarize(&ps, pos, kpos, B, T, S);
+    const rg_pos_encoding *enc = m->pos;
+    rg_tensor *h = rg_embedding(c, m->tok_emb, tokens, 2, (int[]){B, T});
+    if (enc->input) {
+        rg_status st = enc->input(c, m->pos_state, &ps, h, &h);
+        if (st) return st; /* kv->positions past kv->len are not part of the cache */
+    }
+    void *prep = enc->prepare ? enc->prepare(c, m->pos_state, cfg, &ps) : NULL;
     const double scale = 1 / sqrt((double)hd);
     for (int l = 0; l < cfg->n_layers; l++) {
         rg_nn_block *blk = &m->blocks[l];
@@ -300,12 +285,12 @@ rg_status rg_model_forward(rg_ctx *c, rg_model *m, const int32_t *tokens, const 
         rg_tensor *q = rg_nn_linear_forward(c, &blk->attn.q_proj, a);
         rg_tensor *k = rg_nn_linear_forward(c, &blk->attn.k_proj, a);
         rg_tensor *v = rg_nn_linear_forward(c, &blk->attn.v_proj, a);
-        rg_pos_rotate_qk(c, m, &q, &k, pos, B, T);
+        if (enc->rotate_qk) enc->rotate_qk(c, prep, &q, &k);
         if (kv) {
             k = cache_append(c, kv->k[l], k, B, T, len, kv->capacity, d);
             v = cache_append(c, kv->v[l], v, B, T, len, kv->capacity, d);
         }
-        rg_tensor *bias = rg_pos_score_bias(c, m, l, q, k, pos, kpos, B, T, S);
+        rg_tensor *bias = enc->score_bias ? enc->score_bias(c, m->pos_state, prep, l, &ps, q, k) : NULL;
         rg_tensor *att = rg_attention(c, q, k, v, H, bias, cfg->causal, scale);
         h = rg_add(c, h, rg_nn_linear_forward(c, &blk->attn.o_proj, att));
         h = rg_add(c, h, rg_nn_mlp_forward(c, &blk->mlp, rg_nn_layernorm_forward(c, &blk->ln2, h)));

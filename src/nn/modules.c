@@ -10,12 +10,6 @@
 
 #define LINEAR_STD 0.02
 
-/* The status of a failed rg_params_new (its message is already recorded). */
-static rg_status param_failed(void)
-{
-    return strstr(rg_last_error(), "out of memory") ? RG_ERR_NOMEM : RG_ERR_ARG;
-}
-
 static void fill_normal(rg_tensor *t, rg_rng *rng, double std)
 {
     for (int64_t i = 0; i < t->numel; i++) t->data[i] = (rg_real)(std * rg_rng_normal(rng));
@@ -27,13 +21,12 @@ rg_status rg_nn_linear_init(rg_nn_linear *m, rg_params *ps, const char *prefix, 
     char name[RG_NAME_LEN];
     m->weight = m->bias = NULL;
     snprintf(name, sizeof name, "%s.weight", prefix);
-    m->weight = rg_params_new(ps, name, 2, (int[]){out_features, in_features});
-    if (!m->weight) return param_failed();
+    rg_status st = rg_params_register(ps, name, 2, (int[]){out_features, in_features}, &m->weight);
+    if (st) return st;
     fill_normal(m->weight, rng, LINEAR_STD);
     if (bias) {
         snprintf(name, sizeof name, "%s.bias", prefix);
-        m->bias = rg_params_new(ps, name, 1, (int[]){out_features}); /* zero-filled */
-        if (!m->bias) return param_failed();
+        return rg_params_register(ps, name, 1, (int[]){out_features}, &m->bias); /* zero-filled */
     }
     return RG_OK;
 }
@@ -48,13 +41,11 @@ rg_status rg_nn_layernorm_init(rg_nn_layernorm *m, rg_params *ps, const char *pr
     char name[RG_NAME_LEN];
     m->weight = m->bias = NULL;
     snprintf(name, sizeof name, "%s.weight", prefix);
-    m->weight = rg_params_new(ps, name, 1, (int[]){C});
-    if (!m->weight) return param_failed();
+    rg_status st = rg_params_register(ps, name, 1, (int[]){C}, &m->weight);
+    if (st) return st;
     for (int64_t i = 0; i < C; i++) m->weight->data[i] = 1;
     snprintf(name, sizeof name, "%s.bias", prefix);
-    m->bias = rg_params_new(ps, name, 1, (int[]){C});
-    if (!m->bias) return param_failed();
-    return RG_OK;
+    return rg_params_register(ps, name, 1, (int[]){C}, &m->bias);
 }
 
 rg_tensor *rg_nn_layernorm_forward(rg_ctx *c, const rg_nn_layernorm *m, rg_tensor *x)

@@ -16,14 +16,21 @@
 /* ------------------------------------------------------------------ parameter registry */
 
 /* The parameters of a model in registration order (the order of state_dict). Owns the tensors. */
-typedef struct {
+typedef struct rg_params {
     rg_tensor **items;
     int n, cap;
 } rg_params;
 
-/* Creates a parameter named `name` and appends it. Returns NULL (rg_last_error set) on a bad shape, a duplicate
- * name, or no memory. */
-rg_tensor *rg_params_new(rg_params *ps, const char *name, int ndim, const int *shape);
+/* The standard deviation of the N(0, std) initialization of Linear, Embedding and position tables (GPT-2). */
+#define RG_INIT_STD 0.02
+
+/* Creates a zero-filled parameter named `name`, appends it to the registry and stores it in *out (NULL on error).
+ * RG_ERR_ARG for a bad shape or a duplicate name, RG_ERR_NOMEM. */
+rg_status rg_params_register(rg_params *ps, const char *name, int ndim, const int *shape, rg_tensor **out);
+/* rg_params_register, then fills the parameter N(0, std) from rng when std > 0 (else it stays zero). Same errors.
+ * (src/nn/model.c) */
+rg_status rg_params_register_normal(rg_params *ps, const char *name, int ndim, const int *shape, rg_rng *rng,
+                                    double std, rg_tensor **out);
 /* The parameter with that name, or NULL. */
 rg_tensor *rg_params_find(const rg_params *ps, const char *name);
 /* Total number of scalars. */
@@ -64,7 +71,7 @@ rg_tensor *rg_attention(rg_ctx *c, rg_tensor *q, rg_tensor *k, rg_tensor *v, int
 
 /* ------------------------------------------------------------------ the reference model */
 
-typedef struct {
+typedef struct rg_model_config {
     int vocab_size;      /* 30 */
     int d_model;         /* 64 */
     int n_heads;         /* 4 (head_dim = d_model / n_heads) */
@@ -85,10 +92,11 @@ typedef struct {
 
 /* The defaults above (the reference model, NoPE). */
 rg_model_config rg_model_config_default(void);
-/* RG_ERR_ARG with a message if a value is out of range (d_model % n_heads, even rotary_dim <= head_dim, ...). */
+/* RG_ERR_ARG with a message if a value is out of range (d_model % n_heads, even rotary_dim <= head_dim, ...; the
+ * RoPE settings through rg_rope_validate). */
 rg_status rg_model_config_validate(const rg_model_config *cfg);
 
-typedef struct { rg_nn_linear q_proj, k_proj, v_proj, o_proj; rg_tensor *r_proj_weight, *u, *v; } rg_nn_attention;
+typedef struct { rg_nn_linear q_proj, k_proj, v_proj, o_proj; } rg_nn_attention;
 typedef struct { rg_nn_layernorm ln1, ln2; rg_nn_attention attn; rg_nn_mlp mlp; } rg_nn_block;
 
 
@@ -96,18 +104,22 @@ typedef struct rg_model {
     rg_model_config cfg;
     rg_params params;      /* state_dict order */
     rg_tensor *tok_emb;    /* [V, d] */
-    rg_tensor *pos_emb;    /* learned: [max_len, d] */
-    rg_tensor *rel_bias;   /* t5: [num_buckets, n_heads] */
     rg_nn_block *blocks;   /* n_layers */
     rg_nn_layernorm ln_f;
     rg_tensor *lm_head;    /* [V, d], no bias */
-    rg_pos_state *pos;
+    const rg_pos_encoding *pos; /* the descriptor of cfg.pos (pos.h) */
+    void *pos_state;       /* its state: its parameters (also in params), constants */
 } rg_model;
 
 /* Builds and initializes the model from cfg with an RNG seeded by `seed` (N(0, 0.02) weights; sinusoidal:
  * tok_emb N(0, d_model^-1/2)). Returns RG_ERR_ARG for a bad config, RG_ERR_NOMEM. */
 rg_status rg_model_new(const rg_model_config *cfg, uint64_t seed, rg_model **out);
 void rg_model_free(rg_model *m);
+
+/* Sets the evaluation-time RoPE extension of m (no retraining): rope_ext = ext, rope_scale = factor,
+ * rope_orig_len = original_len (0 = max_len); the other factors keep their config values. Takes effect at the
+ * next forward (the tables are built per forward). RG_ERR_ARG (m unchanged) if the result does not validate. */
+rg_status rg_model_set_rope_scaling(rg_model *m, rg_rope_ext ext, double factor, int original_len);
 
 /* Keys and values of every layer for incremental (greedy) decoding. */
 typedef struct {

@@ -9,23 +9,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-rg_tensor *rg_params_new(rg_params *ps, const char *name, int ndim, const int *shape)
+rg_status rg_params_register(rg_params *ps, const char *name, int ndim, const int *shape, rg_tensor **out)
 {
-    if (rg_params_find(ps, name)) {
-        rg_error(RG_ERR_ARG, "parameter %s is already registered", name);
-        return NULL;
-    }
+    *out = NULL;
+    if (rg_params_find(ps, name)) return rg_error(RG_ERR_ARG, "parameter %s is already registered", name);
     if (ps->n == ps->cap) {
         int cap = ps->cap ? 2 * ps->cap : 32;
         rg_tensor **items = realloc(ps->items, (size_t)cap * sizeof *items);
-        if (!items) { rg_error(RG_ERR_NOMEM, "parameter %s: out of memory growing the registry", name); return NULL; }
+        if (!items) return rg_error(RG_ERR_NOMEM, "parameter %s: out of memory growing the registry", name);
         ps->items = items;
         ps->cap = cap;
     }
-    rg_tensor *p = rg_param_new(name, ndim, shape);
-    if (!p) return NULL;
+    if (ndim < 1 || ndim > RG_MAX_DIMS)
+        return rg_error(RG_ERR_ARG, "parameter %s: ndim %d outside 1..%d", name, ndim, RG_MAX_DIMS);
+    for (int i = 0; i < ndim; i++)
+        if (shape[i] < 1) return rg_error(RG_ERR_ARG, "parameter %s: dimension %d has size %d", name, i, shape[i]);
+    rg_tensor *p = rg_param_new(name, ndim, shape); /* the shape is valid: NULL means no memory */
+    if (!p) return rg_error(RG_ERR_NOMEM, "parameter %s: out of memory", name);
     ps->items[ps->n++] = p;
-    return p;
+    *out = p;
+    return RG_OK;
 }
 
 rg_tensor *rg_params_find(const rg_params *ps, const char *name)

@@ -1,7 +1,12 @@
-/* pos.h: position encodings, chosen by name, plugged into the reference model through four hook points:
- *   1. input:  h = tok_emb[t] (+ a position embedding)           rg_pos_input
- *   2. q/k:    q, k rotated after their projections (RoPE)          rg_pos_rotate_qk
- *   3. scores: an additive bias on the scaled scores (T5, ALiBi, Transformer-XL's position terms)  rg_pos_score_bias
+/* pos.h: position encodings. Each encoding is one descriptor (rg_pos_encoding) exported by its own file
+ * (src/nn/pos_*.c); src/nn/pos.c holds the table of descriptors, indexed by rg_pos_kind. The model (model.c) calls
+ * the descriptor's hooks and never branches on the encoding. The hooks, in the order the model calls them:
+ *   1. params:  the encoding's parameters, registered at fixed sites of the state_dict order     add_params
+ *   2. input:   h = tok_emb[t] (+ a position embedding)                                            input
+ *   3. prepare: per-forward constants shared by every layer (RoPE tables; arena memory)            prepare
+ *   4. q/k:     q, k rotated after their projections (RoPE)                                        rotate_qk
+ *   5. scores:  an additive bias on the scaled scores (T5, ALiBi, Transformer-XL's position terms)  score_bias
+ * and state_free at the end. Any hook may be NULL (nothing to do).
  * Layouts: hidden states and q/k/v are [B, T, d_model], heads are contiguous head_dim chunks of d_model.
  * Positions are int32 [B, T] (row b, token t); the default is 0..T-1 (cached decoding: offset by the cache length).
  * Each encoding's formula and source are documented with its implementation (src/nn/pos_*.c).
@@ -24,7 +29,8 @@ typedef enum {
     RG_POS_COUNT
 } rg_pos_kind;
 
-/* Evaluation-time RoPE extensions (no retraining). */
+/* Evaluation-time RoPE extensions (no retraining). New values are appended (their numbers are stored by
+ * examples/train_order). */
 typedef enum {
     RG_ROPE_EXT_NONE = 0,
     RG_ROPE_EXT_PI,     /* Position Interpolation (Chen et al. 2023): p -> p / s */
@@ -35,41 +41,69 @@ typedef enum {
 } rg_rope_ext;
 
 /* Names as used on the command line and in checkpoints: "none", "sinusoidal", "learned", "t5", "xl", "alibi",
- * "rope", "rope-half"; and "none", "pi", "ntk", "yarn", "llama3". */
+ * "rope", "rope-half" (the descriptors' names); and "none", "pi", "ntk", "yarn", "llama3". */
 const char *rg_pos_name(rg_pos_kind k);
 /* Parses a name; RG_ERR_ARG (with the allowed names in the message) if unknown. */
 rg_status rg_pos_parse(const char *name, rg_pos_kind *out);
 const char *rg_rope_ext_name(rg_rope_ext e);
 rg_status rg_rope_ext_parse(const char *name, rg_rope_ext *out);
 
-/* ------------------------------------------------------------------ hooks used by the model (src/nn/model.c)
- * The model creates and owns the parameters (pos_emb.weight, rel_bias.weight, blocks.{i}.attn.r_proj.weight, .u,
- * .v: see nn.h); the hooks read m->cfg at every call, so changing the RoPE extension settings of a trained model
- * before evaluation takes effect at the next forward (caches rebuild or extend on demand). */
-struct rg_model;
-typedef struct rg_pos_state rg_pos_state; /* encoding-private caches (RoPE tables, ALiBi slopes) */
+/* ------------------------------------------------------------------ the position summary of one forward
+ * Computed once per forward by the model (rg_pos_summarize) and handed to every hook and op that needs position
+ * ranges: the only range scan and the only rows-shared test. */
+typedef struct {
+    const int32_t *q_pos;   /* [B*T] query positions */
+    const int32_t *k_pos;   /* [B*S] key positions (the cached ones, then q_pos; k_pos == q_pos without a cache) */
+    int B, T, S;
+    int32_t q_min, q_max, k_min, k_max;
+    bool rows_shared;       /* every row of q_pos equals the first, and every row of k_pos too */
+} rg_pos_summary;
 
-/* Creates the caches for model m. RG_ERR_NOMEM. */
-rg_status rg_pos_state_new(const struct rg_model *m, rg_pos_state **out);
-void rg_pos_state_free(rg_pos_state *s);
+/* Fills s for q_pos [B*T] and k_pos [B*S] (B, T, S >= 1; any int32 values). */
+void rg_pos_summarize(rg_pos_summary *s, const int32_t *q_pos, const int32_t *k_pos, int B, int T, int S);
 
-/* Hook 1. tok: token embeddings [B, T, d_model]; pos [B, T]. *h = tok (none, relative encodings), tok*sqrt(d) +
- * PE(pos) (sinusoidal), tok + pos_emb[pos] (learned). RG_ERR_ARG if a learned position is outside [0, max_len). */
-rg_status rg_pos_input(rg_ctx *c, struct rg_model *m, rg_tensor *tok, const int32_t *pos, int B, int T,
-                       rg_tensor **h);
-/* Hook 2. q and k [B, T, d_model] with pos [B, T]: replaced by their rotated versions (RoPE kinds); untouched
- * otherwise. Values are never rotated. The RoPE tables grow to the largest |position| seen (aborts with a message
- * if that allocation fails). */
-void rg_pos_rotate_qk(rg_ctx *c, struct rg_model *m, rg_tensor **q, rg_tensor **k, const int32_t *pos, int B, int T);
-/* Hook 3. The additive bias on the scaled scores of `layer` for queries q [B, T, d] at q_pos [B, T] against keys
- * k [B, S, d] at k_pos [B, S]: [H, T, S] or [B, H, T, S], or NULL for encodings without one. Transformer-XL returns
- * (u . k_j + (q_i + v) . r_{i-j}) / sqrt(head_dim), which depends on q and k. */
-rg_tensor *rg_pos_score_bias(rg_ctx *c, struct rg_model *m, int layer, rg_tensor *q, rg_tensor *k,
-                             const int32_t *q_pos, const int32_t *k_pos, int B, int T, int S);
+/* ------------------------------------------------------------------ the descriptor of one encoding */
+struct rg_model_config;
+struct rg_params;
+
+/* Where add_params is called while the model registers its parameters (this fixes the state_dict order):
+ * after tok_emb.weight; in each block after ln1 (before q_proj) and after o_proj; after the last block (before
+ * ln_f). */
+typedef enum { RG_POS_SITE_INPUT, RG_POS_SITE_ATTN_BEGIN, RG_POS_SITE_ATTN_END, RG_POS_SITE_OUTPUT } rg_pos_site;
+
+typedef struct rg_pos_encoding {
+    const char *name;           /* command line and checkpoint name */
+    bool scaled_embedding;      /* tok_emb initialized N(0, d_model^-1/2) instead of N(0, 0.02) (sinusoidal) */
+    /* The encoding's state (its parameters and constants) for a validated config; RG_ERR_NOMEM. */
+    rg_status (*state_new)(const struct rg_model_config *cfg, void **state);
+    /* Registers the encoding's parameters of `site` (layer: the block index, or -1) under their state_dict
+     * names, drawing their initial values from rng. RG_ERR_ARG / RG_ERR_NOMEM from rg_params_register. */
+    rg_status (*add_params)(void *state, const struct rg_model_config *cfg, rg_pos_site site, int layer,
+                            struct rg_params *ps, rg_rng *rng);
+    /* *h from the token embeddings tok [B, T, d] at the query positions. RG_ERR_ARG (nothing recorded) for a
+     * position the encoding cannot represent. */
+    rg_status (*input)(rg_ctx *c, void *state, const rg_pos_summary *s, rg_tensor *tok, rg_tensor **h);
+    /* Per-forward constants shared by all layers (arena memory of c), from the config as it is now. */
+    void *(*prepare)(rg_ctx *c, void *state, const struct rg_model_config *cfg, const rg_pos_summary *s);
+    /* q and k [B, T, d] replaced by their rotated versions (values are never rotated). */
+    void (*rotate_qk)(rg_ctx *c, const void *prep, rg_tensor **q, rg_tensor **k);
+    /* The additive bias on the scaled scores of `layer` for queries q [B, T, d] against keys k [B, S, d]:
+     * [H, T, S] or [B, H, T, S]. */
+    rg_tensor *(*score_bias)(rg_ctx *c, void *state, const void *prep, int layer, const rg_pos_summary *s,
+                             rg_tensor *q, rg_tensor *k);
+    void (*state_free)(void *state);
+} rg_pos_encoding;
+
+/* The descriptor of encoding k (pos.c's table), or NULL if k is not an encoding. */
+const rg_pos_encoding *rg_pos_encoding_of(rg_pos_kind k);
+
+/* The descriptors (one per file). */
+extern const rg_pos_encoding rg_pos_enc_sinusoidal, rg_pos_enc_learned, rg_pos_enc_t5, rg_pos_enc_xl,
+    rg_pos_enc_alibi, rg_pos_enc_rope, rg_pos_enc_rope_half;
 
 /* ------------------------------------------------------------------ encodings at the op level
- * The hooks above dispatch to these (one file per family: src/nn/pos_*.c). They are public so that tests and
- * other models can use the encodings without the reference model. Positions are int32, row-major [B, T]. */
+ * The descriptors call these (one file per family: src/nn/pos_*.c). They are public so that tests and other
+ * models can use the encodings without the reference model. Positions are int32, row-major [B, T]. */
 
 /* Randomized positions (Ruoss et al. 2023, "Randomized Positional Encodings Boost Length Generalization of
  * Transformers", sec. 3): writes to out[b*T + t] a sorted uniformly random subset of size T of [0, max_position)
@@ -80,12 +114,13 @@ void rg_random_positions(rg_rng *rng, int B, int T, int max_position, int32_t *o
 /* ---- sinusoidal (pos_sinusoidal.c) */
 /* PE(p) [d_model] in double: PE(p, 2i) = sin(p / 10000^(2i/d)), PE(p, 2i+1) = cos(same) (d_model even). */
 void rg_sinusoidal_pe(int d_model, int32_t p, double *out);
-/* h = tok * sqrt(d_model) + PE(pos): tok [B, T, d_model], pos [B*T] (any sign). Gradient: dtok += sqrt(d) g. */
-rg_tensor *rg_pos_sinusoidal(rg_ctx *c, rg_tensor *tok, const int32_t *pos);
+/* h = tok * sqrt(d_model) + PE(pos), composed of rg_scale and a broadcast rg_add of a constant: tok [B, T, d],
+ * pos [B*T] (any sign); rows_shared: every row of pos equals the first (PE is then built once, [T, d]). */
+rg_tensor *rg_pos_sinusoidal(rg_ctx *c, rg_tensor *tok, const int32_t *pos, bool rows_shared);
 
 /* ---- learned absolute (pos_learned.c) */
-/* *h = tok + table[pos]: tok [B, T, d], table [max_len, d], pos [B*T]. RG_ERR_ARG (nothing recorded) if a position
- * is outside [0, max_len). Gradients: dtok += g, dtable[pos] += g (scatter-add). */
+/* *h = tok + table[pos], composed of rg_embedding and rg_add: tok [B, T, d], table [max_len, d], pos [B*T].
+ * RG_ERR_ARG (nothing recorded) if a position is outside [0, max_len). */
 rg_status rg_pos_learned(rg_ctx *c, rg_tensor *tok, rg_tensor *table, const int32_t *pos, rg_tensor **h);
 
 /* ---- T5 relative bias (pos_t5.c) */
@@ -94,72 +129,57 @@ rg_status rg_pos_learned(rg_ctx *c, rg_tensor *tok, rg_tensor *table, const int3
  * n = max(-relative_position, 0). Of each half, the first half are exact distances, the rest logarithmic up to
  * max_distance (float32 log arithmetic as HF), clamped to the last bucket. */
 int rg_t5_bucket(int relative_position, bool bidirectional, int num_buckets, int max_distance);
-/* bias[b, h, i, j] = table[bucket(k_pos[b, j] - q_pos[b, i]), h]: table [num_buckets, H]; q_pos [B*T], k_pos
- * [B*S]. The result is [H, T, S] when every row has the same positions, else [B, H, T, S]. The gradient
- * scatter-adds into the table. */
-rg_tensor *rg_pos_t5_bias(rg_ctx *c, rg_tensor *table, const int32_t *q_pos, const int32_t *k_pos, int B, int T,
-                          int S, bool bidirectional, int max_distance);
+/* bias[b, h, i, j] = table[bucket(k_pos[b, j] - q_pos[b, i]), h]: table [num_buckets, H]; positions from s.
+ * The result is [H, T, S] when s->rows_shared, else [B, H, T, S]. The gradient scatter-adds into the table. */
+rg_tensor *rg_pos_t5_bias(rg_ctx *c, rg_tensor *table, const rg_pos_summary *s, bool bidirectional,
+                          int max_distance);
 
 /* ---- ALiBi (pos_alibi.c) */
 /* The head slopes of Press et al. 2022 (reference get_slopes): 2^(-8h/n) for h = 1..n when n is a power of two;
  * else the slopes of the nearest lower power of two followed by every other slope of twice that. out [n_heads]. */
 void rg_alibi_slopes(int n_heads, double *out);
-/* bias[b, h, i, j] = -slopes[h] * (q_pos[b, i] - k_pos[b, j]) (computed in double). [H, T, S] when all rows share
- * positions, else [B, H, T, S]. A constant (records nothing). */
-rg_tensor *rg_pos_alibi_bias(rg_ctx *c, const double *slopes, int n_heads, const int32_t *q_pos,
-                             const int32_t *k_pos, int B, int T, int S);
+/* bias[b, h, i, j] = -slopes[h] * (q_pos[b, i] - k_pos[b, j]) (computed in double). [H, T, S] when
+ * s->rows_shared, else [B, H, T, S]. A constant (records nothing). */
+rg_tensor *rg_pos_alibi_bias(rg_ctx *c, const double *slopes, int n_heads, const rg_pos_summary *s);
 
 /* ---- Transformer-XL (pos_xl.c) */
 /* bias[b, h, i, j] = (u_h . k_{b,j,h} + (q_{b,i,h} + v_h) . r_{h}(p_i - p_j)) / sqrt(hd), r(k) = W_r R_k split into
- * heads, R_k = concat(sin(k w), cos(k w)), w_i = 10000^(-2i/d). q [B, T, d], k [B, S, d], u and v [H, hd], W_r
- * [d, d]; -> [B, H, T, S]. Gradients for q, k, u, v and W_r. */
+ * heads, R_k = concat(sin(k w), cos(k w)), w_i = 10000^(-2i/d). q [B, T, d], k [B, S, d] (B, T, S those of s),
+ * u and v [H, hd], W_r [d, d]; -> [B, H, T, S]. Gradients for q, k, u, v and W_r. */
 rg_tensor *rg_pos_xl_bias(rg_ctx *c, rg_tensor *q, rg_tensor *k, rg_tensor *u, rg_tensor *v, rg_tensor *w_r,
-                          int n_heads, const int32_t *q_pos, const int32_t *k_pos);
+                          int n_heads, const rg_pos_summary *s);
 
 /* ---- RoPE (pos_rope.c) */
-/* Everything that determines the RoPE angles. d = rotary_dim (even). */
-typedef struct {
-    int rotary_dim;
-    double base;             /* 10000 */
-    rg_rope_ext ext;
-    double scale;            /* s */
-    int orig_len;            /* original training length (YaRN, Llama 3) */
-    double low_freq_factor, high_freq_factor;   /* Llama 3: 1, 4 */
-    double beta_fast, beta_slow;                /* YaRN: 32, 1 */
-} rg_rope_config;
-
-/* Defaults: base 10000, no extension, s 1, Llama 3 factors 1 and 4, YaRN betas 32 and 1. */
-rg_rope_config rg_rope_config_default(int rotary_dim, int orig_len);
+/* The rotary dimension of a config: rotary_dim, or head_dim when 0. */
+int rg_rope_dim(const struct rg_model_config *cfg);
+/* RG_ERR_ARG with a message if the RoPE settings of cfg are out of range (rotary_dim, rope_base, the extension
+ * and its factors). The one validation of them (rg_model_config_validate calls it). */
+rg_status rg_rope_validate(const struct rg_model_config *cfg);
 /* The angle of pair i at position p is (p * pos_mult) * inv_freq[i] (double); cos and sin are multiplied by
- * attn_factor. Writes inv_freq [rotary_dim/2]:
+ * attn_factor. For a validated cfg, writes inv_freq [rg_rope_dim(cfg)/2] (d = rotary dim, s = rope_scale,
+ * L = rope_orig_len or max_len when 0):
  *   none: base^(-2i/d); pi: same, pos_mult 1/s; ntk: base' = base s^(d/(d-2)); yarn: HF _compute_yarn_parameters
  *   (ramp between floor/ceil of the correction dims of beta_fast/beta_slow, attn_factor 0.1 ln s + 1 for s > 1);
- *   llama3: HF _compute_llama3_parameters (wavelengths above orig_len/low_freq_factor divided by s, below
- *   orig_len/high_freq_factor kept, smoothed in between). */
-void rg_rope_params(const rg_rope_config *cfg, double *inv_freq, double *pos_mult, double *attn_factor);
+ *   llama3: HF _compute_llama3_parameters (wavelengths above L/low_freq_factor divided by s, below
+ *   L/high_freq_factor kept, smoothed in between). */
+void rg_rope_freqs(const struct rg_model_config *cfg, double *inv_freq, double *pos_mult, double *attn_factor);
 
-/* cos/sin tables for positions 0..n_pos-1 (negative positions use the symmetry), attention factor included,
- * computed in double then rounded to rg_real. Rebuilt when the config changes, extended when a larger position is
- * first asked for (the only heap allocation). */
+/* The cos/sin tables of one forward (arena memory; immutable once built). Token t of the flattened [n, D] input
+ * uses row t % n_rows. */
 typedef struct {
-    rg_rope_config cfg;
-    int n_freq;              /* rotary_dim / 2 */
-    int n_pos;               /* tabulated positions */
-    double *inv_freq;        /* [n_freq] from rg_rope_params */
-    double pos_mult, attn_factor;
-    rg_real *cos, *sin;      /* [n_pos, n_freq] */
-    unsigned generation;     /* bumped at every rebuild (a pending backward checks it) */
-} rg_rope_cache;
+    int n_freq;                 /* rotary_dim / 2 */
+    int n_rows;
+    const rg_real *cos, *sin;   /* [n_rows, n_freq], attention factor included */
+} rg_rope_table;
 
-void rg_rope_cache_init(rg_rope_cache *rc);
-/* Makes the tables match cfg and cover |p| <= max_abs_pos. RG_ERR_NOMEM, RG_ERR_ARG for a bad config. */
-rg_status rg_rope_cache_ensure(rg_rope_cache *rc, const rg_rope_config *cfg, int max_abs_pos);
-void rg_rope_cache_free(rg_rope_cache *rc);
-/* Rotates the first rotary_dim channels of each head of x [B, T, n_heads*hd] at positions pos [B*T]: pairs
- * (2i, 2i+1) (interleaved) or (i, i + rotary_dim/2) (half), (a, b) -> (a c - b s, a s + b c). The cache must be
- * ensured for cfg and these positions (the function ensures it). Backward: the inverse rotation (angle -p theta)
- * of the incoming gradient. */
-rg_tensor *rg_pos_rope(rg_ctx *c, rg_tensor *x, int n_heads, bool half, rg_rope_cache *rc, const int32_t *pos);
+/* Builds the table of positions pos [n_rows] for a validated cfg (angles in double, rounded to rg_real) in the
+ * arena of c. */
+rg_rope_table rg_rope_table_new(rg_ctx *c, const struct rg_model_config *cfg, const int32_t *pos, int n_rows);
+/* Rotates the first 2 * tab->n_freq channels of each head of x [.., n, n_heads*hd] (n a multiple of
+ * tab->n_rows) with the table rows: pairs (2i, 2i+1) (interleaved) or (i, i + n_freq) (half),
+ * (a, b) -> (a c - b s, a s + b c). A pure op: the table is an argument (as ggml's rope_ext takes its scalars).
+ * Backward: the inverse rotation (angle -p theta) of the incoming gradient. */
+rg_tensor *rg_pos_rope(rg_ctx *c, rg_tensor *x, int n_heads, bool half, const rg_rope_table *tab);
 
 /* ---- 2-D axial RoPE for vision transformers (pos_axial.c) */
 /* x [B, N, n_heads*hd] (N patches, hd % 4 == 0): in each head, the interleaved pairs of channels [0, hd/2) rotate

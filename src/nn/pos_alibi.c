@@ -6,10 +6,10 @@
  * alibi_slopes). The bias is computed in double and rounded to the tensor type, as ref_model.py.
  * Shapes: q_pos [B*T], k_pos [B*S] -> [H, T, S] (shared positions) or [B, H, T, S]. A constant: no backward
  * (docs/derivatives.md row "pos_alibi_bias"). */
-#include "pos.h"
+#include "nn.h"
 
 #include <math.h>
-#include <string.h>
+#include <stdlib.h>
 
 void rg_alibi_slopes(int n_heads, double *out)
 {
@@ -25,17 +25,10 @@ void rg_alibi_slopes(int n_heads, double *out)
     for (int h = 0; h < n_heads - p2; h++) out[p2 + h] = pow(start2, 2 * h + 1);
 }
 
-static bool rows_share(const int32_t *pos, int B, int T)
+rg_tensor *rg_pos_alibi_bias(rg_ctx *c, const double *slopes, int n_heads, const rg_pos_summary *s)
 {
-    for (int b = 1; b < B; b++)
-        if (memcmp(pos, pos + (int64_t)b * T, (size_t)T * sizeof(int32_t))) return false;
-    return true;
-}
-
-rg_tensor *rg_pos_alibi_bias(rg_ctx *c, const double *slopes, int n_heads, const int32_t *q_pos,
-                             const int32_t *k_pos, int B, int T, int S)
-{
-    int Bq = rows_share(q_pos, B, T) && rows_share(k_pos, B, S) ? 1 : B;
+    int Bq = s->rows_shared ? 1 : s->B, T = s->T, S = s->S;
+    const int32_t *q_pos = s->q_pos, *k_pos = s->k_pos;
     int shape4[4] = {Bq, n_heads, T, S};
     rg_tensor *out = Bq == 1 ? rg_tensor_new(c, 3, shape4 + 1) : rg_tensor_new(c, 4, shape4);
     for (int b = 0; b < Bq; b++)
@@ -50,3 +43,31 @@ rg_tensor *rg_pos_alibi_bias(rg_ctx *c, const double *slopes, int n_heads, const
         }
     return out;
 }
+
+/* ------------------------------------------------------------------ the descriptor: the slopes are its state */
+
+typedef struct {
+    int n_heads;
+    double slopes[];    /* [n_heads] */
+} alibi_state;
+
+static rg_status alibi_new(const rg_model_config *cfg, void **state)
+{
+    alibi_state *st = malloc(sizeof *st + (size_t)cfg->n_heads * sizeof(double));
+    if (!st) return rg_error(RG_ERR_NOMEM, "alibi: out of memory for %d slopes", cfg->n_heads);
+    st->n_heads = cfg->n_heads;
+    rg_alibi_slopes(cfg->n_heads, st->slopes);
+    *state = st;
+    return RG_OK;
+}
+
+static rg_tensor *alibi_score_bias(rg_ctx *c, void *state, const void *prep, int layer, const rg_pos_summary *s,
+                                   rg_tensor *q, rg_tensor *k)
+{
+    (void)prep, (void)layer, (void)q, (void)k;
+    const alibi_state *st = state;
+    return rg_pos_alibi_bias(c, st->slopes, st->n_heads, s);
+}
+
+const rg_pos_encoding rg_pos_enc_alibi = {.name = "alibi", .state_new = alibi_new, .score_bias = alibi_score_bias,
+                                          .state_free = free};

@@ -3,14 +3,11 @@
  * tools/ref_model.py (`h + self.pos_emb(positions)`).
  * Shapes: tok [B, T, d], table pos_emb.weight [max_len, d], positions [B*T] -> h [B, T, d]. A position outside
  * [0, max_len) is an error returned before anything is recorded (never a read past the table).
- * Backward: dtok += g; dtable[p] += g, scatter-add so repeated positions add up (docs/derivatives.md row
- * "pos_learned"). */
-#include "pos.h"
+ * Composed of existing ops: rg_embedding (its backward scatter-adds into the table, so repeated positions add up)
+ * and rg_add. No backward of its own (docs/derivatives.md rows "embedding" and "add"). */
+#include "nn.h"
 
-#include <string.h>
-
-static void learned_backward(rg_tensor *node);
-static const rg_op OP_LEARNED = {"pos_learned", learned_backward};
+#include <stdlib.h>
 
 rg_status rg_pos_learned(rg_ctx *c, rg_tensor *tok, rg_tensor *table, const int32_t *pos, rg_tensor **h)
 {
@@ -25,39 +22,33 @@ rg_status rg_pos_learned(rg_ctx *c, rg_tensor *tok, rg_tensor *table, const int3
         if (pos[i] < 0 || pos[i] >= L)
             return rg_error(RG_ERR_ARG, "learned position %d (token %lld) is outside the table [0, %d): the learned "
                             "encoding cannot represent positions past max_len", pos[i], (long long)i, L);
-    rg_tensor *srcs[2] = {tok, table};
-    rg_tensor *out = rg_node_new(c, &OP_LEARNED, tok->ndim, tok->shape, 2, srcs);
-    for (int64_t i = 0; i < n; i++) {
-        const rg_real *x = tok->data + i * d, *t = table->data + (int64_t)pos[i] * d;
-        rg_real *o = out->data + i * d;
-        for (int j = 0; j < d; j++) o[j] = x[j] + t[j];
-    }
-    if (out->op) {
-        int32_t *saved = rg_arena_alloc(&c->arena, (size_t)n * sizeof(int32_t));
-        memcpy(saved, pos, (size_t)n * sizeof(int32_t));
-        out->saved = saved;
-    }
-    *h = out;
+    *h = rg_add(c, tok, rg_embedding(c, table, pos, tok->ndim - 1, tok->shape));
     return RG_OK;
 }
 
-/* h = tok + table[p]: dtok += g; dtable[p] += g. */
-static void learned_backward(rg_tensor *node)
+/* ------------------------------------------------------------------ the descriptor */
+
+static rg_status learned_new(const rg_model_config *cfg, void **state)
 {
-    rg_tensor *tok = node->src[0], *table = node->src[1];
-    const rg_real *g = node->grad;
-    if (tok->requires_grad) {
-        rg_real *dx = rg_grad_of(tok);
-        for (int64_t i = 0; i < tok->numel; i++) dx[i] += g[i];
-    }
-    if (table->requires_grad) {
-        int d = table->shape[1];
-        int64_t n = tok->numel / d;
-        const int32_t *p = node->saved;
-        rg_real *dt = rg_grad_of(table);
-        for (int64_t i = 0; i < n; i++) {
-            rg_real *row = dt + (int64_t)p[i] * d;
-            for (int j = 0; j < d; j++) row[j] += g[i * d + j];
-        }
-    }
+    (void)cfg;
+    *state = calloc(1, sizeof(rg_tensor *));
+    return *state ? RG_OK : rg_error(RG_ERR_NOMEM, "learned positions: out of memory");
 }
+
+/* pos_emb.weight [max_len, d_model] N(0, 0.02), right after tok_emb.weight */
+static rg_status learned_params(void *state, const rg_model_config *cfg, rg_pos_site site, int layer, rg_params *ps,
+                                rg_rng *rng)
+{
+    (void)layer;
+    if (site != RG_POS_SITE_INPUT) return RG_OK;
+    return rg_params_register_normal(ps, "pos_emb.weight", 2, (int[]){cfg->max_len, cfg->d_model}, rng, RG_INIT_STD,
+                                     (rg_tensor **)state);
+}
+
+static rg_status learned_input(rg_ctx *c, void *state, const rg_pos_summary *s, rg_tensor *tok, rg_tensor **h)
+{
+    return rg_pos_learned(c, tok, *(rg_tensor **)state, s->q_pos, h);
+}
+
+const rg_pos_encoding rg_pos_enc_learned = {.name = "learned", .state_new = learned_new, .add_params = learned_params,
+                                            .input = learned_input, .state_free = free};

@@ -8,7 +8,7 @@
  * One learned table rel_bias.weight [num_buckets, H] shared by all layers; bias[b, h, i, j] = table[bucket, h] is
  * added to the scaled scores. Shapes: -> [H, T, S] (every row has the same positions) or [B, H, T, S].
  * Backward: dtable[bucket(b, i, j), h] += g[b, h, i, j] (scatter-add; docs/derivatives.md row "pos_t5_bias"). */
-#include "pos.h"
+#include "nn.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -36,33 +36,18 @@ int rg_t5_bucket(int relative_position, bool bidirectional, int num_buckets, int
     return ret + large;
 }
 
-/* True when all B rows of pos [B, T] equal the first. */
-static bool rows_share(const int32_t *pos, int B, int T)
-{
-    for (int b = 1; b < B; b++)
-        if (memcmp(pos, pos + (int64_t)b * T, (size_t)T * sizeof(int32_t))) return false;
-    return true;
-}
-
-rg_tensor *rg_pos_t5_bias(rg_ctx *c, rg_tensor *table, const int32_t *q_pos, const int32_t *k_pos, int B, int T,
-                          int S, bool bidirectional, int max_distance)
+rg_tensor *rg_pos_t5_bias(rg_ctx *c, rg_tensor *table, const rg_pos_summary *ps, bool bidirectional,
+                          int max_distance)
 {
     char s[64];
     RG_ASSERT(table && table->ndim == 2, "pos_t5_bias: table %s must be [num_buckets, H]",
               table ? rg_shape_str(table, s, 64) : "NULL");
-    int nb = table->shape[0], H = table->shape[1];
-    int Bq = rows_share(q_pos, B, T) && rows_share(k_pos, B, S) ? 1 : B;
+    int nb = table->shape[0], H = table->shape[1], T = ps->T, S = ps->S;
+    const int32_t *q_pos = ps->q_pos, *k_pos = ps->k_pos;
+    int Bq = ps->rows_shared ? 1 : ps->B;
     int32_t *bucket = rg_arena_alloc(&c->arena, (size_t)Bq * T * S * sizeof(int32_t));
     /* bucket of each relative position in [rmin, rmax] once when that range is small (the usual case) */
-    int32_t qmin = INT32_MAX, qmax = INT32_MIN, kmin = INT32_MAX, kmax = INT32_MIN;
-    for (int64_t i = 0; i < (int64_t)Bq * T; i++) {
-        if (q_pos[i] < qmin) qmin = q_pos[i];
-        if (q_pos[i] > qmax) qmax = q_pos[i];
-    }
-    for (int64_t i = 0; i < (int64_t)Bq * S; i++) {
-        if (k_pos[i] < kmin) kmin = k_pos[i];
-        if (k_pos[i] > kmax) kmax = k_pos[i];
-    }
+    int32_t qmin = ps->q_min, qmax = ps->q_max, kmin = ps->k_min, kmax = ps->k_max;
     int64_t rmin = (int64_t)kmin - qmax, range = (int64_t)kmax - qmin - rmin + 1;
     int32_t *lut = NULL;
     if (range <= (int64_t)Bq * T * S) {
@@ -112,3 +97,42 @@ static void t5_backward(rg_tensor *node)
             for (int64_t e = 0; e < TS; e++) dt[(int64_t)bk[e] * H + h] += g[e];
         }
 }
+
+/* ------------------------------------------------------------------ the descriptor */
+
+typedef struct {
+    rg_tensor *table;   /* rel_bias.weight [t5_num_buckets, n_heads], shared by every layer */
+    bool bidirectional;
+    int max_distance;
+} t5_state;
+
+static rg_status t5_new(const rg_model_config *cfg, void **state)
+{
+    t5_state *st = calloc(1, sizeof *st);
+    if (!st) return rg_error(RG_ERR_NOMEM, "t5 bias: out of memory");
+    st->bidirectional = !cfg->causal;
+    st->max_distance = cfg->t5_max_distance;
+    *state = st;
+    return RG_OK;
+}
+
+/* rel_bias.weight N(0, 0.02), after the last block */
+static rg_status t5_params(void *state, const rg_model_config *cfg, rg_pos_site site, int layer, rg_params *ps,
+                           rg_rng *rng)
+{
+    (void)layer;
+    if (site != RG_POS_SITE_OUTPUT) return RG_OK;
+    return rg_params_register_normal(ps, "rel_bias.weight", 2, (int[]){cfg->t5_num_buckets, cfg->n_heads}, rng,
+                                     RG_INIT_STD, &((t5_state *)state)->table);
+}
+
+static rg_tensor *t5_score_bias(rg_ctx *c, void *state, const void *prep, int layer, const rg_pos_summary *s,
+                                rg_tensor *q, rg_tensor *k)
+{
+    (void)prep, (void)layer, (void)q, (void)k;
+    const t5_state *st = state;
+    return rg_pos_t5_bias(c, st->table, s, st->bidirectional, st->max_distance);
+}
+
+const rg_pos_encoding rg_pos_enc_t5 = {.name = "t5", .state_new = t5_new, .add_params = t5_params,
+                                       .score_bias = t5_score_bias, .state_free = free};

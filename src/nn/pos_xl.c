@@ -16,10 +16,12 @@
  * When the distances are few (nd <= 4 S: positions 0..T-1 give nd = T + S - 1) the products are GEMMs per (b, h)
  * over a [T, nd] score-by-distance matrix; otherwise (sparse random positions) direct dot products per (i, j).
  * docs/derivatives.md rows "pos_xl_rel", "pos_xl_ubias", "pos_xl_bias". */
-#include "pos.h"
+#include "nn.h"
 #include "../tensor/gemm.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void xl_rel_backward(rg_tensor *node);
@@ -225,30 +227,70 @@ static void xl_bias_backward(rg_tensor *node)
 }
 
 rg_tensor *rg_pos_xl_bias(rg_ctx *c, rg_tensor *q, rg_tensor *k, rg_tensor *u, rg_tensor *v, rg_tensor *w_r,
-                          int n_heads, const int32_t *q_pos, const int32_t *k_pos)
+                          int n_heads, const rg_pos_summary *ps)
 {
     char s1[64], s2[64], s3[64];
-    RG_ASSERT(q->ndim == 3 && k->ndim == 3 && q->shape[0] == k->shape[0] && q->shape[2] == k->shape[2],
-              "pos_xl_bias: q %s and k %s must be [B, T, d] and [B, S, d]", rg_shape_str(q, s1, 64),
-              rg_shape_str(k, s2, 64));
-    int B = q->shape[0], T = q->shape[1], S = k->shape[1], d = q->shape[2], hd = d / n_heads;
+    RG_ASSERT(q->ndim == 3 && k->ndim == 3 && q->shape[0] == ps->B && k->shape[0] == ps->B && q->shape[1] == ps->T &&
+              k->shape[1] == ps->S && q->shape[2] == k->shape[2],
+              "pos_xl_bias: q %s and k %s must be [B, T, d] and [B, S, d] (B %d, T %d, S %d)",
+              rg_shape_str(q, s1, 64), rg_shape_str(k, s2, 64), ps->B, ps->T, ps->S);
+    int d = q->shape[2], hd = d / n_heads;
     RG_ASSERT(u && v && w_r && u->numel == d && v->numel == d && w_r->ndim == 2 && w_r->shape[0] == d &&
               w_r->shape[1] == d && d % n_heads == 0 && d % 2 == 0,
               "pos_xl_bias: u, v [%d, %d] and W_r [%d, %d] expected (W_r %s)", n_heads, hd, d, d,
               w_r ? rg_shape_str(w_r, s3, 64) : "NULL");
-    int32_t qmin = INT32_MAX, qmax = INT32_MIN, kmin = INT32_MAX, kmax = INT32_MIN;
-    for (int64_t i = 0; i < (int64_t)B * T; i++) {
-        if (q_pos[i] < qmin) qmin = q_pos[i];
-        if (q_pos[i] > qmax) qmax = q_pos[i];
-    }
-    for (int64_t i = 0; i < (int64_t)B * S; i++) {
-        if (k_pos[i] < kmin) kmin = k_pos[i];
-        if (k_pos[i] > kmax) kmax = k_pos[i];
-    }
-    int64_t dmin = (int64_t)qmin - kmax, nd = (int64_t)qmax - kmin - dmin + 1;
+    int64_t dmin = (int64_t)ps->q_min - ps->k_max, nd = (int64_t)ps->q_max - ps->k_min - dmin + 1;
     RG_ASSERT(nd <= INT32_MAX / d, "pos_xl_bias: %lld distinct distances", (long long)nd);
     double scale = 1.0 / sqrt((double)hd);
     rg_tensor *rr = xl_rel(c, w_r, dmin, (int)nd);
     rg_tensor *ub = xl_ubias(c, k, u, n_heads, scale);
-    return xl_bias(c, q, v, rr, ub, n_heads, scale, q_pos, k_pos, dmin);
+    return xl_bias(c, q, v, rr, ub, n_heads, scale, ps->q_pos, ps->k_pos, dmin);
 }
+
+/* ------------------------------------------------------------------ the descriptor: u, v, r_proj per layer */
+
+typedef struct {
+    int n_heads;
+    struct { rg_tensor *u, *v, *r_proj; } layer[]; /* [n_layers] */
+} xl_state;
+
+static rg_status xl_new(const rg_model_config *cfg, void **state)
+{
+    xl_state *st = calloc(1, sizeof *st + (size_t)cfg->n_layers * sizeof st->layer[0]);
+    if (!st) return rg_error(RG_ERR_NOMEM, "xl: out of memory");
+    st->n_heads = cfg->n_heads;
+    *state = st;
+    return RG_OK;
+}
+
+/* blocks.{l}.attn.u and .v [H, hd] zero before q_proj (a module's own parameters precede its submodules' in
+ * state_dict); blocks.{l}.attn.r_proj.weight [d, d] N(0, 0.02) after o_proj. */
+static rg_status xl_params(void *state, const rg_model_config *cfg, rg_pos_site site, int layer, rg_params *ps,
+                           rg_rng *rng)
+{
+    xl_state *st = state;
+    int d = cfg->d_model, H = cfg->n_heads;
+    char name[RG_NAME_LEN];
+    rg_status e = RG_OK;
+    if (site == RG_POS_SITE_ATTN_BEGIN) {
+        snprintf(name, sizeof name, "blocks.%d.attn.u", layer);
+        e = rg_params_register_normal(ps, name, 2, (int[]){H, d / H}, rng, 0, &st->layer[layer].u);
+        snprintf(name, sizeof name, "blocks.%d.attn.v", layer);
+        if (!e) e = rg_params_register_normal(ps, name, 2, (int[]){H, d / H}, rng, 0, &st->layer[layer].v);
+    } else if (site == RG_POS_SITE_ATTN_END) {
+        snprintf(name, sizeof name, "blocks.%d.attn.r_proj.weight", layer);
+        e = rg_params_register_normal(ps, name, 2, (int[]){d, d}, rng, RG_INIT_STD, &st->layer[layer].r_proj);
+    }
+    return e;
+}
+
+static rg_tensor *xl_score_bias(rg_ctx *c, void *state, const void *prep, int layer, const rg_pos_summary *s,
+                                rg_tensor *q, rg_tensor *k)
+{
+    (void)prep;
+    const xl_state *st = state;
+    return rg_pos_xl_bias(c, q, k, st->layer[layer].u, st->layer[layer].v, st->layer[layer].r_proj, st->n_heads, s);
+}
+
+const rg_pos_encoding rg_pos_enc_xl = {.name = "xl", .state_new = xl_new, .add_params = xl_params,
+                                       .score_bias = xl_score_bias, .state_free = free};
