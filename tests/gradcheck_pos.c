@@ -159,7 +159,7 @@ static rg_tensor *rope_op(rg_ctx *c, rg_tensor **in, op_case *oc)
     return rg_pos_rope(c, in[0], oc->H, oc->flag, oc->tab);
 }
 
-static void check_rope(const char *name, bool half, int rotary_dim, rg_rope_ext ext)
+static void check_rope_af(const char *name, bool half, int rotary_dim, rg_rope_ext ext, double attention_factor)
 {
     rg_rng rng;
     rg_rng_seed(&rng, 5, (uint64_t)ext * 4 + half * 2 + (rotary_dim < 8));
@@ -175,9 +175,10 @@ static void check_rope(const char *name, bool half, int rotary_dim, rg_rope_ext 
     cfg.rope_ext = ext;
     cfg.rope_scale = ext == RG_ROPE_EXT_NONE ? 1 : 2;
     cfg.rope_orig_len = 24;
+    cfg.rope_attention_factor = attention_factor;
     assert_int_equal(rg_rope_validate(&cfg), RG_OK);
     rg_ctx *tc = rg_ctx_new(); /* holds the table: one row per token */
-    rg_rope_table tab = rg_rope_table_new(tc, &cfg, pos, B * T);
+    rg_rope_table tab = rg_rope_table_new(tc, &cfg, pos, B * T, 161);
     op_case oc = {.op = rope_op, .pos = pos, .H = H, .flag = half, .tab = &tab, .rng = &rng};
     /* q and k are rotated by the same op: one input each */
     rg_tensor *in[2] = {tc_param_randn("q", 3, (int[]){B, T, H * hd}, &rng, 1),
@@ -194,6 +195,11 @@ static void check_rope(const char *name, bool half, int rotary_dim, rg_rope_ext 
     rg_ctx_free(tc);
 }
 
+static void check_rope(const char *name, bool half, int rotary_dim, rg_rope_ext ext)
+{
+    check_rope_af(name, half, rotary_dim, ext, 0);
+}
+
 static void test_rope(void **state) { check_rope("rope interleaved: q, k at 150..160", false, 8, RG_ROPE_EXT_NONE); }
 static void test_rope_half(void **state) { check_rope("rope half: q, k at 150..160", true, 8, RG_ROPE_EXT_NONE); }
 static void test_rope_partial(void **state) { check_rope("rope interleaved, rotary_dim 4", false, 4, RG_ROPE_EXT_NONE); }
@@ -202,6 +208,11 @@ static void test_rope_pi(void **state) { check_rope("rope pi s=2", false, 8, RG_
 static void test_rope_ntk(void **state) { check_rope("rope ntk s=2", true, 8, RG_ROPE_EXT_NTK); }
 static void test_rope_yarn(void **state) { check_rope("rope yarn s=2", false, 8, RG_ROPE_EXT_YARN); }
 static void test_rope_llama3(void **state) { check_rope("rope llama3 s=2", true, 8, RG_ROPE_EXT_LLAMA3); }
+static void test_rope_dynamic(void **state) { check_rope("rope dynamic s=2, L 24, length 161", false, 8, RG_ROPE_EXT_DYNAMIC); }
+static void test_rope_yarn_af(void **state)
+{
+    check_rope_af("rope yarn s=2, attention_factor 1.3", true, 8, RG_ROPE_EXT_YARN, 1.3);
+}
 
 /* ------------------------------------------------------------------ axial RoPE */
 
@@ -291,6 +302,10 @@ static void test_model_xl(void **s) { check_model("xl", RG_POS_XL, 0, 0, true); 
 static void test_model_alibi(void **s) { check_model("alibi", RG_POS_ALIBI, 0, 0, true); }
 static void test_model_rope(void **s) { check_model("rope", RG_POS_ROPE, 0, 0, true); }
 static void test_model_rope_half(void **s) { check_model("rope-half rotary_dim 2", RG_POS_ROPE_HALF, 0, 2, true); }
+static void test_model_rope_dynamic(void **s)
+{
+    check_model("rope dynamic s=2 (L 24, positions to 161)", RG_POS_ROPE, RG_ROPE_EXT_DYNAMIC, 0, true);
+}
 static void test_model_rope_yarn(void **s) { check_model("rope yarn s=2", RG_POS_ROPE, RG_ROPE_EXT_YARN, 0, true); }
 static void test_model_rope_llama3(void **s)
 {
@@ -306,6 +321,8 @@ int main(void)
         cmocka_unit_test(test_rope),             cmocka_unit_test(test_rope_half),
         cmocka_unit_test(test_rope_partial),     cmocka_unit_test(test_rope_half_partial),
         cmocka_unit_test(test_rope_pi),          cmocka_unit_test(test_rope_ntk),
+        cmocka_unit_test(test_rope_dynamic),     cmocka_unit_test(test_rope_yarn_af),
+        cmocka_unit_test(test_model_rope_dynamic),
         cmocka_unit_test(test_rope_yarn),        cmocka_unit_test(test_rope_llama3),
         cmocka_unit_test(test_axial),            cmocka_unit_test(test_model_sinusoidal),
         cmocka_unit_test(test_model_learned),    cmocka_unit_test(test_model_t5),

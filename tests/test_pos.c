@@ -14,6 +14,7 @@
 #include <string.h>
 
 #define GOLDEN "tests/fixtures/pos_golden.h5"
+#define SCALING "tests/fixtures/rope_scaling_golden.h5" /* tools/golden_rope.py: HF rope_scaling formulas */
 
 /* A config whose RoPE settings are: rotary_dim rd, base 10000, extension ext with factor s, original length 32. */
 static rg_model_config rope_cfg(int rd, rg_rope_ext ext, double s)
@@ -33,7 +34,7 @@ static rg_model_config rope_cfg(int rd, rg_rope_ext ext, double s)
 static rg_rope_table rope_table(rg_ctx *c, int rd, const int32_t *pos, int n)
 {
     rg_model_config cfg = rope_cfg(rd, RG_ROPE_EXT_NONE, 1);
-    return rg_rope_table_new(c, &cfg, pos, n);
+    return rg_rope_table_new(c, &cfg, pos, n, 0);
 }
 
 /* ------------------------------------------------------------------ golden values */
@@ -124,7 +125,7 @@ static void test_rope_ext_golden(void **state)
     int64_t n;
     /* YaRN */
     cfg.rope_ext = RG_ROPE_EXT_YARN;
-    rg_rope_freqs(&cfg, inv, &mult, &af);
+    rg_rope_freqs(&cfg, 0, inv, &mult, &af);
     double *want = tc_h5_read(GOLDEN, "/yarn_inv_freq", &n, NULL, NULL);
     assert_int_equal(n, d / 2);
     for (int i = 0; i < d / 2; i++)
@@ -135,7 +136,7 @@ static void test_rope_ext_golden(void **state)
     free(waf);
     /* Llama 3 */
     cfg.rope_ext = RG_ROPE_EXT_LLAMA3;
-    rg_rope_freqs(&cfg, inv, &mult, &af);
+    rg_rope_freqs(&cfg, 0, inv, &mult, &af);
     want = tc_h5_read(GOLDEN, "/llama3_inv_freq", &n, NULL, NULL);
     for (int i = 0; i < d / 2; i++)
         if (fabs(inv[i] - want[i]) > 1e-14 * want[i]) fail_msg("llama3 inv_freq[%d]: %.17g != %.17g", i, inv[i],
@@ -144,7 +145,7 @@ static void test_rope_ext_golden(void **state)
     free(want);
     /* NTK: the frequencies of the golden base */
     cfg.rope_ext = RG_ROPE_EXT_NTK;
-    rg_rope_freqs(&cfg, inv, &mult, &af);
+    rg_rope_freqs(&cfg, 0, inv, &mult, &af);
     double *wb = tc_h5_read(GOLDEN, "/ntk_base", &n, NULL, NULL);
     for (int i = 0; i < d / 2; i++) {
         double f = 1.0 / pow(wb[0], (double)(2 * i) / d);
@@ -153,8 +154,133 @@ static void test_rope_ext_golden(void **state)
     free(wb);
     /* PI: positions divided by s */
     cfg.rope_ext = RG_ROPE_EXT_PI;
-    rg_rope_freqs(&cfg, inv, &mult, &af);
+    rg_rope_freqs(&cfg, 0, inv, &mult, &af);
     assert_true(mult == 1.0 / cfg.rope_scale && af == 1.0);
+}
+
+/* ------------------------------------------------------------------ HF rope_scaling (tools/golden_rope.py) */
+
+static void assert_freqs(const char *what, const double *got, const char *dataset, int nf)
+{
+    int64_t n;
+    double *want = tc_h5_read(SCALING, dataset, &n, NULL, NULL);
+    assert_int_equal(n, nf);
+    for (int i = 0; i < nf; i++)
+        if (fabs(got[i] - want[i]) > 1e-14 * want[i]) fail_msg("%s[%d]: %.17g != %.17g", what, i, got[i], want[i]);
+    free(want);
+}
+
+/* A config of one head of head_dim d whose RoPE settings come from the attributes of a golden dataset. */
+static rg_model_config golden_cfg(const char *ds, rg_rope_ext ext)
+{
+    rg_model_config cfg = rg_model_config_default();
+    cfg.d_model = (int)tc_h5_attr(SCALING, ds, "d");
+    cfg.n_heads = 1;
+    cfg.rope_ext = ext;
+    cfg.rope_base = tc_h5_attr(SCALING, ds, "base");
+    cfg.rope_scale = tc_h5_attr(SCALING, ds, "factor");
+    cfg.rope_orig_len = (int)tc_h5_attr(SCALING, ds, "original");
+    return cfg;
+}
+
+/* Dynamic NTK (issue 15's case: d 8, base 1e4, factor 2, original 16): the base at each length, never below the
+ * original base, finite; length 32 gives 43267.49; the frequencies at 32; a rotation at position 40. */
+static void test_rope_dynamic_golden(void **state)
+{
+    rg_model_config cfg = golden_cfg("/dynamic_base", RG_ROPE_EXT_DYNAMIC);
+    assert_int_equal(rg_rope_validate(&cfg), RG_OK);
+    int64_t n, nl;
+    double *want = tc_h5_read(SCALING, "/dynamic_base", &n, NULL, NULL);
+    int32_t *lens = tc_h5_read_int(SCALING, "/dynamic_seq_len", &nl, NULL, NULL);
+    assert_int_equal(n, nl);
+    for (int k = 0; k < n; k++) {
+        double b = rg_rope_dynamic_base(&cfg, lens[k]);
+        if (fabs(b - want[k]) > 1e-12 * want[k]) fail_msg("dynamic base at %d: %.17g != %.17g", lens[k], b, want[k]);
+        if (lens[k] <= 16) assert_true(b == 1e4);
+    }
+    assert_true(fabs(rg_rope_dynamic_base(&cfg, 32) - 43267.49) < 0.005);
+    /* below and at the original length, negative and huge lengths: the original base or a finite larger one */
+    int64_t odd[4] = {-5, 0, (int64_t)1 << 40, INT32_MAX};
+    for (int k = 0; k < 4; k++) {
+        double b = rg_rope_dynamic_base(&cfg, odd[k]);
+        assert_true(isfinite(b) && b >= 1e4);
+        if (odd[k] <= 16) assert_true(b == 1e4);
+    }
+    double inv[8], mult, af;
+    rg_rope_freqs(&cfg, 32, inv, &mult, &af);
+    assert_true(mult == 1 && af == 1);
+    assert_freqs("dynamic inv_freq at 32", inv, "/dynamic_inv_freq_32", 4);
+    rg_rope_freqs(&cfg, 4, inv, &mult, &af);
+    for (int i = 0; i < 4; i++) assert_true(inv[i] == 1.0 / pow(1e4, (double)(2 * i) / 8));
+    /* the op at position 40 with the table of length 41 */
+    rg_ctx *c = rg_ctx_new();
+    double *x = tc_h5_read(SCALING, "/dynamic_x", &n, NULL, NULL), *rot = tc_h5_read(SCALING, "/dynamic_rotated", &n,
+                                                                                       NULL, NULL);
+    rg_tensor *t = rg_tensor_new(c, 3, (int[]){1, 1, 8});
+    for (int i = 0; i < 8; i++) t->data[i] = (rg_real)x[i];
+    int32_t p = 40;
+    rg_rope_table tab = rg_rope_table_new(c, &cfg, &p, 1, 41);
+    tc_assert_close("dynamic rotation at 40", rg_pos_rope(c, t, 1, false, &tab)->data, rot, 8, 1e-6, 1e-6);
+    rg_ctx_free(c);
+    free(x);
+    free(rot);
+    free(want);
+    free(lens);
+}
+
+/* YaRN with explicit betas and attention_factor (used verbatim), Llama 3 with non-default factors, and
+ * partial_rotary_factor. */
+static void test_rope_scaling_golden(void **state)
+{
+    double inv[16], mult, af;
+    rg_model_config cfg = golden_cfg("/yarn_inv_freq", RG_ROPE_EXT_YARN);
+    cfg.yarn_beta_fast = tc_h5_attr(SCALING, "/yarn_inv_freq", "beta_fast");
+    cfg.yarn_beta_slow = tc_h5_attr(SCALING, "/yarn_inv_freq", "beta_slow");
+    cfg.rope_attention_factor = tc_h5_attr(SCALING, "/yarn_inv_freq", "attention_factor");
+    assert_int_equal(rg_rope_validate(&cfg), RG_OK);
+    rg_rope_freqs(&cfg, 0, inv, &mult, &af);
+    assert_freqs("yarn inv_freq", inv, "/yarn_inv_freq", 8);
+    assert_true(af == 1.25 && mult == 1);
+    cfg.rope_attention_factor = 0; /* derived: 0.1 ln 4 + 1 */
+    rg_rope_freqs(&cfg, 0, inv, &mult, &af);
+    assert_true(fabs(af - (0.1 * log(4.0) + 1)) < 1e-15);
+
+    cfg = golden_cfg("/llama3_inv_freq", RG_ROPE_EXT_LLAMA3);
+    cfg.llama3_low_freq_factor = tc_h5_attr(SCALING, "/llama3_inv_freq", "low_freq_factor");
+    cfg.llama3_high_freq_factor = tc_h5_attr(SCALING, "/llama3_inv_freq", "high_freq_factor");
+    assert_int_equal(rg_rope_validate(&cfg), RG_OK);
+    rg_rope_freqs(&cfg, 0, inv, &mult, &af);
+    assert_freqs("llama3 inv_freq", inv, "/llama3_inv_freq", 8);
+
+    cfg = rg_model_config_default();
+    cfg.d_model = (int)tc_h5_attr(SCALING, "/partial_inv_freq", "head_dim");
+    cfg.n_heads = 1;
+    cfg.partial_rotary_factor = tc_h5_attr(SCALING, "/partial_inv_freq", "partial_rotary_factor");
+    assert_int_equal(rg_rope_validate(&cfg), RG_OK);
+    assert_int_equal(rg_rope_dim(&cfg), 8);
+    rg_rope_freqs(&cfg, 0, inv, &mult, &af);
+    assert_freqs("partial_rotary_factor inv_freq", inv, "/partial_inv_freq", 4);
+    cfg.rotary_dim = 8; /* consistent: fine; inconsistent or out of range: refused */
+    assert_int_equal(rg_rope_validate(&cfg), RG_OK);
+    cfg.rotary_dim = 4;
+    assert_int_equal(rg_rope_validate(&cfg), RG_ERR_ARG);
+    cfg.rotary_dim = 0;
+    cfg.partial_rotary_factor = 1.5;
+    assert_int_equal(rg_rope_validate(&cfg), RG_ERR_ARG);
+    cfg.partial_rotary_factor = 0.05; /* (int)(16 * 0.05) = 0 rotary channels */
+    assert_int_equal(rg_rope_validate(&cfg), RG_ERR_ARG);
+    cfg.partial_rotary_factor = 0;
+    cfg.rope_attention_factor = -1;
+    assert_int_equal(rg_rope_validate(&cfg), RG_ERR_ARG);
+    /* HF rope_type names parse */
+    rg_rope_ext e;
+    assert_int_equal(rg_rope_ext_parse("default", &e), RG_OK);
+    assert_int_equal(e, RG_ROPE_EXT_NONE);
+    assert_int_equal(rg_rope_ext_parse("linear", &e), RG_OK);
+    assert_int_equal(e, RG_ROPE_EXT_PI);
+    assert_int_equal(rg_rope_ext_parse("dynamic", &e), RG_OK);
+    assert_int_equal(e, RG_ROPE_EXT_DYNAMIC);
+    assert_string_equal(rg_rope_ext_name(RG_ROPE_EXT_DYNAMIC), "dynamic");
 }
 
 /* ------------------------------------------------------------------ RoPE properties */
@@ -252,7 +378,7 @@ static void test_rope_far_pi_and_shared_rows(void **state)
     tc_assert_close("rope at 70000", o->data, want, 8, 1e-5, 1e-5);
     rg_model_config cfg = rope_cfg(8, RG_ROPE_EXT_PI, 4);
     p = 280000;
-    tab = rg_rope_table_new(c, &cfg, &p, 1);
+    tab = rg_rope_table_new(c, &cfg, &p, 1, p + 1);
     o = rg_pos_rope(c, x, 1, false, &tab);
     tc_assert_close("rope pi s=4 at 280000", o->data, want, 8, 1e-5, 1e-5);
     /* shared rows: 3 rows of positions {70000, 70000}; every token rotates as position 70000 */
@@ -456,11 +582,17 @@ static void test_model_rope_ext_switch(void **state)
     rg_set_grad_enabled(c, false);
     rg_tensor *a, *b, *d;
     assert_int_equal(rg_model_forward(c, m, tok, NULL, 1, T, NULL, &a), RG_OK);
-    assert_int_equal(rg_model_set_rope_scaling(m, RG_ROPE_EXT_PI, 2, 0), RG_OK);
+    rg_rope_scaling sc = rg_model_rope_scaling(m);
+    assert_true(sc.rope_type == RG_ROPE_EXT_NONE && sc.factor == 1 && sc.beta_fast == 32 && sc.high_freq_factor == 4);
+    sc.rope_type = RG_ROPE_EXT_PI;
+    sc.factor = 2;
+    assert_int_equal(rg_model_set_rope_scaling(m, &sc), RG_OK);
     assert_int_equal(rg_model_forward(c, m, tok, NULL, 1, T, NULL, &b), RG_OK);
-    assert_int_equal(rg_model_set_rope_scaling(m, RG_ROPE_EXT_PI, -1, 0), RG_ERR_ARG);
+    sc.factor = -1;
+    assert_int_equal(rg_model_set_rope_scaling(m, &sc), RG_ERR_ARG);
     assert_true(m->cfg.rope_scale == 2);
-    assert_int_equal(rg_model_set_rope_scaling(m, RG_ROPE_EXT_PI, 1, 0), RG_OK);
+    sc.factor = 1;
+    assert_int_equal(rg_model_set_rope_scaling(m, &sc), RG_OK);
     assert_int_equal(rg_model_forward(c, m, tok, NULL, 1, T, NULL, &d), RG_OK);
     double ab = 0, ad = 0;
     for (int64_t i = 0; i < a->numel; i++) {
@@ -473,6 +605,39 @@ static void test_model_rope_ext_switch(void **state)
     rg_model_free(m);
 }
 
+/* Dynamic NTK in the model (original length 16, factor 2): sequences of length <= 16 give exactly the outputs of
+ * plain RoPE, before and after a call of length 40 (nothing is kept between forwards); length 40 differs. */
+static void test_model_rope_dynamic(void **state)
+{
+    enum { T = 40 };
+    int32_t tok[T];
+    for (int t = 0; t < T; t++) tok[t] = (t * 7 + 3) % 11;
+    rg_model *m = small_model(RG_POS_ROPE, true);
+    rg_ctx *c = rg_ctx_new();
+    rg_set_grad_enabled(c, false);
+    rg_tensor *plain4, *plain40, *a, *b, *d;
+    assert_int_equal(rg_model_forward(c, m, tok, NULL, 1, 4, NULL, &plain4), RG_OK);
+    int32_t pos[T];
+    for (int t = 0; t < T; t++) pos[t] = t;
+    /* max_len is 24: positions past it are given explicitly (RoPE reads any position) */
+    assert_int_equal(rg_model_forward(c, m, tok, pos, 1, T, NULL, &plain40), RG_OK);
+    rg_rope_scaling sc = rg_model_rope_scaling(m);
+    sc.rope_type = RG_ROPE_EXT_DYNAMIC;
+    sc.factor = 2;
+    sc.original_max_position_embeddings = 16;
+    assert_int_equal(rg_model_set_rope_scaling(m, &sc), RG_OK);
+    assert_int_equal(rg_model_forward(c, m, tok, NULL, 1, 4, NULL, &a), RG_OK);
+    assert_int_equal(rg_model_forward(c, m, tok, pos, 1, T, NULL, &b), RG_OK);
+    assert_int_equal(rg_model_forward(c, m, tok, NULL, 1, 4, NULL, &d), RG_OK);
+    assert_memory_equal(a->data, plain4->data, (size_t)a->numel * sizeof(rg_real));
+    assert_memory_equal(d->data, plain4->data, (size_t)d->numel * sizeof(rg_real));
+    double diff = 0;
+    for (int64_t i = 0; i < b->numel; i++) diff = tc_max(diff, fabs((double)b->data[i] - plain40->data[i]));
+    assert_true(diff > 1e-4);
+    rg_ctx_free(c);
+    rg_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -481,6 +646,8 @@ int main(void)
         cmocka_unit_test(test_sinusoidal_golden),
         cmocka_unit_test(test_rope_golden),
         cmocka_unit_test(test_rope_ext_golden),
+        cmocka_unit_test(test_rope_dynamic_golden),
+        cmocka_unit_test(test_rope_scaling_golden),
         cmocka_unit_test(test_rope_norm_and_relative),
         cmocka_unit_test(test_rope_half_is_permuted_interleaved),
         cmocka_unit_test(test_rope_far_pi_and_shared_rows),
@@ -491,6 +658,7 @@ int main(void)
         cmocka_unit_test(test_permutation_equivariance),
         cmocka_unit_test(test_causal_prefix),
         cmocka_unit_test(test_model_rope_ext_switch),
+        cmocka_unit_test(test_model_rope_dynamic),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,6 +6,7 @@
  * checked against the file's string attributes); the numeric config from the root attributes. */
 #include "common.h"
 
+#include <hdf5.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,9 +14,26 @@
 
 /* A model with the fixture's config (root attributes) and parameters (/params/<name>); the encoding and extension
  * are the test table's, and the file's string attributes must name them. */
+/* A numeric root attribute of file, or dflt when the file has none (fixtures older than the field). */
+static double attr_or(const char *file, const char *name, double dflt)
+{
+    hid_t f = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) fail_msg("cannot open %s", file);
+    htri_t has = H5Aexists(f, name);
+    H5Fclose(f);
+    return has > 0 ? tc_h5_attr(file, "/", name) : dflt;
+}
+
 static rg_model *load_model(const char *file, rg_pos_kind pos, rg_rope_ext ext)
 {
     rg_model_config cfg = tc_fx_config(file);
+    /* the rope_scaling fields beyond type, factor and original length (HF names in nn.h) */
+    cfg.rope_attention_factor = attr_or(file, "rope_attention_factor", cfg.rope_attention_factor);
+    cfg.partial_rotary_factor = attr_or(file, "partial_rotary_factor", cfg.partial_rotary_factor);
+    cfg.yarn_beta_fast = attr_or(file, "yarn_beta_fast", cfg.yarn_beta_fast);
+    cfg.yarn_beta_slow = attr_or(file, "yarn_beta_slow", cfg.yarn_beta_slow);
+    cfg.llama3_low_freq_factor = attr_or(file, "llama3_low_freq_factor", cfg.llama3_low_freq_factor);
+    cfg.llama3_high_freq_factor = attr_or(file, "llama3_high_freq_factor", cfg.llama3_high_freq_factor);
     /* the names in the file must agree */
     char buf[64];
     tc_h5_attr_str(file, "/", "pos_encoding", buf, sizeof buf);
@@ -104,6 +122,9 @@ FIXTURE(rope_ntk, "rope_ntk", RG_POS_ROPE, RG_ROPE_EXT_NTK)
 FIXTURE(rope_yarn, "rope_yarn", RG_POS_ROPE, RG_ROPE_EXT_YARN)
 FIXTURE(rope_llama3, "rope_llama3", RG_POS_ROPE, RG_ROPE_EXT_LLAMA3)
 FIXTURE(rope_positions, "rope_positions", RG_POS_ROPE, RG_ROPE_EXT_NONE)
+FIXTURE(rope_dynamic, "rope_dynamic", RG_POS_ROPE, RG_ROPE_EXT_DYNAMIC)
+FIXTURE(rope_yarn_factors, "rope_yarn_factors", RG_POS_ROPE, RG_ROPE_EXT_YARN)
+FIXTURE(rope_llama3_factors, "rope_llama3_factors", RG_POS_ROPE_HALF, RG_ROPE_EXT_LLAMA3)
 
 int main(void)
 {
@@ -112,7 +133,8 @@ int main(void)
         cmocka_unit_test(test_t5),          cmocka_unit_test(test_xl),           cmocka_unit_test(test_alibi),
         cmocka_unit_test(test_rope),        cmocka_unit_test(test_rope_half),    cmocka_unit_test(test_rope_partial),
         cmocka_unit_test(test_rope_pi),     cmocka_unit_test(test_rope_ntk),     cmocka_unit_test(test_rope_yarn),
-        cmocka_unit_test(test_rope_llama3), cmocka_unit_test(test_rope_positions),
+        cmocka_unit_test(test_rope_llama3), cmocka_unit_test(test_rope_positions), cmocka_unit_test(test_rope_dynamic),
+        cmocka_unit_test(test_rope_yarn_factors), cmocka_unit_test(test_rope_llama3_factors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -21,6 +21,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ref_model import Config, Model  # noqa: E402
 
 
+RUN_ATTRS = {"rope_layout", "task", "L_train", "seed"}   # /config attributes that are not model fields
+
+
 def _value(v):
     """h5py attribute -> plain Python value (fixed-length strings come back as numpy bytes)."""
     if isinstance(v, (bytes, np.bytes_)):
@@ -38,6 +41,11 @@ def read_checkpoint(path):
             raise ValueError(f"{path}: not a ropegrad checkpoint version 1 (format {fmt!r})")
         attrs = {k: _value(v) for k, v in f["config"].attrs.items()}
         fields = {fl.name for fl in dataclasses.fields(Config)}
+        # every model field is carried; the rest of /config is run state (or derived: rope_layout)
+        ignored = sorted(k for k in attrs if k not in fields and k not in RUN_ATTRS)
+        if ignored:
+            print(f"{path}: warning: /config attributes the reference model does not know: {', '.join(ignored)}",
+                  file=sys.stderr)
         cfg = Config(**{k: v for k, v in attrs.items() if k in fields})
         state = {name: torch.from_numpy(ds[()]) for name, ds in f["params"].items()}
     return cfg, state, attrs
@@ -55,8 +63,9 @@ def main():
     model.load_state_dict(state, strict=True)
     model.eval()
     n = sum(p.numel() for p in model.parameters())
-    print(f"{args.checkpoint}: pos_encoding={cfg.pos_encoding} rope_ext={cfg.rope_ext} "
-          f"layers={cfg.n_layers} d_model={cfg.d_model}: {len(state)} tensors, {n} parameters loaded")
+    print(f"{args.checkpoint}: pos_encoding={cfg.pos_encoding} rope_theta={cfg.rope_theta} "
+          f"rope_scaling={cfg.rope_scaling} layers={cfg.n_layers} d_model={cfg.d_model}: {len(state)} tensors, "
+          f"{n} parameters loaded")
     if args.out:
         torch.save(model.state_dict(), args.out)
     if args.logits:

@@ -19,6 +19,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ref_model as R  # noqa: E402
+import golden_rope  # noqa: E402
 
 torch.set_num_threads(1)
 BASE_SEED = 20240601
@@ -405,6 +406,21 @@ def self_checks():
     print("self-checks passed (RoPE norm preservation, relative property)")
 
 
+def rope_scaling_fixtures(outdir):
+    """The HF rope_scaling fields beyond type and factor (issue 15): dynamic NTK (lengths 10 > original 6), YaRN
+    with explicit betas and attention_factor, Llama 3 with non-default frequency factors. Every field is a root
+    attribute (write_attrs)."""
+    ext = dict(pos_encoding="rope", rope_scale=2.0, rope_orig_len=6)
+    model_fixture(outdir, "model_rope_dynamic.h5", dict(ext, rope_ext="dynamic"))
+    # original lengths where the betas / frequency factors move the ramp (with L 6 every pair is interpolated)
+    model_fixture(outdir, "model_rope_yarn_factors.h5", dict(ext, rope_ext="yarn", rope_orig_len=512,
+                                                             rope_attention_factor=1.5, yarn_beta_fast=4.0,
+                                                             yarn_beta_slow=0.25))
+    model_fixture(outdir, "model_rope_llama3_factors.h5", dict(ext, pos_encoding="rope-half", rope_ext="llama3",
+                                                               rope_orig_len=40, llama3_low_freq_factor=2.0,
+                                                               llama3_high_freq_factor=8.0))
+
+
 def main():
     outdir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures")
@@ -423,9 +439,11 @@ def main():
     model_fixture(outdir, "model_rope_partial.h5", dict(pos_encoding="rope-half", rotary_dim=4))
     for e in ("pi", "ntk", "yarn", "llama3"):
         model_fixture(outdir, f"model_rope_{e}.h5", dict(ext, rope_ext=e))
+    rope_scaling_fixtures(outdir)
     model_fixture(outdir, "model_rope_positions.h5", dict(pos_encoding="rope"), positions=True)
     attn_fixture(outdir)
     golden_fixture(outdir)
+    golden_rope.write(outdir)
     total = sum(os.path.getsize(os.path.join(outdir, n)) for n in os.listdir(outdir) if n.endswith(".h5"))
     print(f"total fixture size: {total} bytes")
 

@@ -22,7 +22,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 POS_ENCODINGS = ("none", "sinusoidal", "learned", "t5", "xl", "alibi", "rope", "rope-half")
-ROPE_EXTS = ("none", "pi", "ntk", "yarn", "llama3")
+ROPE_EXTS = ("none", "pi", "ntk", "yarn", "llama3", "dynamic")
+HF_ROPE_TYPES = {"default": "none", "linear": "pi"}   # HF rope_type names that differ from ours
 IGNORE_INDEX = -100
 
 
@@ -35,11 +36,18 @@ class Config:
     d_ff: int = 256
     max_len: int = 160
     pos_encoding: str = "none"
-    rope_base: float = 10000.0
-    rotary_dim: int = 0            # 0 -> head_dim (resolved in __post_init__)
-    rope_ext: str = "none"
-    rope_scale: float = 1.0
-    rope_orig_len: int = 0         # 0 -> max_len (resolved in __post_init__)
+    # RoPE; HF names (transformers PretrainedConfig / rope_scaling) in the comments
+    rope_base: float = 10000.0     # rope_theta
+    rotary_dim: int = 0            # 0 -> head_dim * partial_rotary_factor, or head_dim (resolved in __post_init__)
+    partial_rotary_factor: float = 0.0  # partial_rotary_factor; 0 = unset
+    rope_ext: str = "none"         # rope_scaling.rope_type (default = none, linear = pi, dynamic, yarn, llama3)
+    rope_scale: float = 1.0        # rope_scaling.factor
+    rope_orig_len: int = 0         # rope_scaling.original_max_position_embeddings; 0 -> max_len (resolved)
+    rope_attention_factor: float = 0.0   # rope_scaling.attention_factor (yarn); 0 = 0.1 ln s + 1
+    yarn_beta_fast: float = 32.0   # rope_scaling.beta_fast
+    yarn_beta_slow: float = 1.0    # rope_scaling.beta_slow
+    llama3_low_freq_factor: float = 1.0    # rope_scaling.low_freq_factor
+    llama3_high_freq_factor: float = 4.0   # rope_scaling.high_freq_factor
     t5_num_buckets: int = 32
     t5_max_distance: int = 128
     causal: int = 1
@@ -47,9 +55,14 @@ class Config:
     def __post_init__(self):
         assert self.d_model % self.n_heads == 0
         assert self.pos_encoding in POS_ENCODINGS, self.pos_encoding
+        self.rope_ext = HF_ROPE_TYPES.get(self.rope_ext, self.rope_ext)
         assert self.rope_ext in ROPE_EXTS, self.rope_ext
+        assert 0.0 <= self.partial_rotary_factor <= 1.0, self.partial_rotary_factor
         if not self.rotary_dim:
-            self.rotary_dim = self.head_dim
+            self.rotary_dim = (int(self.head_dim * self.partial_rotary_factor) if self.partial_rotary_factor
+                               else self.head_dim)
+        elif self.partial_rotary_factor:
+            assert self.rotary_dim == int(self.head_dim * self.partial_rotary_factor)
         assert self.rotary_dim % 2 == 0 and self.rotary_dim <= self.head_dim
         if not self.rope_orig_len:
             self.rope_orig_len = self.max_len
@@ -60,6 +73,21 @@ class Config:
 
     def as_dict(self):
         return asdict(self)
+
+    @property
+    def rope_theta(self):
+        """HF's name for rope_base."""
+        return self.rope_base
+
+    @property
+    def rope_scaling(self):
+        """The HF rope_scaling dict of this config (every field, HF names)."""
+        hf = {v: k for k, v in HF_ROPE_TYPES.items()}
+        return dict(rope_type=hf.get(self.rope_ext, self.rope_ext), factor=self.rope_scale,
+                    original_max_position_embeddings=self.rope_orig_len,
+                    attention_factor=self.rope_attention_factor or None,
+                    beta_fast=self.yarn_beta_fast, beta_slow=self.yarn_beta_slow,
+                    low_freq_factor=self.llama3_low_freq_factor, high_freq_factor=self.llama3_high_freq_factor)
 
 
 # ---------------------------------------------------------------------------
@@ -133,7 +161,14 @@ def ntk_base(base, scale, d):
     return base * scale ** (d / (d - 2))
 
 
-def yarn_params(d, base, scale, orig_len, beta_fast=32.0, beta_slow=1.0):
+def dynamic_ntk_base(base, scale, d, orig_len, seq_len):
+    """Dynamic NTK (HF _compute_dynamic_ntk_parameters): the length is max(seq_len, orig_len), so the base is the
+    original one at or below orig_len; base * (s * n / L - (s - 1)) ** (d / (d - 2))."""
+    n = max(seq_len, orig_len)
+    return base * (scale * n / orig_len - (scale - 1)) ** (d / (d - 2))
+
+
+def yarn_params(d, base, scale, orig_len, beta_fast=32.0, beta_slow=1.0, attention_factor=None):
     """YaRN inverse frequencies and attention factor.
     Source: Hugging Face transformers, modeling_rope_utils.py, _compute_yarn_parameters
     (defaults: attention_factor = get_mscale(factor) = 0.1*ln(s)+1 for s>1,
@@ -157,7 +192,7 @@ def yarn_params(d, base, scale, orig_len, beta_fast=32.0, beta_slow=1.0):
     inv_interp = 1.0 / (scale * pos_freqs)
     extrap_factor = 1.0 - ramp
     inv_freq = inv_interp * (1.0 - extrap_factor) + inv_extrap * extrap_factor
-    return inv_freq, get_mscale(scale)
+    return inv_freq, attention_factor if attention_factor else get_mscale(scale)
 
 
 def llama3_inv_freq(d, base, factor, orig_len, low_freq_factor=1.0, high_freq_factor=4.0):
@@ -173,9 +208,10 @@ def llama3_inv_freq(d, base, factor, orig_len, low_freq_factor=1.0, high_freq_fa
     return torch.where(is_medium, smoothed, inv_l)
 
 
-def rope_params(cfg):
+def rope_params(cfg, seq_len=0):
     """Returns (inv_freq float64 [rotary_dim/2], position multiplier, attention factor).
-    angle(p, i) = (p * pos_mult) * inv_freq[i]; cos and sin are multiplied by attn_factor."""
+    angle(p, i) = (p * pos_mult) * inv_freq[i]; cos and sin are multiplied by attn_factor.
+    seq_len (largest position + 1) is read by dynamic only."""
     d, base, s = cfg.rotary_dim, float(cfg.rope_base), float(cfg.rope_scale)
     ext = cfg.rope_ext
     if ext == "none":
@@ -184,17 +220,21 @@ def rope_params(cfg):
         return rope_default_inv_freq(d, base), 1.0 / s, 1.0
     if ext == "ntk":
         return rope_default_inv_freq(d, ntk_base(base, s, d)), 1.0, 1.0
+    if ext == "dynamic":
+        return rope_default_inv_freq(d, dynamic_ntk_base(base, s, d, cfg.rope_orig_len, seq_len)), 1.0, 1.0
     if ext == "yarn":
-        inv, af = yarn_params(d, base, s, cfg.rope_orig_len)
+        inv, af = yarn_params(d, base, s, cfg.rope_orig_len, cfg.yarn_beta_fast, cfg.yarn_beta_slow,
+                              cfg.rope_attention_factor)
         return inv, 1.0, af
     if ext == "llama3":
-        return llama3_inv_freq(d, base, s, cfg.rope_orig_len), 1.0, 1.0
+        return llama3_inv_freq(d, base, s, cfg.rope_orig_len, cfg.llama3_low_freq_factor,
+                               cfg.llama3_high_freq_factor), 1.0, 1.0
     raise ValueError(ext)
 
 
 def rope_cos_sin(positions, cfg):
     """positions [B,T] int -> cos, sin float64 [B,T,rotary_dim/2] (attention factor included)."""
-    inv, mult, af = rope_params(cfg)
+    inv, mult, af = rope_params(cfg, int(positions.max().item()) + 1)
     p = positions.to(torch.float64)
     if mult != 1.0:
         p = p * mult

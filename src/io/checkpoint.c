@@ -293,7 +293,7 @@ static const char *rope_layout_of(rg_pos_kind k)
 static rg_model_config resolved(const rg_model_config *cfg)
 {
     rg_model_config c = *cfg;
-    if (c.rotary_dim == 0 && c.n_heads > 0) c.rotary_dim = c.d_model / c.n_heads;
+    if (c.rotary_dim == 0 && c.n_heads > 0) c.rotary_dim = rg_rope_dim(&c);
     if (c.rope_orig_len == 0) c.rope_orig_len = c.max_len;
     return c;
 }
@@ -303,9 +303,10 @@ typedef struct {
     const char *name;
     key_type type;
     size_t off;
+    bool optional;  /* absent in older files: read as 0 (the field's "unset") */
 } config_key;
 
-#define CK(name, type) {#name, type, offsetof(rg_model_config, name)}
+#define CK(name, type) {#name, type, offsetof(rg_model_config, name), false}
 static const config_key CONFIG_KEYS[] = {
     CK(vocab_size, K_INT),
     CK(d_model, K_INT),
@@ -314,7 +315,7 @@ static const config_key CONFIG_KEYS[] = {
     CK(d_ff, K_INT),
     CK(max_len, K_INT),
     CK(causal, K_BOOL),
-    {"pos_encoding", K_POS, offsetof(rg_model_config, pos)},
+    {"pos_encoding", K_POS, offsetof(rg_model_config, pos), false},
     CK(rope_base, K_DOUBLE),
     CK(rotary_dim, K_INT),
     CK(rope_ext, K_EXT),
@@ -324,6 +325,8 @@ static const config_key CONFIG_KEYS[] = {
     CK(llama3_high_freq_factor, K_DOUBLE),
     CK(yarn_beta_fast, K_DOUBLE),
     CK(yarn_beta_slow, K_DOUBLE),
+    {"rope_attention_factor", K_DOUBLE, offsetof(rg_model_config, rope_attention_factor), true},
+    {"partial_rotary_factor", K_DOUBLE, offsetof(rg_model_config, partial_rotary_factor), true},
     CK(t5_num_buckets, K_INT),
     CK(t5_max_distance, K_INT),
 };
@@ -592,6 +595,7 @@ static rg_status read_config_group(const reader *rd, rg_model_config *cfg, rg_ru
         char *p = (char *)&c + k->off;
         char s[64];
         int v;
+        if (k->optional && H5Aexists(g, k->name) == 0) continue;
         switch (k->type) {
         case K_INT: st = read_attr_int(rd, g, "/config", k->name, (int *)p); break;
         case K_BOOL:

@@ -42,6 +42,8 @@ rg_model_config rg_model_config_default(void)
     c.rope_ext = RG_ROPE_EXT_NONE;
     c.rope_scale = 1;
     c.rope_orig_len = 0;
+    c.rope_attention_factor = 0;
+    c.partial_rotary_factor = 0;
     c.llama3_low_freq_factor = 1;
     c.llama3_high_freq_factor = 4;
     c.yarn_beta_fast = 32;
@@ -146,12 +148,25 @@ rg_status rg_model_new(const rg_model_config *cfg, uint64_t seed, rg_model **out
     return RG_OK;
 }
 
-rg_status rg_model_set_rope_scaling(rg_model *m, rg_rope_ext ext, double factor, int original_len)
+rg_rope_scaling rg_model_rope_scaling(const rg_model *m)
+{
+    const rg_model_config *c = &m->cfg;
+    return (rg_rope_scaling){c->rope_ext, c->rope_scale, c->rope_orig_len, c->rope_attention_factor,
+                             c->yarn_beta_fast, c->yarn_beta_slow, c->llama3_low_freq_factor,
+                             c->llama3_high_freq_factor};
+}
+
+rg_status rg_model_set_rope_scaling(rg_model *m, const rg_rope_scaling *s)
 {
     rg_model_config c = m->cfg;
-    c.rope_ext = ext;
-    c.rope_scale = factor;
-    c.rope_orig_len = original_len;
+    c.rope_ext = s->rope_type;
+    c.rope_scale = s->factor;
+    c.rope_orig_len = s->original_max_position_embeddings;
+    c.rope_attention_factor = s->attention_factor;
+    c.yarn_beta_fast = s->beta_fast;
+    c.yarn_beta_slow = s->beta_slow;
+    c.llama3_low_freq_factor = s->low_freq_factor;
+    c.llama3_high_freq_factor = s->high_freq_factor;
     rg_status st = rg_rope_validate(&c);
     if (!st) m->cfg = c;
     return st;

@@ -80,13 +80,18 @@ typedef struct rg_model_config {
     int max_len;         /* 160: rows of the learned table; positions must stay below it */
     bool causal;         /* true (decoder-only) */
     rg_pos_kind pos;     /* RG_POS_NONE */
-    double rope_base;    /* 10000 */
-    int rotary_dim;      /* 0 = head_dim */
-    rg_rope_ext rope_ext;/* none; evaluation-time extension */
-    double rope_scale;   /* s, 1 */
-    int rope_orig_len;   /* original (training) length for YaRN / Llama 3, 0 = max_len */
-    double llama3_low_freq_factor, llama3_high_freq_factor; /* 1, 4 */
-    double yarn_beta_fast, yarn_beta_slow;                  /* 32, 1 */
+    /* RoPE, with Hugging Face's names (transformers PretrainedConfig rope_theta, partial_rotary_factor and the
+     * rope_scaling dict; modeling_rope_utils.py) where ours differ: */
+    double rope_base;    /* 10000; HF rope_theta */
+    int rotary_dim;      /* 0 = head_dim * partial_rotary_factor (head_dim when that is 0 too) */
+    double partial_rotary_factor;  /* 0 = unset; else in (0, 1]: rotary dim = (int)(head_dim * factor) (HF) */
+    rg_rope_ext rope_ext;/* none; evaluation-time extension; HF rope_scaling.rope_type (default = none,
+                            linear = pi, dynamic, yarn, llama3; ntk is the static NTK-aware base) */
+    double rope_scale;   /* s, 1; HF rope_scaling.factor */
+    int rope_orig_len;   /* 0 = max_len; HF rope_scaling.original_max_position_embeddings */
+    double rope_attention_factor;  /* 0 = derived (yarn: 0.1 ln s + 1); HF rope_scaling.attention_factor (yarn) */
+    double llama3_low_freq_factor, llama3_high_freq_factor; /* 1, 4; HF low_freq_factor, high_freq_factor */
+    double yarn_beta_fast, yarn_beta_slow;                  /* 32, 1; HF beta_fast, beta_slow */
     int t5_num_buckets, t5_max_distance;                    /* 32, 128 */
 } rg_model_config;
 
@@ -116,10 +121,24 @@ typedef struct rg_model {
 rg_status rg_model_new(const rg_model_config *cfg, uint64_t seed, rg_model **out);
 void rg_model_free(rg_model *m);
 
-/* Sets the evaluation-time RoPE extension of m (no retraining): rope_ext = ext, rope_scale = factor,
- * rope_orig_len = original_len (0 = max_len); the other factors keep their config values. Takes effect at the
- * next forward (the tables are built per forward). RG_ERR_ARG (m unchanged) if the result does not validate. */
-rg_status rg_model_set_rope_scaling(rg_model *m, rg_rope_ext ext, double factor, int original_len);
+/* The RoPE scaling settings of a model with Hugging Face's rope_scaling names (transformers
+ * modeling_rope_utils.py); stored in rg_model_config as rope_ext, rope_scale, rope_orig_len, rope_attention_factor,
+ * yarn_beta_*, llama3_*_freq_factor. */
+typedef struct {
+    rg_rope_ext rope_type;                 /* none (HF default), pi (linear), ntk, dynamic, yarn, llama3 */
+    double factor;                         /* s */
+    int original_max_position_embeddings;  /* L; 0 = max_len */
+    double attention_factor;               /* yarn; 0 = derived 0.1 ln s + 1 */
+    double beta_fast, beta_slow;           /* yarn: 32, 1 */
+    double low_freq_factor, high_freq_factor; /* llama3: 1, 4 */
+} rg_rope_scaling;
+
+/* The current RoPE scaling of m. */
+rg_rope_scaling rg_model_rope_scaling(const rg_model *m);
+/* Sets the evaluation-time RoPE scaling of m (no retraining; the parameters do not depend on it). Takes effect at
+ * the next forward (the tables are built per forward). RG_ERR_ARG (m unchanged) if the result does not validate
+ * (rg_rope_validate). */
+rg_status rg_model_set_rope_scaling(rg_model *m, const rg_rope_scaling *s);
 
 /* Keys and values of every layer for incremental (greedy) decoding. */
 typedef struct {

@@ -37,11 +37,13 @@ typedef enum {
     RG_ROPE_EXT_NTK,    /* NTK-aware: base -> base * s^(d / (d - 2)) */
     RG_ROPE_EXT_YARN,   /* YaRN (Peng et al. 2023) */
     RG_ROPE_EXT_LLAMA3, /* Llama 3 frequency smoothing */
+    RG_ROPE_EXT_DYNAMIC,/* dynamic NTK (HF _compute_dynamic_ntk_parameters): the base grows with the length */
     RG_ROPE_EXT_COUNT
 } rg_rope_ext;
 
 /* Names as used on the command line and in checkpoints: "none", "sinusoidal", "learned", "t5", "xl", "alibi",
- * "rope", "rope-half" (the descriptors' names); and "none", "pi", "ntk", "yarn", "llama3". */
+ * "rope", "rope-half" (the descriptors' names); and "none", "pi", "ntk", "yarn", "llama3", "dynamic" (parsing
+ * also takes HF's rope_type names "default" for none and "linear" for pi). */
 const char *rg_pos_name(rg_pos_kind k);
 /* Parses a name; RG_ERR_ARG (with the allowed names in the message) if unknown. */
 rg_status rg_pos_parse(const char *name, rg_pos_kind *out);
@@ -150,19 +152,28 @@ rg_tensor *rg_pos_xl_bias(rg_ctx *c, rg_tensor *q, rg_tensor *k, rg_tensor *u, r
                           int n_heads, const rg_pos_summary *s);
 
 /* ---- RoPE (pos_rope.c) */
-/* The rotary dimension of a config: rotary_dim, or head_dim when 0. */
+/* The rotary dimension of a config: rotary_dim; when 0, (int)(head_dim * partial_rotary_factor) (HF); head_dim
+ * when both are 0. */
 int rg_rope_dim(const struct rg_model_config *cfg);
-/* RG_ERR_ARG with a message if the RoPE settings of cfg are out of range (rotary_dim, rope_base, the extension
- * and its factors). The one validation of them (rg_model_config_validate calls it). */
+/* RG_ERR_ARG with a message if the RoPE settings of cfg are out of range (rotary_dim and partial_rotary_factor
+ * (consistent when both are set), rope_base, the extension and its factors). The one validation of them
+ * (rg_model_config_validate and rg_model_set_rope_scaling call it). */
 rg_status rg_rope_validate(const struct rg_model_config *cfg);
 /* The angle of pair i at position p is (p * pos_mult) * inv_freq[i] (double); cos and sin are multiplied by
- * attn_factor. For a validated cfg, writes inv_freq [rg_rope_dim(cfg)/2] (d = rotary dim, s = rope_scale,
- * L = rope_orig_len or max_len when 0):
- *   none: base^(-2i/d); pi: same, pos_mult 1/s; ntk: base' = base s^(d/(d-2)); yarn: HF _compute_yarn_parameters
- *   (ramp between floor/ceil of the correction dims of beta_fast/beta_slow, attn_factor 0.1 ln s + 1 for s > 1);
+ * attn_factor. For a validated cfg and the current sequence length seq_len (largest position + 1; read by dynamic
+ * only), writes inv_freq [rg_rope_dim(cfg)/2] (d = rotary dim, s = rope_scale, L = rope_orig_len or max_len when 0):
+ *   none: base^(-2i/d); pi: same, pos_mult 1/s; ntk: base' = base s^(d/(d-2));
+ *   dynamic: HF _compute_dynamic_ntk_parameters: base' = base (s n / L - (s - 1))^(d/(d-2)) with n = seq_len when
+ *   seq_len > L, else base' = base (the formula at n = L);
+ *   yarn: HF _compute_yarn_parameters (ramp between floor/ceil of the correction dims of beta_fast/beta_slow;
+ *   attn_factor = rope_attention_factor verbatim when set, else 0.1 ln s + 1 for s > 1);
  *   llama3: HF _compute_llama3_parameters (wavelengths above L/low_freq_factor divided by s, below
  *   L/high_freq_factor kept, smoothed in between). */
-void rg_rope_freqs(const struct rg_model_config *cfg, double *inv_freq, double *pos_mult, double *attn_factor);
+void rg_rope_freqs(const struct rg_model_config *cfg, int64_t seq_len, double *inv_freq, double *pos_mult,
+                   double *attn_factor);
+/* The base of dynamic NTK at sequence length seq_len (HF _compute_dynamic_ntk_parameters): base for seq_len <= L,
+ * else base (s seq_len / L - (s - 1))^(d/(d-2)); finite and >= base for every validated cfg. */
+double rg_rope_dynamic_base(const struct rg_model_config *cfg, int64_t seq_len);
 
 /* The cos/sin tables of one forward (arena memory; immutable once built). Token t of the flattened [n, D] input
  * uses row t % n_rows. */
@@ -172,9 +183,10 @@ typedef struct {
     const rg_real *cos, *sin;   /* [n_rows, n_freq], attention factor included */
 } rg_rope_table;
 
-/* Builds the table of positions pos [n_rows] for a validated cfg (angles in double, rounded to rg_real) in the
- * arena of c. */
-rg_rope_table rg_rope_table_new(rg_ctx *c, const struct rg_model_config *cfg, const int32_t *pos, int n_rows);
+/* Builds the table of positions pos [n_rows] for a validated cfg at sequence length seq_len (rg_rope_freqs; angles
+ * in double, rounded to rg_real) in the arena of c. */
+rg_rope_table rg_rope_table_new(rg_ctx *c, const struct rg_model_config *cfg, const int32_t *pos, int n_rows,
+                                int64_t seq_len);
 /* Rotates the first 2 * tab->n_freq channels of each head of x [.., n, n_heads*hd] (n a multiple of
  * tab->n_rows) with the table rows: pairs (2i, 2i+1) (interleaved) or (i, i + n_freq) (half),
  * (a, b) -> (a c - b s, a s + b c). A pure op: the table is an argument (as ggml's rope_ext takes its scalars).

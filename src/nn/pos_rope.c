@@ -14,6 +14,11 @@
  *            factor 0.1 ln s + 1 multiplied into both cos and sin (so q.k is scaled by its square), exactly once.
  *     llama3 HF _compute_llama3_parameters: wavelengths 2 pi / f above L/low_freq_factor divided by s, below
  *            L/high_freq_factor kept, smoothly interpolated in between.
+ *     dynamic HF _compute_dynamic_ntk_parameters (dynamic NTK, emozilla 2023): the NTK base recomputed for the
+ *            current length n = largest query position + 1: base (s n / L - (s - 1))^(d/(d-2)) when n > L, the
+ *            original base at or below L. Nothing is cached between forwards, so a long call never changes a
+ *            later short one.
+ *   A yarn attention_factor given in the config (rope_attention_factor > 0) is used verbatim.
  * The path of rope_base: rg_model_config.rope_base (nn.h; default and validation in model.c / rg_rope_validate
  * here) -> rope_prepare (once per forward) -> rg_rope_table_new (rg_rope_freqs, the cos/sin rows) -> rg_pos_rope.
  * Shapes: x [B, T, n_heads*hd] (heads are contiguous hd chunks); the table has one row per token of a row
@@ -35,7 +40,7 @@
 static void rope_backward(rg_tensor *node);
 static const rg_op OP_ROPE = {"pos_rope", rope_backward};
 
-static const char *const EXT_NAMES[RG_ROPE_EXT_COUNT] = {"none", "pi", "ntk", "yarn", "llama3"};
+static const char *const EXT_NAMES[RG_ROPE_EXT_COUNT] = {"none", "pi", "ntk", "yarn", "llama3", "dynamic"};
 
 const char *rg_rope_ext_name(rg_rope_ext e) { return (unsigned)e < RG_ROPE_EXT_COUNT ? EXT_NAMES[e] : "?"; }
 
@@ -43,12 +48,18 @@ rg_status rg_rope_ext_parse(const char *name, rg_rope_ext *out)
 {
     for (int i = 0; i < RG_ROPE_EXT_COUNT; i++)
         if (strcmp(name, EXT_NAMES[i]) == 0) { *out = (rg_rope_ext)i; return RG_OK; }
-    return rg_error(RG_ERR_ARG, "unknown RoPE extension '%s' (allowed: none, pi, ntk, yarn, llama3)", name);
+    /* HF rope_type names */
+    if (strcmp(name, "default") == 0) { *out = RG_ROPE_EXT_NONE; return RG_OK; }
+    if (strcmp(name, "linear") == 0) { *out = RG_ROPE_EXT_PI; return RG_OK; }
+    return rg_error(RG_ERR_ARG, "unknown RoPE extension '%s' (allowed: none or default, pi or linear, ntk, dynamic, "
+                    "yarn, llama3)", name);
 }
 
 int rg_rope_dim(const rg_model_config *cfg)
 {
-    return cfg->rotary_dim ? cfg->rotary_dim : cfg->d_model / cfg->n_heads;
+    int hd = cfg->d_model / cfg->n_heads;
+    if (cfg->rotary_dim) return cfg->rotary_dim;
+    return cfg->partial_rotary_factor > 0 ? (int)(hd * cfg->partial_rotary_factor) : hd;
 }
 
 /* The original (training) length of YaRN / Llama 3: rope_orig_len, or max_len when 0. */
@@ -56,16 +67,26 @@ static int orig_len(const rg_model_config *cfg) { return cfg->rope_orig_len ? cf
 
 rg_status rg_rope_validate(const rg_model_config *c)
 {
-    int hd = c->d_model / c->n_heads, rd = rg_rope_dim(c);
+    int hd = c->d_model / c->n_heads;
     if ((unsigned)c->rope_ext >= RG_ROPE_EXT_COUNT)
         return rg_error(RG_ERR_ARG, "config: unknown RoPE extension %d", c->rope_ext);
+    if (!(c->partial_rotary_factor >= 0 && c->partial_rotary_factor <= 1))
+        return rg_error(RG_ERR_ARG, "config: partial_rotary_factor %g must be in (0, 1] (0 = unset)",
+                        c->partial_rotary_factor);
+    int rd = rg_rope_dim(c);
+    if (c->rotary_dim && c->partial_rotary_factor > 0 && c->rotary_dim != (int)(hd * c->partial_rotary_factor))
+        return rg_error(RG_ERR_ARG, "config: rotary_dim %d and partial_rotary_factor %g (head_dim %d) disagree",
+                        c->rotary_dim, c->partial_rotary_factor, hd);
     if (c->rotary_dim < 0 || rd > hd || rd % 2 || rd < 2)
-        return rg_error(RG_ERR_ARG, "config: rotary_dim %d must be even and <= head_dim %d (0 = head_dim)",
-                        c->rotary_dim, hd);
+        return rg_error(RG_ERR_ARG, "config: rotary_dim %d must be even, >= 2 and <= head_dim %d (0 = head_dim or "
+                        "head_dim * partial_rotary_factor)", rd, hd);
     if (!(c->rope_base > 1)) return rg_error(RG_ERR_ARG, "config: rope_base %g must be > 1", c->rope_base);
     if (!(c->rope_scale > 0)) return rg_error(RG_ERR_ARG, "config: rope_scale %g must be > 0", c->rope_scale);
-    if (c->rope_ext == RG_ROPE_EXT_NTK && rd <= 2)
+    if ((c->rope_ext == RG_ROPE_EXT_NTK || c->rope_ext == RG_ROPE_EXT_DYNAMIC) && rd <= 2)
         return rg_error(RG_ERR_ARG, "config: NTK scaling needs rotary_dim > 2 (got %d)", rd);
+    if (!(c->rope_attention_factor >= 0) || isinf(c->rope_attention_factor))
+        return rg_error(RG_ERR_ARG, "config: rope attention_factor %g must be > 0 (0 = derived)",
+                        c->rope_attention_factor);
     if (c->rope_orig_len < 0) return rg_error(RG_ERR_ARG, "config: rope_orig_len %d must be >= 0", c->rope_orig_len);
     if (!(c->llama3_low_freq_factor > 0) || !(c->llama3_high_freq_factor > c->llama3_low_freq_factor))
         return rg_error(RG_ERR_ARG, "config: llama3 factors (low %g, high %g) need 0 < low < high",
@@ -112,7 +133,15 @@ static void llama3_inv_freq(int d, double base, double s, double L, double lff, 
     }
 }
 
-void rg_rope_freqs(const rg_model_config *cfg, double *inv_freq, double *pos_mult, double *attn_factor)
+double rg_rope_dynamic_base(const rg_model_config *cfg, int64_t seq_len)
+{
+    double L = orig_len(cfg), s = cfg->rope_scale, d = rg_rope_dim(cfg);
+    double n = seq_len > L ? (double)seq_len : L;
+    return cfg->rope_base * pow(s * n / L - (s - 1), d / (d - 2));
+}
+
+void rg_rope_freqs(const rg_model_config *cfg, int64_t seq_len, double *inv_freq, double *pos_mult,
+                   double *attn_factor)
 {
     int d = rg_rope_dim(cfg);
     double base = cfg->rope_base, s = cfg->rope_scale;
@@ -125,9 +154,10 @@ void rg_rope_freqs(const rg_model_config *cfg, double *inv_freq, double *pos_mul
         *pos_mult = 1.0 / s;
         break;
     case RG_ROPE_EXT_NTK: default_inv_freq(d, base * pow(s, (double)d / (d - 2)), inv_freq); break;
+    case RG_ROPE_EXT_DYNAMIC: default_inv_freq(d, rg_rope_dynamic_base(cfg, seq_len), inv_freq); break;
     case RG_ROPE_EXT_YARN:
         yarn_inv_freq(d, base, s, orig_len(cfg), cfg->yarn_beta_fast, cfg->yarn_beta_slow, inv_freq);
-        *attn_factor = s <= 1 ? 1.0 : 0.1 * log(s) + 1.0;
+        *attn_factor = cfg->rope_attention_factor > 0 ? cfg->rope_attention_factor : s <= 1 ? 1.0 : 0.1 * log(s) + 1.0;
         break;
     case RG_ROPE_EXT_LLAMA3:
         llama3_inv_freq(d, base, s, orig_len(cfg), cfg->llama3_low_freq_factor, cfg->llama3_high_freq_factor,
@@ -137,11 +167,11 @@ void rg_rope_freqs(const rg_model_config *cfg, double *inv_freq, double *pos_mul
     }
 }
 
-rg_rope_table rg_rope_table_new(rg_ctx *c, const rg_model_config *cfg, const int32_t *pos, int n_rows)
+rg_rope_table rg_rope_table_new(rg_ctx *c, const rg_model_config *cfg, const int32_t *pos, int n_rows, int64_t seq_len)
 {
     int nf = rg_rope_dim(cfg) / 2;
     double *inv = rg_arena_alloc(&c->arena, (size_t)nf * sizeof(double)), mult, af;
-    rg_rope_freqs(cfg, inv, &mult, &af);
+    rg_rope_freqs(cfg, seq_len, inv, &mult, &af);
     rg_real *cs = rg_arena_alloc(&c->arena, (size_t)n_rows * nf * 2 * sizeof(rg_real)), *sn = cs + (int64_t)n_rows * nf;
     for (int64_t r = 0; r < n_rows; r++) {
         double pp = mult != 1.0 ? (double)pos[r] * mult : (double)pos[r];
@@ -228,7 +258,7 @@ typedef struct {
 static void *rope_prepare(rg_ctx *c, bool half, const rg_model_config *cfg, const rg_pos_summary *s)
 {
     rope_prep *p = rg_arena_alloc(&c->arena, sizeof *p);
-    p->tab = rg_rope_table_new(c, cfg, s->q_pos, s->rows_shared ? s->T : s->B * s->T);
+    p->tab = rg_rope_table_new(c, cfg, s->q_pos, s->rows_shared ? s->T : s->B * s->T, (int64_t)s->q_max + 1);
     p->n_heads = cfg->n_heads;
     p->half = half;
     return p;
