@@ -239,13 +239,11 @@ static rg_tensor *cache_append(rg_ctx *c, rg_real *buf, const rg_tensor *x, int 
 
 /* ------------------------------------------------------------------ forward */
 
-rg_status rg_model_forward(rg_ctx *c, rg_model *m, const int32_t *tokens, const int32_t *positions, int B, int T,
-                           rg_kv_cache *kv, rg_tensor **logits)
+/* The user input of a forward (tokens, positions, the cache): RG_ERR_ARG with a message, before anything is
+ * recorded. */
+static rg_status check_forward_args(const rg_ctx *c, const rg_model_config *cfg, const int32_t *tokens,
+                                    const int32_t *positions, int B, int T, const rg_kv_cache *kv)
 {
-    const rg_model_config *cfg = &m->cfg;
-    const int d = cfg->d_model, H = cfg->n_heads, hd = d / H;
-    *logits = NULL;
-    /* user input first: nothing is recorded before these checks pass */
     if (B < 1 || T < 1) return rg_error(RG_ERR_ARG, "forward: batch %d and length %d must be >= 1", B, T);
     for (int64_t i = 0; i < (int64_t)B * T; i++)
         if (tokens[i] < 0 || tokens[i] >= cfg->vocab_size)
@@ -256,18 +254,28 @@ rg_status rg_model_forward(rg_ctx *c, rg_model *m, const int32_t *tokens, const 
             if (positions[i] < 0 || positions[i] >= RG_MAX_POSITION)
                 return rg_error(RG_ERR_ARG, "forward: position %d at row %lld, token %lld is outside [0, %d)",
                                 positions[i], (long long)(i / T), (long long)(i % T), RG_MAX_POSITION);
-    int len = 0;
-    if (kv) {
-        if (c->grad_enabled)
-            return rg_error(RG_ERR_ARG, "forward: decoding with a KV cache needs no-grad mode (rg_set_grad_enabled)");
-        if (kv->batch != B || kv->n_layers != cfg->n_layers || kv->d_model != d)
-            return rg_error(RG_ERR_ARG, "forward: KV cache made for batch %d, %d layers, d_model %d (got batch %d, "
-                            "model %d layers, d_model %d)", kv->batch, kv->n_layers, kv->d_model, B, cfg->n_layers, d);
-        if (kv->len + T > kv->capacity)
-            return rg_error(RG_ERR_ARG, "forward: KV cache overflow: %d cached + %d new tokens > capacity %d", kv->len,
-                            T, kv->capacity);
-        len = kv->len;
-    }
+    if (!kv) return RG_OK;
+    if (c->grad_enabled)
+        return rg_error(RG_ERR_ARG, "forward: decoding with a KV cache needs no-grad mode (rg_set_grad_enabled)");
+    if (kv->batch != B || kv->n_layers != cfg->n_layers || kv->d_model != cfg->d_model)
+        return rg_error(RG_ERR_ARG, "forward: KV cache made for batch %d, %d layers, d_model %d (got batch %d, "
+                        "model %d layers, d_model %d)", kv->batch, kv->n_layers, kv->d_model, B, cfg->n_layers,
+                        cfg->d_model);
+    if (kv->len + T > kv->capacity)
+        return rg_error(RG_ERR_ARG, "forward: KV cache overflow: %d cached + %d new tokens > capacity %d", kv->len, T,
+                        kv->capacity);
+    return RG_OK;
+}
+
+rg_status rg_model_forward(rg_ctx *c, rg_model *m, const int32_t *tokens, const int32_t *positions, int B, int T,
+                           rg_kv_cache *kv, rg_tensor **logits)
+{
+    const rg_model_config *cfg = &m->cfg;
+    const int d = cfg->d_model, H = cfg->n_heads, hd = d / H;
+    *logits = NULL;
+    rg_status st = check_forward_args(c, cfg, tokens, positions, B, T, kv);
+    if (st) return st;
+    const int len = kv ? kv->len : 0;
     const int S = len + T;
     int32_t *pos = rg_arena_alloc(&c->arena, (size_t)B * T * sizeof(int32_t));
     for (int b = 0; b < B; b++)
@@ -288,10 +296,8 @@ rg_status rg_model_forward(rg_ctx *c, rg_model *m, const int32_t *tokens, const 
     rg_pos_summarize(&ps, pos, kpos, B, T, S);
     const rg_pos_encoding *enc = m->pos;
     rg_tensor *h = rg_embedding(c, m->tok_emb, tokens, 2, (int[]){B, T});
-    if (enc->input) {
-        rg_status st = enc->input(c, m->pos_state, &ps, h, &h);
-        if (st) return st; /* kv->positions past kv->len are not part of the cache */
-    }
+    if (enc->input && (st = enc->input(c, m->pos_state, &ps, h, &h)))
+        return st; /* kv->positions past kv->len are not part of the cache */
     void *prep = enc->prepare ? enc->prepare(c, m->pos_state, cfg, &ps) : NULL;
     const double scale = 1 / sqrt((double)hd);
     for (int l = 0; l < cfg->n_layers; l++) {
