@@ -19,8 +19,9 @@
  *            original base at or below L. Nothing is cached between forwards, so a long call never changes a
  *            later short one.
  *   A yarn attention_factor given in the config (rope_attention_factor > 0) is used verbatim.
- * The path of rope_base: rg_model_config.rope_base (nn.h; default and validation in model.c / rg_rope_validate
- * here) -> rope_prepare (once per forward) -> rg_rope_table_new (rg_rope_freqs, the cos/sin rows) -> rg_pos_rope.
+ * The path of rope_base (HF rope_theta): rg_model_config.rope_base (nn.h; its one default in model.c, its one
+ * validation rg_rope_validate here) -> rope_prepare (the descriptor's hook, once per forward) -> rg_rope_table_new
+ * -> rg_rope_freqs (the only reader of the base) -> rg_pos_rope (per layer, the table as an argument).
  * Shapes: x [B, T, n_heads*hd] (heads are contiguous hd chunks); the table has one row per token of a row
  * (positions shared by the batch) or per token -> same shape as x. The op takes the table as an argument and the
  * table is immutable arena memory: nothing the backward reads can change between forward and backward.
@@ -254,26 +255,16 @@ typedef struct {
     bool half;
 } rope_prep;
 
-/* The table of this forward's query positions: one row per token of a row when the rows share positions. */
-static void *rope_prepare(rg_ctx *c, bool half, const rg_model_config *cfg, const rg_pos_summary *s)
+/* The table of this forward's query positions (one row per token of a row when the rows share positions), at
+ * the current length (largest query position + 1, read by dynamic NTK). Serves rope and rope-half. */
+static void *rope_prepare(rg_ctx *c, void *state, const rg_model_config *cfg, const rg_pos_summary *s)
 {
+    (void)state;
     rope_prep *p = rg_arena_alloc(&c->arena, sizeof *p);
     p->tab = rg_rope_table_new(c, cfg, s->q_pos, s->rows_shared ? s->T : s->B * s->T, (int64_t)s->q_max + 1);
     p->n_heads = cfg->n_heads;
-    p->half = half;
+    p->half = cfg->pos == RG_POS_ROPE_HALF;
     return p;
-}
-
-static void *prepare_interleaved(rg_ctx *c, void *state, const rg_model_config *cfg, const rg_pos_summary *s)
-{
-    (void)state;
-    return rope_prepare(c, false, cfg, s);
-}
-
-static void *prepare_half(rg_ctx *c, void *state, const rg_model_config *cfg, const rg_pos_summary *s)
-{
-    (void)state;
-    return rope_prepare(c, true, cfg, s);
 }
 
 static void rope_rotate_qk(rg_ctx *c, const void *prep, rg_tensor **q, rg_tensor **k)
@@ -283,6 +274,6 @@ static void rope_rotate_qk(rg_ctx *c, const void *prep, rg_tensor **q, rg_tensor
     *k = rg_pos_rope(c, *k, p->n_heads, p->half, &p->tab);
 }
 
-const rg_pos_encoding rg_pos_enc_rope = {.name = "rope", .prepare = prepare_interleaved, .rotate_qk = rope_rotate_qk};
-const rg_pos_encoding rg_pos_enc_rope_half = {.name = "rope-half", .prepare = prepare_half,
+const rg_pos_encoding rg_pos_enc_rope = {.name = "rope", .prepare = rope_prepare, .rotate_qk = rope_rotate_qk};
+const rg_pos_encoding rg_pos_enc_rope_half = {.name = "rope-half", .prepare = rope_prepare,
                                               .rotate_qk = rope_rotate_qk};
