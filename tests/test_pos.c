@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define GOLDEN "tests/fixtures/pos_golden.h5"
 #define SCALING "tests/fixtures/rope_scaling_golden.h5" /* tools/golden_rope.py: HF rope_scaling formulas */
@@ -638,6 +639,48 @@ static void test_model_rope_dynamic(void **state)
     rg_model_free(m);
 }
 
+/* The rope_scaling fields survive a checkpoint: save a dynamic-NTK model with partial_rotary_factor and an
+ * attention_factor, read the config back (every field equal, rotary_dim resolved from the factor) and load it into
+ * a model built from that config; its logits equal the original's. Set ROPEGRAD_KEEP_CKPT=path to keep a copy
+ * (for tools/ckpt_to_torch.py). */
+static void test_rope_scaling_checkpoint(void **state)
+{
+    char dir[] = "/tmp/rg_test_pos_XXXXXX", path[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/m.h5", dir);
+    rg_model_config cfg = rg_model_config_default();
+    cfg.vocab_size = 11, cfg.d_model = 16, cfg.n_heads = 2, cfg.n_layers = 1, cfg.d_ff = 32, cfg.max_len = 24;
+    cfg.pos = RG_POS_ROPE_HALF;
+    cfg.partial_rotary_factor = 0.5;
+    cfg.rope_ext = RG_ROPE_EXT_YARN;
+    cfg.rope_scale = 3;
+    cfg.rope_attention_factor = 1.2;
+    cfg.yarn_beta_fast = 8;
+    rg_model *m, *m2;
+    assert_int_equal(rg_model_new(&cfg, 4, &m), RG_OK);
+    assert_int_equal(rg_checkpoint_save(path, m, NULL, NULL), RG_OK);
+    const char *keep = getenv("ROPEGRAD_KEEP_CKPT");
+    if (keep) assert_int_equal(rg_checkpoint_save(keep, m, NULL, NULL), RG_OK);
+    rg_model_config got;
+    assert_int_equal(rg_checkpoint_read_config(path, &got, NULL), RG_OK);
+    assert_true(got.partial_rotary_factor == 0.5 && got.rotary_dim == 4 && got.rope_ext == RG_ROPE_EXT_YARN &&
+                got.rope_scale == 3 && got.rope_attention_factor == 1.2 && got.yarn_beta_fast == 8);
+    assert_int_equal(rg_model_new(&got, 9, &m2), RG_OK);
+    assert_int_equal(rg_checkpoint_load(path, m2, NULL, NULL), RG_OK);
+    int32_t tok[5] = {1, 2, 3, 4, 5};
+    rg_ctx *c = rg_ctx_new();
+    rg_set_grad_enabled(c, false);
+    rg_tensor *a, *b;
+    assert_int_equal(rg_model_forward(c, m, tok, NULL, 1, 5, NULL, &a), RG_OK);
+    assert_int_equal(rg_model_forward(c, m2, tok, NULL, 1, 5, NULL, &b), RG_OK);
+    assert_memory_equal(a->data, b->data, (size_t)a->numel * sizeof(rg_real));
+    rg_ctx_free(c);
+    rg_model_free(m);
+    rg_model_free(m2);
+    remove(path);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -659,6 +702,7 @@ int main(void)
         cmocka_unit_test(test_causal_prefix),
         cmocka_unit_test(test_model_rope_ext_switch),
         cmocka_unit_test(test_model_rope_dynamic),
+        cmocka_unit_test(test_rope_scaling_checkpoint),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
