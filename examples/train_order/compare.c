@@ -263,7 +263,7 @@ static void cell_text(const to_stat *s, bool exact, char *buf, size_t cap)
     char kn[24] = "";
     if (exact && s->n > 0) snprintf(kn, sizeof kn, "%d/%d", s->k, s->n);
     if (s->n == 0) snprintf(buf, cap, "-");
-    else if (s->n == 1) snprintf(buf, cap, "%.3f %-16s %6s", s->mean, "(1 seed)", kn);
+    else if (s->n == 1) snprintf(buf, cap, "%.3f %-14s %6s", s->mean, "(1 seed)", kn);
     else snprintf(buf, cap, "%.3f [%.3f, %.3f] %6s", s->mean, s->lo, s->hi, kn);
 }
 

@@ -289,15 +289,19 @@ static int write_curves(const to_table *t, const char *dir, int task, char *name
         free(ve);
         nr++;
     }
+    bool has_panel[2] = {false, false};
+    for (int k = 0; k < t->n_rows; k++)
+        for (int p = 0; p < 2; p++) has_panel[p] |= t->rows[k].task == (rg_task)task && in_panel(&t->rows[k], p);
+    int n_panels = has_panel[0] + has_panel[1];
     int lo = t->lens[task][0], hi = t->lens[task][t->n_lens[task] - 1], L = t->train_len;
     double pad = 0.04 * (hi - lo > 0 ? hi - lo : 1);
     to_out_printf(&g, "# %s: curves of the report (data: %s; per row: a block of means and 95%% t intervals, then "
                       "a block of per-seed values)\nif (!exists('outfile')) outfile = '%s'\nset encoding utf8\n"
-                      "set terminal svg size 1500,1100 dynamic noenhanced background rgb 'white' font '" FONT "'\n"
-                      "set output outfile\nset datafile missing 'nan'\nset multiplot layout 2,2\n"
+                      "set terminal svg size 1500,%d dynamic noenhanced background rgb 'white' font '" FONT "'\n"
+                      "set output outfile\nset datafile missing 'nan'\nset multiplot layout %d,2\n"
                       "set key outside right top font ',11' spacing 1.1\nset rmargin 26\nset xlabel 'test length n'\n"
-                      "set xrange [%g:%g]\nset yrange [-0.02:1.08]\nset xtics (", gname, dname, name, lo - pad,
-                  hi + pad);
+                      "set xrange [%g:%g]\nset yrange [-0.02:1.08]\nset xtics (", gname, dname, name, 1100 * n_panels / 2,
+                  n_panels, lo - pad, hi + pad);
     for (int j = 0; j < t->n_lens[task]; j++) to_out_printf(&g, "%s%d", j ? ", " : "", t->lens[task][j]);
     to_out_printf(&g, ")\nset grid lc rgb '#dddddd' lw 0.5 dt 3\nset border lc rgb '#444444'\n");
     if (L >= lo - pad && L <= hi + pad)
@@ -306,7 +310,7 @@ static int write_curves(const to_table *t, const char *dir, int task, char *name
                           "'black' front\nset label 1 'training length n = %d' at %d, graph 0.5 rotate by 90 center "
                           "offset -1,0 font ',11' front\n", L, L, L, L, L);
     for (int p = 0; p < 2; p++)
-        for (int m = 0; m < 2; m++) curve_panel(&g, t, task, p, m == 0, block_of);
+        for (int m = 0; m < 2 && has_panel[p]; m++) curve_panel(&g, t, task, p, m == 0, block_of);
     to_out_printf(&g, "unset multiplot\n");
     free(block_of);
     int rc = to_out_close(&d);
