@@ -231,7 +231,8 @@ static void curve_panel(to_out *g, const to_table *t, int task, int p, bool exac
     for (int k = 0; k < t->n_rows; k++) {
         const to_row *r = &t->rows[k];
         if (r->task != (rg_task)task || !in_panel(r, p)) continue;
-        int style = p ? (int)r->ext : (int)r->pos;
+        /* bottom panels: plain RoPE keeps its top-panel colour, each extension gets its own */
+        int style = p ? (r->ext == RG_ROPE_EXT_NONE ? (int)RG_POS_ROPE : (int)r->ext) : (int)r->pos;
         int mk = p ? (r->pos == RG_POS_ROPE ? 7 : 9) : markers[style % N_STYLES];
         const char *c = colour_of(style);
         int b = block_of[k];
@@ -257,6 +258,8 @@ static int write_curves(const to_table *t, const char *dir, int task, char *name
     to_out d, g;
     if (to_out_open(&d, dir, dname)) return -1;
     if (to_out_open(&g, dir, gname)) { to_out_discard(&d); return -1; }
+    double span = t->lens[task][t->n_lens[task] - 1] - t->lens[task][0];
+    if (span < 1) span = 1;
     int *block_of = calloc((size_t)t->n_rows, sizeof *block_of), block = 0, nr = 0;
     if (!block_of) { to_out_discard(&d); to_out_discard(&g); return -1; }
     for (int k = 0; k < t->n_rows; k++) {
@@ -281,7 +284,7 @@ static int write_curves(const to_table *t, const char *dir, int task, char *name
             to_stat s;
             to_table_cell(t, r, t->lens[task][j], true, &s, ve);
             to_table_cell(t, r, t->lens[task][j], false, &s, va);
-            double jit = 0.25 * ((nr % 8) - 3.5);
+            double jit = 0.008 * span * ((nr % 8) - 3.5); /* rows' seeds side by side, not on top */
             for (int i = 0; i < r->n_runs; i++)
                 if (isfinite(ve[i])) to_out_printf(&d, "%.3f %.6g %.6g\n", t->lens[task][j] + jit, ve[i], va[i]);
         }
@@ -294,12 +297,12 @@ static int write_curves(const to_table *t, const char *dir, int task, char *name
         for (int p = 0; p < 2; p++) has_panel[p] |= t->rows[k].task == (rg_task)task && in_panel(&t->rows[k], p);
     int n_panels = has_panel[0] + has_panel[1];
     int lo = t->lens[task][0], hi = t->lens[task][t->n_lens[task] - 1], L = t->train_len;
-    double pad = 0.04 * (hi - lo > 0 ? hi - lo : 1);
+    double pad = 0.06 * span + 0.5;
     to_out_printf(&g, "# %s: curves of the report (data: %s; per row: a block of means and 95%% t intervals, then "
                       "a block of per-seed values)\nif (!exists('outfile')) outfile = '%s'\nset encoding utf8\n"
                       "set terminal svg size 1500,%d dynamic noenhanced background rgb 'white' font '" FONT "'\n"
                       "set output outfile\nset datafile missing 'nan'\nset multiplot layout %d,2\n"
-                      "set key outside right top font ',11' spacing 1.1\nset rmargin 26\nset xlabel 'test length n'\n"
+                      "set key outside right top font ',11' spacing 1.1\nset rmargin 22\nset xlabel 'test length n'\n"
                       "set xrange [%g:%g]\nset yrange [-0.02:1.08]\nset xtics (", gname, dname, name, 1100 * n_panels / 2,
                   n_panels, lo - pad, hi + pad);
     for (int j = 0; j < t->n_lens[task]; j++) to_out_printf(&g, "%s%d", j ? ", " : "", t->lens[task][j]);
@@ -308,7 +311,7 @@ static int write_curves(const to_table *t, const char *dir, int task, char *name
         to_out_printf(&g, "set object 1 rect from graph 0, graph 0 to first %d, graph 1 fc rgb '#f2f2f2' fs solid "
                           "noborder behind\nset arrow 1 from %d, graph 0 to %d, graph 1 nohead lw 2.5 dt 2 lc rgb "
                           "'black' front\nset label 1 'training length n = %d' at %d, graph 0.5 rotate by 90 center "
-                          "offset -1,0 font ',11' front\n", L, L, L, L, L);
+                          "offset -1.8,0 font ',11' front\n", L, L, L, L, L);
     for (int p = 0; p < 2; p++)
         for (int m = 0; m < 2 && has_panel[p]; m++) curve_panel(&g, t, task, p, m == 0, block_of);
     to_out_printf(&g, "unset multiplot\n");

@@ -234,7 +234,8 @@ static void md_header(to_out *w, const to_options *o, const to_report_meta *meta
         "reaches past the seeds' own values and is too narrow (it covers well under 95%% for so few samples), "
         "while the t interval widens with the spread and the small N, which is the warning a reader needs. "
         "Neither is exact for bimodal outcomes, hence k/N beside it. report.json also gives a seeded percentile "
-        "bootstrap interval (%d resamples) per cell for comparison.\n"
+        "bootstrap interval (%d resamples) per cell for comparison. An interval [x, x] means the seeds agreed "
+        "exactly; it is no promise about seeds not run (see k/N and the number of seeds).\n"
         "- Token accuracy cells: mean ± sd [95%% t interval].\n"
         "- n/a: not evaluated (a position past the learned table, max_len %d).\n", TO_PASS_EXACT, TO_BOOT_REPS,
         o->model.max_len);
