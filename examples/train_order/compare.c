@@ -316,8 +316,11 @@ int to_compare(const char *report_a, const char *report_b, FILE *out)
     if (to_report_load(report_b, &rb, &nb, &lb)) { free(ra); return -1; }
     if (to_table_build(&ta, ra, na, la) == 0) {
         if (to_table_build(&tb, rb, nb, lb) == 0) {
-            fprintf(out, "A: %s (%d runs, training length %d)\nB: %s (%d runs, training length %d)\n", report_a, na, la,
-                    report_b, nb, lb);
+            char sa[16] = "unknown", sb[16] = "unknown"; /* 0: a report.csv without the train_len column */
+            if (la > 0) snprintf(sa, sizeof sa, "%d", la);
+            if (lb > 0) snprintf(sb, sizeof sb, "%d", lb);
+            fprintf(out, "A: %s (%d runs, training length %s)\nB: %s (%d runs, training length %s)\n", report_a, na, sa,
+                    report_b, nb, sb);
             if (la != lb) fprintf(out, "warning: the training lengths differ\n");
             fprintf(out, "Cells: mean [95%% Student t interval of the seed mean]; overlap: whether the two intervals "
                          "intersect (non-overlap is a strong sign of a difference; overlap does not prove equality)\n");
