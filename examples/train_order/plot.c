@@ -136,6 +136,8 @@ static double train_boundary(const to_table *t, int task)
 static void heat_panel(to_out *g, const to_table *t, int task, int block, bool exact)
 {
     int nr = n_rows_of(t, task), nc = t->n_lens[task];
+    bool any_x = false;
+    for (int k = 0; k < t->n_rows; k++) any_x |= t->rows[k].task == (rg_task)task && !to_row_learned(t, &t->rows[k]);
     to_out_printf(g, "set title '%s: %s' font ',14' offset 0,1.4\n", rg_task_name((rg_task)task),
                   exact ? "exact match (mean, k/N seeds >= 0.5)" : "token accuracy (mean over seeds)");
     to_out_printf(g, "set xrange [-0.5:%d.5]\nset yrange [%d.5:-0.5]\nset xtics (", nc - 1, nr - 1);
@@ -146,9 +148,13 @@ static void heat_panel(to_out *g, const to_table *t, int task, int block, bool e
     char label[64];
     for (int k = 0, r = 0; k < t->n_rows; k++)
         if (t->rows[k].task == (rg_task)task)
-            to_out_printf(g, "%s\"%s\" %d", r ? ", " : "", to_row_label(&t->rows[k], label, sizeof label), r), r++;
+            to_out_printf(g, "%s\"%s%s\" %d", r ? ", " : "", to_row_label(&t->rows[k], label, sizeof label),
+                          to_row_learned(t, &t->rows[k]) ? "" : " ✗", r), r++;
     double xb = train_boundary(t, task);
     to_out_printf(g, ")\nunset arrow\nunset label\n");
+    if (any_x) to_out_printf(g, "set xlabel \"test length n\\n✗: not learned (mean exact match < 0.9 at n = %d)\"\n",
+                             t->train_len);
+    else to_out_printf(g, "set xlabel 'test length n'\n");
     if (xb > -0.5 && xb < nc - 0.5)
         to_out_printf(g, "set arrow from %g, graph 0 to %g, graph 1.06 nohead lw 3 lc rgb 'black' front\n"
                          "set label 'training length n = %d' at %g, graph 1.06 right offset -0.5,0 font ',11'\n"

@@ -159,6 +159,13 @@ void to_table_cell(const to_table *t, const to_row *r, int n, bool exact, to_sta
     if (v != values && v != stack) free(v);
 }
 
+bool to_row_learned(const to_table *t, const to_row *r)
+{
+    to_stat s;
+    to_table_cell(t, r, t->train_len, true, &s, NULL);
+    return s.n == 0 || s.mean >= 0.9;
+}
+
 /* ------------------------------------------------------------------ provenance */
 
 typedef struct {
@@ -256,9 +263,8 @@ static void md_table(to_out *w, const to_table *t, int task, bool exact)
         if (r->task != (rg_task)task) continue;
         to_stat s;
         char label[64], cell[128];
-        to_table_cell(t, r, L, true, &s, NULL);
-        bool learned = s.n == 0 || s.mean >= 0.9;
-        to_out_printf(w, "| %s%s | %d |", to_row_label(r, label, sizeof label), learned ? "" : " ✗", r->n_runs);
+        to_out_printf(w, "| %s%s | %d |", to_row_label(r, label, sizeof label), to_row_learned(t, r) ? "" : " ✗",
+                      r->n_runs);
         for (int j = 0; j < t->n_lens[task]; j++) {
             to_table_cell(t, r, t->lens[task][j], exact, &s, NULL);
             to_out_printf(w, " %s |", fmt_stat(&s, exact, cell, sizeof cell));

@@ -100,6 +100,9 @@ void to_table_free(to_table *t);
 /* The statistics of row r at test length n for exact match (exact) or token accuracy; if values is not NULL it
  * gets the per-run values (NaN where the run has no such length), r->n_runs of them. */
 void to_table_cell(const to_table *t, const to_row *r, int n, bool exact, to_stat *s, double *values);
+/* False when the row's mean exact match at the training length is below 0.9 (the model did not learn the task, so
+ * its extrapolation says nothing about the encoding; marked ✗); true when it is not below, or not evaluated. */
+bool to_row_learned(const to_table *t, const to_row *r);
 /* "rope+pi", "alibi": the row's label. */
 const char *to_row_label(const to_row *r, char *buf, size_t cap);
 
