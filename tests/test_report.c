@@ -640,6 +640,69 @@ static void test_hostile_report_csv_is_refused(void **state)
     }
 }
 
+/* Seeded mutations of a valid report.csv and report.json (bytes replaced, inserted, deleted; lines cut): every load
+ * returns 0 or -1 and never crashes (the sanitizer build checks the memory accesses); a load that succeeds gives
+ * results within the validated ranges. */
+static void test_mutated_reports_load_or_fail_cleanly(void **state)
+{
+    char out[512];
+    make_dir(out, sizeof out, "mutate");
+    assert_int_equal(write_fixture_report(out, false), 0);
+    const char *names[] = {"report.csv", "report.json"};
+    static const char alphabet[] = "0123456789,.-+eEnaNi\"{}[]:\n \xff";
+    rg_rng rng;
+    rg_rng_seed(&rng, 2026, 16);
+    int accepted = 0, refused = 0;
+    for (int f = 0; f < 2; f++) {
+        char *orig = slurp(out, names[f]);
+        size_t len = strlen(orig);
+        char *buf = malloc(len + 64), path[600];
+        snprintf(path, sizeof path, "%s/m_%s", tmpdir, names[f]);
+        for (int it = 0; it < 150; it++) {
+            memcpy(buf, orig, len + 1);
+            size_t n = len;
+            for (int k = 0, edits = 1 + (int)rg_rng_below(&rng, 3); k < edits && n > 1; k++) {
+                size_t at = rg_rng_below(&rng, (uint32_t)n);
+                char c = alphabet[rg_rng_below(&rng, sizeof alphabet - 1)];
+                switch (rg_rng_below(&rng, 4)) {
+                case 0: buf[at] = c; break;
+                case 1: memmove(buf + at + 1, buf + at, n - at + 1); buf[at] = c; n++; break;
+                case 2: memmove(buf + at, buf + at + 1, n - at); n--; break;
+                default: buf[at] = 0; n = at; break;
+                }
+            }
+            FILE *fp = fopen(path, "wb");
+            fwrite(buf, 1, n, fp);
+            fclose(fp);
+            to_result *res = NULL;
+            int n_res = 0, train_len = 0;
+            char *msg;
+            int rc = CAPTURE(&msg, to_report_load(path, &res, &n_res, &train_len));
+            free(msg);
+            if (rc == 0) {
+                accepted++;
+                assert_true(n_res > 0 && train_len >= 0 && train_len <= 1000);
+                for (int i = 0; i < n_res; i++) {
+                    assert_true(res[i].n_lens >= 1 && res[i].n_lens <= TO_MAX_LENS);
+                    for (int j = 0; j < res[i].n_lens; j++) {
+                        assert_true(res[i].lens[j] >= 1 && res[i].lens[j] <= RG_TASK_MAX_N);
+                        assert_true(isnan(res[i].exact[j]) || (res[i].exact[j] >= 0 && res[i].exact[j] <= 1));
+                    }
+                }
+            } else {
+                assert_int_equal(rc, -1);
+                assert_null(res);
+                refused++;
+            }
+            free(res);
+        }
+        free(buf);
+        free(orig);
+    }
+    print_message("mutated reports: %d loaded, %d refused\n", accepted, refused);
+    assert_true(refused > 0 && accepted > 0);
+}
+
 /* ------------------------------------------------------------------ compare */
 
 static char *compare_text(const char *a, const char *b)
@@ -703,6 +766,7 @@ int main(void)
         cmocka_unit_test(test_compare_to_dev_full_fails),
         cmocka_unit_test(test_replot_from_csv_and_json),
         cmocka_unit_test(test_hostile_report_csv_is_refused),
+        cmocka_unit_test(test_mutated_reports_load_or_fail_cleanly),
         cmocka_unit_test(test_compare_two_reports),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
