@@ -64,7 +64,22 @@ $(BUILD)/tests/gradcheck_%: $(BUILD)/f64/tests/gradcheck_%.o $(TEST_COMMON64) $(
 	$(CC) $(CFLAGS_ALL) -DRG_DOUBLE $^ -o $@ $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(PKG_LIBS)
 $(BUILD)/examples/train_order: $(TO_OBJ) $(LIB32)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(PKG_LIBS)
+	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(PKG_LIBS) -lcjson
+# The report's provenance names the commit: build/git_commit holds `git rev-parse --short HEAD` ("+dirty" with
+# uncommitted changes to tracked files, "unknown" outside a git checkout) and changes only when that does.
+$(BUILD)/git_commit: FORCE
+	@mkdir -p $(dir $@)
+	@c=$$(git rev-parse --short HEAD 2>/dev/null || echo unknown); \
+	 if [ "$$c" != unknown ] && [ -n "$$(git status --porcelain --untracked-files=no 2>/dev/null)" ]; then c="$$c+dirty"; fi; \
+	 [ "$$(cat $@ 2>/dev/null)" = "$$c" ] || echo "$$c" > $@
+.PHONY: FORCE
+$(BUILD)/f32/examples/train_order/report.o: examples/train_order/report.c $(BUILD)/git_commit $(wildcard src/*/*.h examples/train_order/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -DRG_GIT_COMMIT=\"$$(cat $(BUILD)/git_commit)\" -c $< -o $@
+# tests/test_report.c links train_order's objects except main.o.
+$(BUILD)/tests/test_report: $(BUILD)/f32/tests/test_report.o $(TEST_COMMON32) $(filter-out %/main.o,$(TO_OBJ)) $(LIB32)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(PKG_LIBS) -lcjson
 $(BUILD)/examples/%: $(BUILD)/f32/examples/%.o $(LIB32)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(PKG_LIBS)

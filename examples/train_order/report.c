@@ -1,14 +1,478 @@
-/* report.c: the experiment's outputs: report.md (configuration, wall time, one table per task: a row per encoding
- * and RoPE extension, a column per test length, exact_match mean ± sd over seeds with token_acc beside it),
- * report.csv and report.json (every number, per seed), and extrapolation.svg (gnuplot: exact_match against test
- * length, one line per row, one panel per task, the training length marked). */
-#include "train_order.h"
+/* report.c: the experiment's written outputs. report.md: provenance (date, commit, host CPU, BLAS kernels,
+ * command), the configuration, and per task two tables (a row per encoding and RoPE extension, a column per test
+ * length): exact match as mean ± sd [95% t interval] and k/N seeds reaching 0.5, then token accuracy. report.csv:
+ * one line per (run, test length), every seed. report.json (cJSON): provenance, configuration, every cell's
+ * statistics with its per-seed values, and every run. Every file goes through to_out (checked writes, renamed into
+ * place only when complete). */
+#include "report.h"
 
+#include <cblas.h>
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
-#include <stdio.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef RG_GIT_COMMIT
+#define RG_GIT_COMMIT "unknown"
+#endif
+
+/* ------------------------------------------------------------------ checked output files */
+
+int to_out_open(to_out *w, const char *dir, const char *name)
+{
+    memset(w, 0, sizeof *w);
+    if (snprintf(w->path, sizeof w->path, "%s/%s", dir, name) >= (int)sizeof w->path) {
+        fprintf(stderr, "train_order: output path too long: %s/%s\n", dir, name);
+        return -1;
+    }
+    snprintf(w->tmp, sizeof w->tmp, "%s.tmp.%ld", w->path, (long)getpid());
+    w->f = fopen(w->tmp, "w");
+    if (!w->f) {
+        fprintf(stderr, "train_order: cannot write %s: %s\n", w->path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+void to_out_printf(to_out *w, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (vfprintf(w->f, fmt, ap) < 0 && !w->err) w->err = errno ? errno : EIO;
+    va_end(ap);
+}
+
+int to_out_close(to_out *w)
+{
+    int e = w->err;
+    if (fflush(w->f) != 0 && !e) e = errno;
+    if (ferror(w->f) && !e) e = EIO;
+    if (fsync(fileno(w->f)) != 0 && !e && errno != EINVAL) e = errno; /* EINVAL: a file that cannot be synced */
+    if (fclose(w->f) != 0 && !e) e = errno;
+    w->f = NULL;
+    if (!e && rename(w->tmp, w->path) != 0) e = errno;
+    if (e) {
+        remove(w->tmp);
+        fprintf(stderr, "train_order: cannot write %s: %s\n", w->path, strerror(e));
+        return -1;
+    }
+    return 0;
+}
+
+void to_out_discard(to_out *w)
+{
+    if (w->f) fclose(w->f);
+    w->f = NULL;
+    remove(w->tmp);
+}
+
+/* ------------------------------------------------------------------ the table */
+
+const char *to_row_label(const to_row *r, char *buf, size_t cap)
+{
+    if (r->ext == RG_ROPE_EXT_NONE) snprintf(buf, cap, "%s", rg_pos_name(r->pos));
+    else snprintf(buf, cap, "%s+%s", rg_pos_name(r->pos), rg_rope_ext_name(r->ext));
+    return buf;
+}
+
+static long row_key(rg_task t, rg_pos_kind p, rg_rope_ext e) { return (long)t * 10000L + (long)p * 100L + (long)e; }
+
+static int cmp_row(const void *a, const void *b)
+{
+    const to_row *x = a, *y = b;
+    long kx = row_key(x->task, x->pos, x->ext), ky = row_key(y->task, y->pos, y->ext);
+    return (kx > ky) - (kx < ky);
+}
+
+static int cmp_int(const void *a, const void *b) { return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b); }
+
+int to_table_build(to_table *t, const to_result *res, int n_res, int train_len)
+{
+    memset(t, 0, sizeof *t);
+    t->res = res;
+    t->n_res = n_res;
+    t->train_len = train_len;
+    t->rows = calloc((size_t)(n_res > 0 ? n_res : 1), sizeof *t->rows);
+    if (!t->rows) goto nomem;
+    for (int i = 0; i < n_res; i++) {
+        int k;
+        for (k = 0; k < t->n_rows; k++)
+            if (row_key(t->rows[k].task, t->rows[k].pos, t->rows[k].ext) == row_key(res[i].task, res[i].pos, res[i].ext))
+                break;
+        if (k == t->n_rows) t->rows[t->n_rows++] = (to_row){res[i].task, res[i].pos, res[i].ext, 0, NULL};
+        t->rows[k].n_runs++;
+        rg_task task = res[i].task;
+        for (int j = 0; j < res[i].n_lens; j++) {
+            int n = res[i].lens[j], q;
+            for (q = 0; q < t->n_lens[task] && t->lens[task][q] != n; q++) {}
+            if (q < t->n_lens[task]) continue;
+            if (t->n_lens[task] == TO_MAX_TABLE_LENS) {
+                fprintf(stderr, "train_order: more than %d test lengths for task %s in one report\n",
+                        TO_MAX_TABLE_LENS, rg_task_name(task));
+                to_table_free(t);
+                return -1;
+            }
+            t->lens[task][t->n_lens[task]++] = n;
+        }
+    }
+    for (int k = 0; k < t->n_rows; k++) {
+        t->rows[k].runs = malloc(sizeof(int) * (size_t)t->rows[k].n_runs);
+        if (!t->rows[k].runs) goto nomem;
+        t->rows[k].n_runs = 0;
+    }
+    qsort(t->rows, (size_t)t->n_rows, sizeof *t->rows, cmp_row);
+    for (int i = 0; i < n_res; i++)
+        for (int k = 0; k < t->n_rows; k++)
+            if (row_key(t->rows[k].task, t->rows[k].pos, t->rows[k].ext) == row_key(res[i].task, res[i].pos, res[i].ext))
+                t->rows[k].runs[t->rows[k].n_runs++] = i;
+    for (int task = 0; task < RG_TASK_COUNT; task++) qsort(t->lens[task], (size_t)t->n_lens[task], sizeof(int), cmp_int);
+    return 0;
+nomem:
+    fprintf(stderr, "train_order: report: out of memory\n");
+    to_table_free(t);
+    return -1;
+}
+
+void to_table_free(to_table *t)
+{
+    for (int k = 0; k < t->n_rows && t->rows; k++) free(t->rows[k].runs);
+    free(t->rows);
+    t->rows = NULL;
+    t->n_rows = 0;
+}
+
+void to_table_cell(const to_table *t, const to_row *r, int n, bool exact, to_stat *s, double *values)
+{
+    double stack[64], *v = values ? values : r->n_runs <= 64 ? stack : malloc(sizeof(double) * (size_t)r->n_runs);
+    if (!v) { *s = (to_stat){0, 0, NAN, NAN, NAN, NAN, NAN, NAN}; return; }
+    for (int i = 0; i < r->n_runs; i++) {
+        const to_result *x = &t->res[r->runs[i]];
+        v[i] = NAN;
+        for (int j = 0; j < x->n_lens; j++)
+            if (x->lens[j] == n) v[i] = exact ? x->exact[j] : x->token_acc[j];
+    }
+    to_stat_compute(v, r->n_runs, to_cell_seed(r->task, r->pos, r->ext, n, exact), s);
+    if (v != values && v != stack) free(v);
+}
+
+bool to_row_learned(const to_table *t, const to_row *r)
+{
+    to_stat s;
+    to_table_cell(t, r, t->train_len, true, &s, NULL);
+    return s.n == 0 || s.mean >= 0.9;
+}
+
+/* ------------------------------------------------------------------ provenance */
+
+typedef struct {
+    char date[32], cpu[160];
+    const char *commit, *blas_core, *blas_config;
+} provenance;
+
+static void get_provenance(provenance *p)
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(p->date, sizeof p->date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    snprintf(p->cpu, sizeof p->cpu, "unknown");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[512];
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, "model name", 10) == 0 && strchr(line, ':')) {
+            char *v = strchr(line, ':') + 1;
+            v += strspn(v, " \t");
+            v[strcspn(v, "\n")] = 0;
+            snprintf(p->cpu, sizeof p->cpu, "%s", v);
+            break;
+        }
+    if (f) fclose(f);
+    p->commit = RG_GIT_COMMIT;
+    p->blas_core = openblas_get_corename();
+    p->blas_config = openblas_get_config();
+}
+
+/* ------------------------------------------------------------------ report.md */
+
+static const char *fmt_stat(const to_stat *s, bool exact, char *buf, size_t cap)
+{
+    if (s->n == 0) snprintf(buf, cap, "n/a");
+    else if (s->n == 1 && exact) snprintf(buf, cap, "%.3f · %d/1", s->mean, s->k);
+    else if (s->n == 1) snprintf(buf, cap, "%.3f", s->mean);
+    else if (exact) snprintf(buf, cap, "%.3f ± %.3f [%.3f, %.3f] · %d/%d", s->mean, s->sd, s->lo, s->hi, s->k, s->n);
+    else snprintf(buf, cap, "%.3f ± %.3f [%.3f, %.3f]", s->mean, s->sd, s->lo, s->hi);
+    return buf;
+}
+
+static void md_header(to_out *w, const to_options *o, const to_report_meta *meta, const provenance *p)
+{
+    if (meta->partial) {
+        to_out_printf(w, "# Length extrapolation report — PARTIAL\n\n**Partial report: written while runs are "
+                         "still going");
+        if (meta->runs_total > 0) to_out_printf(w, " (%d of %d runs finished)", meta->runs_done, meta->runs_total);
+        to_out_printf(w, ". The final report replaces it when every run has finished.**\n\n");
+    } else {
+        to_out_printf(w, "# Length extrapolation report\n\n");
+    }
+    to_out_printf(w, "## Provenance\n\n- date: %s\n- commit: %s\n- host CPU: %s\n- BLAS: OpenBLAS kernels %s (%s)\n"
+                     "- command: `%s`\n- wall time: %.1f s (%.1f min)\n\n", p->date, p->commit, p->cpu, p->blas_core,
+                  p->blas_config, meta->command ? meta->command : "", meta->wall_seconds, meta->wall_seconds / 60);
+    int L = o->train_len;
+    to_out_printf(w, "## Configuration\n\n- model: d_model %d, n_heads %d, n_layers %d, d_ff %d, vocab %d, max_len %d, "
+                     "pre-LayerNorm decoder, no dropout\n", o->model.d_model, o->model.n_heads, o->model.n_layers,
+                  o->model.d_ff, o->model.vocab_size, o->model.max_len);
+    to_out_printf(w, "- training: %d steps, batch %d, n uniform in 1..%d, AdamW lr %g betas (%g, %g) eps %g wd %g, "
+                     "clip %g, warmup %d then cosine to %g x lr%s\n", o->steps, o->batch, L, o->lr, o->beta1, o->beta2,
+                  o->eps, o->weight_decay, o->clip, o->warmup, o->min_lr_frac,
+                  o->random_positions ? ", randomized positions" : "");
+    to_out_printf(w, "- evaluation: greedy decoding with the KV cache on %s\n", o->data);
+    to_out_printf(w, "- RoPE extensions (rows rope+ext) apply beyond the training length with s = (2n+3)/%d; at "
+                     "n <= %d s = 1 and they equal plain RoPE\n\n", 2 * L + 3, L);
+    to_out_printf(w, "## How to read the tables\n\n"
+        "- Exact match cells: mean ± sd [95%% interval] · k/N, over the N seeds of the row; k/N counts the seeds "
+        "whose exact match is >= %.1f. Outcomes are often bimodal (most seeds 0, one seed high): k/N shows that "
+        "where the mean cannot. With one seed a cell is the value and k/1 (no sd, no interval).\n"
+        "- The 95%% interval is the Student t interval of the seed mean, mean -+ t(0.975, N-1) sd/sqrt(N), clipped "
+        "to [0, 1]. Why t and not a bootstrap: with the 3 to 10 seeds a cell has, a percentile bootstrap never "
+        "reaches past the seeds' own values and is too narrow (it covers well under 95%% for so few samples), "
+        "while the t interval widens with the spread and the small N, which is the warning a reader needs. "
+        "Neither is exact for bimodal outcomes, hence k/N beside it. report.json also gives a seeded percentile "
+        "bootstrap interval (%d resamples) per cell for comparison. An interval [x, x] means the seeds agreed "
+        "exactly; it is no promise about seeds not run (see k/N and the number of seeds).\n"
+        "- Token accuracy cells: mean ± sd [95%% t interval].\n"
+        "- n/a: not evaluated (a position past the learned table, max_len %d).\n", TO_PASS_EXACT, TO_BOOT_REPS,
+        o->model.max_len);
+}
+
+static void md_table(to_out *w, const to_table *t, int task, bool exact)
+{
+    int L = t->train_len;
+    to_out_printf(w, "### %s: %s\n\n| encoding | seeds |", rg_task_name((rg_task)task),
+                  exact ? "exact match" : "token accuracy");
+    for (int j = 0; j < t->n_lens[task]; j++)
+        to_out_printf(w, " n=%d%s |", t->lens[task][j], t->lens[task][j] == L ? " (train)" : "");
+    to_out_printf(w, "\n|---|---|");
+    for (int j = 0; j < t->n_lens[task]; j++) to_out_printf(w, "---|");
+    to_out_printf(w, "\n");
+    for (int k = 0; k < t->n_rows; k++) {
+        const to_row *r = &t->rows[k];
+        if (r->task != (rg_task)task) continue;
+        to_stat s;
+        char label[64], cell[128];
+        to_out_printf(w, "| %s%s | %d |", to_row_label(r, label, sizeof label), to_row_learned(t, r) ? "" : " ✗",
+                      r->n_runs);
+        for (int j = 0; j < t->n_lens[task]; j++) {
+            to_table_cell(t, r, t->lens[task][j], exact, &s, NULL);
+            to_out_printf(w, " %s |", fmt_stat(&s, exact, cell, sizeof cell));
+        }
+        to_out_printf(w, "\n");
+    }
+    to_out_printf(w, "\n");
+}
+
+static int write_md(const to_options *o, const to_table *t, const to_report_meta *meta, const provenance *p)
+{
+    to_out w;
+    if (to_out_open(&w, o->out, "report.md")) return -1;
+    md_header(&w, o, meta, p);
+    int L = t->train_len;
+    to_out_printf(&w, "- ✗ marks a row whose mean exact match at n = %d (the training length) is below 0.9: the "
+                      "model did not learn the task, so its extrapolation numbers say nothing about the encoding.\n"
+                      "- Plots: extrapolation.svg (per task, heatmaps of exact match and token accuracy), "
+                      "curves_<task>.svg (against n, with the seeds and the 95%% band), loss_<task>.svg (training "
+                      "loss of every run).\n\n", L);
+    for (int task = 0; task < RG_TASK_COUNT; task++) {
+        if (!t->n_lens[task]) continue;
+        to_out_printf(&w, "## %s\n\n", rg_task_name((rg_task)task));
+        md_table(&w, t, task, true);
+        md_table(&w, t, task, false);
+    }
+    return to_out_close(&w);
+}
+
+/* ------------------------------------------------------------------ report.csv */
+
+static int write_csv(const to_options *o, const to_result *res, int n_res)
+{
+    to_out w;
+    if (to_out_open(&w, o->out, "report.csv")) return -1;
+    to_out_printf(&w, "task,encoding,rope_ext,seed,steps,final_loss,train_seconds,n,exact_match,token_acc,train_len\n");
+    for (int i = 0; i < n_res; i++)
+        for (int j = 0; j < res[i].n_lens; j++)
+            to_out_printf(&w, "%s,%s,%s,%d,%lld,%.9g,%.3f,%d,%.9g,%.9g,%d\n", rg_task_name(res[i].task),
+                          rg_pos_name(res[i].pos), rg_rope_ext_name(res[i].ext), res[i].seed, (long long)res[i].steps,
+                          res[i].final_loss, res[i].train_seconds, res[i].lens[j], res[i].exact[j],
+                          res[i].token_acc[j], o->train_len);
+    return to_out_close(&w);
+}
+
+/* ------------------------------------------------------------------ report.json */
+
+static cJSON *num_or_null(double v) { return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull(); }
+
+static cJSON *json_stat(const to_stat *s, const double *values, const to_row *r, const to_table *t, bool exact)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddItemToObject(o, "mean", num_or_null(s->mean));
+    cJSON_AddItemToObject(o, "sd", num_or_null(s->sd));
+    cJSON *ci = cJSON_AddArrayToObject(o, "ci95_t");
+    cJSON_AddItemToArray(ci, num_or_null(s->lo));
+    cJSON_AddItemToArray(ci, num_or_null(s->hi));
+    cJSON *bi = cJSON_AddArrayToObject(o, "ci95_bootstrap");
+    cJSON_AddItemToArray(bi, num_or_null(s->boot_lo));
+    cJSON_AddItemToArray(bi, num_or_null(s->boot_hi));
+    if (exact) cJSON_AddNumberToObject(o, "k_reaching_0.5", s->k);
+    cJSON_AddNumberToObject(o, "n_seeds", s->n);
+    cJSON *ps = cJSON_AddArrayToObject(o, "per_seed");
+    for (int i = 0; i < r->n_runs; i++) {
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddNumberToObject(e, "seed", t->res[r->runs[i]].seed);
+        cJSON_AddItemToObject(e, "value", num_or_null(values[i]));
+        cJSON_AddItemToArray(ps, e);
+    }
+    return o;
+}
+
+static cJSON *json_config(const to_options *o)
+{
+    cJSON *c = cJSON_CreateObject();
+    cJSON_AddNumberToObject(c, "train_len", o->train_len);
+    cJSON_AddNumberToObject(c, "steps", o->steps);
+    cJSON_AddNumberToObject(c, "batch", o->batch);
+    cJSON_AddNumberToObject(c, "lr", o->lr);
+    cJSON_AddNumberToObject(c, "min_lr_frac", o->min_lr_frac);
+    cJSON_AddNumberToObject(c, "warmup", o->warmup);
+    cJSON_AddNumberToObject(c, "weight_decay", o->weight_decay);
+    cJSON_AddNumberToObject(c, "clip", o->clip);
+    cJSON_AddNumberToObject(c, "beta1", o->beta1);
+    cJSON_AddNumberToObject(c, "beta2", o->beta2);
+    cJSON_AddNumberToObject(c, "eps", o->eps);
+    cJSON_AddBoolToObject(c, "random_positions", o->random_positions);
+    cJSON_AddNumberToObject(c, "d_model", o->model.d_model);
+    cJSON_AddNumberToObject(c, "n_heads", o->model.n_heads);
+    cJSON_AddNumberToObject(c, "n_layers", o->model.n_layers);
+    cJSON_AddNumberToObject(c, "d_ff", o->model.d_ff);
+    cJSON_AddNumberToObject(c, "vocab_size", o->model.vocab_size);
+    cJSON_AddNumberToObject(c, "max_len", o->model.max_len);
+    cJSON_AddStringToObject(c, "data", o->data);
+    return c;
+}
+
+static cJSON *json_runs(const to_result *res, int n_res)
+{
+    cJSON *runs = cJSON_CreateArray();
+    for (int i = 0; i < n_res; i++) {
+        const to_result *r = &res[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "task", rg_task_name(r->task));
+        cJSON_AddStringToObject(o, "encoding", rg_pos_name(r->pos));
+        cJSON_AddStringToObject(o, "rope_ext", rg_rope_ext_name(r->ext));
+        cJSON_AddNumberToObject(o, "seed", r->seed);
+        cJSON_AddNumberToObject(o, "steps", (double)r->steps);
+        cJSON_AddItemToObject(o, "final_loss", num_or_null(r->final_loss));
+        cJSON_AddNumberToObject(o, "train_seconds", r->train_seconds);
+        cJSON *rs = cJSON_AddArrayToObject(o, "results");
+        for (int j = 0; j < r->n_lens; j++) {
+            cJSON *e = cJSON_CreateObject();
+            cJSON_AddNumberToObject(e, "n", r->lens[j]);
+            cJSON_AddItemToObject(e, "exact_match", num_or_null(r->exact[j]));
+            cJSON_AddItemToObject(e, "token_acc", num_or_null(r->token_acc[j]));
+            cJSON_AddItemToArray(rs, e);
+        }
+        cJSON_AddItemToArray(runs, o);
+    }
+    return runs;
+}
+
+static int write_json(const to_options *o, const to_table *t, const to_report_meta *meta, const provenance *p)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON *pv = cJSON_AddObjectToObject(root, "provenance");
+    cJSON_AddStringToObject(pv, "date", p->date);
+    cJSON_AddStringToObject(pv, "commit", p->commit);
+    cJSON_AddStringToObject(pv, "host_cpu", p->cpu);
+    cJSON_AddStringToObject(pv, "blas_core", p->blas_core);
+    cJSON_AddStringToObject(pv, "blas_config", p->blas_config);
+    cJSON_AddStringToObject(pv, "command", meta->command ? meta->command : "");
+    cJSON_AddNumberToObject(pv, "wall_seconds", meta->wall_seconds);
+    cJSON_AddBoolToObject(root, "partial", meta->partial);
+    if (meta->partial && meta->runs_total > 0) {
+        cJSON_AddNumberToObject(root, "runs_done", meta->runs_done);
+        cJSON_AddNumberToObject(root, "runs_total", meta->runs_total);
+    }
+    cJSON_AddItemToObject(root, "config", json_config(o));
+    cJSON *st = cJSON_AddObjectToObject(root, "statistics");
+    cJSON_AddStringToObject(st, "interval", "Student t interval of the seed mean, clipped to [0, 1] (ci95_t); "
+                                            "percentile bootstrap of the mean, seeded per cell (ci95_bootstrap)");
+    cJSON_AddNumberToObject(st, "level", TO_CI_LEVEL);
+    cJSON_AddNumberToObject(st, "bootstrap_resamples", TO_BOOT_REPS);
+    cJSON_AddNumberToObject(st, "pass_exact_match", TO_PASS_EXACT);
+    cJSON *cells = cJSON_AddArrayToObject(root, "cells");
+    for (int k = 0; k < t->n_rows; k++) {
+        const to_row *r = &t->rows[k];
+        double *v = malloc(sizeof(double) * (size_t)r->n_runs);
+        if (!v) break;
+        for (int j = 0; j < t->n_lens[r->task]; j++) {
+            int n = t->lens[r->task][j];
+            cJSON *c = cJSON_CreateObject();
+            cJSON_AddStringToObject(c, "task", rg_task_name(r->task));
+            cJSON_AddStringToObject(c, "encoding", rg_pos_name(r->pos));
+            cJSON_AddStringToObject(c, "rope_ext", rg_rope_ext_name(r->ext));
+            cJSON_AddNumberToObject(c, "n", n);
+            to_stat s;
+            to_table_cell(t, r, n, true, &s, v);
+            cJSON_AddItemToObject(c, "exact_match", json_stat(&s, v, r, t, true));
+            to_table_cell(t, r, n, false, &s, v);
+            cJSON_AddItemToObject(c, "token_acc", json_stat(&s, v, r, t, false));
+            cJSON_AddItemToArray(cells, c);
+        }
+        free(v);
+    }
+    cJSON_AddItemToObject(root, "runs", json_runs(t->res, t->n_res));
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!text) { fprintf(stderr, "train_order: report.json: out of memory\n"); return -1; }
+    to_out w;
+    int rc = to_out_open(&w, o->out, "report.json");
+    if (rc == 0) {
+        to_out_printf(&w, "%s\n", text);
+        rc = to_out_close(&w);
+    }
+    free(text);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ entry points */
+
+int to_report(const to_options *o, const to_result *res, int n_res, const to_report_meta *meta)
+{
+    to_table t;
+    if (n_res < 1) { fprintf(stderr, "train_order: no results to report\n"); return -1; }
+    if (to_table_build(&t, res, n_res, o->train_len)) return -1;
+    provenance p;
+    get_provenance(&p);
+    int rc = 0;
+    if (write_csv(o, res, n_res)) rc = -1;
+    if (rc == 0 && write_json(o, &t, meta, &p)) rc = -1;
+    if (rc == 0 && write_md(o, &t, meta, &p)) rc = -1;
+    char runs[TO_PATH + 16];
+    snprintf(runs, sizeof runs, "%s/runs", o->out);
+    if (rc == 0 && to_plot(&t, o->out, runs)) rc = -1;
+    to_table_free(&t);
+    return rc;
+}
+
+int to_write_report(const to_options *o, const to_result *res, int n_res, double wall_seconds, const char *command)
+{
+    to_report_meta meta = {wall_seconds, command, false, 0, 0};
+    return to_report(o, res, n_res, &meta);
+}
+
+/* ------------------------------------------------------------------ results handed from a job to the parent */
 
 int to_result_save(const char *path, const to_result *res, int n)
 {
@@ -53,262 +517,4 @@ int to_result_load(const char *path, to_result *res, int max)
     }
     fclose(f);
     return n;
-}
-
-/* Mean and sample standard deviation of the finite values among k (NaN when none). */
-static void mean_sd(const double *v, int k, double *mean, double *sd)
-{
-    double s = 0, ss = 0;
-    int n = 0;
-    for (int i = 0; i < k; i++)
-        if (isfinite(v[i])) { s += v[i]; n++; }
-    *mean = n ? s / n : NAN;
-    for (int i = 0; i < k; i++)
-        if (isfinite(v[i])) ss += (v[i] - *mean) * (v[i] - *mean);
-    *sd = n > 1 ? sqrt(ss / (n - 1)) : 0;
-}
-
-/* A report row: one (task, pos, ext) and its seeds. */
-typedef struct {
-    rg_task task;
-    rg_pos_kind pos;
-    rg_rope_ext ext;
-    int idx[256], n;      /* indices of its results, one per seed */
-} row;
-
-static const char *row_label(const row *r, char *buf, size_t n)
-{
-    if (r->ext == RG_ROPE_EXT_NONE) snprintf(buf, n, "%s", rg_pos_name(r->pos));
-    else snprintf(buf, n, "%s+%s", rg_pos_name(r->pos), rg_rope_ext_name(r->ext));
-    return buf;
-}
-
-static int collect_rows(const to_result *res, int n_res, row *rows, int max_rows)
-{
-    int n = 0;
-    for (int i = 0; i < n_res; i++) {
-        int k;
-        for (k = 0; k < n; k++)
-            if (rows[k].task == res[i].task && rows[k].pos == res[i].pos && rows[k].ext == res[i].ext) break;
-        if (k == n) {
-            if (n == max_rows) continue;
-            rows[n] = (row){res[i].task, res[i].pos, res[i].ext, {0}, 0};
-            n++;
-        }
-        if (rows[k].n < 256) rows[k].idx[rows[k].n++] = i;
-    }
-    /* order: task, encoding, extension (none first) */
-    for (int a = 0; a < n; a++)
-        for (int b = a + 1; b < n; b++) {
-            long ka = rows[a].task * 10000L + rows[a].pos * 100L + rows[a].ext;
-            long kb = rows[b].task * 10000L + rows[b].pos * 100L + rows[b].ext;
-            if (kb < ka) { row t = rows[a]; rows[a] = rows[b]; rows[b] = t; }
-        }
-    return n;
-}
-
-/* exact_match or token_acc of a row at length index j, over its seeds. */
-static void row_stat(const row *r, const to_result *res, int j, bool exact, double *mean, double *sd)
-{
-    double v[256];
-    for (int i = 0; i < r->n; i++) v[i] = exact ? res[r->idx[i]].exact[j] : res[r->idx[i]].token_acc[j];
-    mean_sd(v, r->n, mean, sd);
-}
-
-static int write_md(const to_options *o, const to_result *res, const row *rows, int n_rows, double wall,
-                    const char *command)
-{
-    char path[TO_PATH + 32];
-    snprintf(path, sizeof path, "%s/report.md", o->out);
-    FILE *f = fopen(path, "w");
-    if (!f) { fprintf(stderr, "train_order: cannot write %s: %s\n", path, strerror(errno)); return -1; }
-    const to_result *r0 = &res[rows[0].idx[0]];
-    int L = o->train_len;
-    fprintf(f, "# Length extrapolation report\n\n");
-    fprintf(f, "- command: `%s`\n- wall time: %.1f s (%.1f min)\n", command, wall, wall / 60);
-    fprintf(f, "- model: d_model %d, n_heads %d, n_layers %d, d_ff %d, vocab %d, pre-LayerNorm decoder, no dropout\n",
-            o->model.d_model, o->model.n_heads, o->model.n_layers, o->model.d_ff, o->model.vocab_size);
-    fprintf(f, "- training: %lld steps, batch %d, n uniform in 1..%d, AdamW lr %g betas (%g, %g) eps %g wd %g, "
-               "clip %g, warmup %d then cosine to %g x lr%s\n",
-            (long long)r0->steps, o->batch, L, o->lr, o->beta1, o->beta2, o->eps, o->weight_decay, o->clip, o->warmup,
-            o->min_lr_frac, o->random_positions ? ", randomized positions" : "");
-    fprintf(f, "- evaluation: greedy decoding with the KV cache on %s (256 samples per task and length); "
-               "cells are exact_match mean ± sd over seeds (token_acc in parentheses)\n", o->data);
-    fprintf(f, "- RoPE extensions (rows rope+ext) apply beyond the training length with s = (2n+3)/%d; at n <= %d "
-               "s = 1 and they equal plain RoPE\n", 2 * L + 3, L);
-    bool has_L = false;
-    for (int j = 0; j < r0->n_lens; j++) has_L |= r0->lens[j] == L;
-    if (has_L)
-        fprintf(f, "- ✗ marks a row whose exact_match at n = %d is below 0.9: the model did not learn the task, so "
-                   "its extrapolation numbers say nothing about the encoding\n\n", L);
-    else
-        fprintf(f, "- n = %d (the training length) was not evaluated, so no row is checked for having learned the "
-                   "task\n\n", L);
-    for (int t = 0; t < RG_TASK_COUNT; t++) {
-        bool any = false;
-        for (int k = 0; k < n_rows; k++) any |= rows[k].task == (rg_task)t;
-        if (!any) continue;
-        fprintf(f, "## %s\n\n| encoding | seeds |", rg_task_name((rg_task)t));
-        for (int j = 0; j < r0->n_lens; j++) fprintf(f, " n=%d%s |", r0->lens[j], r0->lens[j] == L ? " (train)" : "");
-        fprintf(f, "\n|---|---|");
-        for (int j = 0; j < r0->n_lens; j++) fprintf(f, "---|");
-        fputc('\n', f);
-        for (int k = 0; k < n_rows; k++) {
-            const row *rw = &rows[k];
-            if (rw->task != (rg_task)t) continue;
-            char label[64];
-            bool learned = true;
-            for (int j = 0; j < r0->n_lens; j++)
-                if (r0->lens[j] == L) {
-                    double m, sd;
-                    row_stat(rw, res, j, true, &m, &sd);
-                    learned = m >= 0.9;
-                }
-            fprintf(f, "| %s%s | %d |", row_label(rw, label, sizeof label), learned ? "" : " ✗", rw->n);
-            for (int j = 0; j < r0->n_lens; j++) {
-                double m, sd, am, asd;
-                row_stat(rw, res, j, true, &m, &sd);
-                row_stat(rw, res, j, false, &am, &asd);
-                if (isnan(m)) fprintf(f, " n/a |");
-                else fprintf(f, " %.3f ± %.3f (%.3f) |", m, sd, am);
-            }
-            fputc('\n', f);
-        }
-        fputc('\n', f);
-    }
-    fprintf(f, "n/a: positions past the learned table (max_len %d).\n", o->model.max_len);
-    return fclose(f) == 0 ? 0 : -1;
-}
-
-static int write_csv_json(const to_options *o, const to_result *res, int n_res)
-{
-    char path[TO_PATH + 32];
-    snprintf(path, sizeof path, "%s/report.csv", o->out);
-    FILE *f = fopen(path, "w");
-    if (!f) { fprintf(stderr, "train_order: cannot write %s: %s\n", path, strerror(errno)); return -1; }
-    fprintf(f, "task,encoding,rope_ext,seed,steps,final_loss,train_seconds,n,exact_match,token_acc\n");
-    for (int i = 0; i < n_res; i++)
-        for (int j = 0; j < res[i].n_lens; j++)
-            fprintf(f, "%s,%s,%s,%d,%lld,%.6g,%.3f,%d,%.6g,%.6g\n", rg_task_name(res[i].task), rg_pos_name(res[i].pos),
-                    rg_rope_ext_name(res[i].ext), res[i].seed, (long long)res[i].steps, res[i].final_loss,
-                    res[i].train_seconds, res[i].lens[j], res[i].exact[j], res[i].token_acc[j]);
-    if (fclose(f)) return -1;
-    snprintf(path, sizeof path, "%s/report.json", o->out);
-    f = fopen(path, "w");
-    if (!f) { fprintf(stderr, "train_order: cannot write %s: %s\n", path, strerror(errno)); return -1; }
-    fprintf(f, "{\n  \"train_len\": %d,\n  \"runs\": [\n", o->train_len);
-    for (int i = 0; i < n_res; i++) {
-        const to_result *r = &res[i];
-        fprintf(f, "    {\"task\": \"%s\", \"encoding\": \"%s\", \"rope_ext\": \"%s\", \"seed\": %d, \"steps\": %lld, ",
-                rg_task_name(r->task), rg_pos_name(r->pos), rg_rope_ext_name(r->ext), r->seed, (long long)r->steps);
-        if (isfinite(r->final_loss)) fprintf(f, "\"final_loss\": %.6g, ", r->final_loss);
-        else fprintf(f, "\"final_loss\": null, ");
-        fprintf(f, "\"train_seconds\": %.3f, \"results\": [", r->train_seconds);
-        for (int j = 0; j < r->n_lens; j++) {
-            fprintf(f, "%s{\"n\": %d, ", j ? ", " : "", r->lens[j]);
-            if (isfinite(r->exact[j]))
-                fprintf(f, "\"exact_match\": %.6g, \"token_acc\": %.6g}", r->exact[j], r->token_acc[j]);
-            else
-                fprintf(f, "\"exact_match\": null, \"token_acc\": null}");
-        }
-        fprintf(f, "]}%s\n", i + 1 < n_res ? "," : "");
-    }
-    fprintf(f, "  ]\n}\n");
-    return fclose(f) == 0 ? 0 : -1;
-}
-
-/* extrapolation.dat (one block per task, one column per row) + extrapolation.gp, then gnuplot. */
-static int write_plot(const to_options *o, const to_result *res, const row *rows, int n_rows)
-{
-    char dat[TO_PATH + 32], gp[TO_PATH + 32], svg[TO_PATH + 32];
-    snprintf(dat, sizeof dat, "%s/extrapolation.dat", o->out);
-    snprintf(gp, sizeof gp, "%s/extrapolation.gp", o->out);
-    snprintf(svg, sizeof svg, "%s/extrapolation.svg", o->out);
-    FILE *f = fopen(dat, "w"), *g = fopen(gp, "w");
-    if (!f || !g) {
-        fprintf(stderr, "train_order: cannot write %s: %s\n", f ? gp : dat, strerror(errno));
-        if (f) fclose(f);
-        if (g) fclose(g);
-        return -1;
-    }
-    const to_result *r0 = &res[rows[0].idx[0]];
-    int n_tasks = 0;
-    for (int t = 0; t < RG_TASK_COUNT; t++) {
-        bool any = false;
-        for (int k = 0; k < n_rows; k++) any |= rows[k].task == (rg_task)t;
-        n_tasks += any;
-    }
-    /* extrapolation.dat: one block per task; per row two columns, exact_match and token_acc (means over seeds) */
-    int cols[RG_TASK_COUNT][64], ncols[RG_TASK_COUNT] = {0};
-    for (int t = 0; t < RG_TASK_COUNT; t++) {
-        for (int k = 0; k < n_rows && ncols[t] < 64; k++)
-            if (rows[k].task == (rg_task)t) cols[t][ncols[t]++] = k;
-        if (!ncols[t]) continue;
-        fprintf(f, "# %s: n", rg_task_name((rg_task)t));
-        char label[64];
-        for (int c = 0; c < ncols[t]; c++) {
-            row_label(&rows[cols[t][c]], label, sizeof label);
-            fprintf(f, " %s:exact %s:token", label, label);
-        }
-        fputc('\n', f);
-        for (int j = 0; j < r0->n_lens; j++) {
-            fprintf(f, "%d", r0->lens[j]);
-            for (int c = 0; c < ncols[t]; c++) {
-                double m, sd, a, asd;
-                row_stat(&rows[cols[t][c]], res, j, true, &m, &sd);
-                row_stat(&rows[cols[t][c]], res, j, false, &a, &asd);
-                fprintf(f, " %.6g %.6g", m, a);
-            }
-            fputc('\n', f);
-        }
-        fprintf(f, "\n\n");
-    }
-    /* panels: exact_match on the first row, token_acc on the second, one column per task */
-    fprintf(g, "set terminal svg size %d,900 dynamic noenhanced font 'sans,11'\nset output '%s'\n", 520 * n_tasks, svg);
-    fprintf(g, "set multiplot layout 2,%d\nset xlabel 'test length n'\nset yrange [0:1.05]\n"
-               "set key top right font ',8'\nset grid\nset datafile missing 'nan'\n", n_tasks);
-    for (int metric = 0; metric < 2; metric++) {
-        int block = 0;
-        fprintf(g, "set ylabel '%s'\n", metric ? "token accuracy" : "exact match");
-        for (int t = 0; t < RG_TASK_COUNT; t++) {
-            if (!ncols[t]) continue;
-            fprintf(g, "set title '%s: %s (trained on n <= %d)'\nset arrow 1 from %d,0 to %d,1.05 nohead dt 2 "
-                       "lc rgb 'gray'\nplot", rg_task_name((rg_task)t), metric ? "token accuracy" : "exact match",
-                    o->train_len, o->train_len, o->train_len);
-            char label[64];
-            for (int c = 0; c < ncols[t]; c++)
-                fprintf(g, "%s '%s' index %d using 1:%d with linespoints title '%s'", c ? "," : "", dat, block,
-                        2 + 2 * c + metric, row_label(&rows[cols[t][c]], label, sizeof label));
-            fputc('\n', g);
-            block++;
-        }
-    }
-    fprintf(g, "unset multiplot\n");
-    fclose(f);
-    fclose(g);
-    if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
-        fprintf(stderr, "train_order: gnuplot is not installed: no %s (the data and script are in %s and %s; "
-                        "apt-get install gnuplot-nox)\n", svg, dat, gp);
-        return 0;
-    }
-    char cmd[3 * TO_PATH];
-    snprintf(cmd, sizeof cmd, "gnuplot '%s' 2>'%s.log'", gp, gp); /* its warnings go to extrapolation.gp.log */
-    if (system(cmd) != 0) {
-        fprintf(stderr, "train_order: gnuplot failed on %s\n", gp);
-        return -1;
-    }
-    return 0;
-}
-
-int to_write_report(const to_options *o, const to_result *res, int n_res, double wall, const char *command)
-{
-    row *rows = calloc(256, sizeof *rows);
-    if (!rows) return -1;
-    int n_rows = collect_rows(res, n_res, rows, 256);
-    int rc = 0;
-    if (write_md(o, res, rows, n_rows, wall, command)) rc = -1;
-    if (write_csv_json(o, res, n_res)) rc = -1;
-    if (write_plot(o, res, rows, n_rows)) rc = -1;
-    free(rows);
-    return rc;
 }

@@ -1,0 +1,342 @@
+/* compare.c: reading a report back (report.csv, or report.json with cJSON) as user input, for re-plotting and for
+ * comparing two reports cell by cell with their 95% t intervals. */
+#include "report.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_RUNS 100000          /* runs in one report file */
+#define MAX_LINES 2000000        /* lines of a report.csv */
+#define MAX_JSON_BYTES (256L << 20)
+
+static const char CSV_HEADER[] = "task,encoding,rope_ext,seed,steps,final_loss,train_seconds,n,exact_match,token_acc";
+
+typedef struct {
+    to_result *res;
+    int n, cap;
+    const char *path;
+} loader;
+
+/* Finds or appends the run (task, pos, ext, seed). NULL with a message on too many runs or no memory. */
+static to_result *run_of(loader *l, rg_task task, rg_pos_kind pos, rg_rope_ext ext, int seed, const char *where)
+{
+    for (int i = l->n - 1; i >= 0; i--) {
+        to_result *r = &l->res[i];
+        if (r->task == task && r->pos == pos && r->ext == ext && r->seed == seed) return r;
+    }
+    if (l->n == MAX_RUNS) { fprintf(stderr, "train_order: %s%s: more than %d runs\n", l->path, where, MAX_RUNS); return NULL; }
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 64;
+        to_result *p = realloc(l->res, sizeof *p * (size_t)cap);
+        if (!p) { fprintf(stderr, "train_order: %s: out of memory\n", l->path); return NULL; }
+        l->res = p;
+        l->cap = cap;
+    }
+    to_result *r = &l->res[l->n++];
+    memset(r, 0, sizeof *r);
+    r->task = task;
+    r->pos = pos;
+    r->ext = ext;
+    r->seed = seed;
+    return r;
+}
+
+/* Validates one (run, n) point and adds it. where: " line 12" or " runs[3]". 0 or -1 with a message. */
+static int add_point(loader *l, const char *where, const char *task_s, const char *pos_s, const char *ext_s,
+                     double seed, double steps, double loss, double secs, double n, double em, double acc)
+{
+    rg_task task;
+    rg_pos_kind pos;
+    rg_rope_ext ext;
+    const char *why = NULL;
+    if (rg_task_parse(task_s, &task)) why = "unknown task";
+    else if (rg_pos_parse(pos_s, &pos)) why = "unknown encoding";
+    else if (rg_rope_ext_parse(ext_s, &ext)) why = "unknown rope_ext";
+    else if (!(seed >= 0 && seed <= 1000000 && seed == floor(seed))) why = "seed is not an integer in 0..1000000";
+    else if (!(steps >= 0 && steps <= 1e12 && steps == floor(steps))) why = "steps is not an integer in 0..10^12";
+    else if (!(isnan(loss) || (loss >= 0 && isfinite(loss)))) why = "final_loss is not a number >= 0 (or nan)";
+    else if (!(secs >= 0 && isfinite(secs))) why = "train_seconds is not a number >= 0";
+    else if (!(n >= 1 && n <= RG_TASK_MAX_N && n == floor(n))) why = "n is not an integer in 1..100000";
+    else if (!(isnan(em) || (em >= 0 && em <= 1))) why = "exact_match is not in [0, 1] (or nan)";
+    else if (!(isnan(acc) || (acc >= 0 && acc <= 1))) why = "token_acc is not in [0, 1] (or nan)";
+    else if (isnan(em) != isnan(acc)) why = "exact_match and token_acc: one is nan, the other is not";
+    if (why) { fprintf(stderr, "train_order: %s%s: %s\n", l->path, where, why); return -1; }
+    to_result *r = run_of(l, task, pos, ext, (int)seed, where);
+    if (!r) return -1;
+    for (int j = 0; j < r->n_lens; j++)
+        if (r->lens[j] == (int)n) {
+            fprintf(stderr, "train_order: %s%s: n = %d appears twice for %s/%s/%s seed %d\n", l->path, where, (int)n,
+                    task_s, pos_s, ext_s, (int)seed);
+            return -1;
+        }
+    if (r->n_lens == TO_MAX_LENS) {
+        fprintf(stderr, "train_order: %s%s: more than %d test lengths in one run\n", l->path, where, TO_MAX_LENS);
+        return -1;
+    }
+    r->steps = (int64_t)steps;
+    r->final_loss = loss;
+    r->train_seconds = secs;
+    r->lens[r->n_lens] = (int)n;
+    r->exact[r->n_lens] = em;
+    r->token_acc[r->n_lens++] = acc;
+    return 0;
+}
+
+/* A whole field as a number (strtod: "nan" allowed here, ranges checked by add_point). */
+static bool number(const char *s, double *v)
+{
+    char *end;
+    errno = 0;
+    *v = strtod(s, &end);
+    return end != s && *end == 0 && errno != ERANGE;
+}
+
+static int load_csv(loader *l, int *train_len)
+{
+    FILE *f = fopen(l->path, "r");
+    if (!f) { fprintf(stderr, "train_order: cannot read %s: %s\n", l->path, strerror(errno)); return -1; }
+    char line[1024], where[48];
+    int rc = -1, has_len = 0;
+    long lineno = 0;
+    *train_len = -1;
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        snprintf(where, sizeof where, " line %ld", lineno);
+        size_t len = strlen(line);
+        if (len && line[len - 1] == '\n') line[--len] = 0;
+        else if (!feof(f)) { fprintf(stderr, "train_order: %s%s: line too long\n", l->path, where); goto done; }
+        if (len && line[len - 1] == '\r') line[--len] = 0;
+        if (lineno > MAX_LINES) { fprintf(stderr, "train_order: %s: more than %d lines\n", l->path, MAX_LINES); goto done; }
+        if (lineno == 1) {
+            has_len = strcmp(line, CSV_HEADER) != 0;
+            if (has_len && (strncmp(line, CSV_HEADER, sizeof CSV_HEADER - 1) != 0 ||
+                            strcmp(line + sizeof CSV_HEADER - 1, ",train_len") != 0)) {
+                fprintf(stderr, "train_order: %s line 1: not a report.csv header\n  expected: %s,train_len\n",
+                        l->path, CSV_HEADER);
+                goto done;
+            }
+            continue;
+        }
+        char *field[12];
+        int nf = 0;
+        for (char *p = line;; p++) {
+            if (nf == 12) break;
+            field[nf++] = p;
+            p = strchr(p, ',');
+            if (!p) break;
+            *p = 0;
+        }
+        double v[8];
+        if (nf != 10 + has_len) {
+            fprintf(stderr, "train_order: %s%s: %d fields, expected %d\n", l->path, where, nf, 10 + has_len);
+            goto done;
+        }
+        for (int i = 0; i < 7 + has_len; i++)
+            if (!number(field[3 + i], &v[i])) {
+                fprintf(stderr, "train_order: %s%s: field %d '%s' is not a number\n", l->path, where, 4 + i, field[3 + i]);
+                goto done;
+            }
+        if (has_len) {
+            if (!(v[7] >= 1 && v[7] <= 1000 && v[7] == floor(v[7])) || (*train_len >= 0 && *train_len != (int)v[7])) {
+                fprintf(stderr, "train_order: %s%s: train_len is not an integer in 1..1000 or differs from the first "
+                                "line's\n", l->path, where);
+                goto done;
+            }
+            *train_len = (int)v[7];
+        }
+        if (add_point(l, where, field[0], field[1], field[2], v[0], v[1], v[2], v[3], v[4], v[5], v[6])) goto done;
+    }
+    if (ferror(f)) { fprintf(stderr, "train_order: cannot read %s: %s\n", l->path, strerror(errno)); goto done; }
+    if (lineno == 0) { fprintf(stderr, "train_order: %s: empty file (no report.csv header)\n", l->path); goto done; }
+    if (*train_len < 0) *train_len = 0; /* a report.csv without the column: training length unknown */
+    rc = 0;
+done:
+    fclose(f);
+    return rc;
+}
+
+/* A JSON number, or NaN for null; false when neither. */
+static bool json_num(const cJSON *o, const char *key, double *v)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (cJSON_IsNumber(x)) { *v = x->valuedouble; return true; }
+    if (cJSON_IsNull(x)) { *v = NAN; return true; }
+    return false;
+}
+
+static char *read_all(const char *path, long *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) { fprintf(stderr, "train_order: cannot read %s: %s\n", path, strerror(errno)); return NULL; }
+    char *buf = NULL;
+    if (fseek(f, 0, SEEK_END) == 0 && (*size = ftell(f)) >= 0 && *size <= MAX_JSON_BYTES && fseek(f, 0, SEEK_SET) == 0)
+        buf = malloc((size_t)*size + 1);
+    if (!buf || fread(buf, 1, (size_t)*size, f) != (size_t)*size) {
+        fprintf(stderr, "train_order: cannot read %s: %s\n", path, buf ? "read error" : "too large or unreadable");
+        free(buf);
+        fclose(f);
+        return NULL;
+    }
+    buf[*size] = 0;
+    fclose(f);
+    return buf;
+}
+
+static int load_json(loader *l, int *train_len)
+{
+    long size;
+    char *text = read_all(l->path, &size);
+    if (!text) return -1;
+    cJSON *root = cJSON_ParseWithLength(text, (size_t)size);
+    free(text);
+    int rc = -1;
+    double tl;
+    const cJSON *runs = cJSON_GetObjectItemCaseSensitive(root, "runs"), *run;
+    const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(root, "config");
+    if (!root) { fprintf(stderr, "train_order: %s: not valid JSON\n", l->path); return -1; }
+    if (!cJSON_IsArray(runs) || !json_num(cfg, "train_len", &tl) || !(tl >= 1 && tl <= 1000 && tl == floor(tl))) {
+        fprintf(stderr, "train_order: %s: not a report.json (needs \"runs\": [...] and \"config\": {\"train_len\": "
+                        "1..1000})\n", l->path);
+        goto done;
+    }
+    *train_len = (int)tl;
+    int i = 0;
+    cJSON_ArrayForEach(run, runs) {
+        char where[48];
+        snprintf(where, sizeof where, " runs[%d]", i++);
+        const cJSON *t = cJSON_GetObjectItemCaseSensitive(run, "task"), *p = cJSON_GetObjectItemCaseSensitive(run, "encoding");
+        const cJSON *e = cJSON_GetObjectItemCaseSensitive(run, "rope_ext"), *rs = cJSON_GetObjectItemCaseSensitive(run, "results"), *x;
+        double seed, steps, loss, secs;
+        if (!cJSON_IsString(t) || !cJSON_IsString(p) || !cJSON_IsString(e) || !cJSON_IsArray(rs) ||
+            !json_num(run, "seed", &seed) || !json_num(run, "steps", &steps) || !json_num(run, "final_loss", &loss) ||
+            !json_num(run, "train_seconds", &secs)) {
+            fprintf(stderr, "train_order: %s%s: needs task, encoding, rope_ext (strings), seed, steps, final_loss, "
+                            "train_seconds (numbers) and results (an array)\n", l->path, where);
+            goto done;
+        }
+        if (cJSON_GetArraySize(rs) == 0) { fprintf(stderr, "train_order: %s%s: no results\n", l->path, where); goto done; }
+        cJSON_ArrayForEach(x, rs) {
+            double n, em, acc;
+            if (!json_num(x, "n", &n) || !json_num(x, "exact_match", &em) || !json_num(x, "token_acc", &acc)) {
+                fprintf(stderr, "train_order: %s%s: a result needs n, exact_match and token_acc\n", l->path, where);
+                goto done;
+            }
+            if (add_point(l, where, t->valuestring, p->valuestring, e->valuestring, seed, steps, loss, secs, n, em, acc))
+                goto done;
+        }
+    }
+    rc = 0;
+done:
+    cJSON_Delete(root);
+    return rc;
+}
+
+int to_report_load(const char *path, to_result **res, int *n_res, int *train_len)
+{
+    loader l = {NULL, 0, 0, path};
+    size_t len = strlen(path);
+    bool json = len >= 5 && strcmp(path + len - 5, ".json") == 0;
+    int rc = json ? load_json(&l, train_len) : load_csv(&l, train_len);
+    if (rc == 0 && l.n == 0) { fprintf(stderr, "train_order: %s: no results\n", path); rc = -1; }
+    if (rc) { free(l.res); l.res = NULL; l.n = 0; }
+    *res = l.res;
+    *n_res = l.n;
+    return rc;
+}
+
+/* ------------------------------------------------------------------ comparing two reports */
+
+static const to_row *find_row(const to_table *t, const to_row *like)
+{
+    for (int k = 0; k < t->n_rows; k++)
+        if (t->rows[k].task == like->task && t->rows[k].pos == like->pos && t->rows[k].ext == like->ext)
+            return &t->rows[k];
+    return NULL;
+}
+
+/* "0.102 [0.000, 0.363]    1/6", "0.610 (1 seed)    1/1", "-": one report's side of a line. */
+static void cell_text(const to_stat *s, bool exact, char *buf, size_t cap)
+{
+    char kn[24] = "";
+    if (exact && s->n > 0) snprintf(kn, sizeof kn, "%d/%d", s->k, s->n);
+    if (s->n == 0) snprintf(buf, cap, "-");
+    else if (s->n == 1) snprintf(buf, cap, "%.3f %-14s %6s", s->mean, "(1 seed)", kn);
+    else snprintf(buf, cap, "%.3f [%.3f, %.3f] %6s", s->mean, s->lo, s->hi, kn);
+}
+
+/* Prints every cell of the union of the rows of a and b for one metric; counts the cells whose intervals do not
+ * overlap. */
+static int compare_metric(const to_table *a, const to_table *b, bool exact, FILE *out)
+{
+    int differ = 0;
+    fprintf(out, "\n%s\n%-8s %-18s %6s  %-29s  %-29s  %s\n", exact ? "exact match (k/N: seeds >= 0.5)" : "token accuracy",
+            "task", "encoding", "n", "A mean [95% t interval]", "B mean [95% t interval]", "intervals overlap");
+    for (int pass = 0; pass < 2; pass++) {
+        const to_table *t = pass ? b : a, *o = pass ? a : b;
+        for (int k = 0; k < t->n_rows; k++) {
+            const to_row *r = &t->rows[k], *ro = find_row(o, r);
+            if (pass && ro) continue; /* printed in the first pass */
+            const to_row *ra = pass ? ro : r, *rb = pass ? r : ro;
+            int task = r->task, lens[2 * TO_MAX_TABLE_LENS], nl = 0;
+            for (int j = 0; j < a->n_lens[task]; j++) lens[nl++] = a->lens[task][j];
+            for (int j = 0; j < b->n_lens[task]; j++) {
+                int q = 0;
+                while (q < a->n_lens[task] && a->lens[task][q] != b->lens[task][j]) q++;
+                if (q == a->n_lens[task]) lens[nl++] = b->lens[task][j];
+            }
+            for (int j = 0; j < nl; j++) {
+                to_stat sa = {0, 0, NAN, NAN, NAN, NAN, NAN, NAN}, sb = sa;
+                if (ra) to_table_cell(a, ra, lens[j], exact, &sa, NULL);
+                if (rb) to_table_cell(b, rb, lens[j], exact, &sb, NULL);
+                if (sa.n == 0 && sb.n == 0) continue;
+                char ta[64], tb[64], label[64];
+                cell_text(&sa, exact, ta, sizeof ta);
+                cell_text(&sb, exact, tb, sizeof tb);
+                const char *ov;
+                if (sa.n < 2 || sb.n < 2) ov = sa.n && sb.n ? "n/a (needs 2 seeds each)" : "n/a (one report only)";
+                else if (sa.hi < sb.lo || sb.hi < sa.lo) { ov = "NO"; differ++; }
+                else ov = "yes";
+                fprintf(out, "%-8s %-18s %6d  %-29s  %-29s  %s\n", rg_task_name(r->task),
+                        to_row_label(r, label, sizeof label), lens[j], ta, tb, ov);
+            }
+        }
+    }
+    return differ;
+}
+
+int to_compare(const char *report_a, const char *report_b, FILE *out)
+{
+    to_result *ra = NULL, *rb = NULL;
+    int na, nb, la, lb, rc = -1;
+    to_table ta, tb;
+    if (to_report_load(report_a, &ra, &na, &la)) return -1;
+    if (to_report_load(report_b, &rb, &nb, &lb)) { free(ra); return -1; }
+    if (to_table_build(&ta, ra, na, la) == 0) {
+        if (to_table_build(&tb, rb, nb, lb) == 0) {
+            char sa[16] = "unknown", sb[16] = "unknown"; /* 0: a report.csv without the train_len column */
+            if (la > 0) snprintf(sa, sizeof sa, "%d", la);
+            if (lb > 0) snprintf(sb, sizeof sb, "%d", lb);
+            fprintf(out, "A: %s (%d runs, training length %s)\nB: %s (%d runs, training length %s)\n", report_a, na, sa,
+                    report_b, nb, sb);
+            if (la != lb) fprintf(out, "warning: the training lengths differ\n");
+            fprintf(out, "Cells: mean [95%% Student t interval of the seed mean]; overlap: whether the two intervals "
+                         "intersect (non-overlap is a strong sign of a difference; overlap does not prove equality)\n");
+            int de = compare_metric(&ta, &tb, true, out);
+            int dt = compare_metric(&ta, &tb, false, out);
+            fprintf(out, "\n%d exact-match and %d token-accuracy cells whose intervals do not overlap\n", de, dt);
+            rc = 0;
+            to_table_free(&tb);
+        }
+        to_table_free(&ta);
+    }
+    if (rc == 0 && (fflush(out) != 0 || ferror(out))) {
+        fprintf(stderr, "train_order: cannot write the comparison: %s\n", strerror(errno ? errno : EIO));
+        rc = -1;
+    }
+    free(ra);
+    free(rb);
+    return rc;
+}

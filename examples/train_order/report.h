@@ -1,0 +1,139 @@
+/* report.h: the extrapolation report of examples/train_order: statistics over seeds (stats.c), the written report
+ * (report.c: report.md, report.csv, report.json), the plots (plot.c: gnuplot, started with fork/exec and an
+ * argument vector, never a shell), and reading reports back to re-plot or compare them (compare.c).
+ *
+ * Every file is written to <name>.tmp.<pid> and renamed into place only after every write, fflush, fsync and
+ * fclose succeeded, so a full disk leaves the previous file (or none), never a half one; the error names the file. */
+#ifndef TO_REPORT_H
+#define TO_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "train_order.h"
+
+/* ------------------------------------------------------------------ entry points */
+
+/* What the report says about the invocation that produced it. */
+typedef struct {
+    double wall_seconds;
+    const char *command;       /* the command line, as typed */
+    bool partial;              /* written while runs are still going: the report says so */
+    int runs_done, runs_total; /* shown for a partial report (0, 0: not shown) */
+} to_report_meta;
+
+/* Writes report.md, report.csv, report.json and the plots (extrapolation.svg: per task the exact-match and
+ * token-accuracy heatmaps; curves_<task>.svg; loss_<task>.svg from <o->out>/runs/<task>-<pos>-seed<S>/train.csv
+ * where those logs exist) into o->out. Returns 0, or -1 with a message on stderr naming the file that could not be
+ * written (a missing gnuplot is a warning, not an error: the data and scripts are still written). */
+int to_report(const to_options *o, const to_result *res, int n_res, const to_report_meta *meta);
+
+/* Re-draws the plots of a report from its report.csv (validated as user input: header, names, ranges, duplicates)
+ * into out_dir (which must exist), without retraining. Loss curves are drawn from the runs' logs under
+ * <folder of report_csv>/runs/ when present. Returns 0, or -1 with a message naming the file and line. */
+int to_replot(const char *report_csv, const char *out_dir);
+
+/* Compares two reports (each a report.csv or a report.json, by the name's ending) cell by cell: for every (task,
+ * encoding, RoPE extension, n) in either, both exact-match means with their 95% t intervals and k/N seeds, and
+ * whether the intervals overlap; then the same for token accuracy. Prints the table to out. Returns 0, or -1 with a
+ * message on stderr (a file that cannot be read or validated, or a failed write to out). */
+int to_compare(const char *report_a, const char *report_b, FILE *out);
+
+/* ------------------------------------------------------------------ statistics over seeds (stats.c) */
+
+#define TO_CI_LEVEL 0.95      /* the intervals' confidence level */
+#define TO_PASS_EXACT 0.5     /* a seed "reaches" a cell when its exact match is >= this */
+#define TO_BOOT_REPS 10000    /* bootstrap resamples */
+
+/* One cell over seeds: the finite values among the seeds' (NaN = not evaluated). */
+typedef struct {
+    int n;                     /* seeds with a finite value */
+    int k;                     /* of those, seeds with value >= TO_PASS_EXACT */
+    double mean, sd;           /* sd: sample standard deviation (n - 1); NaN when n < 2; mean NaN when n = 0 */
+    double lo, hi;             /* 95% Student t interval mean -+ t(0.975, n-1) sd / sqrt(n), clipped to [0, 1];
+                                  NaN when n < 2 */
+    double boot_lo, boot_hi;   /* 95% percentile bootstrap interval of the mean (TO_BOOT_REPS resamples, seeded);
+                                  NaN when n < 2 */
+} to_stat;
+
+/* P(T <= t) for Student's t with df >= 1 degrees of freedom, through the regularized incomplete beta function
+ * I_x(df/2, 1/2) with x = df / (df + t^2) (Abramowitz & Stegun 26.7.1, 26.5.8 continued fraction). */
+double to_t_cdf(double t, int df);
+/* The p-quantile (0 < p < 1) of Student's t with df >= 1, by bisection on to_t_cdf (|error| < 1e-10). */
+double to_t_quantile(double p, int df);
+/* Percentile bootstrap interval (level in (0, 1)) of the mean of v[0..n), n >= 2, reps resamples drawn with
+ * rg_rng seeded (seed, 0x5eed): the same inputs and seed give the same interval. Percentiles interpolate linearly
+ * between order statistics (R's type 7). */
+void to_bootstrap_ci(const double *v, int n, int reps, uint64_t seed, double level, double *lo, double *hi);
+/* All of to_stat for v[0..n) (non-finite values skipped); boot_seed seeds the bootstrap. */
+void to_stat_compute(const double *v, int n, uint64_t boot_seed, to_stat *s);
+/* A bootstrap seed for one cell, from its identity (so that it does not depend on the order of the report). */
+uint64_t to_cell_seed(rg_task task, rg_pos_kind pos, rg_rope_ext ext, int n, bool exact);
+
+/* ------------------------------------------------------------------ the table of a report (report.c) */
+
+#define TO_MAX_TABLE_LENS 64   /* distinct test lengths per task in one report */
+
+/* One row of the report: a (task, encoding, RoPE extension) and the indices of its runs (one per seed). */
+typedef struct {
+    rg_task task;
+    rg_pos_kind pos;
+    rg_rope_ext ext;
+    int n_runs;
+    int *runs;
+} to_row;
+
+typedef struct {
+    const to_result *res;
+    int n_res;
+    to_row *rows;              /* ordered by task, encoding, extension (none first) */
+    int n_rows;
+    int lens[RG_TASK_COUNT][TO_MAX_TABLE_LENS]; /* per task the union of the runs' test lengths, ascending */
+    int n_lens[RG_TASK_COUNT];
+    int train_len;
+} to_table;
+
+/* Groups res into rows. Returns 0, or -1 with a message (out of memory, more than TO_MAX_TABLE_LENS lengths). */
+int to_table_build(to_table *t, const to_result *res, int n_res, int train_len);
+void to_table_free(to_table *t);
+/* The statistics of row r at test length n for exact match (exact) or token accuracy; if values is not NULL it
+ * gets the per-run values (NaN where the run has no such length), r->n_runs of them. */
+void to_table_cell(const to_table *t, const to_row *r, int n, bool exact, to_stat *s, double *values);
+/* False when the row's mean exact match at the training length is below 0.9 (the model did not learn the task, so
+ * its extrapolation says nothing about the encoding; marked ✗); true when it is not below, or not evaluated. */
+bool to_row_learned(const to_table *t, const to_row *r);
+/* "rope+pi", "alibi": the row's label. */
+const char *to_row_label(const to_row *r, char *buf, size_t cap);
+
+/* ------------------------------------------------------------------ checked output files (report.c) */
+
+typedef struct {
+    FILE *f;
+    char path[TO_PATH + 64];   /* the final name */
+    char tmp[TO_PATH + 96];    /* <path>.tmp.<pid> */
+    int err;                   /* errno of the first failed write, 0 if none */
+} to_out;
+
+/* Opens <dir>/<name>.tmp.<pid> for writing. Returns 0, or -1 with a message naming the file. */
+int to_out_open(to_out *w, const char *dir, const char *name);
+/* printf to the file; a failure is remembered and reported by to_out_close. */
+void to_out_printf(to_out *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* fflush, fsync, fclose, then renames the temporary file to the final name. Returns 0, or -1 with a message
+ * naming the file and the error (the temporary file is removed, an existing file of that name is untouched). */
+int to_out_close(to_out *w);
+/* Closes and removes the temporary file without a message. */
+void to_out_discard(to_out *w);
+
+/* ------------------------------------------------------------------ plots (plot.c) and reading reports (compare.c) */
+
+/* Writes the plots of t into dir (see to_report); runs_dir: the folder holding the runs' logs. 0 or -1. */
+int to_plot(const to_table *t, const char *dir, const char *runs_dir);
+
+/* Loads a report.csv or report.json (by the name's ending) into a malloc'ed array of results (*res, *n_res) and
+ * its training length. Every field is validated (names, 1 <= seed <= 1000000, 1 <= n <= RG_TASK_MAX_N, metrics in
+ * [0, 1] or missing, at most TO_MAX_LENS lengths per run, no duplicate (run, n)). Returns 0, or -1 with a message
+ * naming the file (and line for CSV). */
+int to_report_load(const char *path, to_result **res, int *n_res, int *train_len);
+
+#endif
