@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <math.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -887,6 +889,326 @@ static void test_bad_arguments(void **state)
     rg_model_free(m);
 }
 
+
+/* ---- the corruption and validation cases: one table, one loop. Each mutation edits a copy of the reference
+ * checkpoint with HDF5 (then the copy is sealed again: an edit made on purpose, so that the check under test is
+ * reached, not the digest); the load must fail with the status and a message containing `msg`, and change
+ * nothing. */
+
+/* Replaces (or creates) the scalar attribute obj/name with one of `type` holding *v (in the same type). */
+static void put_attr(hid_t f, const char *obj, const char *name, hid_t type, const void *v)
+{
+    if (H5Aexists_by_name(f, obj, name, H5P_DEFAULT) > 0) assert_true(H5Adelete_by_name(f, obj, name, H5P_DEFAULT) >= 0);
+    hid_t s = H5Screate(H5S_SCALAR);
+    hid_t a = H5Acreate_by_name(f, obj, name, type, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    assert_true(a >= 0);
+    assert_true(H5Awrite(a, type, v) >= 0);
+    H5Aclose(a);
+    H5Sclose(s);
+}
+
+static void put_f64(hid_t f, const char *obj, const char *name, double v) { put_attr(f, obj, name, H5T_NATIVE_DOUBLE, &v); }
+static void put_i64(hid_t f, const char *obj, const char *name, int64_t v) { put_attr(f, obj, name, H5T_NATIVE_INT64, &v); }
+
+/* Sets element `index` of a float dataset to v. */
+static void poke(hid_t f, const char *dset, int index, double v)
+{
+    hid_t d = H5Dopen2(f, dset, H5P_DEFAULT);
+    assert_true(d >= 0);
+    hid_t s = H5Dget_space(d);
+    hssize_t n = H5Sget_simple_extent_npoints(s);
+    double *x = malloc((size_t)n * sizeof *x);
+    assert_true(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, x) >= 0);
+    x[index] = v;
+    assert_true(H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, x) >= 0);
+    free(x);
+    H5Sclose(s);
+    H5Dclose(d);
+}
+
+static void m_nan_weight(hid_t f) { poke(f, "/params/ln_f.weight", 3, NAN); }
+static void m_inf_moment(hid_t f) { poke(f, "/optim/exp_avg/tok_emb.weight", 0, -INFINITY); }
+static void m_negative_v(hid_t f) { poke(f, "/optim/exp_avg_sq/lm_head.weight", 5, -1e-3); }
+static void m_beta1_negative(hid_t f) { put_f64(f, "/optim", "beta1", -0.1); }
+static void m_beta2_one(hid_t f) { put_f64(f, "/optim", "beta2", 1.0); }
+static void m_eps_negative(hid_t f) { put_f64(f, "/optim", "eps", -1e-8); }
+static void m_wd_nan(hid_t f) { put_f64(f, "/optim", "weight_decay", NAN); }
+static void m_lr_negative(hid_t f) { put_f64(f, "/optim", "lr_peak", -3e-3); }
+static void m_min_frac(hid_t f) { put_f64(f, "/optim", "lr_min_frac", 1.5); }
+static void m_step_negative(hid_t f) { put_i64(f, "/", "step", -1); }
+static void m_optim_step_huge(hid_t f) { put_i64(f, "/optim", "step", (int64_t)1 << 40); }
+static void m_lr_total_wraps(hid_t f) { put_i64(f, "/optim", "lr_total", ((int64_t)1 << 32) + 55); }
+static void m_lr_step_negative(hid_t f) { put_i64(f, "/optim", "lr_step", -5); }
+static void m_no_rng(hid_t f) { assert_true(H5Ldelete(f, "/rng", H5P_DEFAULT) >= 0); }
+static void m_no_run(hid_t f) { assert_true(H5Ldelete(f, "/run", H5P_DEFAULT) >= 0); }
+static void m_rng_shape(hid_t f)
+{
+    hsize_t d[1] = {3};
+    put_dataset(f, "/rng/data", H5T_STD_U64LE, 1, d);
+}
+static void m_rng_dtype(hid_t f)
+{
+    hsize_t d[1] = {2};
+    put_dataset(f, "/rng/positions", H5T_IEEE_F64LE, 1, d);
+}
+static void m_no_has_adamw(hid_t f) { assert_true(H5Adelete_by_name(f, "optim", "has_adamw", H5P_DEFAULT) >= 0); }
+static void m_d_ff_float(hid_t f) { put_f64(f, "/config", "d_ff", 32.0); }
+static void m_n_heads_zero(hid_t f) { put_i64(f, "/config", "n_heads", 0); }
+static void m_seed_negative(hid_t f) { put_i64(f, "/config", "seed", -3); }
+static void m_L_train_huge(hid_t f) { put_i64(f, "/config", "L_train", (int64_t)1 << 31); }
+static void m_run_attr_compound(hid_t f)
+{
+    hsize_t two = 2;
+    hid_t s = H5Screate_simple(1, &two, NULL);
+    hid_t a = H5Acreate_by_name(f, "/run", "pair", H5T_STD_I32LE, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    int32_t v[2] = {1, 2};
+    H5Awrite(a, H5T_NATIVE_INT32, v);
+    H5Aclose(a);
+    H5Sclose(s);
+}
+
+static const struct {
+    const char *name;
+    void (*mutate)(hid_t f);
+    bool optim_only; /* only a load with an optimizer reads it */
+    rg_status code;
+    const char *msg;
+} CORRUPTIONS[] = {
+    {"NaN weight", m_nan_weight, false, RG_ERR_FORMAT, "dataset /params/ln_f.weight holds nan at index 3"},
+    {"-inf moment", m_inf_moment, true, RG_ERR_FORMAT, "/optim/exp_avg/tok_emb.weight holds -inf at index 0"},
+    {"negative exp_avg_sq", m_negative_v, true, RG_ERR_FORMAT, "expected finite and >= 0"},
+    {"beta1 < 0", m_beta1_negative, false, RG_ERR_FORMAT, "attribute 'beta1' on /optim = -0.1 is outside"},
+    {"beta2 = 1", m_beta2_one, false, RG_ERR_FORMAT, "attribute 'beta2' on /optim = 1 is outside"},
+    {"eps < 0", m_eps_negative, false, RG_ERR_FORMAT, "'eps' on /optim = -1e-08"},
+    {"weight_decay NaN", m_wd_nan, false, RG_ERR_FORMAT, "'weight_decay' on /optim = nan"},
+    {"lr_peak < 0", m_lr_negative, false, RG_ERR_FORMAT, "'lr_peak' on /optim = -0.003"},
+    {"lr_min_frac > 1", m_min_frac, false, RG_ERR_FORMAT, "'lr_min_frac' on /optim = 1.5"},
+    {"step -1", m_step_negative, false, RG_ERR_FORMAT, "attribute 'step' on / = -1 is outside 0..2147483647"},
+    {"optimizer step 2^40", m_optim_step_huge, false, RG_ERR_FORMAT, "'step' on /optim = 1099511627776"},
+    {"lr_total 2^32+55", m_lr_total_wraps, false, RG_ERR_FORMAT, "'lr_total' on /optim = 4294967351 is outside"},
+    {"lr_step -5", m_lr_step_negative, false, RG_ERR_FORMAT, "'lr_step' on /optim = -5"},
+    {"no /rng", m_no_rng, false, RG_ERR_FORMAT, "missing group /rng"},
+    {"no /run", m_no_run, false, RG_ERR_FORMAT, "missing group /run"},
+    {"/rng/data [3]", m_rng_shape, false, RG_ERR_SHAPE, "dataset /rng/data has shape [3], expected [2]"},
+    {"/rng/positions float64", m_rng_dtype, false, RG_ERR_FORMAT, "/rng/positions has dtype float64, expected uint64"},
+    {"no has_adamw", m_no_has_adamw, false, RG_ERR_FORMAT, "missing attribute 'has_adamw' on /optim"},
+    {"d_ff float", m_d_ff_float, false, RG_ERR_FORMAT, "attribute 'd_ff' on /config is float64, expected an integer"},
+    {"n_heads 0", m_n_heads_zero, false, RG_ERR_FORMAT, "/config: "},
+    {"seed < 0", m_seed_negative, false, RG_ERR_FORMAT, "attribute 'seed' on /config = -3 is negative"},
+    {"L_train 2^31", m_L_train_huge, false, RG_ERR_FORMAT, "'L_train' on /config = 2147483648 is outside"},
+    {"/run attribute of 2 values", m_run_attr_compound, false, RG_ERR_FORMAT, "/run: attribute 'pair'"},
+};
+
+static void test_corruption_table(void **state)
+{
+    char ref[256], p[256];
+    save_reference(ref, sizeof ref, "table_ref.h5");
+    for (size_t i = 0; i < sizeof CORRUPTIONS / sizeof CORRUPTIONS[0]; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "case_%zu.h5", i);
+        hid_t f = open_copy(ref, p, sizeof p, name);
+        CORRUPTIONS[i].mutate(f);
+        close_edit(f, p);
+        print_message("  %-28s -> %s\n", CORRUPTIONS[i].name, CORRUPTIONS[i].msg);
+        expect_load_error_opt(p, CORRUPTIONS[i].code, CORRUPTIONS[i].msg, NULL, CORRUPTIONS[i].optim_only);
+    }
+}
+
+/* An edit without resealing is refused by the digest; a file without the digest block still loads (probe). */
+static void test_digest(void **state)
+{
+    char ref[256], p[256];
+    save_reference(ref, sizeof ref, "dig_ref.h5");
+    hid_t f = open_copy(ref, p, sizeof p, "dig_edit.h5");
+    put_f64(f, "/optim", "lr_peak", 1e-3); /* a valid value: only the digest can tell */
+    H5Fclose(f);
+    expect_load_error(p, RG_ERR_FORMAT, "digest block records", "edited after saving");
+    assert_int_equal(rg_checkpoint_seal(p), RG_OK);
+    rg_model *m = new_model(4);
+    rg_run_state rs;
+    assert_int_equal(rg_checkpoint_load(p, m, NULL, &rs), RG_OK);
+    assert_true(rs.lr.peak == 1e-3);
+    /* the bytes after the block alone: an HDF5 file without digest (h5repack's output) */
+    FILE *a = fopen(ref, "rb");
+    path_in(p, sizeof p, "dig_bare.h5");
+    FILE *b = fopen(p, "wb");
+    char buf[4096];
+    size_t n;
+    assert_int_equal(fseek(a, 512, SEEK_SET), 0);
+    while ((n = fread(buf, 1, sizeof buf, a)) > 0) fwrite(buf, 1, n, b);
+    fclose(a);
+    fclose(b);
+    assert_int_equal(rg_checkpoint_load(p, m, NULL, NULL), RG_OK);
+    rg_model *want = new_model(1);
+    snapshot s = snap(want, NULL);
+    assert_same(&s, m, NULL, "file without digest block");
+    /* a damaged digest block, a truncated sealed file */
+    copy_file(ref, p);
+    FILE *c = fopen(p, "r+b");
+    fseek(c, 3, SEEK_SET);
+    fputc('X', c);
+    fclose(c);
+    expect_load_error(p, RG_ERR_FORMAT, "user block is not a ropegrad digest block", NULL);
+    snap_free(&s);
+    rg_model_free(want);
+    rg_model_free(m);
+}
+
+/* Strings as h5py writes them (variable-length UTF-8), non-ASCII text, and strings longer than 127 characters. */
+static void put_vlen_str(hid_t f, const char *obj, const char *name, const char *v)
+{
+    if (H5Aexists_by_name(f, obj, name, H5P_DEFAULT) > 0) H5Adelete_by_name(f, obj, name, H5P_DEFAULT);
+    hid_t t = H5Tcopy(H5T_C_S1);
+    H5Tset_size(t, H5T_VARIABLE);
+    H5Tset_cset(t, H5T_CSET_UTF8);
+    hid_t s = H5Screate(H5S_SCALAR);
+    hid_t a = H5Acreate_by_name(f, obj, name, t, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    assert_true(a >= 0);
+    assert_true(H5Awrite(a, t, &v) >= 0);
+    H5Aclose(a);
+    H5Sclose(s);
+    H5Tclose(t);
+}
+
+static void test_strings(void **state)
+{
+    char ref[256], p[256];
+    save_reference(ref, sizeof ref, "str_ref.h5");
+    char long_str[600];
+    memset(long_str, 'q', sizeof long_str - 1);
+    long_str[sizeof long_str - 1] = 0;
+    hid_t f = open_copy(ref, p, sizeof p, "str.h5");
+    put_vlen_str(f, "/config", "pos_encoding", "none");
+    put_vlen_str(f, "/config", "task", "sort");
+    put_vlen_str(f, "/run", "note", "\xce\xb1-rope \xe2\x9c\x93"); /* "α-rope ✓" */
+    put_vlen_str(f, "/run", "long", long_str);
+    close_edit(f, p);
+    rg_model *m = new_model(4);
+    rg_run_state rs;
+    if (rg_checkpoint_load(p, m, NULL, &rs) != RG_OK) fail_msg("load: %s", rg_last_error());
+    assert_string_equal(rs.task, "sort");
+    assert_string_equal(rg_run_state_attr(&rs, "note")->s, "\xce\xb1-rope \xe2\x9c\x93");
+    assert_string_equal(rg_run_state_attr(&rs, "long")->s, long_str);
+    /* written back (UTF-8 and long, fixed length) and read again */
+    path_in(p, sizeof p, "str2.h5");
+    assert_int_equal(rg_checkpoint_save(p, m, NULL, &rs), RG_OK);
+    rg_run_state rs2;
+    assert_int_equal(rg_checkpoint_load(p, m, NULL, &rs2), RG_OK);
+    assert_string_equal(rg_run_state_attr(&rs2, "note")->s, "\xce\xb1-rope \xe2\x9c\x93");
+    assert_string_equal(rg_run_state_attr(&rs2, "long")->s, long_str);
+    /* too long for the run state, and invalid UTF-8: clear errors */
+    char *huge = malloc(RG_CKPT_STR_LEN + 10);
+    memset(huge, 'z', RG_CKPT_STR_LEN + 9);
+    huge[RG_CKPT_STR_LEN + 9] = 0;
+    f = open_copy(ref, p, sizeof p, "str3.h5");
+    put_vlen_str(f, "/run", "huge", huge);
+    close_edit(f, p);
+    expect_load_error(p, RG_ERR_FORMAT, "attribute 'huge' on /run has 1033 characters, at most 1023 fit", NULL);
+    free(huge);
+    f = open_copy(ref, p, sizeof p, "str4.h5");
+    put_vlen_str(f, "/run", "bad", "\xff\xfe");
+    close_edit(f, p);
+    expect_load_error(p, RG_ERR_FORMAT, "attribute 'bad' on /run is not valid UTF-8", NULL);
+    rg_model_free(m);
+}
+
+/* Typed access to run attributes: missing and wrongly typed are errors, never defaults. */
+static void test_run_state_getters(void **state)
+{
+    rg_run_state rs;
+    rg_run_state_init(&rs);
+    assert_int_equal(rg_run_state_set_int(&rs, "batch", 32), RG_OK);
+    assert_int_equal(rg_run_state_set_str(&rs, "mode", "x"), RG_OK);
+    int64_t v = -7;
+    assert_int_equal(rg_run_state_get_int(&rs, "batch", 1, 4096, &v), RG_OK);
+    assert_int_equal(v, 32);
+    assert_int_equal(rg_run_state_get_int(&rs, "batch", 64, 4096, &v), RG_ERR_FORMAT);
+    assert_contains(rg_last_error(), "'batch' = 32 is outside 64..4096");
+    assert_int_equal(rg_run_state_get_int(&rs, "micro_batches", 1, 64, &v), RG_ERR_FORMAT);
+    assert_contains(rg_last_error(), "run attribute 'micro_batches' is missing");
+    assert_int_equal(rg_run_state_get_int(&rs, "mode", 1, 64, &v), RG_ERR_FORMAT);
+    assert_contains(rg_last_error(), "'mode' is a string, expected an integer");
+    assert_int_equal(v, 32);
+    double d;
+    assert_int_equal(rg_run_state_get_double(&rs, "batch", 0, 1, &d), RG_ERR_FORMAT);
+    const char *s;
+    assert_int_equal(rg_run_state_get_str(&rs, "mode", &s), RG_OK);
+    assert_string_equal(s, "x");
+    rg_rng *r;
+    assert_int_equal(rg_run_state_get_rng(&rs, "positions", &r), RG_ERR_FORMAT);
+    assert_contains(rg_last_error(), "no RNG 'positions'");
+    assert_null(r);
+}
+
+/* A full disk during a save (RLIMIT_FSIZE in a child, SIGXFSZ ignored: write() fails with EFBIG): the right
+ * message, the old checkpoint intact, no temporary file left, and a normal exit (HDF5's cleanup at exit used to
+ * crash on the file the error path left open). */
+static void test_disk_full(void **state)
+{
+    char ref[256];
+    save_reference(ref, sizeof ref, "full.h5");
+    struct stat st0;
+    assert_int_equal(stat(ref, &st0), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        signal(SIGSEGV, SIG_DFL);
+        signal(SIGXFSZ, SIG_IGN);
+        struct rlimit lim = {16384, 16384}; /* a checkpoint is larger */
+        setrlimit(RLIMIT_FSIZE, &lim);
+        rg_model *m = new_model(77);
+        rg_status s = rg_checkpoint_save(ref, m, NULL, NULL);
+        int code = s == RG_ERR_IO && strstr(rg_last_error(), "File too large") && strstr(rg_last_error(), ref) ? 0 : 3;
+        if (code) fprintf(stderr, "disk-full save: status %d: %s\n", (int)s, rg_last_error());
+        rg_model_free(m);
+        exit(code); /* atexit handlers included: HDF5's own cleanup runs */
+    }
+    int wst;
+    assert_int_equal(waitpid(pid, &wst, 0), pid);
+    if (WIFSIGNALED(wst)) fail_msg("the saving process died of signal %d", WTERMSIG(wst));
+    assert_int_equal(WEXITSTATUS(wst), 0);
+    assert_int_equal(count_temp_files(), 0);
+    rg_model *m = new_model(3);
+    assert_int_equal(rg_checkpoint_load(ref, m, NULL, NULL), RG_OK);
+    rg_model *want = new_model(1);
+    snapshot s = snap(want, NULL);
+    assert_same(&s, m, NULL, "old checkpoint after a disk-full save");
+    snap_free(&s);
+    rg_model_free(want);
+    rg_model_free(m);
+}
+
+/* Temporary files of killed saves: those of dead processes are removed at the next save, others stay. */
+static void test_stale_temp_files(void **state)
+{
+    char p[256], dead[300], live[300], other[300];
+    path_in(p, sizeof p, "stale.h5");
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) _exit(0);
+    waitpid(pid, NULL, 0); /* pid is now a dead process */
+    snprintf(dead, sizeof dead, "%s.tmp.%ld", p, (long)pid);
+    snprintf(live, sizeof live, "%s.tmp.%ld", p, (long)getppid());
+    snprintf(other, sizeof other, "%s.tmp.abc", p);
+    const char *files[] = {dead, live, other};
+    for (int i = 0; i < 3; i++) {
+        FILE *f = fopen(files[i], "w");
+        assert_non_null(f);
+        fputs("partial", f);
+        fclose(f);
+    }
+    rg_model *m = new_model(1);
+    assert_int_equal(rg_checkpoint_save(p, m, NULL, NULL), RG_OK);
+    assert_false(file_exists(dead));
+    assert_true(file_exists(live));
+    assert_true(file_exists(other));
+    unlink(live);
+    unlink(other);
+    rg_model_free(m);
+}
+
 /* ---- every position encoding: checkpoint -> read_config -> rg_model_new -> load gives bitwise-equal logits.
  * Also writes <dir>/export_<name>.h5 (the checkpoint) and <dir>/export_<name>_logits.h5 (/tokens int32 [B, T],
  * /logits float32 [B, T, V] from the C forward) for tools/ckpt_to_torch.py --logits; <dir> is
@@ -1023,6 +1345,12 @@ int main(void)
         cmocka_unit_test(test_locked_file),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_every_encoding_reloads),
+        cmocka_unit_test(test_corruption_table),
+        cmocka_unit_test(test_digest),
+        cmocka_unit_test(test_strings),
+        cmocka_unit_test(test_run_state_getters),
+        cmocka_unit_test(test_disk_full),
+        cmocka_unit_test(test_stale_temp_files),
     };
     return cmocka_run_group_tests_name("checkpoint", tests, setup, teardown);
 }

@@ -104,7 +104,8 @@ rg_status rg_h5_open_image(const rg_h5_src *src, const unsigned char *buf, size_
     }
     static unsigned long counter;
     char name[64];
-    snprintf(name, sizeof name, "rg_image_%lu", counter++);
+    /* a name that cannot exist as a file (the core driver looks it up; nothing on disk may be picked up) */
+    snprintf(name, sizeof name, "/dev/null/rg_image_%lu", counter++);
     hid_t f = H5Fopen(name, H5F_ACC_RDONLY, fapl);
     char detail[256];
     if (f < 0) rg_h5_detail(detail, sizeof detail);
@@ -122,7 +123,7 @@ hid_t rg_h5_create_memory(hid_t fcpl)
     if (fapl < 0) return -1;
     static unsigned long counter;
     char name[64];
-    snprintf(name, sizeof name, "rg_new_image_%lu", counter++);
+    snprintf(name, sizeof name, "/dev/null/rg_new_image_%lu", counter++);
     hid_t f = -1;
     if (H5Pset_fapl_core(fapl, 1 << 20, 0) >= 0 && H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG) >= 0)
         f = H5Fcreate(name, H5F_ACC_TRUNC, fcpl, fapl);
