@@ -455,7 +455,7 @@ static rg_status read_params(const rg_h5_src *src, hid_t loc, const char *rel, c
     hid_t g;
     rg_status st = rg_h5_open_group(src, loc, rel, full, &g);
     if (st) return st;
-    rg_h5_names l;
+    rg_h5_names l = {0};
     st = rg_h5_list_links(src, g, full, ps->n + 1, &l);
     for (int i = 0; !st && i < l.n; i++)
         if (!rg_params_find(ps, l.names[i]))
@@ -479,7 +479,7 @@ static rg_status read_rngs(const rg_h5_src *src, hid_t f, rg_run_state *rs)
     hid_t g;
     rg_status st = rg_h5_open_group(src, f, "rng", "/rng", &g);
     if (st) return st;
-    rg_h5_names l;
+    rg_h5_names l = {0};
     st = rg_h5_list_links(src, g, "/rng", RG_CKPT_MAX_RNGS, &l);
     for (int i = 0; !st && i < l.n; i++) {
         const char *name = l.names[i];
@@ -506,7 +506,7 @@ static rg_status read_run_attrs(const rg_h5_src *src, hid_t f, rg_run_state *rs)
     hid_t g;
     rg_status st = rg_h5_open_group(src, f, "run", "/run", &g);
     if (st) return st;
-    rg_h5_names l;
+    rg_h5_names l = {0};
     st = rg_h5_list_attrs(src, g, "/run", RG_CKPT_MAX_ATTRS, &l);
     for (int i = 0; !st && i < l.n; i++) {
         const char *key = l.names[i];
@@ -526,6 +526,37 @@ static rg_status read_run_attrs(const rg_h5_src *src, hid_t f, rg_run_state *rs)
         }
         if (!st) rs->n_attrs++;
     }
+    rg_h5_names_free(&l);
+    H5Gclose(g);
+    return st;
+}
+
+/* The /params datasets against the config, before any model is built from it (a config of 4096 layers must not
+ * allocate 4096 layers to find out): tok_emb.weight is [vocab_size, d_model], and the layers present are exactly
+ * blocks.0 .. blocks.<n_layers - 1> (state_dict names). */
+static rg_status check_params_vs_config(const rg_h5_src *src, hid_t f, const rg_model_config *cfg)
+{
+    hid_t g;
+    rg_status st = rg_h5_open_group(src, f, "params", "/params", &g);
+    if (st) return st;
+    int nd;
+    hsize_t dims[4];
+    st = rg_h5_dataset_shape(src, g, "/params", "tok_emb.weight", REAL_DTYPE, 4, &nd, dims);
+    if (!st && (nd != 2 || dims[0] != (hsize_t)cfg->vocab_size || dims[1] != (hsize_t)cfg->d_model))
+        st = rg_h5_err(src, RG_ERR_FORMAT, "/config says vocab_size %d, d_model %d, but /params/tok_emb.weight is "
+                       "not [%d, %d]", cfg->vocab_size, cfg->d_model, cfg->vocab_size, cfg->d_model);
+    rg_h5_names l = {0};
+    if (!st) st = rg_h5_list_links(src, g, "/params", 1 << 20, &l);
+    long max_layer = -1;
+    for (int i = 0; !st && i < l.n; i++) {
+        char *end;
+        if (strncmp(l.names[i], "blocks.", 7) != 0) continue;
+        long k = strtol(l.names[i] + 7, &end, 10);
+        if (end != l.names[i] + 7 && *end == '.' && k > max_layer) max_layer = k;
+    }
+    if (!st && max_layer + 1 != cfg->n_layers)
+        st = rg_h5_err(src, RG_ERR_FORMAT, "/config says n_layers %d, but /params has the layers of %ld",
+                       cfg->n_layers, max_layer + 1);
     rg_h5_names_free(&l);
     H5Gclose(g);
     return st;
@@ -555,6 +586,7 @@ static rg_status read_state(const rg_h5_src *src, hid_t f, loaded *out)
     if (!st) st = read_fields(src, g, "/config", CONFIG_FIELDS, N_OF(CONFIG_FIELDS), &out->cfg);
     if (!st && rg_model_config_validate(&out->cfg) != RG_OK)
         st = rg_h5_err(src, RG_ERR_FORMAT, "/config: %s", rg_last_error());
+    if (!st) st = check_params_vs_config(src, f, &out->cfg);
     if (!st) st = rg_h5_read_str_buf(src, g, "/config", "rope_layout", layout, sizeof layout);
     if (!st && strcmp(layout, rope_layout_of(out->cfg.pos)) != 0)
         st = rg_h5_err(src, RG_ERR_FORMAT, "/config: rope_layout '%s' does not match pos_encoding '%s' (expected "
