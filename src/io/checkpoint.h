@@ -112,6 +112,9 @@ const rg_run_attr *rg_run_state_attr(const rg_run_state *rs, const char *key);
 rg_status rg_run_state_get_int(const rg_run_state *rs, const char *key, int64_t lo, int64_t hi, int64_t *v);
 rg_status rg_run_state_get_double(const rg_run_state *rs, const char *key, double lo, double hi, double *v);
 rg_status rg_run_state_get_str(const rg_run_state *rs, const char *key, const char **v);
+/* RG_ERR_ARG if rs is not consistent (counts out of range, an empty, too long or duplicate name, a name with '/',
+ * an unknown attribute type, task not NUL-terminated): checked by rg_checkpoint_save before writing. */
+rg_status rg_run_state_check(const rg_run_state *rs);
 /* The RNG `name` into *out, or RG_ERR_FORMAT "run state has no RNG 'positions'" (*out = NULL). */
 rg_status rg_run_state_get_rng(rg_run_state *rs, const char *name, rg_rng **out);
 
