@@ -1025,7 +1025,7 @@ static void test_digest(void **state)
     rg_run_state rs;
     assert_int_equal(rg_checkpoint_load(p, m, NULL, &rs), RG_OK);
     assert_true(rs.lr.peak == 1e-3);
-    /* the bytes after the block alone: an HDF5 file without digest (h5repack's output) */
+    /* the bytes after the block alone: an HDF5 file without digest block, as written before it existed */
     FILE *a = fopen(ref, "rb");
     path_in(p, sizeof p, "dig_bare.h5");
     FILE *b = fopen(p, "wb");

@@ -152,7 +152,7 @@ rg_status rg_checkpoint_read_config(const char *path, rg_model_config *cfg, rg_r
 
 /* Recomputes the digest block of the checkpoint at `path` after an edit made on purpose (h5py, h5repack, ...), so
  * that rg_checkpoint_load accepts it again if it passes validation; a file without a user block (written before
- * digests existed, or rewritten by h5repack) gets one. The file is first read by a probe process (a file that
+ * digests existed, or written by another program) gets one. The file is first read by a probe process (a file that
  * crashes or hangs HDF5 is refused: RG_ERR_FORMAT) and must open as HDF5; it is replaced atomically. Errors as
  * rg_checkpoint_load's file checks and rg_atomic_write's. */
 rg_status rg_checkpoint_seal(const char *path);
