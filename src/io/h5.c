@@ -289,23 +289,32 @@ static rg_status open_attr(const rg_h5_src *src, hid_t loc, const char *obj, con
     return RG_OK;
 }
 
-rg_status rg_h5_read_int(const rg_h5_src *src, hid_t loc, const char *obj, const char *name, int64_t lo, int64_t hi,
-                         int64_t *v)
+/* Reads a scalar integer attribute as 64 bits: *u if its type is unsigned (*is_unsigned), else *x. */
+static rg_status read_integer(const rg_h5_src *src, hid_t loc, const char *obj, const char *name, bool *is_unsigned,
+                              int64_t *x, uint64_t *u)
 {
     hid_t a, t;
     rg_status st = open_attr(src, loc, obj, name, H5T_INTEGER, "an integer", &a, &t);
     if (st) return st;
-    bool is_unsigned = H5Tget_sign(t) == H5T_SGN_NONE;
+    *is_unsigned = H5Tget_sign(t) == H5T_SGN_NONE;
     H5Tclose(t);
+    herr_t r = *is_unsigned ? H5Aread(a, H5T_NATIVE_UINT64, u) : H5Aread(a, H5T_NATIVE_INT64, x);
+    H5Aclose(a);
+    return r < 0 ? rg_h5_err(src, RG_ERR_FORMAT, "cannot read attribute '%s' on %s", name, obj) : RG_OK;
+}
+
+rg_status rg_h5_read_int(const rg_h5_src *src, hid_t loc, const char *obj, const char *name, int64_t lo, int64_t hi,
+                         int64_t *v)
+{
+    bool uns;
     int64_t x = 0;
     uint64_t u = 0;
-    herr_t r = is_unsigned ? H5Aread(a, H5T_NATIVE_UINT64, &u) : H5Aread(a, H5T_NATIVE_INT64, &x);
-    H5Aclose(a);
-    if (r < 0) return rg_h5_err(src, RG_ERR_FORMAT, "cannot read attribute '%s' on %s", name, obj);
-    if (is_unsigned && u > (uint64_t)hi)
+    rg_status st = read_integer(src, loc, obj, name, &uns, &x, &u);
+    if (st) return st;
+    if (uns && u > (uint64_t)INT64_MAX)
         return rg_h5_err(src, RG_ERR_FORMAT, "attribute '%s' on %s = %llu is outside %lld..%lld", name, obj,
                          (unsigned long long)u, (long long)lo, (long long)hi);
-    if (is_unsigned) x = (int64_t)u;
+    if (uns) x = (int64_t)u;
     if (x < lo || x > hi)
         return rg_h5_err(src, RG_ERR_FORMAT, "attribute '%s' on %s = %lld is outside %lld..%lld", name, obj,
                          (long long)x, (long long)lo, (long long)hi);
@@ -315,19 +324,14 @@ rg_status rg_h5_read_int(const rg_h5_src *src, hid_t loc, const char *obj, const
 
 rg_status rg_h5_read_u64(const rg_h5_src *src, hid_t loc, const char *obj, const char *name, uint64_t *v)
 {
-    hid_t a, t;
-    rg_status st = open_attr(src, loc, obj, name, H5T_INTEGER, "an integer", &a, &t);
-    if (st) return st;
-    bool is_unsigned = H5Tget_sign(t) == H5T_SGN_NONE;
-    H5Tclose(t);
+    bool uns;
     int64_t x = 0;
     uint64_t u = 0;
-    herr_t r = is_unsigned ? H5Aread(a, H5T_NATIVE_UINT64, &u) : H5Aread(a, H5T_NATIVE_INT64, &x);
-    H5Aclose(a);
-    if (r < 0) return rg_h5_err(src, RG_ERR_FORMAT, "cannot read attribute '%s' on %s", name, obj);
-    if (!is_unsigned && x < 0)
+    rg_status st = read_integer(src, loc, obj, name, &uns, &x, &u);
+    if (st) return st;
+    if (!uns && x < 0)
         return rg_h5_err(src, RG_ERR_FORMAT, "attribute '%s' on %s = %lld is negative", name, obj, (long long)x);
-    *v = is_unsigned ? u : (uint64_t)x;
+    *v = uns ? u : (uint64_t)x;
     return RG_OK;
 }
 
