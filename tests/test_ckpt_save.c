@@ -1,6 +1,10 @@
 /* test_ckpt_save.c: the atomic save of a checkpoint (src/io/atomic.h): a failure before the rename, kill -9 during
  * saves, a file locked by a writer, a full disk, and the temporary files of killed saves. */
+#define _GNU_SOURCE /* unshare, mount: the tmpfs of test_disk_full_tmpfs */
 #include "ckpt_helpers.h"
+
+#include <sched.h>
+#include <sys/mount.h>
 
 static int g_hook_calls;
 static char g_hook_tmp[512];
@@ -196,6 +200,63 @@ static void test_disk_full(void **state)
     rg_model_free(m);
 }
 
+/* The same on a real full file system: a 96 kB tmpfs mounted in a private mount namespace of a child process (needs
+ * root; skipped with a message otherwise). The first save fits, the second (with the moments) does not: ENOSPC. */
+static int tmpfs_child(const char *dir)
+{
+    if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+        mount("tmpfs", dir, "tmpfs", 0, "size=96k") != 0)
+        return 77;
+    char p[300];
+    snprintf(p, sizeof p, "%s/ck.h5", dir);
+    rg_model *a = new_model(1), *b = new_model(2);
+    rg_adamw opt;
+    new_adamw(&opt, b);
+    if (rg_checkpoint_save(p, a, NULL, NULL) != RG_OK) return 10;
+    rg_status st = rg_checkpoint_save(p, b, &opt, NULL);
+    if (st != RG_ERR_IO || !strstr(rg_last_error(), "(disk full): No space left on device") || !strstr(rg_last_error(), p)) {
+        fprintf(stderr, "tmpfs save: status %d: %s\n", (int)st, rg_last_error());
+        return 11;
+    }
+    if (rg_checkpoint_load(p, b, NULL, NULL) != RG_OK) return 12;
+    for (int i = 0; i < a->params.n; i++)
+        if (memcmp(a->params.items[i]->data, b->params.items[i]->data, (size_t)a->params.items[i]->numel * sizeof(rg_real)))
+            return 13; /* the old checkpoint's values */
+    DIR *d = opendir(dir);
+    int n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) n += e->d_name[0] != '.';
+    if (d) closedir(d);
+    if (n != 1) return 14; /* no temporary file left */
+    rg_adamw_free(&opt);
+    rg_model_free(b);
+    rg_model_free(a);
+    return 0;
+}
+
+static void test_disk_full_tmpfs(void **state)
+{
+    char dir[256];
+    path_in(dir, sizeof dir, "tmpfs");
+    assert_int_equal(mkdir(dir, 0755), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        signal(SIGSEGV, SIG_DFL);
+        exit(tmpfs_child(dir)); /* atexit handlers included */
+    }
+    int wst;
+    assert_int_equal(waitpid(pid, &wst, 0), pid);
+    rmdir(dir);
+    if (WIFSIGNALED(wst)) fail_msg("the saving process died of signal %d", WTERMSIG(wst));
+    if (WEXITSTATUS(wst) == 77) {
+        print_message("skipped: cannot mount a tmpfs here (needs root); test_disk_full covers the same path\n");
+        skip();
+    }
+    assert_int_equal(WEXITSTATUS(wst), 0);
+}
+
 /* Temporary files of killed saves: those of dead processes are removed at the next save, others stay. */
 static void test_stale_temp_files(void **state)
 {
@@ -233,6 +294,7 @@ int main(void)
         cmocka_unit_test(test_kill_during_save),
         cmocka_unit_test(test_locked_file),
         cmocka_unit_test(test_disk_full),
+        cmocka_unit_test(test_disk_full_tmpfs),
         cmocka_unit_test(test_stale_temp_files),
     };
     return cmocka_run_group_tests_name("checkpoint save", tests, setup, teardown);
