@@ -84,7 +84,13 @@ rg_status rg_guard_probe(const rg_h5_src *src, void (*fn)(void *ctx), void *ctx,
     if (pid == 0) {
         /* a crash must end the child (no handler of the caller may resume it), a hang the alarm */
         const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGSYS, SIGALRM};
-        for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) signal(sigs[i], SIG_DFL);
+        sigset_t set;
+        sigemptyset(&set);
+        for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+            signal(sigs[i], SIG_DFL);
+            sigaddset(&set, sigs[i]);
+        }
+        sigprocmask(SIG_UNBLOCK, &set, NULL);
         alarm((unsigned)seconds);
         fn(ctx);
         _exit(0);
