@@ -1,260 +1,7 @@
-/* test_checkpoint.c: HDF5 checkpoints (src/io/checkpoint.h): bit-identical round trip and resume, atomic save,
- * and every kind of bad file rejected with its message while the model stays untouched.
- * All files go into a fresh mkdtemp folder under /tmp, removed at the end. */
-#include "common.h"
-#include "io/checkpoint.h"
-
-#include <dirent.h>
-#include <signal.h>
-#include <hdf5.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
-
-static char g_dir[64];
-
-static void path_in(char *buf, size_t n, const char *name) { snprintf(buf, n, "%s/%s", g_dir, name); }
-
-static rg_model_config small_config(void)
-{
-    rg_model_config c = rg_model_config_default();
-    c.vocab_size = 11;
-    c.d_model = 16;
-    c.n_heads = 2;
-    c.n_layers = 2;
-    c.d_ff = 32;
-    c.max_len = 16;
-    return c;
-}
-
-static rg_model *new_model(uint64_t seed)
-{
-    rg_model_config c = small_config();
-    rg_model *m = NULL;
-    rg_status st = rg_model_new(&c, seed, &m);
-    if (st != RG_OK) fail_msg("rg_model_new: %s", rg_last_error());
-    return m;
-}
-
-static void new_adamw(rg_adamw *opt, rg_model *m)
-{
-    if (rg_adamw_init(opt, &m->params, 0.9, 0.95, 1e-8, 0.1) != RG_OK) fail_msg("rg_adamw_init: %s", rg_last_error());
-}
-
-/* Fills the optimizer moments with distinct values (v >= 0) and a step count. */
-static void fill_moments(rg_adamw *opt, rg_model *m, uint64_t seed)
-{
-    rg_rng r;
-    rg_rng_seed(&r, seed, 3);
-    for (int i = 0; i < m->params.n; i++)
-        for (int64_t j = 0; j < m->params.items[i]->numel; j++) {
-            opt->m[i][j] = (rg_real)rg_rng_normal(&r);
-            opt->v[i][j] = (rg_real)rg_rng_uniform(&r);
-        }
-    opt->step = 17;
-}
-
-static void run_state(rg_run_state *rs)
-{
-    rg_run_state_init(rs);
-    rs->step = 17;
-    snprintf(rs->task, sizeof rs->task, "sort");
-    rs->L_train = 12;
-    rs->seed = 0xfeedfacecafebeefULL;
-    rs->lr = (rg_lr_state){.step = 17, .peak = 3e-3, .warmup = 5, .total = 100, .min_frac = 0.1, .grad_clip = 1.0};
-    rg_rng a, b;
-    rg_rng_seed(&a, 1, 1);
-    rg_rng_seed(&b, 2, 7);
-    for (int i = 0; i < 5; i++) rg_rng_u32(&a);
-    assert_non_null(rg_run_state_add_rng(rs, "data", &a));
-    assert_non_null(rg_run_state_add_rng(rs, "positions", &b));
-    assert_int_equal(rg_run_state_set_int(rs, "batch_size", 32), RG_OK);
-    assert_int_equal(rg_run_state_set_double(rs, "label_smoothing", 0.25), RG_OK);
-    assert_int_equal(rg_run_state_set_str(rs, "git_commit", "88e8183"), RG_OK);
-}
-
-/* A bitwise copy of every parameter (and moment, when opt != NULL) of m. */
-typedef struct {
-    int n;
-    rg_real **p, **m, **v;
-} snapshot;
-
-static snapshot snap(const rg_model *m, const rg_adamw *opt)
-{
-    snapshot s = {m->params.n, calloc((size_t)m->params.n, sizeof(rg_real *)),
-                  calloc((size_t)m->params.n, sizeof(rg_real *)), calloc((size_t)m->params.n, sizeof(rg_real *))};
-    for (int i = 0; i < s.n; i++) {
-        size_t b = (size_t)m->params.items[i]->numel * sizeof(rg_real);
-        s.p[i] = malloc(b);
-        memcpy(s.p[i], m->params.items[i]->data, b);
-        if (opt) {
-            s.m[i] = malloc(b);
-            s.v[i] = malloc(b);
-            memcpy(s.m[i], opt->m[i], b);
-            memcpy(s.v[i], opt->v[i], b);
-        }
-    }
-    return s;
-}
-
-static void assert_same(const snapshot *s, const rg_model *m, const rg_adamw *opt, const char *when)
-{
-    assert_int_equal(s->n, m->params.n);
-    for (int i = 0; i < s->n; i++) {
-        const rg_tensor *p = m->params.items[i];
-        size_t b = (size_t)p->numel * sizeof(rg_real);
-        if (memcmp(s->p[i], p->data, b) != 0) fail_msg("%s: parameter %s differs", when, p->name);
-        if (opt && s->m[i] && memcmp(s->m[i], opt->m[i], b) != 0) fail_msg("%s: exp_avg of %s differs", when, p->name);
-        if (opt && s->v[i] && memcmp(s->v[i], opt->v[i], b) != 0)
-            fail_msg("%s: exp_avg_sq of %s differs", when, p->name);
-    }
-}
-
-static void snap_free(snapshot *s)
-{
-    for (int i = 0; i < s->n; i++) {
-        free(s->p[i]);
-        free(s->m[i]);
-        free(s->v[i]);
-    }
-    free(s->p);
-    free(s->m);
-    free(s->v);
-}
-
-static void assert_contains(const char *msg, const char *want)
-{
-    if (!strstr(msg, want)) fail_msg("error message '%s' does not mention '%s'", msg, want);
-}
-
-static bool file_exists(const char *p)
-{
-    struct stat st;
-    return stat(p, &st) == 0;
-}
-
-/* Number of entries of g_dir whose name contains ".tmp.". */
-static int count_temp_files(void)
-{
-    DIR *d = opendir(g_dir);
-    assert_non_null(d);
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL)
-        if (strstr(e->d_name, ".tmp.")) n++;
-    closedir(d);
-    return n;
-}
-
-/* Saves a reference checkpoint (model seed 1, moments, run state) to `name`; returns its full path in buf. */
-static void save_reference(char *buf, size_t n, const char *name)
-{
-    path_in(buf, n, name);
-    rg_model *m = new_model(1);
-    rg_adamw opt;
-    new_adamw(&opt, m);
-    fill_moments(&opt, m, 5);
-    rg_run_state rs;
-    run_state(&rs);
-    if (rg_checkpoint_save(buf, m, &opt, &rs) != RG_OK) fail_msg("save: %s", rg_last_error());
-    rg_adamw_free(&opt);
-    rg_model_free(m);
-}
-
-/* Loads `path` into a fresh model + optimizer + run state and checks that it fails with `code`, a message
- * containing each of want1/want2 (if not NULL), and that nothing was modified. Unless the error is about the
- * optimizer state only (optim_only), a load without optimizer must fail the same way. */
-static void expect_load_error_opt(const char *path, rg_status code, const char *want1, const char *want2,
-                                  bool optim_only)
-{
-    rg_model *m = new_model(99);
-    rg_adamw opt;
-    new_adamw(&opt, m);
-    fill_moments(&opt, m, 77);
-    rg_run_state rs, rs0;
-    rg_run_state_init(&rs);
-    rs.step = 5;
-    rs0 = rs;
-    snapshot s = snap(m, &opt);
-    int64_t step0 = opt.step;
-    double b1 = opt.beta1;
-    rg_status st = rg_checkpoint_load(path, m, &opt, &rs);
-    if (st != code) fail_msg("load %s: status %d, want %d (%s)", path, (int)st, (int)code, rg_last_error());
-    assert_contains(rg_last_error(), path);
-    if (want1) assert_contains(rg_last_error(), want1);
-    if (want2) assert_contains(rg_last_error(), want2);
-    assert_same(&s, m, &opt, "after a failed load");
-    assert_int_equal(opt.step, step0);
-    assert_true(opt.beta1 == b1);
-    assert_memory_equal(&rs, &rs0, sizeof rs);
-    /* without an optimizer too (the moments are then not read, the rest is checked the same way) */
-    if (!optim_only) {
-        st = rg_checkpoint_load(path, m, NULL, NULL);
-        if (st != code) fail_msg("load %s without optimizer: status %d, want %d (%s)", path, (int)st, (int)code,
-                                 rg_last_error());
-        assert_same(&s, m, NULL, "after a failed load without optimizer");
-    }
-    snap_free(&s);
-    rg_adamw_free(&opt);
-    rg_model_free(m);
-}
-
-static void expect_load_error(const char *path, rg_status code, const char *want1, const char *want2)
-{
-    expect_load_error_opt(path, code, want1, want2, false);
-}
-
-/* ------------------------------------------------------------------ HDF5 surgery on a saved checkpoint */
-
-static hid_t open_rw(const char *path)
-{
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
-    if (f < 0) fail_msg("cannot open %s for surgery", path);
-    return f;
-}
-
-static void put_dataset(hid_t f, const char *name, hid_t type, int nd, const hsize_t *dims)
-{
-    if (H5Lexists(f, name, H5P_DEFAULT) > 0) assert_true(H5Ldelete(f, name, H5P_DEFAULT) >= 0);
-    hsize_t n = 1;
-    for (int i = 0; i < nd; i++) n *= dims[i];
-    double *zeros = calloc((size_t)n, sizeof(double));
-    hid_t s = H5Screate_simple(nd, dims, NULL);
-    hid_t d = H5Dcreate2(f, name, type, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    assert_true(d >= 0);
-    assert_true(H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, zeros) >= 0);
-    H5Dclose(d);
-    H5Sclose(s);
-    free(zeros);
-}
-
-static void copy_file(const char *from, const char *to)
-{
-    FILE *a = fopen(from, "rb"), *b = fopen(to, "wb");
-    assert_non_null(a);
-    assert_non_null(b);
-    char buf[65536];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, a)) > 0) assert_int_equal(fwrite(buf, 1, n, b), n);
-    fclose(a);
-    fclose(b);
-}
-
-/* Copies the checkpoint ref to `name` in the test folder (its full path into buf) and opens the copy for surgery. */
-static hid_t open_copy(const char *ref, char *buf, size_t n, const char *name)
-{
-    path_in(buf, n, name);
-    copy_file(ref, buf);
-    return open_rw(buf);
-}
-
-/* ------------------------------------------------------------------ tests */
+/* test_checkpoint.c: HDF5 checkpoints (src/io/checkpoint.h): the run state, a bit-identical round trip, resume
+ * bit for bit, config mismatches, bad arguments, and every position encoding reloading to the same logits. Bad files
+ * are tests/test_ckpt_corrupt.c, the atomic save tests/test_ckpt_save.c, random damage tests/test_ckpt_fuzz.c. */
+#include "ckpt_helpers.h"
 
 static void test_run_state_api(void **state)
 {
@@ -294,6 +41,34 @@ static void test_run_state_api(void **state)
     memset(big, 'x', sizeof big - 1);
     big[sizeof big - 1] = 0;
     assert_int_equal(rg_run_state_set_str(&rs, "big", big), RG_ERR_ARG);
+}
+
+/* Typed access to run attributes: missing and wrongly typed are errors, never defaults. */
+static void test_run_state_getters(void **state)
+{
+    rg_run_state rs;
+    rg_run_state_init(&rs);
+    assert_int_equal(rg_run_state_set_int(&rs, "batch", 32), RG_OK);
+    assert_int_equal(rg_run_state_set_str(&rs, "mode", "x"), RG_OK);
+    int64_t v = -7;
+    assert_int_equal(rg_run_state_get_int(&rs, "batch", 1, 4096, &v), RG_OK);
+    assert_int_equal(v, 32);
+    assert_int_equal(rg_run_state_get_int(&rs, "batch", 64, 4096, &v), RG_ERR_FORMAT);
+    assert_contains(rg_last_error(), "'batch' = 32 is outside 64..4096");
+    assert_int_equal(rg_run_state_get_int(&rs, "micro_batches", 1, 64, &v), RG_ERR_FORMAT);
+    assert_contains(rg_last_error(), "run attribute 'micro_batches' is missing");
+    assert_int_equal(rg_run_state_get_int(&rs, "mode", 1, 64, &v), RG_ERR_FORMAT);
+    assert_contains(rg_last_error(), "'mode' is a string, expected an integer");
+    assert_int_equal(v, 32);
+    double d;
+    assert_int_equal(rg_run_state_get_double(&rs, "batch", 0, 1, &d), RG_ERR_FORMAT);
+    const char *s;
+    assert_int_equal(rg_run_state_get_str(&rs, "mode", &s), RG_OK);
+    assert_string_equal(s, "x");
+    rg_rng *r;
+    assert_int_equal(rg_run_state_get_rng(&rs, "positions", &r), RG_ERR_FORMAT);
+    assert_contains(rg_last_error(), "no RNG 'positions'");
+    assert_null(r);
 }
 
 static void test_roundtrip_bit_identical(void **state)
@@ -505,166 +280,6 @@ static void test_resume_bitwise(void **state)
     rg_ctx_free(c);
 }
 
-/* ---- bad files */
-
-static void truncate_copy(const char *src, const char *dst, long size)
-{
-    copy_file(src, dst);
-    assert_int_equal(truncate(dst, size), 0);
-}
-
-static void test_truncated_files(void **state)
-{
-    char ref[256], p[256];
-    save_reference(ref, sizeof ref, "trunc_ref.h5");
-    struct stat st;
-    assert_int_equal(stat(ref, &st), 0);
-
-    path_in(p, sizeof p, "empty.h5");
-    truncate_copy(ref, p, 0);
-    expect_load_error(p, RG_ERR_FORMAT, "empty file", NULL);
-
-    long cuts[] = {8, 300, 700, (long)st.st_size / 2, (long)st.st_size - 100, (long)st.st_size - 1};
-    for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
-        snprintf(p, sizeof p, "%s/cut_%ld.h5", g_dir, cuts[i]);
-        truncate_copy(ref, p, cuts[i]);
-        expect_load_error(p, RG_ERR_FORMAT, NULL, NULL);
-        rg_model_config c;
-        assert_int_equal(rg_checkpoint_read_config(p, &c, NULL), RG_ERR_FORMAT);
-    }
-}
-
-static void test_not_hdf5(void **state)
-{
-    char p[256];
-    path_in(p, sizeof p, "text.h5");
-    FILE *f = fopen(p, "w");
-    assert_non_null(f);
-    for (int i = 0; i < 100; i++) fprintf(f, "this is not an HDF5 file, line %d\n", i);
-    fclose(f);
-    expect_load_error(p, RG_ERR_FORMAT, "not an HDF5 file", NULL);
-
-    path_in(p, sizeof p, "does_not_exist.h5");
-    expect_load_error(p, RG_ERR_IO, "No such file", NULL);
-    rg_model_config c;
-    assert_int_equal(rg_checkpoint_read_config(p, &c, NULL), RG_ERR_IO);
-    expect_load_error(g_dir, RG_ERR_IO, "not a regular file", NULL);
-}
-
-static void test_foreign_hdf5(void **state)
-{
-    char p[256];
-    path_in(p, sizeof p, "foreign.h5");
-    hid_t f = H5Fcreate(p, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-    assert_true(f >= 0);
-    hid_t g = H5Gcreate2(f, "params", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    hsize_t dims[2] = {11, 16};
-    put_dataset(g, "tok_emb.weight", H5T_IEEE_F32LE, 2, dims);
-    H5Gclose(g);
-    H5Fclose(f);
-    expect_load_error(p, RG_ERR_FORMAT, "not a ropegrad checkpoint", "another program");
-
-    /* a format attribute of another program */
-    f = open_rw(p);
-    hid_t t = H5Tcopy(H5T_C_S1);
-    H5Tset_size(t, 8);
-    hid_t s = H5Screate(H5S_SCALAR);
-    hid_t a = H5Acreate2(f, "format", t, s, H5P_DEFAULT, H5P_DEFAULT);
-    H5Awrite(a, t, "keras\0\0\0");
-    H5Aclose(a);
-    H5Sclose(s);
-    H5Tclose(t);
-    H5Fclose(f);
-    expect_load_error(p, RG_ERR_FORMAT, "'keras'", NULL);
-}
-
-static void test_wrong_version(void **state)
-{
-    char ref[256], p[256];
-    save_reference(ref, sizeof ref, "ver_ref.h5");
-    hid_t f = open_copy(ref, p, sizeof p, "ver2.h5");
-    int32_t v = 2;
-    hid_t a = H5Aopen(f, "format_version", H5P_DEFAULT);
-    H5Awrite(a, H5T_NATIVE_INT32, &v);
-    H5Aclose(a);
-    H5Fclose(f);
-    expect_load_error(p, RG_ERR_FORMAT, "format_version 2", NULL);
-}
-
-static void test_wrong_shape(void **state)
-{
-    char ref[256], p[256];
-    save_reference(ref, sizeof ref, "shape_ref.h5");
-    hid_t f = open_copy(ref, p, sizeof p, "shape.h5");
-    hsize_t dims[2] = {32, 15};
-    put_dataset(f, "/params/blocks.1.mlp.fc1.weight", H5T_IEEE_F32LE, 2, dims);
-    H5Fclose(f);
-    expect_load_error(p, RG_ERR_SHAPE, "/params/blocks.1.mlp.fc1.weight has shape [32, 15]", "[32, 16]");
-
-    /* a wrong shape among the moments only */
-    f = open_copy(ref, p, sizeof p, "shape_m.h5");
-    hsize_t d1[1] = {17};
-    put_dataset(f, "/optim/exp_avg_sq/ln_f.bias", H5T_IEEE_F32LE, 1, d1);
-    H5Fclose(f);
-    expect_load_error_opt(p, RG_ERR_SHAPE, "/optim/exp_avg_sq/ln_f.bias has shape [17]", "[16]", true);
-    /* the parameters alone are fine */
-    rg_model *m = new_model(3);
-    assert_int_equal(rg_checkpoint_load(p, m, NULL, NULL), RG_OK);
-    rg_model_free(m);
-}
-
-static void test_float64_dataset(void **state)
-{
-    char ref[256], p[256];
-    save_reference(ref, sizeof ref, "f64_ref.h5");
-    hid_t f = open_copy(ref, p, sizeof p, "f64.h5");
-    hsize_t dims[2] = {11, 16};
-    put_dataset(f, "/params/lm_head.weight", H5T_IEEE_F64LE, 2, dims);
-    H5Fclose(f);
-    expect_load_error(p, RG_ERR_FORMAT, "/params/lm_head.weight has dtype float64", "float32");
-
-    f = open_copy(ref, p, sizeof p, "i32.h5");
-    put_dataset(f, "/params/tok_emb.weight", H5T_STD_I32LE, 2, dims);
-    H5Fclose(f);
-    expect_load_error(p, RG_ERR_FORMAT, "/params/tok_emb.weight has dtype int32", NULL);
-}
-
-static void test_missing_dataset(void **state)
-{
-    char ref[256], p[256];
-    save_reference(ref, sizeof ref, "miss_ref.h5");
-    hid_t f = open_copy(ref, p, sizeof p, "miss.h5");
-    assert_true(H5Ldelete(f, "/params/blocks.0.attn.v_proj.bias", H5P_DEFAULT) >= 0);
-    H5Fclose(f);
-    expect_load_error(p, RG_ERR_FORMAT, "missing dataset /params/blocks.0.attn.v_proj.bias", NULL);
-
-    f = open_copy(ref, p, sizeof p, "miss_m.h5");
-    assert_true(H5Ldelete(f, "/optim/exp_avg/tok_emb.weight", H5P_DEFAULT) >= 0);
-    H5Fclose(f);
-    expect_load_error_opt(p, RG_ERR_FORMAT, "missing dataset /optim/exp_avg/tok_emb.weight", NULL, true);
-
-    f = open_copy(ref, p, sizeof p, "miss_cfg.h5");
-    assert_true(H5Adelete_by_name(f, "config", "d_ff", H5P_DEFAULT) >= 0);
-    H5Fclose(f);
-    expect_load_error(p, RG_ERR_FORMAT, "missing attribute 'd_ff' on /config", NULL);
-}
-
-static void test_unknown_dataset(void **state)
-{
-    char ref[256], p[256];
-    save_reference(ref, sizeof ref, "extra_ref.h5");
-    hid_t f = open_copy(ref, p, sizeof p, "extra.h5");
-    hsize_t dims[2] = {16, 16};
-    put_dataset(f, "/params/blocks.2.attn.q_proj.weight", H5T_IEEE_F32LE, 2, dims);
-    H5Fclose(f);
-    expect_load_error(p, RG_ERR_FORMAT, "unknown dataset /params/blocks.2.attn.q_proj.weight", NULL);
-
-    f = open_copy(ref, p, sizeof p, "extra_m.h5");
-    put_dataset(f, "/optim/exp_avg/pos_emb.weight", H5T_IEEE_F32LE, 2, dims);
-    H5Fclose(f);
-    expect_load_error_opt(p, RG_ERR_FORMAT, "unknown dataset /optim/exp_avg/pos_emb.weight", NULL, true);
-}
-
 static void test_config_mismatch(void **state)
 {
     char ref[256];
@@ -698,159 +313,6 @@ static void test_config_mismatch(void **state)
         snap_free(&s);
         rg_model_free(m);
     }
-}
-
-static int g_hook_calls;
-static char g_hook_tmp[512];
-
-static int fail_hook(const char *tmp)
-{
-    g_hook_calls++;
-    snprintf(g_hook_tmp, sizeof g_hook_tmp, "%s", tmp);
-    /* the temporary file is complete at this point and lives next to the target */
-    assert_true(file_exists(tmp));
-    assert_true(strncmp(tmp, g_dir, strlen(g_dir)) == 0);
-    return 1;
-}
-
-static void test_failure_before_rename(void **state)
-{
-    char ref[256];
-    save_reference(ref, sizeof ref, "atomic.h5");
-    struct stat st0, st1;
-    assert_int_equal(stat(ref, &st0), 0);
-
-    rg_model *m = new_model(555);
-    rg_adamw opt;
-    new_adamw(&opt, m);
-    g_hook_calls = 0;
-    rg_checkpoint_test_hook_before_rename = fail_hook;
-    rg_status st = rg_checkpoint_save(ref, m, &opt, NULL);
-    rg_checkpoint_test_hook_before_rename = NULL;
-    assert_int_equal(st, RG_ERR_IO);
-    assert_contains(rg_last_error(), "simulated failure");
-    assert_int_equal(g_hook_calls, 1);
-    assert_false(file_exists(g_hook_tmp));
-    assert_int_equal(count_temp_files(), 0);
-    assert_int_equal(stat(ref, &st1), 0);
-    assert_int_equal(st0.st_ino, st1.st_ino);
-
-    /* the old checkpoint is intact: it loads and has the reference (seed 1) values */
-    rg_model *want = new_model(1);
-    snapshot s = snap(want, NULL);
-    assert_int_equal(rg_checkpoint_load(ref, m, &opt, NULL), RG_OK);
-    assert_same(&s, m, NULL, "old checkpoint after a failed save");
-    snap_free(&s);
-    rg_model_free(want);
-
-    /* a save into a folder that does not exist */
-    char p[256];
-    path_in(p, sizeof p, "no/such/folder/ck.h5");
-    st = rg_checkpoint_save(p, m, &opt, NULL);
-    assert_int_equal(st, RG_ERR_IO);
-    assert_contains(rg_last_error(), "No such file or directory");
-    assert_false(file_exists(p));
-    rg_adamw_free(&opt);
-    rg_model_free(m);
-}
-
-/* kill -9 of a process in the middle of saves: the target is always a complete checkpoint (the old or the new
- * one), never a partial file. A killed save may leave its <path>.tmp.<pid> behind (documented). */
-static void test_kill_during_save(void **state)
-{
-    char p[256];
-    path_in(p, sizeof p, "killed.h5");
-    rg_model *a = new_model(21), *b = new_model(22);
-    assert_int_equal(rg_checkpoint_save(p, a, NULL, NULL), RG_OK);
-    snapshot sa = snap(a, NULL), sb = snap(b, NULL);
-    rg_model *m = new_model(23);
-    for (int round = 0; round < 8; round++) {
-        fflush(NULL);
-        pid_t pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0) {
-            for (int i = 0;; i++)
-                if (rg_checkpoint_save(p, i % 2 ? a : b, NULL, NULL) != RG_OK) _exit(1);
-        }
-        struct timespec ts = {0, (long)(1000 + 2500 * round) * 1000L};
-        nanosleep(&ts, NULL);
-        kill(pid, SIGKILL);
-        int wst;
-        waitpid(pid, &wst, 0);
-        assert_true(WIFSIGNALED(wst)); /* it was still saving, not failing */
-        if (rg_checkpoint_load(p, m, NULL, NULL) != RG_OK) fail_msg("round %d: %s", round, rg_last_error());
-        bool is_a = true, is_b = true;
-        for (int i = 0; i < m->params.n; i++) {
-            size_t n = (size_t)m->params.items[i]->numel * sizeof(rg_real);
-            is_a = is_a && memcmp(sa.p[i], m->params.items[i]->data, n) == 0;
-            is_b = is_b && memcmp(sb.p[i], m->params.items[i]->data, n) == 0;
-        }
-        assert_true(is_a || is_b);
-        char tmp[300];
-        snprintf(tmp, sizeof tmp, "%s.tmp.%ld", p, (long)pid);
-        unlink(tmp);
-        assert_int_equal(count_temp_files(), 0);
-    }
-    snap_free(&sa);
-    snap_free(&sb);
-    rg_model_free(m);
-    rg_model_free(b);
-    rg_model_free(a);
-}
-
-/* Another process holds the checkpoint open for writing (HDF5 file locking): a clear error, no crash. */
-static void test_locked_file(void **state)
-{
-    const char *env = getenv("HDF5_USE_FILE_LOCKING");
-    if (env && (strcmp(env, "FALSE") == 0 || strcmp(env, "0") == 0)) skip();
-    char ref[256];
-    save_reference(ref, sizeof ref, "locked.h5");
-    int to_child[2], to_parent[2];
-    assert_int_equal(pipe(to_child), 0);
-    assert_int_equal(pipe(to_parent), 0);
-    fflush(NULL);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        close(to_child[1]);
-        close(to_parent[0]);
-        H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-        hid_t f = H5Fopen(ref, H5F_ACC_RDWR, H5P_DEFAULT);
-        char ok = f >= 0 ? 'y' : 'n';
-        if (write(to_parent[1], &ok, 1) != 1) _exit(2);
-        char c;
-        if (read(to_child[0], &c, 1) != 1) _exit(3);
-        _exit(0); /* the lock goes with the process */
-    }
-    close(to_child[0]);
-    close(to_parent[1]);
-    char ok = 0;
-    assert_int_equal(read(to_parent[0], &ok, 1), 1);
-    rg_status st = RG_OK;
-    char msg[1024] = "";
-    if (ok == 'y') {
-        rg_model *m = new_model(8);
-        snapshot s = snap(m, NULL);
-        st = rg_checkpoint_load(ref, m, NULL, NULL);
-        snprintf(msg, sizeof msg, "%s", rg_last_error());
-        assert_same(&s, m, NULL, "after a locked load");
-        snap_free(&s);
-        rg_model_free(m);
-    }
-    char c = 'q';
-    assert_int_equal(write(to_child[1], &c, 1), 1);
-    int wst;
-    waitpid(pid, &wst, 0);
-    close(to_child[1]);
-    close(to_parent[0]);
-    if (ok != 'y') fail_msg("the child could not open %s for writing", ref);
-    if (st == RG_OK) skip(); /* file locking unsupported on this file system */
-    if (st != RG_ERR_IO) fail_msg("locked file: status %d, want RG_ERR_IO (%s)", (int)st, msg);
-    assert_contains(msg, "locked by another process");
-    /* once the writer is gone, the file loads */
-    rg_model *m = new_model(8);
-    assert_int_equal(rg_checkpoint_load(ref, m, NULL, NULL), RG_OK);
-    rg_model_free(m);
 }
 
 static void test_bad_arguments(void **state)
@@ -967,50 +429,15 @@ static void test_every_encoding_reloads(void **state)
     rg_ctx_free(c);
 }
 
-/* ------------------------------------------------------------------ fixture: the temp folder */
-
-static int rm_cb_dir(void)
-{
-    DIR *d = opendir(g_dir);
-    if (!d) return 0;
-    struct dirent *e;
-    char p[512];
-    while ((e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-        snprintf(p, sizeof p, "%s/%s", g_dir, e->d_name);
-        unlink(p);
-    }
-    closedir(d);
-    return rmdir(g_dir);
-}
-
-static int setup(void **state)
-{
-    snprintf(g_dir, sizeof g_dir, "/tmp/rg_ckpt_XXXXXX");
-    return mkdtemp(g_dir) ? 0 : -1;
-}
-
-static int teardown(void **state) { return getenv("RG_KEEP_TEST_FILES") ? 0 : rm_cb_dir(); }
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_run_state_api),
+        cmocka_unit_test(test_run_state_getters),
         cmocka_unit_test(test_roundtrip_bit_identical),
         cmocka_unit_test(test_save_without_optimizer),
         cmocka_unit_test(test_resume_bitwise),
-        cmocka_unit_test(test_truncated_files),
-        cmocka_unit_test(test_not_hdf5),
-        cmocka_unit_test(test_foreign_hdf5),
-        cmocka_unit_test(test_wrong_version),
-        cmocka_unit_test(test_wrong_shape),
-        cmocka_unit_test(test_float64_dataset),
-        cmocka_unit_test(test_missing_dataset),
-        cmocka_unit_test(test_unknown_dataset),
         cmocka_unit_test(test_config_mismatch),
-        cmocka_unit_test(test_failure_before_rename),
-        cmocka_unit_test(test_kill_during_save),
-        cmocka_unit_test(test_locked_file),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_every_encoding_reloads),
     };

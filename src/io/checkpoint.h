@@ -10,17 +10,22 @@
  *   /rng/<name>            uint64 [2] = (state, inc) per named RNG
  *   /run                   attributes: free-form experiment attributes (int64, float64 or string)
  *
- * Saving is atomic (temporary file in the same folder, flushed and fsync'ed, renamed over the target); loading
- * validates the whole file before anything is written into the model, optimizer or run state.
+ * The file starts with a 512-byte user block holding a CRC-32 of the rest (guard.h), checked before HDF5 parses
+ * anything; a file without one (older, or rewritten by another tool) is first read in a forked probe process, so
+ * that corrupted metadata gives an error, never a crash or hang. Saving builds the file in memory and writes it
+ * atomically (atomic.h); loading validates the whole file (every value against the same limits as the library's
+ * own setters: finite weights and moments, exp_avg_sq >= 0, betas in [0, 1), eps and weight_decay >= 0, steps in
+ * 0..RG_CKPT_MAX_STEP, ...) before anything is written into the model, optimizer or run state.
  *
  * Element type: the float32 library reads and writes float32 datasets; the float64 gradient-check build
  * (-DRG_DOUBLE) uses float64 datasets instead (a checkpoint is specific to the rg_real of the build that wrote it).
  *
  * Errors (rg_status, message in rg_last_error(), always starting with "checkpoint <path>: "):
- *   RG_ERR_IO      the file or its folder cannot be created, opened, written, fsync'ed or renamed; a file locked by
- *                  another process
- *   RG_ERR_FORMAT  not an HDF5 file, empty, truncated, an HDF5 file from another program, wrong format version,
- *                  a missing/unknown/wrong-dtype dataset or attribute
+ *   RG_ERR_IO      the file or its folder cannot be created, opened, written (disk full), fsync'ed or renamed; a
+ *                  file locked by another process
+ *   RG_ERR_FORMAT  not an HDF5 file, empty, truncated, corrupt (digest mismatch, or HDF5 crashed/hung in the probe),
+ *                  an HDF5 file from another program, wrong format version, a missing/unknown/wrong-dtype dataset
+ *                  or attribute, a value out of range (NaN/Inf weights, negative beta, step < 0, lr_total > 2^31-1)
  *   RG_ERR_SHAPE   a dataset whose shape differs from the model's parameter (both shapes in the message)
  *   RG_ERR_ARG     config mismatch between the file and the model (key and both values in the message), bad
  *                  arguments (NULL model, optimizer for another parameter list, too many RNGs/attributes)
@@ -37,6 +42,7 @@
 #include "../nn/nn.h"
 #include "../tensor/rng.h"
 #include "../tensor/tensor.h"
+#include "atomic.h"
 
 #define RG_CKPT_FORMAT "ropegrad-checkpoint"
 #define RG_CKPT_VERSION 1
@@ -44,7 +50,8 @@
 #define RG_CKPT_MAX_RNGS 4     /* named RNGs per run state */
 #define RG_CKPT_MAX_ATTRS 16   /* free-form attributes per run state */
 #define RG_CKPT_KEY_LEN 32     /* RNG names and attribute keys, including the terminating NUL */
-#define RG_CKPT_STR_LEN 128    /* task and string attribute values, including the terminating NUL */
+#define RG_CKPT_STR_LEN 1024   /* task and string attribute values, including the terminating NUL */
+#define RG_CKPT_MAX_STEP 2147483647 /* steps, lr_warmup, lr_total: at most 2^31 - 1 (what an int holds) */
 
 /* Learning-rate schedule settings and position (see rg_lr_schedule). */
 typedef struct {
@@ -99,14 +106,26 @@ rg_status rg_run_state_set_double(rg_run_state *rs, const char *key, double v);
 rg_status rg_run_state_set_str(rg_run_state *rs, const char *key, const char *v);
 /* The attribute `key`, or NULL. */
 const rg_run_attr *rg_run_state_attr(const rg_run_state *rs, const char *key);
+/* Typed access for values read from a checkpoint: the attribute `key` of that type, range-checked (lo <= v <= hi;
+ * doubles also not NaN). RG_ERR_FORMAT "run attribute 'batch' is missing" / "... is a string, expected an
+ * integer" / "... = 0 is outside 1..4096" (prefix it with the checkpoint's path); *v unchanged on error. */
+rg_status rg_run_state_get_int(const rg_run_state *rs, const char *key, int64_t lo, int64_t hi, int64_t *v);
+rg_status rg_run_state_get_double(const rg_run_state *rs, const char *key, double lo, double hi, double *v);
+rg_status rg_run_state_get_str(const rg_run_state *rs, const char *key, const char **v);
+/* RG_ERR_ARG if rs is not consistent (counts out of range, an empty, too long or duplicate name, a name with '/',
+ * an unknown attribute type, task not NUL-terminated): checked by rg_checkpoint_save before writing. */
+rg_status rg_run_state_check(const rg_run_state *rs);
+/* The RNG `name` into *out, or RG_ERR_FORMAT "run state has no RNG 'positions'" (*out = NULL). */
+rg_status rg_run_state_get_rng(rg_run_state *rs, const char *name, rg_rng **out);
 
 /* Writes a checkpoint of model m, optimizer opt (NULL: no moments are written) and run state rs (NULL: an empty
- * run state) to `path`, atomically: the file is written as "<path>.tmp.<pid>" in the same folder, flushed
- * (H5Fflush), closed, fsync'ed, then renamed over `path`, and the folder is fsync'ed. On any failure the
- * temporary file is removed and an existing file at `path` is left as it was; a partial file never appears under
- * `path`. Errors: RG_ERR_ARG (m NULL, opt for a different number of parameters, a bad RNG or attribute name),
- * RG_ERR_IO (folder missing or not writable, write/flush/fsync/rename failure: strerror or HDF5 message
- * included), RG_ERR_NOMEM. */
+ * run state) to `path`. The file is built in memory (HDF5's core driver), its digest block filled in, then written
+ * with rg_atomic_write: "<path>.tmp.<pid>" in the same folder, fsync'ed, renamed over `path`, folder fsync'ed;
+ * stale "<path>.tmp.<pid>" files of dead processes are removed first. On any failure the temporary file is removed
+ * and an existing file at `path` is left as it was; a partial file never appears under `path`. Errors: RG_ERR_ARG
+ * (m NULL, opt for a different number of parameters, a bad RNG or attribute name), RG_ERR_IO (folder missing or not
+ * writable, write/fsync/rename failure, disk full: strerror's text included), RG_ERR_NOMEM (also: HDF5 failed to
+ * build the file in memory). */
 rg_status rg_checkpoint_save(const char *path, const rg_model *m, const rg_adamw *opt, const rg_run_state *rs);
 
 /* Reads the checkpoint at `path` into model m (parameters), opt (moments, step and beta1/beta2/eps/weight_decay,
@@ -121,7 +140,9 @@ rg_status rg_checkpoint_save(const char *path, const rg_model *m, const rg_adamw
  * shape (RG_ERR_SHAPE naming the dataset and both shapes) and float type of the build (RG_ERR_FORMAT naming the
  * dtype, e.g. float64); no other dataset under /params (RG_ERR_FORMAT "unknown dataset"); with opt, the same for
  * /optim/exp_avg and /optim/exp_avg_sq (RG_ERR_FORMAT if the file has no optimizer state); the run state (RNGs
- * uint64 [2] with an odd increment). Each parameter's version is bumped after the copy. */
+ * uint64 [2] with an odd increment; /rng and /run must exist). Values: weights and moments finite, exp_avg_sq >= 0,
+ * the ranges listed at the top (RG_ERR_FORMAT naming the attribute or dataset, the value and the range); /config
+ * passes rg_model_config_validate. Each parameter's version is bumped after the copy. */
 rg_status rg_checkpoint_load(const char *path, rg_model *m, rg_adamw *opt, rg_run_state *rs);
 
 /* Reads only /config (into *cfg, the values as stored: rotary_dim and rope_orig_len resolved) and, if rs is not
@@ -129,9 +150,14 @@ rg_status rg_checkpoint_load(const char *path, rg_model *m, rg_adamw *opt, rg_ru
  * Same file checks and errors as rg_checkpoint_load; *cfg and *rs are unchanged on error. */
 rg_status rg_checkpoint_read_config(const char *path, rg_model_config *cfg, rg_run_state *rs);
 
-/* Test hook (tests only; NULL in normal use): when set, rg_checkpoint_save calls it with the temporary file's path
- * after the temporary file is complete and fsync'ed, just before the rename; a nonzero return simulates a failure
- * at that point (the save removes the temporary file and returns RG_ERR_IO). */
-extern int (*rg_checkpoint_test_hook_before_rename)(const char *tmp_path);
+/* Recomputes the digest block of the checkpoint at `path` after an edit made on purpose (h5py, h5repack, ...), so
+ * that rg_checkpoint_load accepts it again if it passes validation; a file without a user block (written before
+ * digests existed, or written by another program) gets one. The file is first read by a probe process (a file that
+ * crashes or hangs HDF5 is refused: RG_ERR_FORMAT) and must open as HDF5; it is replaced atomically. Errors as
+ * rg_checkpoint_load's file checks and rg_atomic_write's. */
+rg_status rg_checkpoint_seal(const char *path);
+
+/* Test hook (tests only): the atomic write's hook (atomic.h), under its old name. */
+#define rg_checkpoint_test_hook_before_rename rg_atomic_test_hook_before_rename
 
 #endif

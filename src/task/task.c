@@ -1,12 +1,12 @@
 /* task.c: see task.h (tasks, batches, scoring) and docs/data.md (the evaluation file). */
 #include "task.h"
 
-#include <fcntl.h>
-#include <hdf5.h>
+#include "../io/atomic.h"
+#include "../io/h5.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 static const char *const task_names[RG_TASK_COUNT] = {"copy", "reverse", "sort"};
 
@@ -326,59 +326,6 @@ rg_status rg_evalset_make(rg_task task, int n, int count, int32_t *x, int32_t *y
     return RG_OK;
 }
 
-/* HDF5 error stack printing off for the duration of a call (restored by h5_quiet_end). */
-typedef struct { H5E_auto2_t func; void *data; } h5_quiet;
-static h5_quiet h5_quiet_begin(void)
-{
-    h5_quiet q = {NULL, NULL};
-    H5Eget_auto2(H5E_DEFAULT, &q.func, &q.data);
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    return q;
-}
-static void h5_quiet_end(h5_quiet q) { H5Eset_auto2(H5E_DEFAULT, q.func, q.data); }
-
-/* Attribute writers; return < 0 on failure. */
-static herr_t attr_str(hid_t obj, const char *name, const char *value)
-{
-    hid_t t = H5Tcopy(H5T_C_S1);
-    H5Tset_size(t, strlen(value) + 1);
-    H5Tset_strpad(t, H5T_STR_NULLTERM);
-    hid_t sp = H5Screate(H5S_SCALAR);
-    hid_t a = H5Acreate2(obj, name, t, sp, H5P_DEFAULT, H5P_DEFAULT);
-    herr_t r = a < 0 ? -1 : H5Awrite(a, t, value);
-    if (a >= 0) H5Aclose(a);
-    H5Sclose(sp);
-    H5Tclose(t);
-    return r;
-}
-
-static herr_t attr_ints(hid_t obj, const char *name, hid_t file_type, const int64_t *v, hsize_t count)
-{
-    hid_t sp = count == 1 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &count, NULL);
-    hid_t a = H5Acreate2(obj, name, file_type, sp, H5P_DEFAULT, H5P_DEFAULT);
-    herr_t r = a < 0 ? -1 : H5Awrite(a, H5T_NATIVE_INT64, v);
-    if (a >= 0) H5Aclose(a);
-    H5Sclose(sp);
-    return r;
-}
-
-static herr_t write_int_dataset(hid_t loc, const char *name, const int32_t *data, hsize_t rows, hsize_t cols)
-{
-    hsize_t dims[2] = {rows, cols};
-    hid_t sp = H5Screate_simple(2, dims, NULL);
-    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
-    H5Pset_obj_track_times(dcpl, 0);
-    H5Pset_chunk(dcpl, 2, dims);
-    H5Pset_shuffle(dcpl);
-    H5Pset_deflate(dcpl, 9);
-    hid_t d = H5Dcreate2(loc, name, H5T_STD_I32LE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-    herr_t r = d < 0 ? -1 : H5Dwrite(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, data);
-    if (d >= 0 && H5Dclose(d) < 0) r = -1;
-    H5Pclose(dcpl);
-    H5Sclose(sp);
-    return r;
-}
-
 static const char eval_description[] =
     "ropegrad canonical evaluation sets for the ordering tasks (copy, reverse, sort). For each task and length n, "
     "/<task>/n<n>/x int32 [256, n] holds the content symbols (4..29, printed a..z) and /<task>/n<n>/y int32 "
@@ -392,14 +339,14 @@ static herr_t write_eval_file(hid_t f, char *err, size_t errsz)
     const int64_t seed = (int64_t)RG_EVAL_SEED, count = RG_EVAL_COUNT, vocab = RG_TASK_VOCAB;
     int64_t lens[RG_EVAL_NLENS];
     for (int i = 0; i < RG_EVAL_NLENS; i++) lens[i] = rg_eval_lengths[i];
-    if (attr_str(f, "generator", "tools/gen_data (rg_evalset_generate, src/task/task.c)") < 0 ||
-        attr_str(f, "description", eval_description) < 0 ||
-        attr_ints(f, "seed", H5T_STD_U64LE, &seed, 1) < 0 ||
-        attr_str(f, "stream_formula", "1000 * task_index + n; task_index: copy 0, reverse 1, sort 2") < 0 ||
-        attr_str(f, "tasks", "copy,reverse,sort") < 0 ||
-        attr_ints(f, "lengths", H5T_STD_I32LE, lens, RG_EVAL_NLENS) < 0 ||
-        attr_ints(f, "count", H5T_STD_I32LE, &count, 1) < 0 ||
-        attr_ints(f, "vocab", H5T_STD_I32LE, &vocab, 1) < 0) {
+    if (rg_h5_write_str(f, "generator", "tools/gen_data (rg_evalset_generate, src/task/task.c)") < 0 ||
+        rg_h5_write_str(f, "description", eval_description) < 0 ||
+        rg_h5_write_int(f, "seed", H5T_STD_U64LE, seed) < 0 ||
+        rg_h5_write_str(f, "stream_formula", "1000 * task_index + n; task_index: copy 0, reverse 1, sort 2") < 0 ||
+        rg_h5_write_str(f, "tasks", "copy,reverse,sort") < 0 ||
+        rg_h5_write_ints(f, "lengths", H5T_STD_I32LE, lens, RG_EVAL_NLENS) < 0 ||
+        rg_h5_write_int(f, "count", H5T_STD_I32LE, count) < 0 ||
+        rg_h5_write_int(f, "vocab", H5T_STD_I32LE, vocab) < 0) {
         snprintf(err, errsz, "cannot write the root attributes");
         return -1;
     }
@@ -419,10 +366,12 @@ static herr_t write_eval_file(hid_t f, char *err, size_t errsz)
             rg_evalset_make((rg_task)t, n, RG_EVAL_COUNT, x, y);
             hid_t g = H5Gcreate2(gt, name, H5P_DEFAULT, gcpl, H5P_DEFAULT);
             int64_t nv = n, stream = (int64_t)rg_eval_stream((rg_task)t, n);
-            if (g < 0 || attr_str(g, "task", task_names[t]) < 0 || attr_ints(g, "n", H5T_STD_I32LE, &nv, 1) < 0 ||
-                attr_ints(g, "stream", H5T_STD_U64LE, &stream, 1) < 0 ||
-                write_int_dataset(g, "x", x, RG_EVAL_COUNT, (hsize_t)n) < 0 ||
-                write_int_dataset(g, "y", y, RG_EVAL_COUNT, (hsize_t)n) < 0) {
+            hsize_t dims[2] = {RG_EVAL_COUNT, (hsize_t)n};
+            unsigned flags = RG_H5_COMPRESS | RG_H5_NO_TIMES;
+            if (g < 0 || rg_h5_write_str(g, "task", task_names[t]) < 0 || rg_h5_write_int(g, "n", H5T_STD_I32LE, nv) < 0 ||
+                rg_h5_write_int(g, "stream", H5T_STD_U64LE, stream) < 0 ||
+                rg_h5_write_dataset(g, "x", RG_H5_INT32, 2, dims, x, flags) < 0 ||
+                rg_h5_write_dataset(g, "y", RG_H5_INT32, 2, dims, y, flags) < 0) {
                 snprintf(err, errsz, "cannot write /%s/%s", task_names[t], name);
                 r = -1;
             }
@@ -439,41 +388,24 @@ static herr_t write_eval_file(hid_t f, char *err, size_t errsz)
 rg_status rg_evalset_generate(const char *path)
 {
     if (!path || !*path) return rg_error(RG_ERR_ARG, "rg_evalset_generate: empty path");
-    char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp)
-        return rg_error(RG_ERR_ARG, "rg_evalset_generate: path too long");
-    h5_quiet q = h5_quiet_begin();
+    /* built in memory, then one atomic write (temporary file, fsync, rename, fsync of the folder) */
+    rg_h5_quiet q;
+    rg_h5_quiet_begin(&q);
     hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
     H5Pset_obj_track_times(fcpl, 0); /* the root group: a file creation list is a group creation list */
-    hid_t f = H5Fcreate(tmp, H5F_ACC_TRUNC, fcpl, H5P_DEFAULT);
+    hid_t f = rg_h5_create_memory(fcpl);
     H5Pclose(fcpl);
-    if (f < 0) {
-        h5_quiet_end(q);
-        return rg_error(RG_ERR_IO, "cannot create %s", tmp);
-    }
-    char err[256] = "";
-    herr_t r = write_eval_file(f, err, sizeof err);
-    if (H5Fclose(f) < 0 && r >= 0) {
-        snprintf(err, sizeof err, "cannot close");
-        r = -1;
-    }
-    h5_quiet_end(q);
-    if (r < 0) {
-        unlink(tmp);
-        return rg_error(RG_ERR_IO, "writing %s: %s", tmp, err);
-    }
-    int fd = open(tmp, O_RDONLY);
-    if (fd < 0 || fsync(fd) != 0) {
-        if (fd >= 0) close(fd);
-        unlink(tmp);
-        return rg_error(RG_ERR_IO, "cannot sync %s", tmp);
-    }
-    close(fd);
-    if (rename(tmp, path) != 0) {
-        unlink(tmp);
-        return rg_error(RG_ERR_IO, "cannot rename %s to %s", tmp, path);
-    }
-    return RG_OK;
+    char err[256] = "cannot create the file in memory";
+    unsigned char *img = NULL;
+    size_t n = 0;
+    if (f >= 0 && write_eval_file(f, err, sizeof err) >= 0 && !(img = rg_h5_memory_image(f, 0, &n)))
+        snprintf(err, sizeof err, "cannot get the file image");
+    rg_h5_close_file(f);
+    rg_h5_quiet_end(&q);
+    if (!img) return rg_error(RG_ERR_IO, "evaluation file %s: %s", path, err);
+    rg_status st = rg_atomic_write("evaluation file", path, img, n);
+    free(img);
+    return st;
 }
 
 /* Collects the link names of a group into a comma-separated list. */
@@ -536,15 +468,22 @@ rg_status rg_evalset_load(const char *path, const char *task, int n, rg_evalset 
     rg_status st;
     if ((st = rg_task_parse(task, &tk))) return st;
     if ((st = check_n(n))) return st;
-    FILE *probe = fopen(path, "rb");
-    if (!probe) return rg_error(RG_ERR_IO, "cannot open evaluation file %s (run from the repository root, or "
-                                           "`make data` to regenerate it)", path);
-    fclose(probe);
-    h5_quiet q = h5_quiet_begin();
-    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (f < 0) {
-        h5_quiet_end(q);
-        return rg_error(RG_ERR_FORMAT, "%s is not an HDF5 file", path);
+    rg_h5_src src = {"evaluation file", path};
+    unsigned char *img = NULL;
+    size_t img_n = 0;
+    if ((st = rg_h5_read_file(&src, &img, &img_n))) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", rg_last_error());
+        return rg_error(st, "%s (run from the repository root, or `make data` to regenerate it)", msg);
+    }
+    rg_h5_quiet q;
+    rg_h5_quiet_begin(&q);
+    hid_t f;
+    st = rg_h5_open_image(&src, img, img_n, &f);
+    free(img);
+    if (st) {
+        rg_h5_quiet_end(&q);
+        return st;
     }
     char gpath[64], names[512];
     snprintf(gpath, sizeof gpath, "/%s/n%d", task, n);
@@ -608,8 +547,8 @@ done:
     if (dx >= 0) H5Dclose(dx);
     if (dy >= 0) H5Dclose(dy);
     if (g >= 0) H5Gclose(g);
-    H5Fclose(f);
-    h5_quiet_end(q);
+    rg_h5_close_file(f);
+    rg_h5_quiet_end(&q);
     if (st) rg_evalset_free(out);
     return st;
 }
