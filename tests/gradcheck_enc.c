@@ -3,7 +3,8 @@
  *   M-RoPE: x, both pairings, partial rotary, an empty section, per-axis ids that differ, far and negative.
  *   FIRE: every parameter (mlp.0.weight/bias, mlp.2.weight/bias, c, L_multiplier) for rows on both sides of the
  *   threshold L, queries at the end of the keys past L, per-row [B, H, T, S] positions, sparse keys (the path
- *   without the distance table) and L_multiplier < 0; the reciprocal op on its own.
+ *   without the distance table) and L_multiplier < 0; the bias inside causal attention (rg_attention) with q, k, v;
+ *   the reciprocal op on its own.
  *   Golden: the bias (max abs error < 1e-12) and the gradients of sum(bias * w) (max rel error < 1e-10) of every
  *   case. Losses are sum(out * w) with a fixed random w. */
 #include "common.h"
@@ -129,6 +130,57 @@ static void test_fire_sparse(void **s)
     check_fire("fire: sparse keys to 3000 (no table), L_multiplier < 0", q, k, 1, 4, 5, 80, -1.25, 4);
 }
 
+/* The bias through causal attention, as a model would use it: q, k, v and the six FIRE parameters. */
+typedef struct {
+    rg_pos_fire *f;
+    rg_real *w;
+    rg_rng *rng;
+} attn_gc;
+
+static rg_tensor *attn_fn(rg_ctx *c, rg_tensor **in, void *user)
+{
+    attn_gc *g = user;
+    static const int32_t pos[2 * 5] = {0, 1, 2, 3, 4, 0, 1, 2, 3, 4}; /* rows share positions: [H, T, S] */
+    rg_tensor *bias = rg_pos_fire_bias(c, g->f, pos, pos, 2, 5, 5);
+    rg_tensor *y = rg_attention(c, in[0], in[1], in[2], 3, bias, true, 0.5);
+    if (!g->w) g->w = tc_random_weights(y->numel, g->rng);
+    return tc_weighted_sum(c, y, g->w);
+}
+
+static void test_fire_attention(void **s)
+{
+    rg_rng rng;
+    rg_rng_seed(&rng, 15, 7);
+    rg_params ps = {0};
+    rg_pos_fire f;
+    rg_fire_config cfg = rg_fire_config_default(3);
+    cfg.mlp_width = 8;
+    cfg.init_L = 3.5;
+    cfg.init_c = 0.5; /* at 0.1 L_multiplier's gradient is 5e-4 and the central difference's own error ~4e-6 */
+    assert_int_equal(rg_pos_fire_init(&f, &ps, "blocks.0.attn.fire", &cfg, &rng), RG_OK);
+    rg_tensor *in[9] = {tc_param_randn("q", 3, (int[]){2, 5, 12}, &rng, 1),
+                        tc_param_randn("k", 3, (int[]){2, 5, 12}, &rng, 1),
+                        tc_param_randn("v", 3, (int[]){2, 5, 12}, &rng, 1)};
+    for (int i = 0; i < 6; i++) in[3 + i] = ps.items[i];
+    attn_gc g = {&f, NULL, &rng};
+    double rel[9];
+    rg_gradcheck(attn_fn, &g, in, 9, H_STEP, rel);
+    /* mlp.2.bias adds one constant per head to every score of a row, which the softmax ignores: its gradient is 0
+     * in exact arithmetic (the check would compare rounding noise with rounding noise), so check that instead. */
+    double worst = 0;
+    for (int i = 0; i < 9; i++) {
+        if (in[i] == f.b2) {
+            for (int h = 0; h < 3; h++) assert_true(fabs(f.b2->grad[h]) < 1e-12);
+            rel[i] = 0;
+        }
+        worst = tc_max(worst, rel[i]);
+    }
+    tc_gradcheck_report(NAME_W, "fire bias in causal attention: q, k, v, 5 params", worst, rel, 9, TOL);
+    free(g.w);
+    for (int i = 0; i < 3; i++) rg_param_free(in[i]);
+    rg_params_free(&ps);
+}
+
 static rg_tensor *recip_fn(rg_ctx *c, rg_tensor **in, void *user)
 {
     static const rg_real w[6] = {1, -0.5, 2, 0.3, -1.2, 0.7};
@@ -184,7 +236,8 @@ int main(void)
         cmocka_unit_test(test_mrope_half),      cmocka_unit_test(test_mrope_interleaved),
         cmocka_unit_test(test_mrope_partial),   cmocka_unit_test(test_fire_threshold),
         cmocka_unit_test(test_fire_cache_far),  cmocka_unit_test(test_fire_rows),
-        cmocka_unit_test(test_fire_sparse),     cmocka_unit_test(test_reciprocal),
+        cmocka_unit_test(test_fire_sparse),     cmocka_unit_test(test_fire_attention),
+        cmocka_unit_test(test_reciprocal),
         cmocka_unit_test(test_fire_golden_f64),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
