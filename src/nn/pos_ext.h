@@ -1,0 +1,93 @@
+/* pos_ext.h: two more position encodings at the op level (issue 15, sections 2 and 3), not yet wired into the
+ * reference model:
+ *   M-RoPE (pos_mrope.c)  multimodal rotary embeddings of Qwen2-VL: three position ids per token.
+ *   FIRE   (pos_fire.c)   functional interpolation for relative positions: a learned additive attention bias.
+ * Layouts follow pos.h: q/k are [B, T, n_heads*head_dim] with heads as contiguous head_dim chunks; positions are
+ * int32, row-major. docs/encodings.md has the formulas, sources, parameters and what is tested.
+ */
+#ifndef RG_NN_POS_EXT_H
+#define RG_NN_POS_EXT_H
+
+#include "nn.h"
+#include "pos.h"
+
+/* ------------------------------------------------------------------ M-RoPE (pos_mrope.c) */
+
+/* Number of position axes of M-RoPE: temporal, height, width (Qwen2-VL). */
+#define RG_MROPE_AXES 3
+
+/* Checks an mrope_section against the rotary dim: each entry >= 0 and their sum == rotary_dim / 2 (the number of
+ * rotary pairs; Qwen2-VL: [16, 24, 24] with head_dim 128). RG_ERR_ARG with a message naming the values otherwise.
+ * Use it to validate user input (a config or a checkpoint) before calling rg_pos_mrope, which aborts instead. */
+rg_status rg_mrope_check_section(const int mrope_section[RG_MROPE_AXES], int rotary_dim);
+
+/* Text-only position ids: writes pos[t] to all three axes, out[a*n + t] = pos[t] for a < 3, t < n (Qwen2-VL gives
+ * text tokens equal temporal, height and width ids). out has 3*n entries. */
+void rg_mrope_text_positions(const int32_t *pos, int64_t n, int32_t *out);
+
+/* Multimodal RoPE (Wang et al. 2024, "Qwen2-VL", sec. 2.1; Hugging Face modeling_qwen2_vl.py
+ * apply_multimodal_rotary_pos_emb). x [B, T, n_heads*hd]; pos [3, B*T] (HF position_ids [3, B, T]: pos[a*B*T + t]
+ * is the temporal (a = 0), height (1) or width (2) id of token t). Rotary pair i (i < rotary_dim/2 = the sum of
+ * mrope_section) takes its angle pos_a * inv_freq[i] from axis a = 0 for i < s0, a = 1 for s0 <= i < s0 + s1, a = 2
+ * otherwise, with inv_freq[i] of the whole rotary dim (rc: base^(-2i/d), or any RoPE extension of rg_rope_params).
+ * Pairing as rg_pos_rope: half-split (i, i + rotary_dim/2) (half = true: HF rotate_half, what Qwen2-VL uses) or
+ * interleaved (2i, 2i+1); channels [rotary_dim, hd) pass through. With equal ids on the three axes the result is
+ * bit-identical to rg_pos_rope(x, pos[0..]). rc must hold a config (rg_rope_cache_ensure); its tables grow to the
+ * largest |position|. Aborts on a bad section (see rg_mrope_check_section) or shape. Backward: the inverse
+ * rotation of each pair by its own axis's angle (docs/encodings.md row "pos_mrope"). */
+rg_tensor *rg_pos_mrope(rg_ctx *c, rg_tensor *x, int n_heads, bool half, const int mrope_section[RG_MROPE_AXES],
+                        rg_rope_cache *rc, const int32_t *pos);
+
+/* ------------------------------------------------------------------ FIRE (pos_fire.c) */
+
+/* Hyperparameters of FIRE (defaults of the reference listing of Li et al. 2023, and 32 hidden units). */
+typedef struct {
+    int n_heads;        /* outputs of the MLP: one bias per head */
+    int mlp_width;      /* 32 */
+    double init_c;      /* 0.1: initial c of psi(x) = log(|c x| + 1) */
+    double init_L;      /* 512: the threshold is L = |L_multiplier * init_L| (init_L is a constant, not trained) */
+    double eps;         /* 1e-6: added to the normalizer psi(max(L, i)) */
+} rg_fire_config;
+
+/* n_heads and the defaults above. */
+rg_fire_config rg_fire_config_default(int n_heads);
+
+/* The parameters of one FIRE module, registered under `prefix` (state_dict names of the reference PyTorch module
+ * nn.Sequential(Linear(1, W), ReLU(), Linear(W, H)) plus two scalars):
+ *   prefix.mlp.0.weight [W, 1]   prefix.mlp.0.bias [W]
+ *   prefix.mlp.2.weight [H, W]   prefix.mlp.2.bias [H]
+ *   prefix.c            [1]      (torch: shape [])   initialized to init_c
+ *   prefix.L_multiplier [1]      (torch: shape [])   initialized to 1
+ * The MLP is initialized as torch.nn.Linear's default (weights and biases U(-1/sqrt(fan_in), 1/sqrt(fan_in))) from
+ * rng, not N(0, 0.02): with zero biases and inputs >= 0 half the ReLU units would never activate. */
+typedef struct {
+    rg_fire_config cfg;
+    rg_tensor *w1, *b1, *w2, *b2;
+    rg_tensor *c, *L_multiplier;
+} rg_pos_fire;
+
+/* Validates cfg (n_heads >= 1, mlp_width >= 1, init_L > 0, eps >= 0, finite init_c) and registers the six
+ * parameters in ps in the order listed. RG_ERR_ARG for a bad config or a name already registered, RG_ERR_NOMEM. */
+rg_status rg_pos_fire_init(rg_pos_fire *f, rg_params *ps, const char *prefix, const rg_fire_config *cfg,
+                           rg_rng *rng);
+
+/* The FIRE attention bias (Li et al. 2023, "Functional Interpolation for Relative Positions Improves Long Context
+ * Transformers", eq. for FIRE in sec. 3 and the reference listing in its appendix):
+ *   bias[b, h, i, j] = f_theta( psi(p_i - p_j) / (psi(max(L, p_i)) + eps) )[h],   psi(x) = log(|c x| + 1),
+ *   L = |L_multiplier * init_L|, f_theta(x) = W2 relu(W1 x + b1) + b2,
+ * with p_i = q_pos[b*T + i] and p_j = k_pos[b*S + j]. It is meant for causal attention (p_j <= p_i); entries with
+ * p_j > p_i are computed by the same formula (|c x|) and are finite, to be masked by the attention. Positions are
+ * any int32 with |p| < 2^24 (exact in float32). Returns [H, T, S] when every batch row has the same positions, else
+ * [B, H, T, S]. Built from recorded ops (mul, relu, log, linear, embedding gathers, permute and the reciprocal of
+ * pos_fire.c) over the distinct (normalizer, distance) inputs only: rows with p_i < L share the normalizer psi(L),
+ * so with positions 0..T-1 < L the MLP runs on T + S - 1 inputs rather than T*S. Gradients reach every parameter;
+ * at a tie p_i == L the row uses p_i (no gradient to L_multiplier; torch.max would split it in half). */
+rg_tensor *rg_pos_fire_bias(rg_ctx *c, const rg_pos_fire *f, const int32_t *q_pos, const int32_t *k_pos, int B,
+                            int T, int S);
+
+/* 1 / x elementwise (x [any shape] -> same shape; 1/0 = inf as IEEE). Backward dx += -g / x^2, written -g y^2 with
+ * the saved result y (docs/encodings.md row "reciprocal"). Used by FIRE for the normalizer; public for its
+ * gradient check. */
+rg_tensor *rg_fire_reciprocal(rg_ctx *c, rg_tensor *x);
+
+#endif
