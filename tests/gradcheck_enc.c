@@ -19,10 +19,9 @@
 /* ------------------------------------------------------------------ M-RoPE */
 
 typedef struct {
-    int H, section[3];
+    int H;
     bool half;
-    rg_rope_cache *rc;
-    const int32_t *pos;
+    const rg_rope_table *tab;
     rg_real *w;
     rg_rng *rng;
 } mrope_gc;
@@ -30,7 +29,7 @@ typedef struct {
 static rg_tensor *mrope_fn(rg_ctx *c, rg_tensor **in, void *user)
 {
     mrope_gc *g = user;
-    rg_tensor *y = rg_pos_mrope(c, in[0], g->H, g->half, g->section, g->rc, g->pos);
+    rg_tensor *y = rg_pos_mrope(c, in[0], g->H, g->half, g->tab);
     if (!g->w) g->w = tc_random_weights(y->numel, g->rng);
     return tc_weighted_sum(c, y, g->w);
 }
@@ -44,18 +43,21 @@ static void check_mrope(const char *name, bool half, int rotary_dim, int s0, int
     int32_t pos[3 * 8] = {150, 151, 152, 153, 160, 160, 161, -3,
                           150, 152, 154, 156, 7, 8, 9, 10,
                           150, 149, 300, 2, 160, -160, 0, 5};
-    rg_rope_cache rc;
-    rg_rope_cache_init(&rc);
-    rg_rope_config cfg = rg_rope_config_default(rotary_dim, 24);
-    assert_int_equal(rg_rope_cache_ensure(&rc, &cfg, 0), RG_OK);
-    mrope_gc g = {H, {s0, s1, s2}, half, &rc, pos, NULL, &rng};
+    rg_model_config cfg = rg_model_config_default();
+    cfg.d_model = H * hd;
+    cfg.n_heads = H;
+    cfg.rotary_dim = rotary_dim;
+    assert_int_equal(rg_model_config_validate(&cfg), RG_OK);
+    rg_ctx *tc = rg_ctx_new(); /* the table's arena: it outlives every forward of the check */
+    rg_rope_table tab = rg_mrope_table_new(tc, &cfg, (int[]){s0, s1, s2}, pos, B * T, 301);
+    mrope_gc g = {H, half, &tab, NULL, &rng};
     rg_tensor *in[1] = {tc_param_randn("x", 3, (int[]){B, T, H * hd}, &rng, 1)};
     double rel[1];
     double worst = rg_gradcheck(mrope_fn, &g, in, 1, H_STEP, rel);
     tc_gradcheck_report(NAME_W, name, worst, rel, 1, TOL);
     free(g.w);
     rg_param_free(in[0]);
-    rg_rope_cache_free(&rc);
+    rg_ctx_free(tc);
 }
 
 static void test_mrope_half(void **s) { check_mrope("m-rope half [1, 2, 1]: x", true, 8, 1, 2, 1); }

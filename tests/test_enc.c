@@ -30,26 +30,43 @@ static const mrope_case TEXT_CASES[] = {
     {"interleaved, one axis only [0, 4, 0]", 3, 8, 8, {0, 4, 0}, false, 1e4},
 };
 
-/* x rotated by M-RoPE (mrope) or 1-D RoPE, and the gradient of sum(out * w) with respect to x. */
+/* A validated model config carrying the RoPE settings of an M-RoPE test: H heads of hd, rotary_dim, rope_base. */
+static rg_model_config rope_cfg(int H, int hd, int rotary_dim, double base)
+{
+    rg_model_config cfg = rg_model_config_default();
+    cfg.d_model = H * hd;
+    cfg.n_heads = H;
+    cfg.rotary_dim = rotary_dim;
+    cfg.rope_base = base;
+    assert_int_equal(rg_model_config_validate(&cfg), RG_OK);
+    return cfg;
+}
+
+/* The largest id + 1 of n ids (the seq_len the tables take). */
+static int64_t seq_len_of(const int32_t *p, int64_t n)
+{
+    int64_t m = 0;
+    for (int64_t i = 0; i < n; i++) m = p[i] + 1 > m ? p[i] + 1 : m;
+    return m;
+}
+
+/* x rotated by M-RoPE (mrope, ids pos3 [3, B*T]) or 1-D RoPE (ids pos3[0 .. B*T)), and the gradient of
+ * sum(out * w) with respect to x. */
 static void run_rope(const mrope_case *mc, bool mrope, const int32_t *pos3, int B, int T, const rg_real *xv,
                      const rg_real *w, rg_real *out, rg_real *dx)
 {
     rg_ctx *c = rg_ctx_new();
-    rg_rope_cache rc;
-    rg_rope_cache_init(&rc);
-    rg_rope_config cfg = rg_rope_config_default(mc->rotary_dim, 16);
-    cfg.base = mc->base;
-    assert_int_equal(rg_rope_cache_ensure(&rc, &cfg, 0), RG_OK);
-    int D = mc->H * mc->hd;
+    rg_model_config cfg = rope_cfg(mc->H, mc->hd, mc->rotary_dim, mc->base);
+    int D = mc->H * mc->hd, n = B * T;
     rg_tensor *x = rg_param_new("x", 3, (int[]){B, T, D});
     memcpy(x->data, xv, (size_t)B * T * D * sizeof(rg_real));
-    rg_tensor *y = mrope ? rg_pos_mrope(c, x, mc->H, mc->half, mc->section, &rc, pos3)
-                         : rg_pos_rope(c, x, mc->H, mc->half, &rc, pos3);
+    rg_rope_table tab = mrope ? rg_mrope_table_new(c, &cfg, mc->section, pos3, n, seq_len_of(pos3, 3 * (int64_t)n))
+                              : rg_rope_table_new(c, &cfg, pos3, n, seq_len_of(pos3, n));
+    rg_tensor *y = mrope ? rg_pos_mrope(c, x, mc->H, mc->half, &tab) : rg_pos_rope(c, x, mc->H, mc->half, &tab);
     memcpy(out, y->data, (size_t)y->numel * sizeof(rg_real));
     rg_backward(c, tc_weighted_sum(c, y, w), NULL);
     memcpy(dx, x->grad, (size_t)x->numel * sizeof(rg_real));
     rg_param_free(x);
-    rg_rope_cache_free(&rc);
     rg_ctx_free(c);
 }
 
@@ -101,22 +118,18 @@ static void test_mrope_golden(void **state)
         assert_int_equal(n, (int64_t)N * H * hd);
         assert_int_equal(no, n);
         rg_ctx *c = rg_ctx_new();
-        rg_rope_cache rc;
-        rg_rope_cache_init(&rc);
-        rg_rope_config cfg = rg_rope_config_default(hd, 16);
-        cfg.base = tc_h5_attr(ENC_GOLDEN, grp, "base");
-        assert_int_equal(rg_rope_cache_ensure(&rc, &cfg, 0), RG_OK);
+        rg_model_config cfg = rope_cfg(H, hd, hd, tc_h5_attr(ENC_GOLDEN, grp, "base"));
         rg_tensor *x = rg_tensor_new(c, 3, (int[]){1, N, H * hd});
         for (int64_t i = 0; i < n; i++) x->data[i] = (rg_real)xv[i];
         int section[3] = {sec[0], sec[1], sec[2]};
-        rg_tensor *y = rg_pos_mrope(c, x, H, half, section, &rc, pos);
+        rg_rope_table tab = rg_mrope_table_new(c, &cfg, section, pos, N, seq_len_of(pos, np));
+        rg_tensor *y = rg_pos_mrope(c, x, H, half, &tab);
         double worst = 0;
         for (int64_t i = 0; i < n; i++) worst = tc_max(worst, fabs((double)y->data[i] - want[i]));
         print_message("m-rope golden %-18s [%d, %d, %d] max abs err %.3g\n", enc_mrope_cases[k], section[0],
                       section[1], section[2], worst);
         tc_assert_close(enc_mrope_cases[k], y->data, want, n, 1e-6, 1e-6);
         worst_all = tc_max(worst_all, worst);
-        rg_rope_cache_free(&rc);
         rg_ctx_free(c);
         free(xv);
         free(pos);
@@ -134,17 +147,16 @@ static void test_mrope_relative(void **state)
     rg_rng_seed(&rng, 15, 3);
     int H = 2, hd = 16, D = H * hd, section[3] = {2, 3, 3};
     rg_ctx *c = rg_ctx_new();
-    rg_rope_cache rc;
-    rg_rope_cache_init(&rc);
-    rg_rope_config cfg = rg_rope_config_default(hd, 16);
-    assert_int_equal(rg_rope_cache_ensure(&rc, &cfg, 0), RG_OK);
+    rg_model_config cfg = rope_cfg(H, hd, hd, 1e4);
     rg_tensor *qk = rg_tensor_new(c, 3, (int[]){1, 2, D});
     tc_fill_randn(qk, &rng, 1);
     for (int half = 0; half < 2; half++) {
         /* [axis][token 0 = q, 1 = k] at the base ids and shifted by (5, -2, 40) */
         int32_t p0[6] = {3, 1, 7, 2, 4, 9}, p1[6] = {8, 6, 5, 0, 44, 49};
-        rg_tensor *a = rg_pos_mrope(c, qk, H, half, section, &rc, p0);
-        rg_tensor *b = rg_pos_mrope(c, qk, H, half, section, &rc, p1);
+        rg_rope_table t0 = rg_mrope_table_new(c, &cfg, section, p0, 2, 50);
+        rg_rope_table t1 = rg_mrope_table_new(c, &cfg, section, p1, 2, 50);
+        rg_tensor *a = rg_pos_mrope(c, qk, H, half, &t0);
+        rg_tensor *b = rg_pos_mrope(c, qk, H, half, &t1);
         for (int h = 0; h < H; h++) {
             double da = 0, db = 0;
             for (int e = 0; e < hd; e++) {
@@ -155,7 +167,8 @@ static void test_mrope_relative(void **state)
         }
         /* and it does depend on them: moving only the key's height id changes it */
         int32_t p2[6] = {3, 1, 7, 3, 4, 9};
-        rg_tensor *d = rg_pos_mrope(c, qk, H, half, section, &rc, p2);
+        rg_rope_table t2 = rg_mrope_table_new(c, &cfg, section, p2, 2, 50);
+        rg_tensor *d = rg_pos_mrope(c, qk, H, half, &t2);
         double dd = 0, da = 0;
         for (int e = 0; e < hd; e++) {
             dd += (double)d->data[e] * d->data[D + e];
@@ -163,7 +176,6 @@ static void test_mrope_relative(void **state)
         }
         assert_true(fabs(dd - da) > 1e-4);
     }
-    rg_rope_cache_free(&rc);
     rg_ctx_free(c);
 }
 
@@ -231,10 +243,11 @@ static void test_fire_init(void **state)
     assert_int_equal(cfg.mlp_width, 32);
     assert_true(cfg.init_c == 0.1 && cfg.init_L == 512 && cfg.eps == 1e-6);
     assert_int_equal(rg_pos_fire_init(&f, &ps, "blocks.1.attn.fire", &cfg, &rng), RG_OK);
+    /* torch's state_dict order: the module's own parameters, then its submodule mlp's */
     static const struct { const char *name; int ndim, d0, d1; double bound; } want[6] = {
+        {"blocks.1.attn.fire.c", 1, 1, 0, 0}, {"blocks.1.attn.fire.L_multiplier", 1, 1, 0, 0},
         {"blocks.1.attn.fire.mlp.0.weight", 2, 32, 1, 1.0}, {"blocks.1.attn.fire.mlp.0.bias", 1, 32, 0, 1.0},
-        {"blocks.1.attn.fire.mlp.2.weight", 2, 4, 32, 0.17678}, {"blocks.1.attn.fire.mlp.2.bias", 1, 4, 0, 0.17678},
-        {"blocks.1.attn.fire.c", 1, 1, 0, 0}, {"blocks.1.attn.fire.L_multiplier", 1, 1, 0, 0}};
+        {"blocks.1.attn.fire.mlp.2.weight", 2, 4, 32, 0.17678}, {"blocks.1.attn.fire.mlp.2.bias", 1, 4, 0, 0.17678}};
     assert_int_equal(ps.n, 6);
     for (int i = 0; i < 6; i++) {
         rg_tensor *p = ps.items[i];

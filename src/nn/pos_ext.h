@@ -18,25 +18,33 @@
 
 /* Checks an mrope_section against the rotary dim: each entry >= 0 and their sum == rotary_dim / 2 (the number of
  * rotary pairs; Qwen2-VL: [16, 24, 24] with head_dim 128). RG_ERR_ARG with a message naming the values otherwise.
- * Use it to validate user input (a config or a checkpoint) before calling rg_pos_mrope, which aborts instead. */
+ * Use it to validate user input (a config or a checkpoint) before calling rg_mrope_table_new, which aborts
+ * instead. */
 rg_status rg_mrope_check_section(const int mrope_section[RG_MROPE_AXES], int rotary_dim);
 
 /* Text-only position ids: writes pos[t] to all three axes, out[a*n + t] = pos[t] for a < 3, t < n (Qwen2-VL gives
  * text tokens equal temporal, height and width ids). out has 3*n entries. */
 void rg_mrope_text_positions(const int32_t *pos, int64_t n, int32_t *out);
 
-/* Multimodal RoPE (Wang et al. 2024, "Qwen2-VL", sec. 2.1; Hugging Face modeling_qwen2_vl.py
- * apply_multimodal_rotary_pos_emb). x [B, T, n_heads*hd]; pos [3, B*T] (HF position_ids [3, B, T]: pos[a*B*T + t]
- * is the temporal (a = 0), height (1) or width (2) id of token t). Rotary pair i (i < rotary_dim/2 = the sum of
- * mrope_section) takes its angle pos_a * inv_freq[i] from axis a = 0 for i < s0, a = 1 for s0 <= i < s0 + s1, a = 2
- * otherwise, with inv_freq[i] of the whole rotary dim (rc: base^(-2i/d), or any RoPE extension of rg_rope_params).
- * Pairing as rg_pos_rope: half-split (i, i + rotary_dim/2) (half = true: HF rotate_half, what Qwen2-VL uses) or
- * interleaved (2i, 2i+1); channels [rotary_dim, hd) pass through. With equal ids on the three axes the result is
- * bit-identical to rg_pos_rope(x, pos[0..]). rc must hold a config (rg_rope_cache_ensure); its tables grow to the
- * largest |position|. Aborts on a bad section (see rg_mrope_check_section) or shape. Backward: the inverse
- * rotation of each pair by its own axis's angle (docs/encodings.md row "pos_mrope"). */
-rg_tensor *rg_pos_mrope(rg_ctx *c, rg_tensor *x, int n_heads, bool half, const int mrope_section[RG_MROPE_AXES],
-                        rg_rope_cache *rc, const int32_t *pos);
+/* The M-RoPE cos/sin table of one forward (Wang et al. 2024, "Qwen2-VL", sec. 2.1; Hugging Face
+ * modeling_qwen2_vl.py apply_multimodal_rotary_pos_emb), in the arena of c: row r, rotary pair i (i < rotary_dim/2
+ * = the sum of mrope_section) holds cos/sin of pos3[a*n_rows + r] * inv_freq[i] (times the attention factor), with
+ * a = 0 (temporal) for i < s0, 1 (height) for s0 <= i < s0 + s1, 2 (width) otherwise, and inv_freq[i] the frequency
+ * of pair i in the whole rotary dim (rg_rope_freqs of cfg: rope_base, rotary dim, any rope_scaling extension).
+ * pos3 [3, n_rows] (HF position_ids [3, B, T] flattened: n_rows = B*T, or T when the rows share positions); any
+ * int32 values. seq_len: the current length, largest id + 1 (read by dynamic NTK only). cfg must validate
+ * (rg_rope_validate); aborts on a bad section (validate user input with rg_mrope_check_section) or n_rows < 1.
+ * With equal ids on the three axes the table equals rg_rope_table_new's bit for bit. */
+rg_rope_table rg_mrope_table_new(rg_ctx *c, const rg_model_config *cfg, const int mrope_section[RG_MROPE_AXES],
+                                 const int32_t *pos3, int n_rows, int64_t seq_len);
+
+/* Multimodal RoPE of x [B, T, n_heads*hd] with a table of rg_mrope_table_new: each rotary pair rotated by its
+ * section's axis angle; pairing half-split (i, i + rotary_dim/2) (half = true: HF rotate_half, what Qwen2-VL uses)
+ * or interleaved (2i, 2i+1); channels [rotary_dim, hd) pass through. The same pure op as rg_pos_rope (the table is
+ * the argument; token t of the flattened input uses row t % n_rows), so text tokens with equal ids give exactly 1-D
+ * RoPE. Aborts on a shape the table does not fit. Backward: the inverse rotation of each pair by its own axis's
+ * angle (docs/derivatives.md row "pos_mrope"). */
+rg_tensor *rg_pos_mrope(rg_ctx *c, rg_tensor *x, int n_heads, bool half, const rg_rope_table *tab);
 
 /* ------------------------------------------------------------------ FIRE (pos_fire.c) */
 

@@ -67,16 +67,16 @@ static rg_status check_config(const rg_fire_config *cfg)
     return RG_OK;
 }
 
-/* Registers prefix.suffix with the shape, NULL on failure (message recorded). */
-static rg_tensor *param(rg_params *ps, const char *prefix, const char *suffix, int ndim, const int *shape)
+/* Registers prefix.suffix with the shape in *out: the status of rg_params_register (message recorded). */
+static rg_status param(rg_params *ps, const char *prefix, const char *suffix, int ndim, const int *shape,
+                       rg_tensor **out)
 {
     char name[RG_NAME_LEN];
     int len = snprintf(name, sizeof name, "%s.%s", prefix, suffix);
-    if (len < 0 || len >= (int)sizeof name) {
-        rg_error(RG_ERR_ARG, "FIRE: parameter name %s.%s longer than %d characters", prefix, suffix, RG_NAME_LEN - 1);
-        return NULL;
-    }
-    return rg_params_new(ps, name, ndim, shape);
+    if (len < 0 || len >= (int)sizeof name)
+        return rg_error(RG_ERR_ARG, "FIRE: parameter name %s.%s longer than %d characters", prefix, suffix,
+                        RG_NAME_LEN - 1);
+    return rg_params_register(ps, name, ndim, shape, out);
 }
 
 static void fill_uniform(rg_tensor *t, rg_rng *rng, double bound)
@@ -92,13 +92,14 @@ rg_status rg_pos_fire_init(rg_pos_fire *f, rg_params *ps, const char *prefix, co
     if (st) return st;
     f->cfg = *cfg;
     int W = cfg->mlp_width, H = cfg->n_heads;
-    if (!(f->w1 = param(ps, prefix, "mlp.0.weight", 2, (int[]){W, 1})) ||
-        !(f->b1 = param(ps, prefix, "mlp.0.bias", 1, (int[]){W})) ||
-        !(f->w2 = param(ps, prefix, "mlp.2.weight", 2, (int[]){H, W})) ||
-        !(f->b2 = param(ps, prefix, "mlp.2.bias", 1, (int[]){H})) ||
-        !(f->c = param(ps, prefix, "c", 1, (int[]){1})) ||
-        !(f->L_multiplier = param(ps, prefix, "L_multiplier", 1, (int[]){1})))
-        return strstr(rg_last_error(), "out of memory") ? RG_ERR_NOMEM : RG_ERR_ARG;
+    /* state_dict order: a module's own parameters (c, L_multiplier) before its submodule's (mlp) */
+    if ((st = param(ps, prefix, "c", 1, (int[]){1}, &f->c)) ||
+        (st = param(ps, prefix, "L_multiplier", 1, (int[]){1}, &f->L_multiplier)) ||
+        (st = param(ps, prefix, "mlp.0.weight", 2, (int[]){W, 1}, &f->w1)) ||
+        (st = param(ps, prefix, "mlp.0.bias", 1, (int[]){W}, &f->b1)) ||
+        (st = param(ps, prefix, "mlp.2.weight", 2, (int[]){H, W}, &f->w2)) ||
+        (st = param(ps, prefix, "mlp.2.bias", 1, (int[]){H}, &f->b2)))
+        return st;
     /* torch.nn.Linear.reset_parameters: weight and bias U(-1/sqrt(fan_in), 1/sqrt(fan_in)) */
     fill_uniform(f->w1, rng, 1.0);
     fill_uniform(f->b1, rng, 1.0);
