@@ -329,6 +329,10 @@ static const config_key CONFIG_KEYS[] = {
     {"partial_rotary_factor", K_DOUBLE, offsetof(rg_model_config, partial_rotary_factor), true},
     CK(t5_num_buckets, K_INT),
     CK(t5_max_distance, K_INT),
+    {"fire_mlp_width", K_INT, offsetof(rg_model_config, fire_mlp_width), true},
+    {"fire_init_c", K_DOUBLE, offsetof(rg_model_config, fire_init_c), true},
+    {"fire_init_L", K_DOUBLE, offsetof(rg_model_config, fire_init_L), true},
+    {"fire_eps", K_DOUBLE, offsetof(rg_model_config, fire_eps), true},
 };
 #undef CK
 #define N_CONFIG_KEYS (int)(sizeof CONFIG_KEYS / sizeof CONFIG_KEYS[0])

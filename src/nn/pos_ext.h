@@ -1,7 +1,9 @@
-/* pos_ext.h: two more position encodings at the op level (issue 15, sections 2 and 3), not yet wired into the
- * reference model:
- *   M-RoPE (pos_mrope.c)  multimodal rotary embeddings of Qwen2-VL: three position ids per token.
- *   FIRE   (pos_fire.c)   functional interpolation for relative positions: a learned additive attention bias.
+/* pos_ext.h: two more position encodings at the op level (issue 15, sections 2 and 3):
+ *   M-RoPE (pos_mrope.c)  multimodal rotary embeddings of Qwen2-VL: three position ids per token (an op on
+ *                         per-forward tables, as 1-D RoPE; not an encoding of the reference model, which has one
+ *                         position stream).
+ *   FIRE   (pos_fire.c)   functional interpolation for relative positions: a learned additive attention bias; also
+ *                         the reference model's encoding "fire" (RG_POS_FIRE, descriptor rg_pos_enc_fire).
  * Layouts follow pos.h: q/k are [B, T, n_heads*head_dim] with heads as contiguous head_dim chunks; positions are
  * int32, row-major. docs/encodings.md has the formulas, sources, parameters and what is tested.
  */
@@ -59,6 +61,15 @@ typedef struct {
 
 /* n_heads and the defaults above. */
 rg_fire_config rg_fire_config_default(int n_heads);
+
+/* The FIRE config of a model config: n_heads, and fire_mlp_width, fire_init_c, fire_init_L, fire_eps with 0
+ * replaced by the default above (nn.h). */
+rg_fire_config rg_fire_config_of(const rg_model_config *cfg);
+
+/* RG_ERR_ARG with a message if the FIRE settings of cfg are out of range (after rg_fire_config_of: mlp_width in
+ * [1, 65536], init_L finite and > 0, eps finite and >= 0, init_c finite). The one validation of them
+ * (rg_model_config_validate calls it, for every encoding: the zeros of a non-FIRE config are valid). */
+rg_status rg_fire_validate(const rg_model_config *cfg);
 
 /* The parameters of one FIRE module, registered under `prefix` (state_dict names of the reference PyTorch module
  * nn.Sequential(Linear(1, W), ReLU(), Linear(W, H)) plus two scalars):

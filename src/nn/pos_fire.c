@@ -56,15 +56,36 @@ rg_fire_config rg_fire_config_default(int n_heads)
     return c;
 }
 
+rg_fire_config rg_fire_config_of(const rg_model_config *cfg)
+{
+    rg_fire_config f = rg_fire_config_default(cfg->n_heads);
+    if (cfg->fire_mlp_width) f.mlp_width = cfg->fire_mlp_width;
+    if (cfg->fire_init_c != 0) f.init_c = cfg->fire_init_c;
+    if (cfg->fire_init_L != 0) f.init_L = cfg->fire_init_L;
+    if (cfg->fire_eps != 0) f.eps = cfg->fire_eps;
+    return f;
+}
+
 static rg_status check_config(const rg_fire_config *cfg)
 {
-    if (cfg->n_heads < 1 || cfg->mlp_width < 1)
-        return rg_error(RG_ERR_ARG, "FIRE: n_heads %d and mlp_width %d must be >= 1", cfg->n_heads, cfg->mlp_width);
+    if (cfg->n_heads < 1 || cfg->mlp_width < 1 || cfg->mlp_width > (1 << 16))
+        return rg_error(RG_ERR_ARG, "FIRE: n_heads %d and mlp_width %d must be >= 1 (mlp_width <= 65536)",
+                        cfg->n_heads, cfg->mlp_width);
     if (!(cfg->init_L > 0) || !isfinite(cfg->init_L))
         return rg_error(RG_ERR_ARG, "FIRE: init_L %g must be finite and > 0", cfg->init_L);
     if (!(cfg->eps >= 0) || !isfinite(cfg->eps)) return rg_error(RG_ERR_ARG, "FIRE: eps %g must be >= 0", cfg->eps);
     if (!isfinite(cfg->init_c)) return rg_error(RG_ERR_ARG, "FIRE: init_c %g must be finite", cfg->init_c);
     return RG_OK;
+}
+
+rg_status rg_fire_validate(const rg_model_config *cfg)
+{
+    rg_fire_config f = rg_fire_config_of(cfg);
+    rg_status st = check_config(&f);
+    if (!st) return RG_OK;
+    char msg[256];
+    snprintf(msg, sizeof msg, "%s", rg_last_error());
+    return rg_error(st, "config: %s", msg);
 }
 
 /* Registers prefix.suffix with the shape in *out: the status of rg_params_register (message recorded). */
@@ -264,3 +285,41 @@ rg_tensor *rg_pos_fire_bias(rg_ctx *c, const rg_pos_fire *f, const int32_t *q_po
     rg_tensor *g = rg_embedding(c, y, pl.idx, 3, (int[]){Bq, T, S});
     return rg_permute(c, g, (int[]){0, 3, 1, 2});
 }
+
+/* ------------------------------------------------------------------ the descriptor: one FIRE module per layer */
+
+typedef struct {
+    rg_fire_config cfg;
+    rg_pos_fire layer[]; /* [n_layers] */
+} fire_state;
+
+static rg_status fire_new(const rg_model_config *cfg, void **state)
+{
+    fire_state *st = calloc(1, sizeof *st + (size_t)cfg->n_layers * sizeof st->layer[0]);
+    if (!st) return rg_error(RG_ERR_NOMEM, "fire: out of memory");
+    st->cfg = rg_fire_config_of(cfg);
+    *state = st;
+    return RG_OK;
+}
+
+/* blocks.{l}.attn.fire.{c, L_multiplier, mlp.0.weight, mlp.0.bias, mlp.2.weight, mlp.2.bias} after o_proj (the
+ * module is the attention's last submodule in tools/ref_model.py). */
+static rg_status fire_params(void *state, const rg_model_config *cfg, rg_pos_site site, int layer, rg_params *ps,
+                             rg_rng *rng)
+{
+    fire_state *st = state;
+    if (site != RG_POS_SITE_ATTN_END) return RG_OK;
+    char prefix[RG_NAME_LEN];
+    snprintf(prefix, sizeof prefix, "blocks.%d.attn.fire", layer);
+    return rg_pos_fire_init(&st->layer[layer], ps, prefix, &st->cfg, rng);
+}
+
+static rg_tensor *fire_score_bias(rg_ctx *c, void *state, const void *prep, int layer, const rg_pos_summary *s,
+                                  rg_tensor *q, rg_tensor *k)
+{
+    const fire_state *st = state;
+    return rg_pos_fire_bias(c, &st->layer[layer], s->q_pos, s->k_pos, s->B, s->T, s->S);
+}
+
+const rg_pos_encoding rg_pos_enc_fire = {.name = "fire", .state_new = fire_new, .add_params = fire_params,
+                                         .score_bias = fire_score_bias, .state_free = free};
