@@ -60,6 +60,10 @@ def main():
 
     cfg, state, attrs = read_checkpoint(args.checkpoint)
     model = Model(cfg)
+    # ropegrad stores 0-d parameters (FIRE's c and L_multiplier) as [1]: take the model's shape when only that differs
+    shapes = {n: p.shape for n, p in model.named_parameters()}
+    state = {n: (t.reshape(shapes[n]) if n in shapes and t.shape != shapes[n] and t.numel() == shapes[n].numel()
+                 else t) for n, t in state.items()}
     model.load_state_dict(state, strict=True)
     model.eval()
     n = sum(p.numel() for p in model.parameters())
