@@ -20,14 +20,17 @@ typedef struct {
     int H, hd, rotary_dim, section[3];
     bool half;
     double base;
+    rg_rope_ext ext; /* with factor 4 and original length 32 (the table takes every RoPE setting of the config) */
 } mrope_case;
 
 static const mrope_case TEXT_CASES[] = {
-    {"qwen2-vl half, hd 128, [16, 24, 24]", 1, 128, 128, {16, 24, 24}, true, 1e6},
-    {"half, hd 16, [2, 3, 3]", 2, 16, 16, {2, 3, 3}, true, 1e4},
-    {"interleaved, hd 16, [2, 3, 3]", 2, 16, 16, {2, 3, 3}, false, 1e4},
-    {"half partial rotary 8 of 16, [1, 2, 1]", 2, 16, 8, {1, 2, 1}, true, 1e4},
-    {"interleaved, one axis only [0, 4, 0]", 3, 8, 8, {0, 4, 0}, false, 1e4},
+    {"qwen2-vl half, hd 128, [16, 24, 24]", 1, 128, 128, {16, 24, 24}, true, 1e6, RG_ROPE_EXT_NONE},
+    {"half, hd 16, [2, 3, 3]", 2, 16, 16, {2, 3, 3}, true, 1e4, RG_ROPE_EXT_NONE},
+    {"interleaved, hd 16, [2, 3, 3]", 2, 16, 16, {2, 3, 3}, false, 1e4, RG_ROPE_EXT_NONE},
+    {"half partial rotary 8 of 16, [1, 2, 1]", 2, 16, 8, {1, 2, 1}, true, 1e4, RG_ROPE_EXT_NONE},
+    {"interleaved, one axis only [0, 4, 0]", 3, 8, 8, {0, 4, 0}, false, 1e4, RG_ROPE_EXT_NONE},
+    {"half, hd 16, [2, 3, 3], yarn s 4", 2, 16, 16, {2, 3, 3}, true, 1e4, RG_ROPE_EXT_YARN},
+    {"interleaved, hd 16, [3, 3, 2], dynamic s 4", 2, 16, 16, {3, 3, 2}, false, 1e4, RG_ROPE_EXT_DYNAMIC},
 };
 
 /* A validated model config carrying the RoPE settings of an M-RoPE test: H heads of hd, rotary_dim, rope_base. */
@@ -57,6 +60,12 @@ static void run_rope(const mrope_case *mc, bool mrope, const int32_t *pos3, int 
 {
     rg_ctx *c = rg_ctx_new();
     rg_model_config cfg = rope_cfg(mc->H, mc->hd, mc->rotary_dim, mc->base);
+    if (mc->ext != RG_ROPE_EXT_NONE) {
+        cfg.rope_ext = mc->ext;
+        cfg.rope_scale = 4;
+        cfg.rope_orig_len = 32;
+        assert_int_equal(rg_rope_validate(&cfg), RG_OK);
+    }
     int D = mc->H * mc->hd, n = B * T;
     rg_tensor *x = rg_param_new("x", 3, (int[]){B, T, D});
     memcpy(x->data, xv, (size_t)B * T * D * sizeof(rg_real));
