@@ -73,10 +73,11 @@ rg_status rg_fire_validate(const rg_model_config *cfg);
 
 /* The parameters of one FIRE module, registered under `prefix` (state_dict names of the reference PyTorch module
  * nn.Sequential(Linear(1, W), ReLU(), Linear(W, H)) plus two scalars):
- *   prefix.mlp.0.weight [W, 1]   prefix.mlp.0.bias [W]
- *   prefix.mlp.2.weight [H, W]   prefix.mlp.2.bias [H]
  *   prefix.c            [1]      (torch: shape [])   initialized to init_c
  *   prefix.L_multiplier [1]      (torch: shape [])   initialized to 1
+ *   prefix.mlp.0.weight [W, 1]   prefix.mlp.0.bias [W]
+ *   prefix.mlp.2.weight [H, W]   prefix.mlp.2.bias [H]
+ * in this order, torch's state_dict order (a module's own parameters before its submodule's).
  * The MLP is initialized as torch.nn.Linear's default (weights and biases U(-1/sqrt(fan_in), 1/sqrt(fan_in))) from
  * rng, not N(0, 0.02): with zero biases and inputs >= 0 half the ReLU units would never activate. */
 typedef struct {
@@ -85,7 +86,7 @@ typedef struct {
     rg_tensor *c, *L_multiplier;
 } rg_pos_fire;
 
-/* Validates cfg (n_heads >= 1, mlp_width >= 1, init_L > 0, eps >= 0, finite init_c) and registers the six
+/* Validates cfg (n_heads >= 1, mlp_width in [1, 65536], init_L > 0, eps >= 0, finite init_c) and registers the six
  * parameters in ps in the order listed. RG_ERR_ARG for a bad config or a name already registered, RG_ERR_NOMEM. */
 rg_status rg_pos_fire_init(rg_pos_fire *f, rg_params *ps, const char *prefix, const rg_fire_config *cfg,
                            rg_rng *rng);
