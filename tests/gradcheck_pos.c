@@ -265,11 +265,16 @@ static void check_model(const char *name, rg_pos_kind pos, rg_rope_ext ext, int 
     cfg.rope_scale = ext == RG_ROPE_EXT_NONE ? 1 : 2;
     cfg.rope_orig_len = 24;
     cfg.rotary_dim = rotary_dim;
+    cfg.fire_init_L = 152.5; /* fire: with L_multiplier 1 below, both rows have positions on both sides of L */
     rg_model *m;
     assert_int_equal(rg_model_new(&cfg, 5, &m), RG_OK);
     rg_rng rng;
     rg_rng_seed(&rng, 78, (uint64_t)pos);
-    for (int i = 0; i < m->params.n; i++) tc_fill_randn(m->params.items[i], &rng, 0.4);
+    for (int i = 0; i < m->params.n; i++) {
+        rg_tensor *p = m->params.items[i];
+        tc_fill_randn(p, &rng, 0.4);
+        if (strstr(p->name, "fire.L_multiplier")) p->data[0] = 1;
+    }
     int32_t tokens[2 * 4] = {1, 5, 2, 6, 0, 3, 3, 4};
     int32_t targets[2 * 4] = {5, 2, -100, 1, 3, 3, 4, -100};
     int32_t positions[2 * 4] = {150, 152, 155, 161, 151, 152, 153, 154};
@@ -277,13 +282,16 @@ static void check_model(const char *name, rg_pos_kind pos, rg_rope_ext ext, int 
     double *rel = malloc((size_t)m->params.n * sizeof *rel);
     rg_gradcheck(model_fn, &mc, m->params.items, m->params.n, H_STEP, rel);
     /* A gradient that is exactly zero in exact arithmetic (the key bias when the scores only see q . b_k, constant
-     * along a row) compares rounding noise with rounding noise: check it is ~0 instead. */
+     * along a row; FIRE's output bias mlp.2.bias, a per-head constant on every score) compares rounding noise with
+     * rounding noise: check it is ~0 instead. */
     double worst = 0;
     for (int i = 0; i < m->params.n; i++) {
         rg_tensor *p = m->params.items[i];
         double gmax = 0;
         for (int64_t j = 0; j < p->numel; j++) gmax = tc_max(gmax, fabs((double)p->grad[j]));
-        if (strstr(p->name, "k_proj.bias") && gmax < 1e-12) rel[i] = 0;
+        if ((strstr(p->name, "k_proj.bias") || strstr(p->name, "fire.mlp.2.bias")) && gmax < 1e-12) rel[i] = 0;
+        if (strstr(p->name, "fire.mlp.2.bias")) assert_true(gmax < 1e-12);
+        if (strstr(p->name, "fire.L_multiplier")) assert_true(gmax > 1e-8); /* rows below L: it is checked */
         if (!(rel[i] < TOL)) print_message("  %s: %.3g\n", p->name, rel[i]);
         if (!(rel[i] <= worst)) worst = rel[i];
     }
@@ -306,6 +314,8 @@ static void test_model_rope_dynamic(void **s)
 {
     check_model("rope dynamic s=2 (L 24, positions to 161)", RG_POS_ROPE, RG_ROPE_EXT_DYNAMIC, 0, true);
 }
+static void test_model_fire(void **s) { check_model("fire (L 152.5, per-row positions)", RG_POS_FIRE, 0, 0, true); }
+static void test_model_fire_bidir(void **s) { check_model("fire bidirectional", RG_POS_FIRE, 0, 0, false); }
 static void test_model_rope_yarn(void **s) { check_model("rope yarn s=2", RG_POS_ROPE, RG_ROPE_EXT_YARN, 0, true); }
 static void test_model_rope_llama3(void **s)
 {
@@ -330,6 +340,7 @@ int main(void)
         cmocka_unit_test(test_model_alibi),      cmocka_unit_test(test_model_rope),
         cmocka_unit_test(test_model_rope_half),  cmocka_unit_test(test_model_rope_yarn),
         cmocka_unit_test(test_model_rope_llama3),
+        cmocka_unit_test(test_model_fire),       cmocka_unit_test(test_model_fire_bidir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

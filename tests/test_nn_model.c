@@ -3,7 +3,7 @@
  *     (PyTorch state_dict order of tools/ref_model.py, including xl and t5 extras);
  *   - initialization (N(0, 0.02) weights, zero biases, unit LayerNorm weights, seeded and reproducible);
  *   - KV-cache greedy decoding (B = 2) gives the logits of the full forward at every position, within 1e-5, for every
- *     position encoding;
+ *     position encoding (fire with its threshold L = 4.5 inside the decoded range);
  *   - bad input: an out-of-range token id returns RG_ERR_ARG and leaves the model, tape and cache untouched; cache
  *     overflow, a cache in grad mode, and bad configs are refused. */
 #include "common.h"
@@ -58,6 +58,15 @@ static const char *const ORDER_T5[] = {
     "blocks.0.attn.o_proj.bias", "blocks.0.ln2.weight", "blocks.0.ln2.bias", "blocks.0.mlp.fc1.weight",
     "blocks.0.mlp.fc1.bias", "blocks.0.mlp.fc2.weight", "blocks.0.mlp.fc2.bias", "rel_bias.weight", "ln_f.weight",
     "ln_f.bias", "lm_head.weight", NULL};
+static const char *const ORDER_FIRE[] = {
+    "tok_emb.weight", "blocks.0.ln1.weight", "blocks.0.ln1.bias", "blocks.0.attn.q_proj.weight",
+    "blocks.0.attn.q_proj.bias", "blocks.0.attn.k_proj.weight", "blocks.0.attn.k_proj.bias",
+    "blocks.0.attn.v_proj.weight", "blocks.0.attn.v_proj.bias", "blocks.0.attn.o_proj.weight",
+    "blocks.0.attn.o_proj.bias", "blocks.0.attn.fire.c", "blocks.0.attn.fire.L_multiplier",
+    "blocks.0.attn.fire.mlp.0.weight", "blocks.0.attn.fire.mlp.0.bias", "blocks.0.attn.fire.mlp.2.weight",
+    "blocks.0.attn.fire.mlp.2.bias", "blocks.0.ln2.weight", "blocks.0.ln2.bias", "blocks.0.mlp.fc1.weight",
+    "blocks.0.mlp.fc1.bias", "blocks.0.mlp.fc2.weight", "blocks.0.mlp.fc2.bias", "ln_f.weight", "ln_f.bias",
+    "lm_head.weight", NULL};
 static const char *const ORDER_LEARNED_HEAD[] = {"tok_emb.weight", "pos_emb.weight", "blocks.0.ln1.weight", NULL};
 
 static void check_order(rg_pos_kind pos, const char *const *want, bool prefix_only)
@@ -84,6 +93,7 @@ static void test_param_order(void **state)
     check_order(RG_POS_T5, ORDER_T5, false);
     check_order(RG_POS_LEARNED, ORDER_LEARNED_HEAD, true);
     check_order(RG_POS_ROPE, ORDER_NONE, false);
+    check_order(RG_POS_FIRE, ORDER_FIRE, false);
 }
 
 static void test_init(void **state)
@@ -141,6 +151,8 @@ static rg_model *small_model(rg_pos_kind pos, uint64_t seed)
         rg_tensor *p = m->params.items[i];
         if (strstr(p->name, "ln")) continue;
         tc_fill_randn(p, &rng, p->ndim == 2 ? 0.3 : 0.1);
+        /* fire: threshold L = 4.5, so that the decoded queries (positions 3..11) lie past it */
+        if (strstr(p->name, "fire.L_multiplier")) p->data[0] = (rg_real)(4.5 / 512);
     }
     return m;
 }
@@ -287,6 +299,29 @@ static void test_bad_config(void **state)
     cfg = rg_model_config_default();
     cfg.pos = RG_POS_COUNT;
     assert_int_equal(rg_model_config_validate(&cfg), RG_ERR_ARG);
+    /* the FIRE settings: 0 = default, negative or non-finite values refused (for every encoding) */
+    static const struct { int width; double c, L, eps; } BAD_FIRE[] = {
+        {-1, 0, 0, 0}, {1 << 17, 0, 0, 0}, {0, NAN, 0, 0}, {0, 0, -512, 0}, {0, 0, INFINITY, 0}, {0, 0, 0, -1e-6}};
+    for (size_t i = 0; i < sizeof BAD_FIRE / sizeof *BAD_FIRE; i++) {
+        cfg = rg_model_config_default();
+        cfg.pos = i % 2 ? RG_POS_FIRE : RG_POS_NONE;
+        cfg.fire_mlp_width = BAD_FIRE[i].width;
+        cfg.fire_init_c = BAD_FIRE[i].c;
+        cfg.fire_init_L = BAD_FIRE[i].L;
+        cfg.fire_eps = BAD_FIRE[i].eps;
+        assert_int_equal(rg_model_config_validate(&cfg), RG_ERR_ARG);
+        assert_non_null(strstr(rg_last_error(), "FIRE"));
+    }
+    cfg = rg_model_config_default();
+    cfg.pos = RG_POS_FIRE;
+    cfg.fire_mlp_width = 8;
+    cfg.fire_init_c = -0.5; /* psi uses |c x| */
+    cfg.fire_init_L = 64;
+    cfg.fire_eps = 1e-3;
+    assert_int_equal(rg_model_new(&cfg, 1, &m), RG_OK);
+    assert_int_equal(rg_params_find(&m->params, "blocks.1.attn.fire.mlp.2.weight")->shape[1], 8);
+    assert_true(rg_params_find(&m->params, "blocks.0.attn.fire.c")->data[0] == (rg_real)-0.5);
+    rg_model_free(m);
 }
 
 int main(void)

@@ -5,7 +5,8 @@
  * after the fixed channel permutation; axial RoPE is relative in 2-D; RoPE tables at far positions and with PI;
  * the position summary; learned positions past the table are an error that records nothing; randomized positions
  * are sorted subsets; with NoPE bidirectional attention is permutation-equivariant and every encoding breaks that;
- * causal outputs at earlier positions ignore later tokens for every encoding. */
+ * causal outputs at earlier positions ignore later tokens for every encoding; the rope_scaling settings survive a
+ * checkpoint (FIRE's: tests/test_pos_fire.c). */
 #include "common.h"
 
 #include <math.h>
@@ -513,7 +514,7 @@ static rg_model *small_model(rg_pos_kind pos, bool causal)
 }
 
 static const rg_pos_kind ALL_POS[] = {RG_POS_NONE, RG_POS_SINUSOIDAL, RG_POS_LEARNED, RG_POS_T5, RG_POS_XL,
-                                      RG_POS_ALIBI, RG_POS_ROPE, RG_POS_ROPE_HALF};
+                                      RG_POS_ALIBI, RG_POS_ROPE, RG_POS_ROPE_HALF, RG_POS_FIRE};
 
 static void test_permutation_equivariance(void **state)
 {

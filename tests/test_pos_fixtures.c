@@ -2,7 +2,8 @@
  * fixtures tests/fixtures/model_<pos>.h5 (tools/gen_fixtures.py; layout in tests/fixtures/README.md): the model is
  * built from the root attributes, loaded with /params, run on /input/tokens (and /input/positions where present);
  * logits and loss must be within 1e-5 and every parameter gradient within 1e-4 of the largest gradient magnitude
- * of the model. Prints the worst errors per fixture. The encoding and extension come from the test table (and are
+ * of the model (FIRE's parameters also within 1e-4 of each one's own largest gradient). Prints the worst errors
+ * per fixture. The encoding and extension come from the test table (and are
  * checked against the file's string attributes); the numeric config from the root attributes. */
 #include "common.h"
 
@@ -34,6 +35,11 @@ static rg_model *load_model(const char *file, rg_pos_kind pos, rg_rope_ext ext)
     cfg.yarn_beta_slow = attr_or(file, "yarn_beta_slow", cfg.yarn_beta_slow);
     cfg.llama3_low_freq_factor = attr_or(file, "llama3_low_freq_factor", cfg.llama3_low_freq_factor);
     cfg.llama3_high_freq_factor = attr_or(file, "llama3_high_freq_factor", cfg.llama3_high_freq_factor);
+    /* FIRE's settings (the fixtures hold them resolved; 0 = default) */
+    cfg.fire_mlp_width = (int)attr_or(file, "fire_mlp_width", cfg.fire_mlp_width);
+    cfg.fire_init_c = attr_or(file, "fire_init_c", cfg.fire_init_c);
+    cfg.fire_init_L = attr_or(file, "fire_init_L", cfg.fire_init_L);
+    cfg.fire_eps = attr_or(file, "fire_eps", cfg.fire_eps);
     /* the names in the file must agree */
     char buf[64];
     tc_h5_attr_str(file, "/", "pos_encoding", buf, sizeof buf);
@@ -77,14 +83,29 @@ static void check_fixture(const char *name, rg_pos_kind pos, rg_rope_ext ext)
     free(wl);
 
     /* gradients: relative to the largest expected gradient magnitude of the model */
-    double gmax = 0, worst_grad = 0;
-    char path[256], worst_name[RG_NAME_LEN] = "";
+    double gmax = 0, worst_grad = 0, worst_own = 0; /* worst_own: of the encoding's own parameters, each relative
+                                                      * to its own largest expected gradient (FIRE's c, L_multiplier
+                                                      * have small gradients next to tok_emb's) */
+    char path[256], worst_name[RG_NAME_LEN] = "", worst_fire[RG_NAME_LEN] = "";
     for (int pass = 0; pass < 2; pass++)
         for (int i = 0; i < m->params.n; i++) {
             rg_tensor *p = m->params.items[i];
             snprintf(path, sizeof path, "/expected/grads/%s", p->name);
             double *g = tc_h5_read(file, path, &n, NULL, NULL);
             assert_int_equal(n, p->numel);
+            if (pass == 1 && strstr(p->name, ".fire.")) {
+                double own = 0, e = 0;
+                for (int64_t j = 0; j < n; j++) own = tc_max(own, fabs(g[j]));
+                for (int64_t j = 0; j < n; j++) e = tc_max(e, fabs((double)p->grad[j] - g[j]));
+                /* mlp.2.bias adds a per-head constant to every score of a row, which the softmax ignores: its
+                 * gradient is 0 in exact arithmetic (torch: ~1e-18), so it is checked absolutely */
+                if (own < 1e-12) {
+                    if (!(e < 1e-6)) fail_msg("%s: %s gradient %.3g, expected 0", file, p->name, e);
+                } else if (!(e / own <= worst_own)) {
+                    worst_own = e / own;
+                    snprintf(worst_fire, sizeof worst_fire, "%s", p->name);
+                }
+            }
             for (int64_t j = 0; j < n; j++) {
                 if (pass == 0) gmax = tc_max(gmax, fabs(g[j]));
                 else {
@@ -99,6 +120,11 @@ static void check_fixture(const char *name, rg_pos_kind pos, rg_rope_ext ext)
     assert_true(worst_logit <= 1e-5);
     assert_true(loss_err <= 1e-5);
     assert_true(worst_grad <= 1e-4);
+    if (pos == RG_POS_FIRE) {
+        print_message("%-14s fire parameters: grads %.2e relative to each one's own max |g| (worst %s)\n", name,
+                      worst_own, worst_fire);
+        assert_true(worst_own <= 1e-4);
+    }
     rg_ctx_free(c);
     free(tokens);
     free(targets);
@@ -125,6 +151,8 @@ FIXTURE(rope_positions, "rope_positions", RG_POS_ROPE, RG_ROPE_EXT_NONE)
 FIXTURE(rope_dynamic, "rope_dynamic", RG_POS_ROPE, RG_ROPE_EXT_DYNAMIC)
 FIXTURE(rope_yarn_factors, "rope_yarn_factors", RG_POS_ROPE, RG_ROPE_EXT_YARN)
 FIXTURE(rope_llama3_factors, "rope_llama3_factors", RG_POS_ROPE_HALF, RG_ROPE_EXT_LLAMA3)
+FIXTURE(fire, "fire", RG_POS_FIRE, RG_ROPE_EXT_NONE)
+FIXTURE(fire_positions, "fire_positions", RG_POS_FIRE, RG_ROPE_EXT_NONE)
 
 int main(void)
 {
@@ -135,6 +163,7 @@ int main(void)
         cmocka_unit_test(test_rope_pi),     cmocka_unit_test(test_rope_ntk),     cmocka_unit_test(test_rope_yarn),
         cmocka_unit_test(test_rope_llama3), cmocka_unit_test(test_rope_positions), cmocka_unit_test(test_rope_dynamic),
         cmocka_unit_test(test_rope_yarn_factors), cmocka_unit_test(test_rope_llama3_factors),
+        cmocka_unit_test(test_fire),        cmocka_unit_test(test_fire_positions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

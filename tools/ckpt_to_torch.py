@@ -34,7 +34,7 @@ def _value(v):
 
 
 def read_checkpoint(path):
-    """Returns (Config, state_dict, attributes of /config as a dict)."""
+    """Returns (Config, state_dict with the reference model's shapes, attributes of /config as a dict)."""
     with h5py.File(path, "r") as f:
         fmt = _value(f.attrs.get("format", b""))
         if fmt != "ropegrad-checkpoint" or int(f.attrs["format_version"]) != 1:
@@ -48,6 +48,10 @@ def read_checkpoint(path):
                   file=sys.stderr)
         cfg = Config(**{k: v for k, v in attrs.items() if k in fields})
         state = {name: torch.from_numpy(ds[()]) for name, ds in f["params"].items()}
+    # ropegrad stores 0-d parameters (FIRE's c and L_multiplier) as [1]: take the model's shape when only that differs
+    shapes = {n: p.shape for n, p in Model(cfg).named_parameters()}
+    state = {n: (t.reshape(shapes[n]) if n in shapes and t.shape != shapes[n] and t.numel() == shapes[n].numel()
+                 else t) for n, t in state.items()}
     return cfg, state, attrs
 
 

@@ -48,6 +48,13 @@ def init_param(name, shape, g):
         return normal(g, shape, 0.1)
     if name == "rel_bias.weight":
         return normal(g, shape, 0.5)
+    if ".fire." in name:   # FIRE: c near 0.4, L_multiplier near 1 (L near init_L), first layer weights O(1)
+        if name.endswith(".c"):   # 0-d: one draw
+            return normal(g, (1,), 0.05, 0.4).reshape(shape)
+        if name.endswith(".L_multiplier"):
+            return normal(g, (1,), 0.05, 1.0).reshape(shape)
+        if name.endswith("mlp.0.weight"):
+            return normal(g, shape, 1.0)
     return normal(g, shape, 0.3)
 
 
@@ -117,8 +124,8 @@ def model_fixture(outdir, fname, cfg_kw, positions=False, adamw=False, lengths=(
     path = os.path.join(outdir, fname)
     with h5py.File(path, "w") as f:
         write_attrs(f, cfg)
-        for n, v in p32.items():
-            f.create_dataset(f"params/{n}", data=v.numpy().astype(np.float32))
+        for n, v in p32.items():   # 0-d parameters (FIRE's c, L_multiplier) are stored [1], as ropegrad has them
+            f.create_dataset(f"params/{n}", data=np.atleast_1d(v.numpy().astype(np.float32)))
         f.create_dataset("input/tokens", data=tokens.numpy().astype(np.int32))
         f.create_dataset("input/targets", data=targets.numpy().astype(np.int32))
         if pos is not None:
@@ -126,7 +133,7 @@ def model_fixture(outdir, fname, cfg_kw, positions=False, adamw=False, lengths=(
         f.create_dataset("expected/logits", data=f64(logits))
         f.create_dataset("expected/loss", data=np.array([loss.item()], dtype=np.float64))
         for n, v in grads.items():
-            f.create_dataset(f"expected/grads/{n}", data=f64(v))
+            f.create_dataset(f"expected/grads/{n}", data=np.atleast_1d(f64(v)))
         if adamw:
             # fresh model from the same float32 params
             m2 = R.Model(cfg).double()
@@ -399,8 +406,8 @@ def self_checks():
                 rd_ = cfg.rotary_dim
                 assert abs(y[..., :rd_].norm() - af * q[..., :rd_].norm()) < 1e-12
                 assert torch.equal(y[..., rd_:], q[..., rd_:])
-            # q.k depends only on i-j
-            for delta in (0, 1, 5, -3):
+            # q.k depends only on i-j (dynamic: only at one length; rot takes the length from its one position)
+            for delta in ((0, 1, 5, -3) if ext != "dynamic" else ()):
                 vals = [float((rot(q, i) * rot(k, i - delta)).sum()) for i in (3, 10, 40, 77)]
                 assert max(vals) - min(vals) < 1e-12, (pe, ext, delta, vals)
     print("self-checks passed (RoPE norm preservation, relative property)")
@@ -419,6 +426,31 @@ def rope_scaling_fixtures(outdir):
     model_fixture(outdir, "model_rope_llama3_factors.h5", dict(ext, pos_encoding="rope-half", rope_ext="llama3",
                                                                rope_orig_len=40, llama3_low_freq_factor=2.0,
                                                                llama3_high_freq_factor=8.0))
+
+
+def fire_fixtures(outdir):
+    """FIRE (issue 15): a threshold init_L 6 (L = |L_multiplier| 6 near 6) so that rows 0..9 lie on both sides of
+    it; with sorted random positions from [0, 24) and init_L 12, per-row positions ([B, H, T, S] biases)."""
+    model_fixture(outdir, "model_fire.h5", dict(pos_encoding="fire", fire_init_L=6.0))
+    model_fixture(outdir, "model_fire_positions.h5", dict(pos_encoding="fire", fire_init_L=12.0, fire_eps=1e-3,
+                                                          fire_mlp_width=8), positions=True)
+
+
+def fire_self_check():
+    """ref_model.FIRE against golden_enc.Fire (written separately from the listing) on random parameters."""
+    import golden_enc
+    g = gen("fire_self_check")
+    a = R.FIRE(3, 8, 0.3, 6.5, 1e-6).double()
+    b = golden_enc.Fire(3, 8, 0.3, 6.5, 1e-6).double()
+    with torch.no_grad():
+        for n, p in a.named_parameters():
+            p.copy_(torch.randn(p.shape, generator=g, dtype=torch.float64))
+            dict(b.named_parameters())[n].copy_(p)
+    q = torch.tensor([0, 3, 6, 7, 11, 40])
+    k = torch.tensor([0, 1, 5, 6, 9, 11, 40])
+    diff = (a(q[None], k[None])[0] - b(q, k)).abs().max().item()
+    assert diff < 1e-14, diff
+    print(f"self-check passed (ref_model FIRE == golden_enc Fire, max diff {diff:.1e})")
 
 
 def main():
@@ -441,6 +473,8 @@ def main():
         model_fixture(outdir, f"model_rope_{e}.h5", dict(ext, rope_ext=e))
     rope_scaling_fixtures(outdir)
     model_fixture(outdir, "model_rope_positions.h5", dict(pos_encoding="rope"), positions=True)
+    fire_self_check()
+    fire_fixtures(outdir)
     attn_fixture(outdir)
     golden_fixture(outdir)
     golden_rope.write(outdir)

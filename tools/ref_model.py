@@ -21,7 +21,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-POS_ENCODINGS = ("none", "sinusoidal", "learned", "t5", "xl", "alibi", "rope", "rope-half")
+POS_ENCODINGS = ("none", "sinusoidal", "learned", "t5", "xl", "alibi", "rope", "rope-half", "fire")
+FIRE_DEFAULTS = dict(fire_mlp_width=32, fire_init_c=0.1, fire_init_L=512.0, fire_eps=1e-6)  # 0 in a config = these
 ROPE_EXTS = ("none", "pi", "ntk", "yarn", "llama3", "dynamic")
 HF_ROPE_TYPES = {"default": "none", "linear": "pi"}   # HF rope_type names that differ from ours
 IGNORE_INDEX = -100
@@ -51,6 +52,11 @@ class Config:
     t5_num_buckets: int = 32
     t5_max_distance: int = 128
     causal: int = 1
+    # FIRE (Li et al. 2023): 0 -> FIRE_DEFAULTS (the paper's reference listing), resolved in __post_init__
+    fire_mlp_width: int = 0
+    fire_init_c: float = 0.0
+    fire_init_L: float = 0.0
+    fire_eps: float = 0.0
 
     def __post_init__(self):
         assert self.d_model % self.n_heads == 0
@@ -66,6 +72,10 @@ class Config:
         assert self.rotary_dim % 2 == 0 and self.rotary_dim <= self.head_dim
         if not self.rope_orig_len:
             self.rope_orig_len = self.max_len
+        for k, v in FIRE_DEFAULTS.items():
+            if not getattr(self, k):
+                setattr(self, k, type(v)(v))
+        assert self.fire_mlp_width >= 1 and self.fire_init_L > 0 and self.fire_eps >= 0
 
     @property
     def head_dim(self):
@@ -269,10 +279,38 @@ def xl_rel_table(dist, d_model):
 
 
 # ---------------------------------------------------------------------------
+# FIRE.  Source: Li et al. 2023, "Functional Interpolation for Relative Positions Improves Long Context
+# Transformers" (arXiv:2310.04418), sec. 3 and the reference listing of its appendix: one hidden layer of
+# mlp_width ReLU units with one output per head, psi(x) = log(|c x| + 1), threshold L = |L_multiplier * init_L|,
+# eps added to the normalizer.  Generalized from the listing's arange positions to query/key positions.
+# init_L is a plain constant here (the listing keeps it as a frozen nn.Parameter, which would be in the
+# state_dict; ropegrad stores it in the config instead).
+# ---------------------------------------------------------------------------
+class FIRE(nn.Module):
+    def __init__(self, n_heads, mlp_width=32, init_c=0.1, init_L=512.0, eps=1e-6):
+        super().__init__()
+        self.mlp = nn.Sequential(nn.Linear(1, mlp_width), nn.ReLU(), nn.Linear(mlp_width, n_heads))
+        self.c = nn.Parameter(torch.tensor(float(init_c)))
+        self.L_multiplier = nn.Parameter(torch.tensor(1.0))
+        self.init_L = float(init_L)
+        self.eps = float(eps)
+
+    def forward(self, q_pos, k_pos):
+        """q_pos [B,T], k_pos [B,S] int -> bias [B,H,T,S] = mlp(psi(p_i - p_j) / (psi(max(L, p_i)) + eps))."""
+        dtype = self.c.dtype
+        q = q_pos.to(dtype)
+        dist = q[:, :, None] - k_pos.to(dtype)[:, None, :]
+        L = torch.abs(self.L_multiplier * self.init_L)
+        psi = lambda x: torch.log(torch.abs(self.c * x) + 1)  # noqa: E731
+        norm = psi(torch.max(q, L))[:, :, None] + self.eps
+        return self.mlp((psi(dist) / norm).unsqueeze(-1)).permute(0, 3, 1, 2)
+
+
+# ---------------------------------------------------------------------------
 # Modules
 # ---------------------------------------------------------------------------
 class Attention(nn.Module):
-    def __init__(self, d_model, n_heads, xl=False):
+    def __init__(self, d_model, n_heads, xl=False, fire=None):
         super().__init__()
         self.d_model, self.n_heads = d_model, n_heads
         self.head_dim = d_model // n_heads
@@ -285,15 +323,18 @@ class Attention(nn.Module):
             self.r_proj = nn.Linear(d_model, d_model, bias=False)
             self.u = nn.Parameter(torch.zeros(n_heads, self.head_dim))
             self.v = nn.Parameter(torch.zeros(n_heads, self.head_dim))
+        if fire is not None:   # dict of FIRE's keyword arguments; registered after o_proj (state_dict order)
+            self.fire = FIRE(n_heads, **fire)
 
     def _split(self, t):  # [B,T,d] -> [B,H,T,hd]
         B, T, _ = t.shape
         return t.view(B, T, self.n_heads, self.head_dim).transpose(1, 2)
 
-    def forward(self, x, mem=None, causal=True, rope=None, bias=None, xl_R=None):
+    def forward(self, x, mem=None, causal=True, rope=None, bias=None, xl_R=None, fire_pos=None):
         """x [B,T,d] queries; mem [B,S,d] keys/values source (default x).
         rope: (cos, sin, rotary_dim, half) or None; bias: additive [B or 1, H, T, S] or None;
-        xl_R: relative sinusoids [B,T,S,d] (float, model dtype) for Transformer-XL."""
+        xl_R: relative sinusoids [B,T,S,d] (float, model dtype) for Transformer-XL;
+        fire_pos: (query positions [B,T], key positions [B,S]) for this layer's FIRE bias."""
         src = x if mem is None else mem
         q = self._split(self.q_proj(x))
         k = self._split(self.k_proj(src))
@@ -313,6 +354,8 @@ class Attention(nn.Module):
             scores = (q @ k.transpose(-1, -2)) * scale
         if bias is not None:
             scores = scores + bias
+        if fire_pos is not None:
+            scores = scores + self.fire(*fire_pos)
         if causal:
             T, S = scores.shape[-2], scores.shape[-1]
             mask = torch.ones(T, S, dtype=torch.bool).triu(1)
@@ -336,7 +379,9 @@ class Block(nn.Module):
     def __init__(self, cfg):
         super().__init__()
         self.ln1 = nn.LayerNorm(cfg.d_model, eps=1e-5)
-        self.attn = Attention(cfg.d_model, cfg.n_heads, xl=(cfg.pos_encoding == "xl"))
+        fire = (dict(mlp_width=cfg.fire_mlp_width, init_c=cfg.fire_init_c, init_L=cfg.fire_init_L, eps=cfg.fire_eps)
+                if cfg.pos_encoding == "fire" else None)
+        self.attn = Attention(cfg.d_model, cfg.n_heads, xl=(cfg.pos_encoding == "xl"), fire=fire)
         self.ln2 = nn.LayerNorm(cfg.d_model, eps=1e-5)
         self.mlp = MLP(cfg.d_model, cfg.d_ff)
 
@@ -386,6 +431,8 @@ class Model(nn.Module):
         elif pe in ("rope", "rope-half"):
             cos, sin = rope_cos_sin(positions, cfg)
             kw["rope"] = (cos.to(dtype), sin.to(dtype), cfg.rotary_dim, pe == "rope-half")
+        elif pe == "fire":
+            kw["fire_pos"] = (positions, positions)
         for blk in self.blocks:
             h = blk(h, **kw)
         return self.lm_head(self.ln_f(h))

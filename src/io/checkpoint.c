@@ -59,6 +59,10 @@ static const field CONFIG_FIELDS[] = {
     {"partial_rotary_factor", F_F64, offsetof(rg_model_config, partial_rotary_factor), 0, 1, true},
     INT_FIELD(rg_model_config, t5_num_buckets),
     INT_FIELD(rg_model_config, t5_max_distance),
+    {"fire_mlp_width", F_I32, offsetof(rg_model_config, fire_mlp_width), 0, INT32_MAX, true},
+    {"fire_init_c", F_F64, offsetof(rg_model_config, fire_init_c), -HUGE_VAL, HUGE_VAL, true},
+    {"fire_init_L", F_F64, offsetof(rg_model_config, fire_init_L), -HUGE_VAL, HUGE_VAL, true},
+    {"fire_eps", F_F64, offsetof(rg_model_config, fire_eps), -HUGE_VAL, HUGE_VAL, true},
 };
 
 /* /config: the experiment keys of the run state. */

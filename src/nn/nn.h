@@ -93,12 +93,18 @@ typedef struct rg_model_config {
     double llama3_low_freq_factor, llama3_high_freq_factor; /* 1, 4; HF low_freq_factor, high_freq_factor */
     double yarn_beta_fast, yarn_beta_slow;                  /* 32, 1; HF beta_fast, beta_slow */
     int t5_num_buckets, t5_max_distance;                    /* 32, 128 */
+    /* FIRE (pos fire; Li et al. 2023, src/nn/pos_ext.h rg_fire_config): 0 = the value of the paper's reference
+     * listing, resolved by rg_fire_config_of (so checkpoints written before FIRE read as the defaults) */
+    int fire_mlp_width;  /* 0 = 32 hidden units */
+    double fire_init_c;  /* 0 = 0.1: the initial c of psi(x) = log(|c x| + 1) */
+    double fire_init_L;  /* 0 = 512: the threshold is L = |L_multiplier * init_L| (a constant, not trained) */
+    double fire_eps;     /* 0 = 1e-6: added to the normalizer psi(max(L, p_i)) */
 } rg_model_config;
 
 /* The defaults above (the reference model, NoPE). */
 rg_model_config rg_model_config_default(void);
 /* RG_ERR_ARG with a message if a value is out of range (d_model % n_heads, even rotary_dim <= head_dim, ...; the
- * RoPE settings through rg_rope_validate). */
+ * RoPE settings through rg_rope_validate, the FIRE settings through rg_fire_validate). */
 rg_status rg_model_config_validate(const rg_model_config *cfg);
 
 typedef struct { rg_nn_linear q_proj, k_proj, v_proj, o_proj; } rg_nn_attention;

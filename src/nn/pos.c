@@ -23,6 +23,7 @@ static const rg_pos_encoding *const TABLE[RG_POS_COUNT] = {
     [RG_POS_ALIBI] = &rg_pos_enc_alibi,
     [RG_POS_ROPE] = &rg_pos_enc_rope,
     [RG_POS_ROPE_HALF] = &rg_pos_enc_rope_half,
+    [RG_POS_FIRE] = &rg_pos_enc_fire,
 };
 
 const rg_pos_encoding *rg_pos_encoding_of(rg_pos_kind k) { return (unsigned)k < RG_POS_COUNT ? TABLE[k] : NULL; }

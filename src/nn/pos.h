@@ -26,7 +26,8 @@ typedef enum {
     RG_POS_ALIBI,       /* Press et al. 2022 linear biases */
     RG_POS_ROPE,        /* Su et al. 2021, interleaved pairs (2i, 2i+1) */
     RG_POS_ROPE_HALF,   /* Su et al. 2021, half-split pairs (i, i + d/2) (GPT-NeoX, HF rotate_half) */
-    RG_POS_COUNT
+    RG_POS_FIRE,        /* Li et al. 2023 FIRE learned bias, blocks.{l}.attn.fire.* per layer (pos_ext.h) */
+    RG_POS_COUNT        /* new encodings are appended before this (their numbers are stored) */
 } rg_pos_kind;
 
 /* Evaluation-time RoPE extensions (no retraining). New values are appended (their numbers are stored by
@@ -42,7 +43,7 @@ typedef enum {
 } rg_rope_ext;
 
 /* Names as used on the command line and in checkpoints: "none", "sinusoidal", "learned", "t5", "xl", "alibi",
- * "rope", "rope-half" (the descriptors' names); and "none", "pi", "ntk", "yarn", "llama3", "dynamic" (parsing
+ * "rope", "rope-half", "fire" (the descriptors' names); and "none", "pi", "ntk", "yarn", "llama3", "dynamic" (parsing
  * also takes HF's rope_type names "default" for none and "linear" for pi). */
 const char *rg_pos_name(rg_pos_kind k);
 /* Parses a name; RG_ERR_ARG (with the allowed names in the message) if unknown. */
@@ -101,7 +102,7 @@ const rg_pos_encoding *rg_pos_encoding_of(rg_pos_kind k);
 
 /* The descriptors (one per file). */
 extern const rg_pos_encoding rg_pos_enc_sinusoidal, rg_pos_enc_learned, rg_pos_enc_t5, rg_pos_enc_xl,
-    rg_pos_enc_alibi, rg_pos_enc_rope, rg_pos_enc_rope_half;
+    rg_pos_enc_alibi, rg_pos_enc_rope, rg_pos_enc_rope_half, rg_pos_enc_fire;
 
 /* ------------------------------------------------------------------ encodings at the op level
  * The descriptors call these (one file per family: src/nn/pos_*.c). They are public so that tests and other

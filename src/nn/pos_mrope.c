@@ -1,0 +1,70 @@
+/* pos_mrope.c: multimodal rotary position embeddings, M-RoPE (Wang et al. 2024, "Qwen2-VL: Enhancing
+ * Vision-Language Model's Perception of the World at Any Resolution", sec. 2.1 "Multimodal Rotary Position
+ * Embedding"; as Hugging Face modeling_qwen2_vl.py apply_multimodal_rotary_pos_emb).
+ *   Each token has three position ids (temporal, height, width). The rotary pairs are split into three contiguous
+ *   sections by mrope_section = [s0, s1, s2] (Qwen2-VL: [16, 24, 24] of the 64 pairs of head_dim 128); pair i
+ *   rotates by angle pos_axis(i) * inv_freq[i], where inv_freq[i] is the frequency of pair i in the whole rotary dim
+ *   (HF builds cos/sin of all three ids over the full dim, splits the doubled channel list by mrope_section * 2 and
+ *   takes chunk k from axis k % 3, i.e. channel i and i + d/2 both from the axis of pair i).
+ * A pure op on per-forward tables, as 1-D RoPE (pos_rope.c): rg_mrope_table_new builds an rg_rope_table whose entry
+ * (row r, pair i) is the cos/sin of the angle of pair i on the axis of its section, merged column by column from the
+ * three 1-D tables of the axes (rg_rope_table_new, so every RoPE setting of the config applies: rope_base, rotary
+ * dim, the rope_scaling extensions and the attention factor). The rotation is then exactly rg_pos_rope's: pairing
+ * half-split (i, i + d/2) (HF rotate_half, what Qwen2-VL uses) or interleaved (2i, 2i+1), (a, b) -> (a cos - b sin,
+ * a sin + b cos). Text tokens carry equal ids on the three axes; their table rows are then the 1-D rows, so M-RoPE
+ * is 1-D RoPE bit for bit.
+ * Shapes: pos3 [3, n_rows] -> table [n_rows, rotary_dim/2]; x [B, T, n_heads*hd] -> same shape.
+ * Backward: rg_pos_rope's, the inverse rotation of each pair by its own axis's angle (docs/derivatives.md row
+ * "pos_mrope"). */
+#include "pos_ext.h"
+
+#include <string.h>
+
+rg_status rg_mrope_check_section(const int mrope_section[RG_MROPE_AXES], int rotary_dim)
+{
+    int64_t sum = 0;
+    for (int a = 0; a < RG_MROPE_AXES; a++) {
+        if (mrope_section[a] < 0)
+            return rg_error(RG_ERR_ARG, "M-RoPE: mrope_section [%d, %d, %d] has a negative entry", mrope_section[0],
+                            mrope_section[1], mrope_section[2]);
+        sum += mrope_section[a];
+    }
+    if (rotary_dim < 2 || rotary_dim % 2 || sum != rotary_dim / 2)
+        return rg_error(RG_ERR_ARG, "M-RoPE: mrope_section [%d, %d, %d] must sum to rotary_dim / 2 = %d pairs (sum %lld)",
+                        mrope_section[0], mrope_section[1], mrope_section[2], rotary_dim / 2, (long long)sum);
+    return RG_OK;
+}
+
+void rg_mrope_text_positions(const int32_t *pos, int64_t n, int32_t *out)
+{
+    for (int a = 0; a < RG_MROPE_AXES; a++) memcpy(out + a * n, pos, (size_t)n * sizeof(int32_t));
+}
+
+rg_rope_table rg_mrope_table_new(rg_ctx *c, const rg_model_config *cfg, const int mrope_section[RG_MROPE_AXES],
+                                 const int32_t *pos3, int n_rows, int64_t seq_len)
+{
+    int rd = rg_rope_dim(cfg);
+    rg_status st = rg_mrope_check_section(mrope_section, rd);
+    RG_ASSERT(st == RG_OK, "mrope_table_new: %s", rg_last_error());
+    RG_ASSERT(n_rows >= 1, "mrope_table_new: %d rows", n_rows);
+    int nf = rd / 2;
+    rg_real *cs = rg_arena_alloc(&c->arena, (size_t)n_rows * nf * 2 * sizeof(rg_real)), *sn = cs + (int64_t)n_rows * nf;
+    int lo = 0;
+    for (int a = 0; a < RG_MROPE_AXES; a++) {
+        int hi = lo + mrope_section[a];
+        if (hi > lo) {
+            rg_rope_table ax = rg_rope_table_new(c, cfg, pos3 + (int64_t)a * n_rows, n_rows, seq_len);
+            for (int64_t r = 0; r < n_rows; r++) {
+                memcpy(cs + r * nf + lo, ax.cos + r * nf + lo, (size_t)(hi - lo) * sizeof(rg_real));
+                memcpy(sn + r * nf + lo, ax.sin + r * nf + lo, (size_t)(hi - lo) * sizeof(rg_real));
+            }
+        }
+        lo = hi;
+    }
+    return (rg_rope_table){nf, n_rows, cs, sn};
+}
+
+rg_tensor *rg_pos_mrope(rg_ctx *c, rg_tensor *x, int n_heads, bool half, const rg_rope_table *tab)
+{
+    return rg_pos_rope(c, x, n_heads, half, tab);
+}
