@@ -42,7 +42,7 @@ lib: $(LIB32) $(LIB64)
 deps:
 	@sh tools/deps.sh
 
-$(BUILD)/f32/%.o: %.c $(wildcard src/*/*.h) tests/common.h
+$(BUILD)/f32/%.o: %.c $(wildcard src/*/*.h examples/*/*.h) tests/common.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 $(BUILD)/f64/%.o: %.c $(wildcard src/*/*.h) tests/common.h
@@ -82,12 +82,13 @@ sanitize: deps
 	  EXTRA_LDFLAGS="-fsanitize=address,undefined" test
 
 # The main job: every position encoding on the copy task, one seed, 3000 steps; writes out/report.md.
+# A second `make run` is refused while out/ holds the first one's results: RUN_ARGS=--overwrite writes into it.
 run: all
-	$(BUILD)/examples/train_order --task copy --pos all --seeds 1 --out out
+	$(BUILD)/examples/train_order --task copy --pos all --seeds 1 --out out $(RUN_ARGS)
 
 # The full grid: three tasks, every encoding and RoPE extension, three seeds; writes out/experiment/report.md.
 experiment: all
-	$(BUILD)/examples/train_order --task all --pos all --seeds 3 --out out/experiment
+	$(BUILD)/examples/train_order --task all --pos all --seeds 3 --out out/experiment $(RUN_ARGS)
 
 # The benchmark of issue 8 (bench/README.md): the C training step next to PyTorch's, and the sgemm ceiling, run
 # once with the environment as given and once with OPENBLAS_CORETYPE=Haswell. A benchmark, never part of `make test`.

@@ -1,9 +1,9 @@
 /* outdir.c: the output folder of one invocation. It is created if needed, locked for the whole invocation (flock on
  * <out>/.train_order.lock: a second train_order on the same folder is refused while the first runs), and refused
- * when it already holds files of another invocation unless --overwrite is given (HF's overwrite_output_dir). */
+ * when it already holds results of another invocation (its report, checkpoints or logs) unless --overwrite is given
+ * (HF's overwrite_output_dir). */
 #include "train_order.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -28,19 +28,18 @@ int to_make_dir(const char *path)
     return -1;
 }
 
-/* The first entry of dir other than the lock file, or "" if there is none. */
-static void first_entry(const char *dir, char *name, size_t n)
+/* The first of the names an invocation writes at the top of its folder (report.*, the plot, ckpt/, runs/) that dir
+ * holds, or "" if none: other files and subfolders (out/experiment inside out/) are not results of this folder. */
+static void first_result(const char *dir, char *name, size_t n)
 {
+    const char *ours[] = {"report.md", "report.csv", "report.json", "extrapolation.svg", "ckpt", "runs"};
     name[0] = 0;
-    DIR *d = opendir(dir);
-    if (!d) return;
-    struct dirent *e;
-    while ((e = readdir(d)))
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, LOCK_NAME)) {
-            snprintf(name, n, "%s", e->d_name);
-            break;
-        }
-    closedir(d);
+    for (size_t i = 0; i < sizeof ours / sizeof *ours; i++) {
+        char p[TO_PATH + 32];
+        struct stat s;
+        snprintf(p, sizeof p, "%s/%s", dir, ours[i]);
+        if (lstat(p, &s) == 0) { snprintf(name, n, "%s", ours[i]); return; }
+    }
 }
 
 int to_outdir_claim(const to_options *o)
@@ -59,7 +58,7 @@ int to_outdir_claim(const to_options *o)
         close(fd);
         return -1;
     }
-    first_entry(o->out, entry, sizeof entry);
+    first_result(o->out, entry, sizeof entry);
     if (entry[0] && !o->overwrite) {
         fprintf(stderr, "train_order: --out %s already holds results of another invocation (%s/%s); choose another "
                         "--out, or add --overwrite to write into it\n", o->out, o->out, entry);

@@ -379,6 +379,7 @@ static int evaluate_variant(const to_options *o, rg_model *m, const rg_run_state
             fprintf(stderr, "%s: %s\n", tag, rg_last_error());
             return -1;
         }
+        r->generated[i] = generated;
         rg_status st = to_evaluate(m, &es, &r->exact[i], &r->token_acc[i]);
         rg_evalset_free(&es);
         if (st == RG_ERR_ARG && r->pos == RG_POS_LEARNED) {

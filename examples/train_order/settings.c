@@ -37,167 +37,6 @@ struct setting {
 
 #define F(field) offsetof(to_options, field)
 
-/* ------------------------------------------------------------------ list options */
-
-static int split(char *list, char **items, int max)
-{
-    int n = 0;
-    for (char *p = list;;) {
-        char *comma = strchr(p, ',');
-        if (comma) *comma = 0;
-        if (!*p || n == max) return -1;
-        items[n++] = p;
-        if (!comma) return n;
-        p = comma + 1;
-    }
-}
-
-static int parse_task(to_options *o, char *v)
-{
-    memset(o->tasks, 0, sizeof o->tasks);
-    if (strcmp(v, "all") == 0) { for (int i = 0; i < RG_TASK_COUNT; i++) o->tasks[i] = true; return 0; }
-    char *it[8];
-    int n = split(v, it, 8);
-    for (int i = 0; i < n; i++) {
-        rg_task t;
-        if (rg_task_parse(it[i], &t)) return -1;
-        o->tasks[t] = true;
-    }
-    return n > 0 ? 0 : -1;
-}
-
-static void print_task(const to_options *o, char *b, size_t n)
-{
-    b[0] = 0;
-    for (int i = 0; i < RG_TASK_COUNT; i++)
-        if (o->tasks[i]) snprintf(b + strlen(b), n - strlen(b), "%s%s", b[0] ? "," : "", rg_task_name((rg_task)i));
-}
-
-static int parse_pos(to_options *o, char *v)
-{
-    memset(o->pos, 0, sizeof o->pos);
-    if (strcmp(v, "all") == 0) { for (int i = 0; i < RG_POS_COUNT; i++) o->pos[i] = true; return 0; }
-    char *it[32];
-    int n = split(v, it, 32);
-    for (int i = 0; i < n; i++) {
-        rg_pos_kind k;
-        if (rg_pos_parse(it[i], &k)) return -1;
-        o->pos[k] = true;
-    }
-    return n > 0 ? 0 : -1;
-}
-
-static void print_pos(const to_options *o, char *b, size_t n)
-{
-    b[0] = 0;
-    for (int i = 0; i < RG_POS_COUNT; i++)
-        if (o->pos[i]) snprintf(b + strlen(b), n - strlen(b), "%s%s", b[0] ? "," : "", rg_pos_name((rg_pos_kind)i));
-}
-
-static int parse_int_in(const char *s, long lo, long hi, int *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) return -1;
-    *out = (int)v;
-    return 0;
-}
-
-/* --seed S: one seed */
-static int parse_seed(to_options *o, char *v)
-{
-    o->n_seeds = 1;
-    return parse_int_in(v, 1, 1000000, &o->seed_list[0]);
-}
-
-/* --seeds N (seeds 1..N) or a comma list of distinct seeds */
-static int parse_seeds(to_options *o, char *v)
-{
-    if (!strchr(v, ',')) {
-        int n;
-        if (parse_int_in(v, 1, TO_MAX_SEEDS, &n)) return -1;
-        for (int i = 0; i < n; i++) o->seed_list[i] = i + 1;
-        o->n_seeds = n;
-        return 0;
-    }
-    char *it[TO_MAX_SEEDS];
-    int n = split(v, it, TO_MAX_SEEDS);
-    if (n < 0) return -1;
-    for (int i = 0; i < n; i++) {
-        if (parse_int_in(it[i], 1, 1000000, &o->seed_list[i])) return -1;
-        for (int j = 0; j < i; j++)
-            if (o->seed_list[j] == o->seed_list[i]) return -1;
-    }
-    o->n_seeds = n;
-    return 0;
-}
-
-static void print_seeds(const to_options *o, char *b, size_t n)
-{
-    b[0] = 0;
-    for (int i = 0; i < o->n_seeds; i++) snprintf(b + strlen(b), n - strlen(b), "%s%d", i ? "," : "", o->seed_list[i]);
-}
-
-static int parse_test_lens(to_options *o, char *v)
-{
-    char *it[TO_MAX_LENS];
-    int n = split(v, it, TO_MAX_LENS);
-    if (n < 0) return -1;
-    for (int i = 0; i < n; i++) {
-        if (parse_int_in(it[i], 1, RG_TASK_MAX_N, &o->test_lens[i])) return -1;
-        for (int j = 0; j < i; j++)
-            if (o->test_lens[j] == o->test_lens[i]) return -1;
-    }
-    o->n_test_lens = n;
-    return 0;
-}
-
-static void print_test_lens(const to_options *o, char *b, size_t n)
-{
-    b[0] = 0;
-    for (int i = 0; i < o->n_test_lens; i++)
-        snprintf(b + strlen(b), n - strlen(b), "%s%d", i ? "," : "", o->test_lens[i]);
-}
-
-static int parse_rope_ext(to_options *o, char *v)
-{
-    o->n_exts = 0;
-    if (strcmp(v, "none") == 0) return 0;
-    char all[] = "pi,ntk,yarn,llama3";
-    if (strcmp(v, "all") == 0) v = all;
-    char *it[TO_MAX_EXTS];
-    int n = split(v, it, TO_MAX_EXTS);
-    for (int i = 0; i < n; i++) {
-        rg_rope_ext e;
-        if (rg_rope_ext_parse(it[i], &e) || e == RG_ROPE_EXT_NONE) return -1;
-        for (int j = 0; j < i; j++)
-            if (o->exts[j] == e) return -1;
-        o->exts[o->n_exts++] = e;
-    }
-    return n > 0 ? 0 : -1;
-}
-
-static void print_rope_ext(const to_options *o, char *b, size_t n)
-{
-    snprintf(b, n, "%s", o->n_exts ? "" : "none");
-    for (int i = 0; i < o->n_exts; i++)
-        snprintf(b + strlen(b), n - strlen(b), "%s%s", i ? "," : "", rg_rope_ext_name(o->exts[i]));
-}
-
-static int parse_lr_schedule(to_options *o, char *v)
-{
-    if (strcmp(v, "continue") == 0) o->lr_mode = TO_LR_CONTINUE;
-    else if (strcmp(v, "restart") == 0) o->lr_mode = TO_LR_RESTART;
-    else return -1;
-    return 0;
-}
-
-static void print_lr_schedule(const to_options *o, char *b, size_t n)
-{
-    snprintf(b, n, "%s", o->lr_mode == TO_LR_RESTART ? "restart" : "continue");
-}
-
 /* ------------------------------------------------------------------ the table */
 
 #define INT(n, md, r, f, lo, hi, a, h) {n, K_INT, md, r, F(f), lo, hi, false, NULL, NULL, a, h, NULL}
@@ -209,12 +48,12 @@ static void print_lr_schedule(const to_options *o, char *b, size_t n)
 
 static const setting table[] = {
     PATH("config", M_ANY, config, "FILE", "read settings from a JSON file (keys as --print-config writes them); flags win"),
-    LIST("task", M_NEW, parse_task, print_task, "T", "copy | reverse | sort | all, or a comma list",
+    LIST("task", M_NEW, to_parse_task, to_print_task, "T", "copy | reverse | sort | all, or a comma list",
          "copy, reverse, sort, all, or a comma list of them"),
-    LIST("pos", M_NEW, parse_pos, print_pos, "LIST", "position encodings, or all",
+    LIST("pos", M_NEW, to_parse_pos, to_print_pos, "LIST", "position encodings, or all",
          "none, sinusoidal, learned, t5, xl, alibi, rope, rope-half, all, or a comma list"),
-    LIST("seed", M_NEW, parse_seed, print_seeds, "S", "one seed S", "an integer from 1 to 1000000"),
-    LIST("seeds", M_NEW, parse_seeds, print_seeds, "N|LIST", "seeds 1..N, or a comma list of seeds",
+    LIST("seed", M_NEW, to_parse_seed, to_print_seeds, "S", "one seed S", "an integer from 1 to 1000000"),
+    LIST("seeds", M_NEW, to_parse_seeds, to_print_seeds, "N|LIST", "seeds 1..N, or a comma list of seeds",
          "N from 1 to 1000, or a comma list of distinct seeds from 1 to 1000000"),
     INT("steps", M_TRAIN, true, steps, 1, TO_MAX_STEPS, "N", "training steps (with --resume: the new total)"),
     INT("batch", M_NEW, true, batch, 1, 65536, "N", "batch size"),
@@ -241,14 +80,14 @@ static const setting table[] = {
         "length-sorted micro-batches per batch (same samples and loss, less padding)"),
     INT("ckpt-every", M_TRAIN, true, ckpt_every, 1, TO_MAX_STEPS, "N", "steps between checkpoints (and the last)"),
     INT("log-every", M_TRAIN, true, log_every, 1, TO_MAX_STEPS, "N", "steps between rows of runs/<run>/train.csv"),
-    LIST("lr-schedule", M_RESUME, parse_lr_schedule, print_lr_schedule, "MODE",
+    LIST("lr-schedule", M_RESUME, to_parse_lr_schedule, to_print_lr_schedule, "MODE",
          "with --resume: continue (the checkpoint's schedule; past its end, the final\n"
          "                         rate) or restart (a new warmup + cosine from the resume step to --steps)",
          "continue, restart"),
-    LIST("test-lens", M_ANY, parse_test_lens, print_test_lens, "LIST",
+    LIST("test-lens", M_ANY, to_parse_test_lens, to_print_test_lens, "LIST",
          "comma list of test n (lengths missing from the data file are generated)",
-         "a comma list of up to 16 distinct lengths from 1 to 100000"),
-    LIST("rope-ext", M_ANY, parse_rope_ext, print_rope_ext, "LIST",
+         "a comma list of up to 16 distinct lengths from 1 to 999"),
+    LIST("rope-ext", M_ANY, to_parse_rope_ext, to_print_rope_ext, "LIST",
          "pi,ntk,yarn,llama3 | all | none: RoPE rows evaluated with each extension\n"
          "                         at s = (2n+3)/(2 train_len+3)",
          "pi, ntk, yarn, llama3 (each once), all, none"),
@@ -313,7 +152,7 @@ void to_options_default(to_options *o)
     int lens[] = {8, 16, 24, 32, 48, 64};
     memcpy(o->test_lens, lens, sizeof lens);
     o->n_test_lens = 6;
-    parse_rope_ext(o, (char[]){"all"});
+    to_parse_rope_ext(o, (char[]){"all"});
     o->threads = 1;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     o->jobs = ncpu > 0 ? (int)ncpu : 1;
@@ -555,7 +394,7 @@ void to_options_parse(int argc, char **argv, to_options *o)
 
 /* ------------------------------------------------------------------ --print-config */
 
-void to_options_print(const to_options *o, FILE *f)
+char *to_options_json(const to_options *o)
 {
     cJSON *root = cJSON_CreateObject();
     for (int i = 0; i < N_SETTINGS; i++) {
@@ -570,7 +409,8 @@ void to_options_print(const to_options *o, FILE *f)
         const char *p = (const char *)o + s->off;
         char key[64], text[8192];
         key_of(s, key, sizeof key);
-        if (s->kind == K_INT) cJSON_AddNumberToObject(root, key, *(const int *)p);
+        if (!strcmp(s->name, "seed")) cJSON_AddNumberToObject(root, key, o->seed_list[0]);
+        else if (s->kind == K_INT) cJSON_AddNumberToObject(root, key, *(const int *)p);
         else if (s->kind == K_DOUBLE) cJSON_AddNumberToObject(root, key, *(const double *)p);
         else if (s->kind == K_BOOL) cJSON_AddBoolToObject(root, key, *(const bool *)p);
         else if (s->kind == K_PATH && !*p) continue;
@@ -580,9 +420,15 @@ void to_options_print(const to_options *o, FILE *f)
         }
     }
     char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    return text;
+}
+
+void to_options_print(const to_options *o, FILE *f)
+{
+    char *text = to_options_json(o);
     fprintf(f, "%s\n", text ? text : "{}");
     cJSON_free(text);
-    cJSON_Delete(root);
 }
 
 /* ------------------------------------------------------------------ the checkpoint's /run group */

@@ -4,7 +4,7 @@
  *
  * Files of the program: main.c (defaults -> parse -> check -> build -> run -> free), settings.c (the table of every
  * option: flags, --config JSON, --print-config, the checkpoint's /run group), options.c (usage, parsing and the
- * checks before anything is built), outdir.c (the output folder: lock, refusal of another invocation's results),
+ * checks before anything is built), lists.c (the list-valued options), outdir.c (the output folder: lock, refusal of another invocation's results),
  * pool.c (the job pool: one process and one pipe per run), run.c (one run), report.c (the report). */
 #ifndef TRAIN_ORDER_H
 #define TRAIN_ORDER_H
@@ -23,6 +23,7 @@
 #define TO_MAX_MICRO 16
 #define TO_MAX_SEEDS 1000
 #define TO_MAX_STEPS 100000000
+#define TO_MAX_TEST_N 999      /* longest test n: streams 1000 * task + n stay distinct per (task, n) */
 
 /* What a resume does with the learning-rate schedule (--lr-schedule). */
 typedef enum {
@@ -71,7 +72,26 @@ typedef struct {
     double exact[TO_MAX_LENS], token_acc[TO_MAX_LENS];
     double final_loss, train_seconds;
     int64_t steps;
+    bool generated[TO_MAX_LENS]; /* the evaluation set of lens[i] was generated (not in the data file) */
 } to_result;
+
+/* ------------------------------------------------------------------ lists.c: list-valued options */
+
+/* Parsers of the flags' text (modified in place; 0, or -1 when a value is outside the allowed ones) and printers
+ * back to that text. */
+int to_parse_task(to_options *o, char *v);        /* copy | reverse | sort | all, or a comma list */
+int to_parse_pos(to_options *o, char *v);         /* encodings, or all */
+int to_parse_seed(to_options *o, char *v);        /* one seed 1..1000000 */
+int to_parse_seeds(to_options *o, char *v);       /* N (1..N) or a comma list of distinct seeds */
+int to_parse_test_lens(to_options *o, char *v);   /* up to 16 distinct lengths 1..TO_MAX_TEST_N */
+int to_parse_rope_ext(to_options *o, char *v);    /* pi,ntk,yarn,llama3 | all | none */
+int to_parse_lr_schedule(to_options *o, char *v); /* continue | restart */
+void to_print_task(const to_options *o, char *b, size_t n);
+void to_print_pos(const to_options *o, char *b, size_t n);
+void to_print_seeds(const to_options *o, char *b, size_t n);
+void to_print_test_lens(const to_options *o, char *b, size_t n);
+void to_print_rope_ext(const to_options *o, char *b, size_t n);
+void to_print_lr_schedule(const to_options *o, char *b, size_t n);
 
 /* ------------------------------------------------------------------ settings.c: the option table */
 
@@ -83,6 +103,8 @@ void to_options_default(to_options *o);
 void to_options_parse(int argc, char **argv, to_options *o);
 /* Prints the resolved settings as JSON (the format --config reads). */
 void to_options_print(const to_options *o, FILE *f);
+/* The same JSON text, malloc'ed (free it), for the report (report.md / report.json); NULL when out of memory. */
+char *to_options_json(const to_options *o);
 /* Writes the settings that a resume must reuse into the run state's /run group (one loop over the table). */
 int to_settings_to_run(const to_options *o, rg_run_state *rs);
 /* Reads the training settings of checkpoint ckpt (its config, /optim schedule and /run group) into o, each
