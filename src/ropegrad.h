@@ -10,6 +10,7 @@
 #include "autograd/autograd.h"
 #include "nn/nn.h"
 #include "nn/pos.h"
+#include "nn/generate.h"
 #include "io/checkpoint.h"
 #include "task/task.h"
 

@@ -41,49 +41,24 @@ rg_status to_evalset_get(const to_options *o, rg_task task, int n, rg_evalset *e
 
 /* ------------------------------------------------------------------ evaluation */
 
-#define EVAL_CHUNK 64
+#define EVAL_BATCH 64
 
-rg_status to_evaluate(rg_model *m, const rg_evalset *es, double *exact, double *token_acc)
+/* Greedy decoding of an evaluation set (rg_evaluate): for each sample the prompt BOS x SEP at positions 0..n+1,
+ * then n+1 tokens, scored against y EOS. RG_ERR_ARG when a position passes the learned table. */
+static rg_status evaluate_set(rg_model *m, const rg_evalset *es, double *exact, double *token_acc)
 {
     int n = es->n, P = n + 2, G = n + 1;
-    rg_ctx *c = rg_ctx_new();
-    rg_set_grad_enabled(c, false);
-    rg_kv_cache kv;
-    rg_status st = rg_kv_cache_init(&kv, m, EVAL_CHUNK, P + G);
-    if (st) { rg_ctx_free(c); return st; }
-    int32_t *prompt = malloc(sizeof(int32_t) * EVAL_CHUNK * P), *gen = malloc(sizeof(int32_t) * EVAL_CHUNK * G);
-    int32_t *want = malloc(sizeof(int32_t) * EVAL_CHUNK * G), *next = malloc(sizeof(int32_t) * EVAL_CHUNK);
-    int32_t *argmax = malloc(sizeof(int32_t) * EVAL_CHUNK * P);
-    rg_task_score score = {0};
-    if (!prompt || !gen || !want || !next || !argmax) { st = rg_error(RG_ERR_NOMEM, "evaluation: out of memory"); goto done; }
-    for (int s0 = 0; s0 < es->count && st == RG_OK; s0 += EVAL_CHUNK) {
-        int B = es->count - s0 < EVAL_CHUNK ? es->count - s0 : EVAL_CHUNK;
-        for (int b = 0; b < B; b++) {
-            const int32_t *x = es->x + (int64_t)(s0 + b) * n;
-            rg_task_prompt(x, n, prompt + b * P);
-            rg_task_expected(es->task, x, n, want + b * G);
-        }
-        rg_kv_cache_reset(&kv);
-        kv.batch = B;
-        rg_tensor *logits;
-        rg_ctx_reset(c);
-        if ((st = rg_model_forward(c, m, prompt, NULL, B, P, &kv, &logits))) break;
-        rg_argmax(logits, argmax); /* [B, P]: the last position of each row predicts y_1 */
-        for (int b = 0; b < B; b++) gen[b * G] = next[b] = argmax[b * P + P - 1];
-        for (int j = 1; j < G; j++) {
-            rg_ctx_reset(c);
-            if ((st = rg_model_forward(c, m, next, NULL, B, 1, &kv, &logits))) break;
-            rg_argmax(logits, next);
-            for (int b = 0; b < B; b++) gen[b * G + j] = next[b];
-        }
-        if (st == RG_OK) rg_task_score_add(&score, gen, want, B, G, NULL);
+    int32_t *prompts = malloc(sizeof(int32_t) * (size_t)es->count * P);
+    int32_t *want = malloc(sizeof(int32_t) * (size_t)es->count * G);
+    rg_status st = prompts && want ? RG_OK : rg_error(RG_ERR_NOMEM, "evaluation n=%d: out of memory", n);
+    for (int i = 0; i < es->count && st == RG_OK; i++) {
+        const int32_t *x = es->x + (int64_t)i * n;
+        st = rg_task_prompt(x, n, prompts + (int64_t)i * P);
+        if (st == RG_OK) st = rg_task_expected(es->task, x, n, want + (int64_t)i * G);
     }
-    *exact = rg_task_exact_match(&score);
-    *token_acc = rg_task_token_acc(&score);
-done:
-    free(prompt); free(gen); free(want); free(next); free(argmax);
-    rg_kv_cache_free(&kv);
-    rg_ctx_free(c);
+    if (st == RG_OK) st = rg_evaluate(m, prompts, want, es->count, P, G, 0, EVAL_BATCH, exact, token_acc);
+    free(prompts);
+    free(want);
     return st;
 }
 
@@ -380,7 +355,7 @@ static int evaluate_variant(const to_options *o, rg_model *m, const rg_run_state
             return -1;
         }
         r->generated[i] = generated;
-        rg_status st = to_evaluate(m, &es, &r->exact[i], &r->token_acc[i]);
+        rg_status st = evaluate_set(m, &es, &r->exact[i], &r->token_acc[i]);
         rg_evalset_free(&es);
         if (st == RG_ERR_ARG && r->pos == RG_POS_LEARNED) {
             r->exact[i] = r->token_acc[i] = NAN; /* a position past the learned table: n/a */

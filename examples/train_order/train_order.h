@@ -152,11 +152,6 @@ rg_status to_evalset_get(const to_options *o, rg_task task, int n, rg_evalset *e
  * that checkpoint. */
 int to_run(const to_options *o, rg_task task, rg_pos_kind pos, int seed, to_result *res);
 
-/* Greedy decoding of an evaluation set with the KV cache: for each sample the prompt BOS x SEP, then n+1 argmax
- * tokens (ties to the lowest id, no early stop). Writes exact_match and token_acc. RG_ERR_ARG when a position
- * passes the learned table. */
-rg_status to_evaluate(rg_model *m, const rg_evalset *es, double *exact, double *token_acc);
-
 /* ------------------------------------------------------------------ report.c */
 
 /* Writes report.md, report.csv, report.json and extrapolation.svg (gnuplot) into o->out. Returns 0 or -1. */
