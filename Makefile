@@ -21,8 +21,12 @@ CFLAGS_ALL = -std=c11 -D_POSIX_C_SOURCE=200809L $(OPT) -fno-trapping-math -g $(W
 LDFLAGS_ALL = $(EXTRA_LDFLAGS)
 
 BUILD ?= build
-LIB_SRC := $(wildcard src/tensor/*.c src/autograd/*.c src/nn/*.c src/io/*.c src/task/*.c)
+LIB_SRC := $(wildcard src/tensor/*.c src/autograd/*.c src/nn/*.c src/io/*.c)
 LIB32 := $(BUILD)/libropegrad.a
+# The experiment library (not part of libropegrad.a, not in ropegrad.h): the copy/reverse/sort tasks and their
+# evaluation sets, linked by train_order, the benchmark, the data generator and test_task.
+TASK_LIB := $(BUILD)/libropegrad_tasks.a
+TASK_OBJ := $(patsubst %.c,$(BUILD)/f32/%.o,$(wildcard src/task/*.c))
 LIB64 := $(BUILD)/libropegrad_f64.a
 OBJ32 := $(LIB_SRC:%.c=$(BUILD)/f32/%.o)
 OBJ64 := $(LIB_SRC:%.c=$(BUILD)/f64/%.o)
@@ -55,6 +59,12 @@ $(LIB32): $(OBJ32)
 $(LIB64): $(OBJ64)
 	@mkdir -p $(dir $@)
 	ar rcs $@ $^
+$(TASK_LIB): $(TASK_OBJ)
+	@mkdir -p $(dir $@)
+	ar rcs $@ $^
+$(BUILD)/tests/test_task: $(BUILD)/f32/tests/test_task.o $(TEST_COMMON32) $(TASK_LIB) $(LIB32)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(PKG_LIBS)
 
 $(BUILD)/tests/test_%: $(BUILD)/f32/tests/test_%.o $(TEST_COMMON32) $(LIB32)
 	@mkdir -p $(dir $@)
@@ -64,7 +74,7 @@ $(BUILD)/tests/gradcheck_%: $(BUILD)/f64/tests/gradcheck_%.o $(TEST_COMMON64) $(
 	$(CC) $(CFLAGS_ALL) -DRG_DOUBLE $^ -o $@ $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(PKG_LIBS)
 # train_order alone reads JSON (--config): cJSON (Debian libcjson-dev).
 CJSON_LIBS = $(shell pkg-config --libs libcjson 2>/dev/null || echo -lcjson)
-$(BUILD)/examples/train_order: $(TO_OBJ) $(LIB32)
+$(BUILD)/examples/train_order: $(TO_OBJ) $(TASK_LIB) $(LIB32)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(PKG_LIBS) $(CJSON_LIBS)
 $(BUILD)/examples/%: $(BUILD)/f32/examples/%.o $(LIB32)
@@ -94,7 +104,7 @@ experiment: all
 # once with the environment as given and once with OPENBLAS_CORETYPE=Haswell. A benchmark, never part of `make test`.
 bench: deps $(BUILD)/bench/bench
 	sh bench/run.sh $(BUILD)/bench/bench $(BENCH_ARGS)
-$(BUILD)/bench/bench: $(BUILD)/f32/bench/bench.o $(LIB32)
+$(BUILD)/bench/bench: $(BUILD)/f32/bench/bench.o $(TASK_LIB) $(LIB32)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(PKG_LIBS)
 
@@ -106,7 +116,7 @@ fixtures:
 .PHONY: data
 data: deps $(BUILD)/tools/gen_data
 	$(BUILD)/tools/gen_data data/eval_sets.h5
-$(BUILD)/tools/gen_data: $(BUILD)/f32/tools/gen_data.o $(LIB32)
+$(BUILD)/tools/gen_data: $(BUILD)/f32/tools/gen_data.o $(TASK_LIB) $(LIB32)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(PKG_LIBS)
 

@@ -39,7 +39,7 @@ static void find_data(to_options *o)
         char *dir = dirname(exe); /* .../build/examples */
         for (int up = 0; up < 4 && strcmp(dir, "/") != 0; up++) {
             char cand[TO_PATH + 32];
-            snprintf(cand, sizeof cand, "%s/%s", dir, RG_EVAL_PATH);
+            snprintf(cand, sizeof cand, "%s/%s", dir, TO_EVAL_FILE);
             if (strlen(cand) < sizeof o->data && access(cand, R_OK) == 0) {
                 memcpy(o->data, cand, strlen(cand) + 1);
                 return;

@@ -23,6 +23,7 @@
 #define TO_MAX_MICRO 16
 #define TO_MAX_SEEDS 1000
 #define TO_MAX_STEPS 100000000
+#define TO_EVAL_FILE "data/eval_sets.h5" /* the canonical evaluation sets, in the repository */
 #define TO_MAX_TEST_N 999      /* longest test n: streams 1000 * task + n stay distinct per (task, n) */
 
 /* What a resume does with the learning-rate schedule (--lr-schedule). */
