@@ -10,7 +10,8 @@
  *     learning-rate schedule as asked;
  *   - checkpoints with hostile /run, /config, /optim or /rng contents are refused with exit 2 and a message naming
  *     the checkpoint, before anything is built;
- *   - --config FILE (JSON) and --print-config.
+ *   - --config FILE (JSON) and --print-config; the data file through $ROPEGRAD_DATA for a binary outside the
+ *     repository.
  * The binary is found through RG_BUILD_DIR (set by tests/run.sh) or build/. */
 #define _DEFAULT_SOURCE /* realpath */
 #include "common.h"
@@ -32,6 +33,8 @@
 static char bin[PATH_MAX];
 static char tmpdir[256];
 static char logbuf[1 << 14];
+static const char *exe = bin;          /* the binary run (a copy outside the repository in one test) */
+static const char *data_env;           /* ROPEGRAD_DATA for the child (NULL: unset) */
 
 static int setup(void **state)
 {
@@ -44,6 +47,14 @@ static int setup(void **state)
     }
     snprintf(tmpdir, sizeof tmpdir, "/tmp/rg_train_order_XXXXXX");
     return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+/* Before each test: the binary under test, no ROPEGRAD_DATA (a failed test may have left others). */
+static int reset(void **state)
+{
+    exe = bin;
+    data_env = NULL;
+    return 0;
 }
 
 static int teardown(void **state)
@@ -62,7 +73,7 @@ static pid_t start(const char *cwd, const char *log, const char *fmt, va_list ap
     vsnprintf(args, sizeof args, fmt, ap);
     char *argv[256];
     int argc = 0;
-    argv[argc++] = bin;
+    argv[argc++] = (char *)exe;
     for (char *p = strtok(args, " "); p && argc < 255; p = strtok(NULL, " ")) argv[argc++] = strcmp(p, "''") ? p : "";
     argv[argc] = NULL;
     fflush(NULL);
@@ -73,7 +84,9 @@ static pid_t start(const char *cwd, const char *log, const char *fmt, va_list ap
         dup2(fd, 1);
         dup2(fd, 2);
         setenv("RG_KEEP_BLAS_CORE", "1", 1);
-        execv(bin, argv);
+        if (data_env) setenv("ROPEGRAD_DATA", data_env, 1);
+        else unsetenv("ROPEGRAD_DATA");
+        execv(exe, argv);
         _exit(127);
     }
     return pid;
@@ -253,6 +266,28 @@ static void test_short_run_writes_everything_and_eval_reproduces(void **state)
     char rows2[2048];
     csv_rows(out2, "rope", rows2, sizeof rows2);
     if (strcmp(rows, rows2) != 0) fail_msg("--eval differs from the run:\nrun:\n%seval:\n%s", rows, rows2);
+}
+
+/* The data file is found next to the executable's repository, else through $ROPEGRAD_DATA: a copy of the binary
+ * outside the repository needs the variable, and says so. */
+static void test_data_file_from_the_environment(void **state)
+{
+    char copy[600], data[PATH_MAX];
+    snprintf(copy, sizeof copy, "%s/train_order_copy", tmpdir);
+    copy_file(bin, copy);
+    assert_int_equal(chmod(copy, 0755), 0);
+    assert_non_null(realpath("data/eval_sets.h5", data));
+    exe = copy;
+    data_env = NULL;
+    int rc = run_in(tmpdir, "--pos rope --steps 2 --print-config");
+    if (rc != 2 || !strstr(logbuf, "ROPEGRAD_DATA")) fail_msg("without the variable: exit %d\n%s", rc, logbuf);
+    data_env = data;
+    rc = run_in(tmpdir, "--pos rope --steps 2 --print-config");
+    char want[PATH_MAX + 32];
+    snprintf(want, sizeof want, "\"data\":\t\"%s\"", data);
+    if (rc != 0 || !strstr(logbuf, want)) fail_msg("with ROPEGRAD_DATA: exit %d\n%s", rc, logbuf);
+    exe = bin;
+    data_env = NULL;
 }
 
 /* Options that do not apply to the mode are errors (the checkpoint's settings are used). */
@@ -453,6 +488,14 @@ static void test_hostile_checkpoints_are_refused(void **state)
         struct stat s;
         if (stat(out, &s) == 0) fail_msg("case %zu created %s", i, out);
     }
+    /* random positions from [0, 10) for sequences of 35 tokens (used to abort in pos.c) */
+    char ck[700];
+    snprintf(ck, sizeof ck, "%s/hostile_rp.h5", tmpdir);
+    copy_file(src, ck);
+    edit(ck, "/run", "random_positions", SET_INT, 1);
+    edit(ck, "/run", "max_position", SET_INT, 10);
+    assert_int_equal(run("--resume %s --test-lens 8 --quiet --out %s/hostile_rp", ck, tmpdir), 2);
+    if (!strstr(logbuf, ck) || !strstr(logbuf, "need more random positions than [0, 10)")) fail_msg("%s", logbuf);
 }
 
 /* ------------------------------------------------------------------ --config */
@@ -508,14 +551,15 @@ static void test_config_file_and_print_config(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_bad_flags_exit_2_and_write_nothing),
-        cmocka_unit_test(test_short_run_writes_everything_and_eval_reproduces),
-        cmocka_unit_test(test_options_that_do_not_apply_are_refused),
-        cmocka_unit_test(test_folder_with_results_is_refused_unless_overwrite),
-        cmocka_unit_test(test_two_invocations_on_one_folder),
-        cmocka_unit_test(test_resume_semantics),
-        cmocka_unit_test(test_hostile_checkpoints_are_refused),
-        cmocka_unit_test(test_config_file_and_print_config),
+        cmocka_unit_test_setup(test_bad_flags_exit_2_and_write_nothing, reset),
+        cmocka_unit_test_setup(test_short_run_writes_everything_and_eval_reproduces, reset),
+        cmocka_unit_test_setup(test_options_that_do_not_apply_are_refused, reset),
+        cmocka_unit_test_setup(test_data_file_from_the_environment, reset),
+        cmocka_unit_test_setup(test_folder_with_results_is_refused_unless_overwrite, reset),
+        cmocka_unit_test_setup(test_two_invocations_on_one_folder, reset),
+        cmocka_unit_test_setup(test_resume_semantics, reset),
+        cmocka_unit_test_setup(test_hostile_checkpoints_are_refused, reset),
+        cmocka_unit_test_setup(test_config_file_and_print_config, reset),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -117,24 +117,26 @@ static void check_resume_target(const to_options *o)
                        "over its source checkpoint (%s)", o->resume, out);
 }
 
-/* The sequence lengths the model must hold. */
+/* The sequence lengths the model must hold (named after the checkpoint they came from, if any). */
 static void check_lengths(const to_options *o)
 {
+    char src[TO_PATH + 32] = "";
+    if (o->resume[0] || o->eval[0]) snprintf(src, sizeof src, "checkpoint %s: ", o->resume[0] ? o->resume : o->eval);
     int T = 2 * o->train_len + 3;
     if (o->pos[RG_POS_LEARNED] && T > o->model.max_len)
-        to_usage_error("2 train_len + 3 <= max_len with learned positions", "train_len %d: sequences of %d tokens "
-                       "pass the learned position table (max_len %d)", o->train_len, T, o->model.max_len);
+        to_usage_error("2 train_len + 3 <= max_len with learned positions", "%strain_len %d: sequences of %d tokens "
+                       "pass the learned position table (max_len %d)", src, o->train_len, T, o->model.max_len);
     if (o->random_positions && T > o->max_position)
-        to_usage_error("2 train_len + 3 <= max_position with random positions", "train_len %d: sequences of %d "
-                       "tokens need more random positions than [0, %d) has", o->train_len, T, o->max_position);
+        to_usage_error("2 train_len + 3 <= max_position with random positions", "%strain_len %d: sequences of %d "
+                       "tokens need more random positions than [0, %d) has", src, o->train_len, T, o->max_position);
     if (o->random_positions && o->pos[RG_POS_LEARNED] && o->max_position > o->model.max_len)
-        to_usage_error("max_position <= max_len with learned positions", "max_position %d: random positions pass "
-                       "the learned position table (max_len %d)", o->max_position, o->model.max_len);
+        to_usage_error("max_position <= max_len with learned positions", "%smax_position %d: random positions pass "
+                       "the learned position table (max_len %d)", src, o->max_position, o->model.max_len);
     for (int p = 0; p < RG_POS_COUNT; p++) {
         rg_model_config c = o->model;
         c.pos = (rg_pos_kind)p;
         if (o->pos[p] && rg_model_config_validate(&c))
-            to_usage_error("a valid model (see --help)", "%s", rg_last_error());
+            to_usage_error("a valid model (see --help)", "%s%s", src, rg_last_error());
     }
 }
 
@@ -156,6 +158,7 @@ void to_options_check(to_options *o)
 {
     if (o->resume[0] && o->eval[0]) to_usage_error("one of them", "--resume and --eval together");
     o->lr_total = o->steps;
+    if (!o->max_position) o->max_position = o->model.max_len; /* the default: the whole learned table */
     if (o->resume[0] || o->eval[0]) from_checkpoint(o);
     if (o->resume[0]) check_resume_target(o);
     if (o->warmup > o->lr_total - o->lr_start) o->warmup = o->lr_total - o->lr_start;

@@ -75,7 +75,7 @@ static const setting table[] = {
     BOOL("random-positions", M_NEW, true, random_positions,
          "train on sorted random positions from [0, --max-position) (Ruoss et al. 2023)"),
     INT("max-position", M_NEW, true, max_position, 1, RG_MAX_POSITION, "N",
-        "random positions are drawn from [0, N) (learned positions: N <= --max-len)"),
+        "random positions are drawn from [0, N) (default: --max-len; learned: N <= --max-len)"),
     INT("micro-batches", M_NEW, true, micro_batches, 1, TO_MAX_MICRO, "K",
         "length-sorted micro-batches per batch (same samples and loss, less padding)"),
     INT("ckpt-every", M_TRAIN, true, ckpt_every, 1, TO_MAX_STEPS, "N", "steps between checkpoints (and the last)"),
@@ -161,7 +161,7 @@ void to_options_default(to_options *o)
     o->micro_batches = 8;
     snprintf(o->out, sizeof o->out, "out");
     o->model = rg_model_config_default();
-    o->max_position = o->model.max_len;
+    o->max_position = 0; /* --max-len, resolved by to_options_check */
 }
 
 /* ------------------------------------------------------------------ setting one value */
@@ -307,7 +307,7 @@ static void usage(FILE *f)
         snprintf(flag, sizeof flag, "--%s%s%s", s->name, s->arg ? " " : "", s->arg ? s->arg : "");
         if (s->kind == K_INT || s->kind == K_DOUBLE || s->kind == K_LIST || (s->kind == K_PATH && s->off == F(out)))
             format_value(s, &d, def, sizeof def);
-        if (!strcmp(s->name, "jobs") || !strcmp(s->name, "seed")) def[0] = 0;
+        if (!strcmp(s->name, "jobs") || !strcmp(s->name, "seed") || !strcmp(s->name, "max-position")) def[0] = 0;
         fprintf(f, "  %-22s %s%s%s%s\n", flag, s->help, def[0] ? " (default " : "", def, def[0] ? ")" : "");
     }
     fprintf(f, "\nExit status: 0 success, 1 a run or an output failed, 2 a bad command line (nothing written).\n");
@@ -403,9 +403,7 @@ char *to_options_json(const to_options *o)
             continue;
         if (!strcmp(s->name, "seed") && o->n_seeds != 1) continue;
         if (!strcmp(s->name, "seeds") && o->n_seeds == 1) continue;
-        if ((s->mode == M_NEW && (o->resume[0] || o->eval[0])) || (s->mode == M_TRAIN && o->eval[0]) ||
-            (s->mode == M_RESUME && !o->resume[0]))
-            continue; /* the checkpoint's, or not used in this mode */
+        if (s->mode == M_RESUME && !o->resume[0]) continue; /* not used in this mode */
         const char *p = (const char *)o + s->off;
         char key[64], text[8192];
         key_of(s, key, sizeof key);
