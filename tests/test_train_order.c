@@ -244,7 +244,7 @@ static void test_short_run_writes_everything_and_eval_reproduces(void **state)
     assert_non_null(strstr(logbuf, "n=20 (generated set)"));
     assert_non_null(strstr(logbuf, "copy/rope/seed1: step 30/30, loss"));
     const char *files[] = {"report.md", "report.csv", "report.json", "ckpt/copy-rope-seed1.h5",
-                           "ckpt/copy-learned-seed1.h5", "runs/copy-rope-seed1/train.csv",
+                           "ckpt/copy-learned-seed1.h5", "runs/copy-rope-seed1/train.csv", "settings.json",
                            "runs/copy-learned-seed1/train.csv"};
     for (size_t i = 0; i < sizeof files / sizeof *files; i++)
         if (!exists(out, files[i])) fail_msg("the run did not write %s/%s", out, files[i]);

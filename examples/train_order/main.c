@@ -27,6 +27,20 @@ static int make_jobs(const to_options *o, to_job *jobs)
     return n;
 }
 
+/* <out>/settings.json: the resolved settings (for a new run, a valid --config file). */
+static int write_settings(const to_options *o)
+{
+    char path[TO_PATH + 32];
+    snprintf(path, sizeof path, "%s/settings.json", o->out);
+    FILE *f = fopen(path, "w");
+    if (f) to_options_print(o, f);
+    if (!f || fclose(f) != 0) {
+        fprintf(stderr, "train_order: cannot write %s\n", path);
+        return -1;
+    }
+    return 0;
+}
+
 static void command_line(int argc, char **argv, char *cmd, size_t cap)
 {
     cmd[0] = 0;
@@ -46,6 +60,7 @@ int main(int argc, char **argv)
     command_line(argc, argv, cmd, sizeof cmd);
     int lock = to_outdir_claim(&o);
     if (lock < 0) return lock == -2 ? 2 : 1; /* 2: a folder of another invocation's results */
+    if (write_settings(&o)) return 1;
     to_job *jobs = calloc((size_t)RG_TASK_COUNT * RG_POS_COUNT * (size_t)o.n_seeds, sizeof *jobs);
     int n_jobs = jobs ? make_jobs(&o, jobs) : 0;
     to_result *all = calloc((size_t)n_jobs * (1 + TO_MAX_EXTS) + 1, sizeof *all);

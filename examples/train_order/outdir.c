@@ -28,11 +28,13 @@ int to_make_dir(const char *path)
     return -1;
 }
 
-/* The first of the names an invocation writes at the top of its folder (report.*, the plot, ckpt/, runs/) that dir
+/* The first of the names an invocation writes at the top of its folder (report.*, the plot, settings.json, ckpt/,
+ * runs/) that dir
  * holds, or "" if none: other files and subfolders (out/experiment inside out/) are not results of this folder. */
 static void first_result(const char *dir, char *name, size_t n)
 {
-    const char *ours[] = {"report.md", "report.csv", "report.json", "extrapolation.svg", "ckpt", "runs"};
+    const char *ours[] = {"report.md", "report.csv", "report.json", "extrapolation.svg", "settings.json", "ckpt",
+                          "runs"};
     name[0] = 0;
     for (size_t i = 0; i < sizeof ours / sizeof *ours; i++) {
         char p[TO_PATH + 32];
