@@ -307,6 +307,26 @@ static void test_options_that_do_not_apply_are_refused(void **state)
     }
 }
 
+/* --seed S runs one seed, --seeds N the seeds 1..N, --seeds LIST the listed ones. */
+static void test_seed_options(void **state)
+{
+    struct { const char *flag; const char *want[3]; const char *not; } cases[] = {
+        {"--seed 7", {"seed7"}, "seed1"}, {"--seeds 2", {"seed1", "seed2"}, "seed3"},
+        {"--seeds 3,9", {"seed3", "seed9"}, "seed1"}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char out[512], f[128];
+        snprintf(out, sizeof out, "%s/seeds%zu", tmpdir, i);
+        int rc = run("--pos none --steps 2 --batch 2 --test-lens 8 --quiet %s --out %s", cases[i].flag, out);
+        if (rc != 0) fail_msg("%s exited %d:\n%s", cases[i].flag, rc, logbuf);
+        for (int k = 0; k < 3 && cases[i].want[k]; k++) {
+            snprintf(f, sizeof f, "ckpt/copy-none-%s.h5", cases[i].want[k]);
+            if (!exists(out, f)) fail_msg("%s: no %s", cases[i].flag, f);
+        }
+        snprintf(f, sizeof f, "ckpt/copy-none-%s.h5", cases[i].not);
+        if (exists(out, f)) fail_msg("%s wrote %s", cases[i].flag, f);
+    }
+}
+
 /* ------------------------------------------------------------------ outputs never mix */
 
 static void test_folder_with_results_is_refused_unless_overwrite(void **state)
@@ -555,6 +575,7 @@ int main(void)
         cmocka_unit_test_setup(test_short_run_writes_everything_and_eval_reproduces, reset),
         cmocka_unit_test_setup(test_options_that_do_not_apply_are_refused, reset),
         cmocka_unit_test_setup(test_data_file_from_the_environment, reset),
+        cmocka_unit_test_setup(test_seed_options, reset),
         cmocka_unit_test_setup(test_folder_with_results_is_refused_unless_overwrite, reset),
         cmocka_unit_test_setup(test_two_invocations_on_one_folder, reset),
         cmocka_unit_test_setup(test_resume_semantics, reset),
