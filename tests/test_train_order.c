@@ -516,6 +516,22 @@ static void test_hostile_checkpoints_are_refused(void **state)
     edit(ck, "/run", "max_position", SET_INT, 10);
     assert_int_equal(run("--resume %s --test-lens 8 --quiet --out %s/hostile_rp", ck, tmpdir), 2);
     if (!strstr(logbuf, ck) || !strstr(logbuf, "need more random positions than [0, 10)")) fail_msg("%s", logbuf);
+    /* NaN weights: refused, or the loss is NaN at the first step; either way the message names the checkpoint */
+    snprintf(ck, sizeof ck, "%s/hostile_nan.h5", tmpdir);
+    copy_file(src, ck);
+    hid_t f = H5Fopen(ck, H5F_ACC_RDWR, H5P_DEFAULT), d = H5Dopen2(f, "/params/lm_head.weight", H5P_DEFAULT);
+    assert_true(f >= 0 && d >= 0);
+    hid_t sp = H5Dget_space(d);
+    hssize_t n = H5Sget_simple_extent_npoints(sp);
+    float *nan = malloc(sizeof(float) * (size_t)n);
+    for (hssize_t i = 0; i < n; i++) nan[i] = NAN;
+    assert_true(H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, nan) >= 0);
+    free(nan);
+    H5Sclose(sp);
+    H5Dclose(d);
+    H5Fclose(f);
+    int rc = run("--resume %s --steps 6 --test-lens 8 --quiet --out %s/hostile_nan", ck, tmpdir);
+    if (rc == 0 || !strstr(logbuf, ck)) fail_msg("NaN weights: exit %d\n%s", rc, logbuf);
 }
 
 /* ------------------------------------------------------------------ --config */

@@ -135,6 +135,7 @@ typedef struct {
     rg_rng *data_rng, *pos_rng;
     FILE *csv;                   /* runs/<run>/train.csv */
     double t0, win_t0, win_loss;
+    double row_loss;             /* the loss of the last train.csv row (the mean since the row before) */
     int64_t win_steps, win_tokens, start;
 } trainer;
 
@@ -248,16 +249,15 @@ static void log_step(trainer *t, double loss, double lr, double grad_norm, int64
                 "%.0f tokens/s, elapsed %.0f s, ETA %.0f s\n", t->tag, (long long)s, o->steps, mean,
                 (long long)t->win_steps, lr, grad_norm, tok_s, el, eta);
     }
-    if (row) { t->win_loss = 0; t->win_steps = 0; t->win_tokens = 0; t->win_t0 = now; }
+    if (row) { t->row_loss = mean; t->win_loss = 0; t->win_steps = 0; t->win_tokens = 0; t->win_t0 = now; }
 }
 
 /* Trains m from rs->step to o->steps, saving to ckpt. Returns 0 or -1. */
 static int train(const to_options *o, rg_task task, rg_model *m, rg_adamw *opt, rg_run_state *rs, const char *ckpt,
                  const char *tag, double *final_loss)
 {
-    trainer t = {.o = o, .task = task, .m = m, .opt = opt, .rs = rs, .tag = tag, .ckpt = ckpt};
+    trainer t = {.o = o, .task = task, .m = m, .opt = opt, .rs = rs, .tag = tag, .ckpt = ckpt, .row_loss = NAN};
     int rc = trainer_init(&t) ? -1 : 0;
-    double last_loss = NAN;
     while (rc == 0 && rs->step < o->steps) {
         double loss, grad_norm, lr = lr_at(o, rs->step);
         int64_t tokens = 0;
@@ -265,18 +265,18 @@ static int train(const to_options *o, rg_task task, rg_model *m, rg_adamw *opt, 
         rs->step++;
         rs->lr.step = rs->step;
         if (!isfinite(loss)) {
-            fprintf(stderr, "%s: %s: loss is %g at step %lld\n", tag, ckpt, loss, (long long)rs->step);
+            fprintf(stderr, "%s: %s%s%s: loss is %g at step %lld\n", tag, ckpt, o->resume[0] ? ", resumed from " : "",
+                    o->resume, loss, (long long)rs->step);
             rc = -1;
             break;
         }
-        last_loss = loss;
         log_step(&t, loss, lr, grad_norm, tokens);
         if ((rs->step % o->ckpt_every == 0 || rs->step == o->steps) && rg_checkpoint_save(ckpt, m, opt, rs)) {
             fprintf(stderr, "%s: %s\n", tag, rg_last_error());
             rc = -1;
         }
     }
-    *final_loss = last_loss;
+    *final_loss = t.row_loss; /* the mean over the last log window (at most --log-every steps) */
     trainer_free(&t);
     return rc;
 }
