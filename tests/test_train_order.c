@@ -560,6 +560,16 @@ static void test_config_file_and_print_config(void **state)
     fclose(f);
     assert_int_equal(run("--config %s --print-config", cfg2), 0);
     assert_string_equal(first, logbuf);
+    /* seeds: a count, a list, and a list of one */
+    const char *seeds[][2] = {{"3", "\"seeds\":\t\"1,2,3\""}, {"[4, 9]", "\"seeds\":\t\"4,9\""},
+                              {"[5]", "\"seed\":\t5"}};
+    for (int i = 0; i < 3; i++) {
+        f = fopen(cfg2, "w");
+        fprintf(f, "{\"seeds\": %s}\n", seeds[i][0]);
+        fclose(f);
+        assert_int_equal(run("--config %s --print-config", cfg2), 0);
+        if (!strstr(logbuf, seeds[i][1])) fail_msg("seeds %s: want %s in\n%s", seeds[i][0], seeds[i][1], logbuf);
+    }
     /* a run with it: the model and the settings are in the checkpoint */
     snprintf(out, sizeof out, "%s/cfgrun", tmpdir);
     int rc = run("--config %s --quiet --out %s", cfg, out);

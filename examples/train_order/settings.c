@@ -278,6 +278,8 @@ static void load_config(to_options *o, const char *path)
     const cJSON *item;
     cJSON_ArrayForEach(item, root) {
         const setting *s = find_key(item->string);
+        if (s && !strcmp(s->name, "seeds") && cJSON_IsArray(item) && cJSON_GetArraySize(item) == 1)
+            s = find("seed"); /* [5] is the one seed 5, not the seeds 1..5 */
         char origin[TO_PATH + 128], value[8192];
         snprintf(origin, sizeof origin, "--config %s: %s", path, item->string);
         if (!s || !s->name || s->kind == K_ACTION || !strcmp(s->name, "print-config") || !strcmp(s->name, "config"))
