@@ -41,10 +41,23 @@ static int write_settings(const to_options *o)
     return 0;
 }
 
+/* The command line for the report, each argument shell-quoted when needed so that it reads back as typed (it is
+ * only printed, never run). */
 static void command_line(int argc, char **argv, char *cmd, size_t cap)
 {
+    static const char safe[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./,=:+-";
     cmd[0] = 0;
-    for (int i = 0; i < argc; i++) snprintf(cmd + strlen(cmd), cap - strlen(cmd), "%s%s", i ? " " : "", argv[i]);
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        bool plain = *a && strspn(a, safe) == strlen(a);
+        size_t at = strlen(cmd);
+        snprintf(cmd + at, cap - at, "%s%s", i ? " " : "", plain ? a : "'");
+        for (const char *p = a; !plain && *p && strlen(cmd) + 5 < cap; p++) {
+            at = strlen(cmd);
+            snprintf(cmd + at, cap - at, *p == '\'' ? "'\\''" : "%c", *p);
+        }
+        if (!plain) snprintf(cmd + strlen(cmd), cap - strlen(cmd), "'");
+    }
 }
 
 int main(int argc, char **argv)
