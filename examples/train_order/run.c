@@ -30,7 +30,10 @@ rg_status to_evalset_get(const to_options *o, rg_task task, int n, rg_evalset *e
     memset(es, 0, sizeof *es);
     es->x = malloc(sizeof(int32_t) * RG_EVAL_COUNT * (size_t)n);
     es->y = malloc(sizeof(int32_t) * RG_EVAL_COUNT * (size_t)n);
-    if (!es->x || !es->y) { rg_evalset_free(es); return rg_error(RG_ERR_NOMEM, "evaluation set n=%d: out of memory", n); }
+    if (!es->x || !es->y) {
+        rg_evalset_free(es);
+        return rg_error(RG_ERR_NOMEM, "evaluation set n=%d: out of memory", n);
+    }
     es->task = task;
     es->n = n;
     es->count = RG_EVAL_COUNT;

@@ -47,7 +47,8 @@ struct setting {
 #define ACTION(n, a, h) {n, K_ACTION, M_ANY, false, 0, 0, 0, false, NULL, NULL, a, h, NULL}
 
 static const setting table[] = {
-    PATH("config", M_ANY, config, "FILE", "read settings from a JSON file (keys as --print-config writes them); flags win"),
+    PATH("config", M_ANY, config, "FILE",
+         "read settings from a JSON file (keys as --print-config writes them); flags win"),
     LIST("task", M_NEW, to_parse_task, to_print_task, "T", "copy | reverse | sort | all, or a comma list",
          "copy, reverse, sort, all, or a comma list of them"),
     LIST("pos", M_NEW, to_parse_pos, to_print_pos, "LIST", "position encodings, or all",
@@ -94,8 +95,10 @@ static const setting table[] = {
     INT("threads", M_ANY, false, threads, 1, 256, "N", "OpenBLAS threads per run"),
     INT("jobs", M_ANY, false, jobs, 1, 256, "N", "runs in parallel (default: online CPUs)"),
     PATH("out", M_ANY, out, "DIR", "output folder (refused if it holds files, unless --overwrite)"),
-    BOOL("overwrite", M_ANY, false, overwrite, "write into a folder that holds files (and replace a resumed checkpoint)"),
-    PATH("data", M_ANY, data, "FILE", "evaluation sets (default: data/eval_sets.h5 of the repository, or $ROPEGRAD_DATA)"),
+    BOOL("overwrite", M_ANY, false, overwrite,
+         "write into a folder that holds results (and replace a resumed checkpoint)"),
+    PATH("data", M_ANY, data, "FILE",
+         "evaluation sets (default: data/eval_sets.h5 of the repository, or $ROPEGRAD_DATA)"),
     PATH("resume", M_ANY, resume, "CKPT", "continue a run from its checkpoint to --steps, then evaluate"),
     PATH("eval", M_ANY, eval, "CKPT", "evaluate a saved checkpoint only"),
     BOOL("quiet", M_ANY, false, quiet, "no progress output"),

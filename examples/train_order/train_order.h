@@ -3,9 +3,10 @@
  * encoding, plus each RoPE extension for the RoPE encodings) and one cell per test length.
  *
  * Files of the program: main.c (defaults -> parse -> check -> build -> run -> free), settings.c (the table of every
- * option: flags, --config JSON, --print-config, the checkpoint's /run group), options.c (usage, parsing and the
- * checks before anything is built), lists.c (the list-valued options), outdir.c (the output folder: lock, refusal of another invocation's results),
- * pool.c (the job pool: one process and one pipe per run), run.c (one run), report.c (the report). */
+ * option: usage, parsing, --config JSON, --print-config, the checkpoint's /run group), lists.c (the list-valued
+ * options), options.c (the checks before anything is built), outdir.c (the output folder: lock, refusal of another
+ * invocation's results), pool.c (the job pool: one process and one pipe per run), run.c (one run), report.c (the
+ * report). */
 #ifndef TRAIN_ORDER_H
 #define TRAIN_ORDER_H
 
