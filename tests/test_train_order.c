@@ -172,6 +172,7 @@ static void test_bad_flags_exit_2_and_write_nothing(void **state)
         {"--seed 7 --seeds 3", 0}, {"--seed 0", 0}, {"--seeds 1,1", 0}, {"--see 7", 0}, {"--ste 5", 0},
         {"--qui", 0}, {"--lr-schedule restart", 0}, {"--n-heads 3", 0}, {"--quiet=1", 0},
         {"--pos learned --random-positions --max-position 200", 0},
+        {"--d-model 4096 --n-heads 8 --n-layers 64 --d-ff 65536", 0},
         /* issue 16 section 3: empty and too long paths */
         {"--eval ''", 0}, {"--resume ''", 0}, {"--data ''", 0}, {"--config ''", 0},
         {"--config /nonexistent.json", 0}, {"--out ''", 1}, {"--out", 1}};
@@ -485,6 +486,7 @@ static void test_hostile_checkpoints_are_refused(void **state)
         {"/config", "L_train", SET_INT, 100000, "--resume", "L_train = 100000"},
         {"/config", "L_train", SET_INT, 2147483647, "--eval", "L_train = 2147483647"},
         {"/config", "n_layers", SET_INT, 4096, "--eval", "n_layers = 4096"},
+        {"/config", "d_model", SET_INT, 4096, "--eval", "1.39e+08 parameters"},
         {"/", "step", SET_INT, -1, "--resume", "step = -1"},
         {"/optim", "lr_total", SET_INT, 4294967351.0, "--resume", "lr_total = 4294967351"},
         {"/optim", "lr_total", SET_INT, 0, "--resume", "lr_total = 0"},
@@ -516,6 +518,12 @@ static void test_hostile_checkpoints_are_refused(void **state)
     edit(ck, "/run", "max_position", SET_INT, 10);
     assert_int_equal(run("--resume %s --test-lens 8 --quiet --out %s/hostile_rp", ck, tmpdir), 2);
     if (!strstr(logbuf, ck) || !strstr(logbuf, "need more random positions than [0, 10)")) fail_msg("%s", logbuf);
+    /* a negative beta: read with the optimizer state (after the model is built), refused before training */
+    snprintf(ck, sizeof ck, "%s/hostile_beta.h5", tmpdir);
+    copy_file(src, ck);
+    edit(ck, "/optim", "beta1", SET_DOUBLE, -0.5);
+    assert_int_equal(run("--resume %s --steps 6 --test-lens 8 --quiet --out %s/hostile_beta", ck, tmpdir), 1);
+    if (!strstr(logbuf, ck) || !strstr(logbuf, "/optim beta1 = -0.5")) fail_msg("%s", logbuf);
     /* NaN weights: refused, or the loss is NaN at the first step; either way the message names the checkpoint */
     snprintf(ck, sizeof ck, "%s/hostile_nan.h5", tmpdir);
     copy_file(src, ck);

@@ -138,6 +138,15 @@ static void check_lengths(const to_options *o)
         if (o->pos[p] && rg_model_config_validate(&c))
             to_usage_error("a valid model (see --help)", "%s%s", src, rg_last_error());
     }
+    /* parameters (an upper estimate: embeddings, learned table, blocks); a model past the limit is refused before
+     * anything is allocated */
+    const rg_model_config *c = &o->model;
+    double d = c->d_model, ff = c->d_ff;
+    double params = 2.0 * c->vocab_size * d + (double)c->max_len * d + 4 * d +
+                    c->n_layers * (4 * d * d + 2 * ff * d + ff + 9 * d + 2.0 * 32 * c->n_heads);
+    if (params > TO_MAX_PARAMS)
+        to_usage_error("at most 100 million parameters", "%sa model of d_model %d, n_layers %d, d_ff %d has about "
+                       "%.3g parameters", src, c->d_model, c->n_layers, c->d_ff, params);
 }
 
 /* Every (task, test length) can be evaluated: canonical lengths come from the file, others are generated. */

@@ -301,7 +301,8 @@ static int new_run_state(const to_options *o, rg_task task, int seed, rg_run_sta
 }
 
 /* Builds the model and optimizer of a run: new, or read from the checkpoint of --resume / --eval (its task, encoding
- * and seed replace the arguments). Returns 0 or -1 with a message. */
+ * and seed replace the arguments). Returns 0 or -1 with a message; on -1, *m is NULL or the model and optimizer
+ * are built and the caller frees them. */
 static int build(const to_options *o, rg_task *task, rg_pos_kind *pos, int *seed, rg_model **m, rg_adamw *opt,
                  rg_run_state *rs)
 {
@@ -330,6 +331,7 @@ static int build(const to_options *o, rg_task *task, rg_pos_kind *pos, int *seed
         *m = NULL;
         return -1;
     }
+    if (src && to_settings_check_optim(opt, src)) return -1; /* the caller frees m and opt */
     /* the schedule and settings this invocation runs with (a resume may extend --steps or restart the schedule) */
     rs->lr = (rg_lr_state){rs->step, o->lr, o->warmup, o->lr_total, o->min_lr_frac, o->clip};
     if (to_settings_to_run(o, rs)) {
@@ -379,7 +381,10 @@ int to_run(const to_options *o, rg_task task, rg_pos_kind pos, int seed, to_resu
     rg_model *m = NULL;
     rg_adamw opt;
     static rg_run_state rs;
-    if (build(o, &task, &pos, &seed, &m, &opt, &rs)) return -1;
+    if (build(o, &task, &pos, &seed, &m, &opt, &rs)) {
+        if (m) { rg_adamw_free(&opt); rg_model_free(m); } /* built, then refused */
+        return -1;
+    }
     char tag[128], ckpt[TO_PATH + 128];
     snprintf(tag, sizeof tag, "%s/%s/seed%d", rg_task_name(task), rg_pos_name(pos), seed);
     snprintf(ckpt, sizeof ckpt, "%s/ckpt/%s-%s-seed%d.h5", o->out, rg_task_name(task), rg_pos_name(pos), seed);

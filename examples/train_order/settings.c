@@ -513,3 +513,21 @@ void to_settings_from_checkpoint(to_options *o, const char *ckpt, const rg_model
         if (!rg_run_state_rng((rg_run_state *)rs, rngs[i]))
             to_usage_error("a checkpoint written by train_order", "checkpoint %s: /rng/%s is missing", ckpt, rngs[i]);
 }
+
+int to_settings_check_optim(const rg_adamw *opt, const char *ckpt)
+{
+    struct { const char *flag, *key; double v; } vals[] = {
+        {"beta1", "beta1", opt->beta1}, {"beta2", "beta2", opt->beta2}, {"eps", "eps", opt->eps},
+        {"weight-decay", "weight_decay", opt->weight_decay}};
+    for (size_t i = 0; i < sizeof vals / sizeof *vals; i++) {
+        static to_options scratch;
+        const setting *s = find(vals[i].flag);
+        if (set_number(s, &scratch, vals[i].v) == 0) continue;
+        char allowed[256];
+        allowed_text(s, allowed, sizeof allowed);
+        fprintf(stderr, "train_order: checkpoint %s: /optim %s = %.17g is outside the limits of --%s (%s)\n", ckpt,
+                vals[i].key, vals[i].v, s->name, allowed);
+        return -1;
+    }
+    return 0;
+}

@@ -25,6 +25,7 @@
 #define TO_MAX_SEEDS 1000
 #define TO_MAX_STEPS 100000000
 #define TO_EVAL_FILE "data/eval_sets.h5" /* the canonical evaluation sets, in the repository */
+#define TO_MAX_PARAMS 1e8      /* the largest model train_order builds (400 MB of float32, 1.2 GB with AdamW) */
 #define TO_MAX_TEST_N 999      /* longest test n: streams 1000 * task + n stay distinct per (task, n) */
 
 /* What a resume does with the learning-rate schedule (--lr-schedule). */
@@ -113,6 +114,9 @@ int to_settings_to_run(const to_options *o, rg_run_state *rs);
  * validated against the limits of its flag; a missing or wrongly typed value is an error naming the checkpoint.
  * Exits 2 with a message naming the checkpoint and the value. */
 void to_settings_from_checkpoint(to_options *o, const char *ckpt, const rg_model_config *cfg, const rg_run_state *rs);
+/* The optimizer settings a checkpoint loaded into opt (beta1, beta2, eps, weight_decay), checked against the limits
+ * of their flags. 0, or -1 with a message naming the checkpoint. */
+int to_settings_check_optim(const rg_adamw *opt, const char *ckpt);
 
 /* ------------------------------------------------------------------ options.c: the checks */
 
