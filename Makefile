@@ -21,8 +21,12 @@ CFLAGS_ALL = -std=c11 -D_POSIX_C_SOURCE=200809L $(OPT) -fno-trapping-math -g $(W
 LDFLAGS_ALL = $(EXTRA_LDFLAGS)
 
 BUILD ?= build
-LIB_SRC := $(wildcard src/tensor/*.c src/autograd/*.c src/nn/*.c src/io/*.c src/task/*.c)
+LIB_SRC := $(wildcard src/tensor/*.c src/autograd/*.c src/nn/*.c src/io/*.c)
 LIB32 := $(BUILD)/libropegrad.a
+# The experiment library (not part of libropegrad.a, not in ropegrad.h): the copy/reverse/sort tasks and their
+# evaluation sets, linked by train_order, the benchmark, the data generator and test_task.
+TASK_LIB := $(BUILD)/libropegrad_tasks.a
+TASK_OBJ := $(patsubst %.c,$(BUILD)/f32/%.o,$(wildcard src/task/*.c))
 LIB64 := $(BUILD)/libropegrad_f64.a
 OBJ32 := $(LIB_SRC:%.c=$(BUILD)/f32/%.o)
 OBJ64 := $(LIB_SRC:%.c=$(BUILD)/f64/%.o)
@@ -42,7 +46,7 @@ lib: $(LIB32) $(LIB64)
 deps:
 	@sh tools/deps.sh
 
-$(BUILD)/f32/%.o: %.c $(wildcard src/*/*.h) tests/common.h
+$(BUILD)/f32/%.o: %.c $(wildcard src/*/*.h examples/*/*.h) tests/common.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 $(BUILD)/f64/%.o: %.c $(wildcard src/*/*.h) tests/common.h
@@ -55,6 +59,12 @@ $(LIB32): $(OBJ32)
 $(LIB64): $(OBJ64)
 	@mkdir -p $(dir $@)
 	ar rcs $@ $^
+$(TASK_LIB): $(TASK_OBJ)
+	@mkdir -p $(dir $@)
+	ar rcs $@ $^
+$(BUILD)/tests/test_task: $(BUILD)/f32/tests/test_task.o $(TEST_COMMON32) $(TASK_LIB) $(LIB32)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(PKG_LIBS)
 
 $(BUILD)/tests/test_%: $(BUILD)/f32/tests/test_%.o $(TEST_COMMON32) $(LIB32)
 	@mkdir -p $(dir $@)
@@ -62,9 +72,11 @@ $(BUILD)/tests/test_%: $(BUILD)/f32/tests/test_%.o $(TEST_COMMON32) $(LIB32)
 $(BUILD)/tests/gradcheck_%: $(BUILD)/f64/tests/gradcheck_%.o $(TEST_COMMON64) $(LIB64)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -DRG_DOUBLE $^ -o $@ $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(PKG_LIBS)
-$(BUILD)/examples/train_order: $(TO_OBJ) $(LIB32)
+# train_order alone reads JSON (--config): cJSON (Debian libcjson-dev).
+CJSON_LIBS = $(shell pkg-config --libs libcjson 2>/dev/null || echo -lcjson)
+$(BUILD)/examples/train_order: $(TO_OBJ) $(TASK_LIB) $(LIB32)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(PKG_LIBS) -lcjson
+	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(PKG_LIBS) $(CJSON_LIBS)
 # The report's provenance names the commit: build/git_commit holds `git rev-parse --short HEAD` ("+dirty" with
 # uncommitted changes to tracked files, "unknown" outside a git checkout) and changes only when that does.
 $(BUILD)/git_commit: FORCE
@@ -77,9 +89,9 @@ $(BUILD)/f32/examples/train_order/report.o: examples/train_order/report.c $(BUIL
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -DRG_GIT_COMMIT=\"$$(cat $(BUILD)/git_commit)\" -c $< -o $@
 # tests/test_report.c links train_order's objects except main.o.
-$(BUILD)/tests/test_report: $(BUILD)/f32/tests/test_report.o $(TEST_COMMON32) $(filter-out %/main.o,$(TO_OBJ)) $(LIB32)
+$(BUILD)/tests/test_report: $(BUILD)/f32/tests/test_report.o $(TEST_COMMON32) $(filter-out %/main.o,$(TO_OBJ)) $(TASK_LIB) $(LIB32)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(PKG_LIBS) -lcjson
+	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(PKG_LIBS) $(CJSON_LIBS)
 $(BUILD)/examples/%: $(BUILD)/f32/examples/%.o $(LIB32)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(PKG_LIBS)
@@ -95,18 +107,19 @@ sanitize: deps
 	  EXTRA_LDFLAGS="-fsanitize=address,undefined" test
 
 # The main job: every position encoding on the copy task, one seed, 3000 steps; writes out/report.md.
+# A second `make run` is refused while out/ holds the first one's results: RUN_ARGS=--overwrite writes into it.
 run: all
-	$(BUILD)/examples/train_order --task copy --pos all --seeds 1 --out out
+	$(BUILD)/examples/train_order --task copy --pos all --seeds 1 --out out $(RUN_ARGS)
 
 # The full grid: three tasks, every encoding and RoPE extension, three seeds; writes out/experiment/report.md.
 experiment: all
-	$(BUILD)/examples/train_order --task all --pos all --seeds 3 --out out/experiment
+	$(BUILD)/examples/train_order --task all --pos all --seeds 3 --out out/experiment $(RUN_ARGS)
 
 # The benchmark of issue 8 (bench/README.md): the C training step next to PyTorch's, and the sgemm ceiling, run
 # once with the environment as given and once with OPENBLAS_CORETYPE=Haswell. A benchmark, never part of `make test`.
 bench: deps $(BUILD)/bench/bench
 	sh bench/run.sh $(BUILD)/bench/bench $(BENCH_ARGS)
-$(BUILD)/bench/bench: $(BUILD)/f32/bench/bench.o $(LIB32)
+$(BUILD)/bench/bench: $(BUILD)/f32/bench/bench.o $(TASK_LIB) $(LIB32)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(PKG_LIBS)
 
@@ -118,7 +131,7 @@ fixtures:
 .PHONY: data
 data: deps $(BUILD)/tools/gen_data
 	$(BUILD)/tools/gen_data data/eval_sets.h5
-$(BUILD)/tools/gen_data: $(BUILD)/f32/tools/gen_data.o $(LIB32)
+$(BUILD)/tools/gen_data: $(BUILD)/f32/tools/gen_data.o $(TASK_LIB) $(LIB32)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(PKG_LIBS)
 

@@ -102,7 +102,8 @@ static const int LENS[4] = {8, 16, 24, 32};
 /* A run with exact match e[j] and token accuracy a[j] at LENS. */
 static to_result result(rg_task task, rg_pos_kind pos, rg_rope_ext ext, int seed, const double *e, const double *a)
 {
-    to_result r = {task, pos, ext, seed, 4, {0}, {0}, {0}, 0.05 * seed, 10.0 + seed, 300};
+    to_result r = {.task = task, .pos = pos, .ext = ext, .seed = seed, .n_lens = 4, .final_loss = 0.05 * seed,
+                   .train_seconds = 10.0 + seed, .steps = 300};
     for (int j = 0; j < 4; j++) {
         r.lens[j] = LENS[j];
         r.exact[j] = e[j];

@@ -16,6 +16,8 @@
 
 #include "task/task.h"
 
+#define RG_EVAL_PATH "data/eval_sets.h5" /* the committed file (tests run from the repository root) */
+
 #define IGN RG_TASK_IGNORE
 
 /* Tokens from a string of a..z (content symbols) and ^ | $ _ (BOS SEP EOS PAD). */

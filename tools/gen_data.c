@@ -11,6 +11,8 @@
 
 #include "task/task.h"
 
+#define RG_EVAL_PATH "data/eval_sets.h5" /* default output, relative to the repository root */
+
 int main(int argc, char **argv)
 {
     if (argc > 2 || (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")))) {

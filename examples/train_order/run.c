@@ -1,8 +1,10 @@
 /* run.c: one run of the experiment: train the reference model on a task with short sequences (n <= L_train),
- * checkpoint it, and evaluate it by greedy decoding on the canonical evaluation sets at every test length; RoPE
- * runs are also evaluated with each evaluation-time extension at s = (2n+3) / (2 L_train + 3). */
+ * checkpoint it, log it (runs/<task>-<pos>-seed<S>/train.csv), and evaluate it by greedy decoding on the
+ * evaluation sets at every test length; RoPE runs are also evaluated with each evaluation-time extension at
+ * s = (2n+3) / (2 L_train + 3). */
 #include "train_order.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,75 +12,60 @@
 #include <time.h>
 #include <unistd.h>
 
-static double now_seconds(void)
+double to_now_seconds(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* ------------------------------------------------------------------ evaluation */
+/* ------------------------------------------------------------------ evaluation sets */
 
-#define EVAL_CHUNK 64
-
-rg_status to_evaluate(rg_model *m, const rg_evalset *es, double *exact, double *token_acc)
+rg_status to_evalset_get(const to_options *o, rg_task task, int n, rg_evalset *es, bool *generated)
 {
-    int n = es->n, P = n + 2, G = n + 1;
-    rg_ctx *c = rg_ctx_new();
-    rg_set_grad_enabled(c, false);
-    rg_kv_cache kv;
-    rg_status st = rg_kv_cache_init(&kv, m, EVAL_CHUNK, P + G);
-    if (st) { rg_ctx_free(c); return st; }
-    int32_t *prompt = malloc(sizeof(int32_t) * EVAL_CHUNK * P), *gen = malloc(sizeof(int32_t) * EVAL_CHUNK * G);
-    int32_t *want = malloc(sizeof(int32_t) * EVAL_CHUNK * G), *next = malloc(sizeof(int32_t) * EVAL_CHUNK);
-    int32_t *argmax = malloc(sizeof(int32_t) * EVAL_CHUNK * P);
-    rg_task_score score = {0};
-    if (!prompt || !gen || !want || !next || !argmax) { st = rg_error(RG_ERR_NOMEM, "evaluation: out of memory"); goto done; }
-    for (int s0 = 0; s0 < es->count && st == RG_OK; s0 += EVAL_CHUNK) {
-        int B = es->count - s0 < EVAL_CHUNK ? es->count - s0 : EVAL_CHUNK;
-        for (int b = 0; b < B; b++) {
-            const int32_t *x = es->x + (int64_t)(s0 + b) * n;
-            rg_task_prompt(x, n, prompt + b * P);
-            rg_task_expected(es->task, x, n, want + b * G);
-        }
-        rg_kv_cache_reset(&kv);
-        kv.batch = B;
-        rg_tensor *logits;
-        rg_ctx_reset(c);
-        if ((st = rg_model_forward(c, m, prompt, NULL, B, P, &kv, &logits))) break;
-        rg_argmax(logits, argmax); /* [B, P]: the last position of each row predicts y_1 */
-        for (int b = 0; b < B; b++) gen[b * G] = next[b] = argmax[b * P + P - 1];
-        for (int j = 1; j < G; j++) {
-            rg_ctx_reset(c);
-            if ((st = rg_model_forward(c, m, next, NULL, B, 1, &kv, &logits))) break;
-            rg_argmax(logits, next);
-            for (int b = 0; b < B; b++) gen[b * G + j] = next[b];
-        }
-        if (st == RG_OK) rg_task_score_add(&score, gen, want, B, G, NULL);
+    *generated = true;
+    for (int i = 0; i < RG_EVAL_NLENS; i++)
+        if (rg_eval_lengths[i] == n) *generated = false;
+    if (!*generated) return rg_evalset_load(o->data, rg_task_name(task), n, es);
+    memset(es, 0, sizeof *es);
+    es->x = malloc(sizeof(int32_t) * RG_EVAL_COUNT * (size_t)n);
+    es->y = malloc(sizeof(int32_t) * RG_EVAL_COUNT * (size_t)n);
+    if (!es->x || !es->y) {
+        rg_evalset_free(es);
+        return rg_error(RG_ERR_NOMEM, "evaluation set n=%d: out of memory", n);
     }
-    *exact = rg_task_exact_match(&score);
-    *token_acc = rg_task_token_acc(&score);
-done:
-    free(prompt); free(gen); free(want); free(next); free(argmax);
-    rg_kv_cache_free(&kv);
-    rg_ctx_free(c);
+    es->task = task;
+    es->n = n;
+    es->count = RG_EVAL_COUNT;
+    rg_status st = rg_evalset_make(task, n, RG_EVAL_COUNT, es->x, es->y);
+    if (st) rg_evalset_free(es);
     return st;
 }
 
-/* ------------------------------------------------------------------ training */
+/* ------------------------------------------------------------------ evaluation */
 
-static void progress(const to_options *o, const char *tag, int64_t step, int64_t total, double loss, double tok_s,
-                     double eta, bool last)
+#define EVAL_BATCH 64
+
+/* Greedy decoding of an evaluation set (rg_evaluate): for each sample the prompt BOS x SEP at positions 0..n+1,
+ * then n+1 tokens, scored against y EOS. RG_ERR_ARG when a position passes the learned table. */
+static rg_status evaluate_set(rg_model *m, const rg_evalset *es, double *exact, double *token_acc)
 {
-    if (o->quiet) return;
-    if (isatty(STDERR_FILENO) && o->jobs == 1) {
-        fprintf(stderr, "\r%s step %lld/%lld loss %.4f %.0f tok/s ETA %.0fs   %s", tag, (long long)step,
-                (long long)total, loss, tok_s, eta, last ? "\n" : "");
-    } else if (last || step % 500 == 0) {
-        fprintf(stderr, "%s step %lld/%lld loss %.4f %.0f tok/s ETA %.0fs\n", tag, (long long)step, (long long)total,
-                loss, tok_s, eta);
+    int n = es->n, P = n + 2, G = n + 1;
+    int32_t *prompts = malloc(sizeof(int32_t) * (size_t)es->count * P);
+    int32_t *want = malloc(sizeof(int32_t) * (size_t)es->count * G);
+    rg_status st = prompts && want ? RG_OK : rg_error(RG_ERR_NOMEM, "evaluation n=%d: out of memory", n);
+    for (int i = 0; i < es->count && st == RG_OK; i++) {
+        const int32_t *x = es->x + (int64_t)i * n;
+        st = rg_task_prompt(x, n, prompts + (int64_t)i * P);
+        if (st == RG_OK) st = rg_task_expected(es->task, x, n, want + (int64_t)i * G);
     }
+    if (st == RG_OK) st = rg_evaluate(m, prompts, want, es->count, P, G, 0, EVAL_BATCH, exact, token_acc);
+    free(prompts);
+    free(want);
+    return st;
 }
+
+/* ------------------------------------------------------------------ micro-batches */
 
 /* The rows of a sampled batch regrouped into o->micro_batches micro-batches of consecutive lengths (rows sorted by
  * n, stable), each right-padded only to its own longest row. The samples and the loss (the mean over every target
@@ -134,210 +121,286 @@ static void micro_split(micro_batches *mb, const rg_task_batch *batch, rg_task t
     }
 }
 
-/* Trains m from rs->step to o->steps. Returns 0 or -1. */
+/* ------------------------------------------------------------------ training */
+
+/* Everything one training loop holds. */
+typedef struct {
+    const to_options *o;
+    rg_task task;
+    rg_model *m;
+    rg_adamw *opt;
+    rg_run_state *rs;
+    const char *tag, *ckpt;
+    rg_task_batch batch;
+    micro_batches mb;
+    int32_t *positions;          /* [batch cap] with random positions, else NULL */
+    rg_ctx *c;
+    rg_rng *data_rng, *pos_rng;
+    FILE *csv;                   /* runs/<run>/train.csv */
+    double t0, win_t0, win_loss;
+    double row_loss;             /* the loss of the last train.csv row (the mean since the row before) */
+    int64_t win_steps, win_tokens, start;
+} trainer;
+
+/* The learning rate of step index s: warmup + cosine from o->lr_start to o->lr_total, then the final rate. */
+static double lr_at(const to_options *o, int64_t s)
+{
+    int64_t total = o->lr_total - o->lr_start;
+    if (s - o->lr_start >= total) return o->lr * o->min_lr_frac;
+    return rg_lr_schedule(s - o->lr_start, o->lr, o->warmup, total, o->min_lr_frac);
+}
+
+/* One training step: sample a batch, forward + backward over its micro-batches, clip, AdamW. Writes the loss,
+ * the gradient norm before clipping and the tokens processed. 0, or -1 with a message. */
+static int train_step(trainer *t, double lr, double *loss, double *grad_norm, int64_t *tokens)
+{
+    const to_options *o = t->o;
+    if (rg_task_batch_sample(&t->batch, t->task, t->data_rng, o->batch, o->train_len)) {
+        fprintf(stderr, "%s: %s: batch: %s\n", t->tag, t->ckpt, rg_last_error());
+        return -1;
+    }
+    micro_split(&t->mb, &t->batch, t->task, o->train_len);
+    rg_params_zero_grad(&t->m->params);
+    double l = 0;
+    for (int i = 0; i < t->mb.k; i++) {
+        rg_task_batch *sb = &t->mb.sub[i];
+        if (sb->B == 0) continue;
+        rg_ctx_reset(t->c);
+        if (t->positions) rg_random_positions(t->pos_rng, sb->B, sb->T, o->max_position, t->positions);
+        rg_tensor *logits;
+        if (rg_model_forward(t->c, t->m, sb->tokens, t->positions, sb->B, sb->T, NULL, &logits)) {
+            fprintf(stderr, "%s: %s: forward: %s\n", t->tag, t->ckpt, rg_last_error());
+            return -1;
+        }
+        rg_tensor *ce = rg_cross_entropy(t->c, logits, sb->targets, RG_TASK_IGNORE);
+        /* this micro-batch's share of the batch mean: its targets over all targets */
+        rg_real w = (rg_real)((double)sb->n_loss / (double)t->batch.n_loss);
+        rg_backward(t->c, ce, &w);
+        l += (double)w * ce->data[0];
+        *tokens += (int64_t)sb->B * sb->T;
+    }
+    *grad_norm = rg_params_clip_grad_norm(&t->m->params, o->clip > 0 ? o->clip : INFINITY);
+    rg_adamw_step(t->opt, &t->m->params, lr);
+    *loss = l;
+    return 0;
+}
+
+static int trainer_init(trainer *t)
+{
+    const to_options *o = t->o;
+    if (rg_task_batch_alloc(&t->batch, o->batch, o->train_len) || micro_init(&t->mb, o)) {
+        fprintf(stderr, "%s: %s\n", t->tag, rg_last_error());
+        return -1;
+    }
+    t->positions = o->random_positions ? malloc(sizeof(int32_t) * t->batch.cap) : NULL;
+    t->c = rg_ctx_new();
+    t->data_rng = rg_run_state_rng(t->rs, "data");
+    t->pos_rng = rg_run_state_rng(t->rs, "positions");
+    if (!t->c || !t->data_rng || !t->pos_rng || (o->random_positions && !t->positions)) {
+        fprintf(stderr, "%s: %s: %s\n", t->tag, t->ckpt, t->c ? "the data or positions RNG is missing" :
+                "out of memory");
+        return -1;
+    }
+    char dir[TO_PATH + 160], path[TO_PATH + 192];
+    snprintf(dir, sizeof dir, "%s/runs/%s", o->out, t->tag);
+    for (char *p = dir + strlen(o->out) + 6; *p; p++)
+        if (*p == '/') *p = '-';
+    snprintf(path, sizeof path, "%s/train.csv", dir);
+    if (to_make_dir(dir) || !(t->csv = fopen(path, "w"))) {
+        fprintf(stderr, "%s: cannot write %s: %s\n", t->tag, path, strerror(errno));
+        return -1;
+    }
+    fprintf(t->csv, "step,loss,lr,grad_norm,tokens_per_s,elapsed_s\n");
+    t->t0 = t->win_t0 = to_now_seconds();
+    t->start = t->rs->step;
+    return 0;
+}
+
+static void trainer_free(trainer *t)
+{
+    if (t->csv) fclose(t->csv);
+    free(t->positions);
+    rg_ctx_free(t->c);
+    micro_free(&t->mb);
+    rg_task_batch_free(&t->batch);
+}
+
+/* A row of train.csv every log_every steps (the loss is the mean since the last row), and the progress line:
+ * on a terminal (one job) a line redrawn every step, otherwise a labelled line at every tenth of the run. */
+static void log_step(trainer *t, double loss, double lr, double grad_norm, int64_t tokens)
+{
+    const to_options *o = t->o;
+    int64_t s = t->rs->step;
+    t->win_loss += loss;
+    t->win_steps++;
+    t->win_tokens += tokens;
+    double now = to_now_seconds(), el = now - t->t0;
+    double mean = t->win_loss / (double)t->win_steps, tok_s = (double)t->win_tokens / fmax(now - t->win_t0, 1e-9);
+    bool last = s == o->steps, row = s % o->log_every == 0 || last;
+    if (row) {
+        fprintf(t->csv, "%lld,%.6g,%.6g,%.6g,%.6g,%.3f\n", (long long)s, mean, lr, grad_norm, tok_s, el);
+        fflush(t->csv);
+    }
+    double eta = el / (double)(s - t->start) * (double)(o->steps - s);
+    int64_t tenth = (o->steps - t->start) / 10 > 0 ? (o->steps - t->start) / 10 : 1;
+    if (o->quiet) {
+    } else if (isatty(STDERR_FILENO) && o->jobs == 1) {
+        fprintf(stderr, "\r%s step %lld/%d loss %.4f lr %.2e %.0f tok/s ETA %.0fs   %s", t->tag, (long long)s,
+                o->steps, mean, lr, tok_s, eta, last ? "\n" : "");
+    } else if (last || (s - t->start) % tenth == 0) {
+        fprintf(stderr, "%s: step %lld/%d, loss %.4f (mean of the last %lld steps), lr %.2e, grad_norm %.3g, "
+                "%.0f tokens/s, elapsed %.0f s, ETA %.0f s\n", t->tag, (long long)s, o->steps, mean,
+                (long long)t->win_steps, lr, grad_norm, tok_s, el, eta);
+    }
+    if (row) { t->row_loss = mean; t->win_loss = 0; t->win_steps = 0; t->win_tokens = 0; t->win_t0 = now; }
+}
+
+/* Trains m from rs->step to o->steps, saving to ckpt. Returns 0 or -1. */
 static int train(const to_options *o, rg_task task, rg_model *m, rg_adamw *opt, rg_run_state *rs, const char *ckpt,
                  const char *tag, double *final_loss)
 {
-    rg_task_batch batch;
-    micro_batches mb;
-    if (rg_task_batch_alloc(&batch, o->batch, o->train_len) || micro_init(&mb, o)) {
-        fprintf(stderr, "%s: %s\n", tag, rg_last_error());
-        return -1;
-    }
-    int32_t *positions = o->random_positions ? malloc(sizeof(int32_t) * batch.cap) : NULL;
-    rg_ctx *c = rg_ctx_new();
-    rg_rng *data_rng = rg_run_state_rng(rs, "data"), *pos_rng = rg_run_state_rng(rs, "positions");
-    double t0 = now_seconds(), loss_ema = NAN;
-    int64_t tokens = 0, start = rs->step;
-    int rc = 0;
-    while (rs->step < o->steps && rc == 0) {
-        rg_task_batch_sample(&batch, task, data_rng, o->batch, o->train_len);
-        micro_split(&mb, &batch, task, o->train_len);
-        rg_params_zero_grad(&m->params);
-        double l = 0;
-        for (int i = 0; i < mb.k && rc == 0; i++) {
-            rg_task_batch *sb = &mb.sub[i];
-            if (sb->B == 0) continue;
-            rg_ctx_reset(c);
-            if (positions) rg_random_positions(pos_rng, sb->B, sb->T, o->max_position, positions);
-            rg_tensor *logits;
-            if (rg_model_forward(c, m, sb->tokens, positions, sb->B, sb->T, NULL, &logits)) {
-                fprintf(stderr, "%s: forward: %s\n", tag, rg_last_error());
-                rc = -1;
-                break;
-            }
-            rg_tensor *loss = rg_cross_entropy(c, logits, sb->targets, RG_TASK_IGNORE);
-            /* this micro-batch's share of the batch mean: its targets over all targets */
-            rg_real w = (rg_real)((double)sb->n_loss / (double)batch.n_loss);
-            rg_backward(c, loss, &w);
-            l += (double)w * loss->data[0];
-            tokens += (int64_t)sb->B * sb->T;
-        }
-        if (rc) break;
-        rg_params_clip_grad_norm(&m->params, o->clip);
-        double lr = rg_lr_schedule(rs->step, o->lr, o->warmup, o->steps, o->min_lr_frac);
-        rg_adamw_step(opt, &m->params, lr);
+    trainer t = {.o = o, .task = task, .m = m, .opt = opt, .rs = rs, .tag = tag, .ckpt = ckpt, .row_loss = NAN};
+    int rc = trainer_init(&t) ? -1 : 0;
+    while (rc == 0 && rs->step < o->steps) {
+        double loss, grad_norm, lr = lr_at(o, rs->step);
+        int64_t tokens = 0;
+        if (train_step(&t, lr, &loss, &grad_norm, &tokens)) { rc = -1; break; }
         rs->step++;
         rs->lr.step = rs->step;
-        if (!isfinite(l)) {
-            fprintf(stderr, "%s: loss is %g at step %lld\n", tag, l, (long long)rs->step);
+        if (!isfinite(loss)) {
+            fprintf(stderr, "%s: %s%s%s: loss is %g at step %lld\n", tag, ckpt, o->resume[0] ? ", resumed from " : "",
+                    o->resume, loss, (long long)rs->step);
             rc = -1;
             break;
         }
-        loss_ema = isnan(loss_ema) ? l : 0.98 * loss_ema + 0.02 * l;
-        double el = now_seconds() - t0;
-        progress(o, tag, rs->step, o->steps, loss_ema, tokens / el, el / (double)(rs->step - start) *
-                 (double)(o->steps - rs->step), rs->step == o->steps);
-        if (rs->step % o->ckpt_every == 0 || rs->step == o->steps) {
-            if (rg_checkpoint_save(ckpt, m, opt, rs)) {
-                fprintf(stderr, "%s: %s\n", tag, rg_last_error());
-                rc = -1;
-                break;
-            }
+        log_step(&t, loss, lr, grad_norm, tokens);
+        if ((rs->step % o->ckpt_every == 0 || rs->step == o->steps) && rg_checkpoint_save(ckpt, m, opt, rs)) {
+            fprintf(stderr, "%s: %s\n", tag, rg_last_error());
+            rc = -1;
         }
     }
-    *final_loss = loss_ema;
-    free(positions);
-    rg_ctx_free(c);
-    micro_free(&mb);
-    rg_task_batch_free(&batch);
+    *final_loss = t.row_loss; /* the mean over the last log window (at most --log-every steps) */
+    trainer_free(&t);
     return rc;
 }
 
 /* ------------------------------------------------------------------ one run */
 
-int to_options_from_checkpoint(to_options *o, const char *ckpt, bool steps_given)
+/* A new run's state: schedule, settings for a resume (/run), and the RNG streams (1: batches, 2: positions). */
+static int new_run_state(const to_options *o, rg_task task, int seed, rg_run_state *rs)
 {
-    rg_model_config cfg;
-    rg_run_state rs;
-    if (rg_checkpoint_read_config(ckpt, &cfg, &rs)) {
+    rg_run_state_init(rs);
+    snprintf(rs->task, sizeof rs->task, "%s", rg_task_name(task));
+    rs->L_train = o->train_len;
+    rs->seed = (uint64_t)seed;
+    rg_rng r;
+    rg_rng_seed(&r, (uint64_t)seed, 1);
+    if (!rg_run_state_add_rng(rs, "data", &r)) return -1;
+    rg_rng_seed(&r, (uint64_t)seed, 2);
+    return rg_run_state_add_rng(rs, "positions", &r) ? 0 : -1;
+}
+
+/* Builds the model and optimizer of a run: new, or read from the checkpoint of --resume / --eval (its task, encoding
+ * and seed replace the arguments). Returns 0 or -1 with a message; on -1, *m is NULL or the model and optimizer
+ * are built and the caller frees them. */
+static int build(const to_options *o, rg_task *task, rg_pos_kind *pos, int *seed, rg_model **m, rg_adamw *opt,
+                 rg_run_state *rs)
+{
+    const char *src = o->resume[0] ? o->resume : o->eval[0] ? o->eval : NULL;
+    rg_model_config cfg = o->model;
+    cfg.pos = *pos;
+    if (src) {
+        if (rg_checkpoint_read_config(src, &cfg, rs) || rg_task_parse(rs->task, task)) {
+            fprintf(stderr, "train_order: %s\n", rg_last_error());
+            return -1;
+        }
+        *pos = cfg.pos;
+        *seed = (int)rs->seed;
+    } else if (new_run_state(o, *task, *seed, rs)) {
         fprintf(stderr, "train_order: %s\n", rg_last_error());
         return -1;
     }
-    o->model = cfg;
-    o->model.rope_ext = RG_ROPE_EXT_NONE;
-    o->train_len = (int)rs.L_train;
-    o->lr = rs.lr.peak;
-    o->warmup = (int)rs.lr.warmup;
-    o->min_lr_frac = rs.lr.min_frac;
-    o->clip = rs.lr.grad_clip;
-    if (!steps_given || o->eval[0]) o->steps = (int)rs.lr.total;
-    const rg_run_attr *a;
-    if ((a = rg_run_state_attr(&rs, "batch")) && a->type == RG_RUN_ATTR_INT) o->batch = (int)a->i;
-    if ((a = rg_run_state_attr(&rs, "random_positions")) && a->type == RG_RUN_ATTR_INT) o->random_positions = a->i;
-    if ((a = rg_run_state_attr(&rs, "max_position")) && a->type == RG_RUN_ATTR_INT) o->max_position = (int)a->i;
-    if ((a = rg_run_state_attr(&rs, "micro_batches")) && a->type == RG_RUN_ATTR_INT && a->i >= 1 &&
-        a->i <= TO_MAX_MICRO)
-        o->micro_batches = (int)a->i;
-    if (o->warmup > o->steps) o->warmup = o->steps;
-    if (o->ckpt_every > o->steps) o->ckpt_every = o->steps;
-    if (o->resume[0] && rs.step >= o->steps && !o->quiet)
-        fprintf(stderr, "train_order: %s is at step %lld already (total %d): evaluating only\n", ckpt,
-                (long long)rs.step, o->steps);
+    if (rg_model_new(&cfg, (uint64_t)*seed, m)) {
+        fprintf(stderr, "train_order: %s\n", rg_last_error());
+        return -1;
+    }
+    if (rg_adamw_init(opt, &(*m)->params, o->beta1, o->beta2, o->eps, o->weight_decay) ||
+        (src && rg_checkpoint_load(src, *m, opt, rs))) {
+        fprintf(stderr, "train_order: %s\n", rg_last_error());
+        rg_model_free(*m);
+        *m = NULL;
+        return -1;
+    }
+    if (src && to_settings_check_optim(opt, src)) return -1; /* the caller frees m and opt */
+    /* the schedule and settings this invocation runs with (a resume may extend --steps or restart the schedule) */
+    rs->lr = (rg_lr_state){rs->step, o->lr, o->warmup, o->lr_total, o->min_lr_frac, o->clip};
+    if (to_settings_to_run(o, rs)) {
+        fprintf(stderr, "train_order: %s\n", rg_last_error());
+        return -1;
+    }
     return 0;
 }
 
-int to_run(const to_options *o, rg_task task, rg_pos_kind pos, int seed, const char *resume_from, bool eval_only,
-           to_result *res)
+/* Evaluates variant v (0: the encoding itself, else RoPE extension o->exts[v-1]) at every test length into r. */
+static int evaluate_variant(const to_options *o, rg_model *m, const rg_run_state *rs, const char *tag, int v,
+                            to_result *r)
 {
-    char tag[128], ckpt[TO_PATH + 128];
-    rg_model_config cfg = o->model;
-    cfg.pos = pos;
-    rg_run_state rs;
-    rg_run_state_init(&rs);
-    if (resume_from) {
-        if (rg_checkpoint_read_config(resume_from, &cfg, &rs)) {
-            fprintf(stderr, "%s\n", rg_last_error());
+    int L_tokens = 2 * (int)rs->L_train + 3;
+    for (int i = 0; i < o->n_test_lens; i++) {
+        int n = o->test_lens[i];
+        r->lens[i] = n;
+        double s = (double)(2 * n + 3) / (double)L_tokens;
+        m->cfg.rope_ext = (v == 0 || s <= 1) ? RG_ROPE_EXT_NONE : r->ext;
+        m->cfg.rope_scale = s > 1 ? s : 1;
+        m->cfg.rope_orig_len = L_tokens;
+        rg_evalset es;
+        bool generated;
+        if (to_evalset_get(o, r->task, n, &es, &generated)) {
+            fprintf(stderr, "%s: %s\n", tag, rg_last_error());
             return -1;
         }
-        if (rg_task_parse(rs.task, &task)) {
-            fprintf(stderr, "%s: %s\n", resume_from, rg_last_error());
+        r->generated[i] = generated;
+        rg_status st = evaluate_set(m, &es, &r->exact[i], &r->token_acc[i]);
+        rg_evalset_free(&es);
+        if (st == RG_ERR_ARG && r->pos == RG_POS_LEARNED) {
+            r->exact[i] = r->token_acc[i] = NAN; /* a position past the learned table: n/a */
+        } else if (st) {
+            fprintf(stderr, "%s: evaluation at n=%d: %s\n", tag, n, rg_last_error());
             return -1;
         }
-        pos = cfg.pos;
-        seed = (int)rs.seed;
-        /* main() took the training settings from this checkpoint (to_options_from_checkpoint) */
+        if (!o->quiet)
+            fprintf(stderr, "%s%s%s: evaluated n=%d%s (%d/%d): exact_match %.3f, token_acc %.3f\n", tag,
+                    v ? "+" : "", v ? rg_rope_ext_name(r->ext) : "", n, generated ? " (generated set)" : "", i + 1,
+                    o->n_test_lens, r->exact[i], r->token_acc[i]);
     }
+    return 0;
+}
+
+int to_run(const to_options *o, rg_task task, rg_pos_kind pos, int seed, to_result *res)
+{
+    rg_model *m = NULL;
+    rg_adamw opt;
+    static rg_run_state rs;
+    if (build(o, &task, &pos, &seed, &m, &opt, &rs)) {
+        if (m) { rg_adamw_free(&opt); rg_model_free(m); } /* built, then refused */
+        return -1;
+    }
+    char tag[128], ckpt[TO_PATH + 128];
     snprintf(tag, sizeof tag, "%s/%s/seed%d", rg_task_name(task), rg_pos_name(pos), seed);
     snprintf(ckpt, sizeof ckpt, "%s/ckpt/%s-%s-seed%d.h5", o->out, rg_task_name(task), rg_pos_name(pos), seed);
-    rg_model *m = NULL;
-    if (rg_model_new(&cfg, (uint64_t)seed, &m)) {
-        fprintf(stderr, "%s: %s\n", tag, rg_last_error());
-        return -1;
-    }
-    rg_adamw opt;
-    if (rg_adamw_init(&opt, &m->params, o->beta1, o->beta2, o->eps, o->weight_decay)) {
-        fprintf(stderr, "%s: %s\n", tag, rg_last_error());
-        rg_model_free(m);
-        return -1;
-    }
     int n_res = -1;
-    double final_loss = NAN, t0 = now_seconds();
-    if (resume_from) {
-        if (rg_checkpoint_load(resume_from, m, &opt, &rs)) {
-            fprintf(stderr, "%s\n", rg_last_error());
-            goto done;
-        }
-    } else {
-        snprintf(rs.task, sizeof rs.task, "%s", rg_task_name(task));
-        rs.L_train = o->train_len;
-        rs.seed = (uint64_t)seed;
-        rs.lr = (rg_lr_state){0, o->lr, o->warmup, o->steps, o->min_lr_frac, o->clip};
-        /* the settings a resume must reuse that the run state has no field for */
-        rg_run_state_set_int(&rs, "batch", o->batch);
-        rg_run_state_set_int(&rs, "random_positions", o->random_positions);
-        rg_run_state_set_int(&rs, "max_position", o->max_position);
-        rg_run_state_set_int(&rs, "micro_batches", o->micro_batches);
-        rg_rng r;
-        rg_rng_seed(&r, (uint64_t)seed, 1); /* stream 1: training batches */
-        rg_run_state_add_rng(&rs, "data", &r);
-        rg_rng_seed(&r, (uint64_t)seed, 2); /* stream 2: randomized positions */
-        rg_run_state_add_rng(&rs, "positions", &r);
-    }
-    rs.lr.total = o->steps; /* a resume may extend the run (--steps) */
-    if (!eval_only && train(o, task, m, &opt, &rs, ckpt, tag, &final_loss)) goto done;
-    double train_s = now_seconds() - t0;
-
-    /* variants: the encoding itself, then each RoPE extension */
+    double final_loss = NAN, t0 = to_now_seconds();
+    if (!o->eval[0] && train(o, task, m, &opt, &rs, ckpt, tag, &final_loss)) goto done;
+    double train_s = to_now_seconds() - t0;
     bool rope = pos == RG_POS_ROPE || pos == RG_POS_ROPE_HALF;
     int n_var = 1 + (rope ? o->n_exts : 0);
-    int L_tokens = 2 * (int)rs.L_train + 3;
     for (int v = 0; v < n_var; v++) {
         to_result *r = &res[v];
         memset(r, 0, sizeof *r);
-        r->task = task;
-        r->pos = pos;
-        r->ext = v == 0 ? RG_ROPE_EXT_NONE : o->exts[v - 1];
-        r->seed = seed;
-        r->n_lens = o->n_test_lens;
-        r->final_loss = final_loss;
-        r->train_seconds = train_s;
-        r->steps = rs.step;
-        for (int i = 0; i < o->n_test_lens; i++) {
-            int n = o->test_lens[i];
-            r->lens[i] = n;
-            double s = (double)(2 * n + 3) / (double)L_tokens;
-            m->cfg.rope_ext = (v == 0 || s <= 1) ? RG_ROPE_EXT_NONE : r->ext;
-            m->cfg.rope_scale = s > 1 ? s : 1;
-            m->cfg.rope_orig_len = L_tokens;
-            rg_evalset es;
-            if (rg_evalset_load(o->data, rg_task_name(task), n, &es)) {
-                fprintf(stderr, "%s: %s\n", tag, rg_last_error());
-                goto done;
-            }
-            rg_status st = to_evaluate(m, &es, &r->exact[i], &r->token_acc[i]);
-            rg_evalset_free(&es);
-            if (st == RG_ERR_ARG && pos == RG_POS_LEARNED) {
-                /* a position past the learned table: not evaluable, reported as n/a */
-                r->exact[i] = r->token_acc[i] = NAN;
-            } else if (st) {
-                fprintf(stderr, "%s: evaluation at n=%d: %s\n", tag, n, rg_last_error());
-                goto done;
-            }
-        }
-        if (!o->quiet)
-            fprintf(stderr, "%s%s%s: exact_match at n=%d: %.3f\n", tag, v ? "+" : "", v ? rg_rope_ext_name(r->ext) : "",
-                    o->test_lens[0], r->exact[0]);
+        *r = (to_result){.task = task, .pos = pos, .ext = v ? o->exts[v - 1] : RG_ROPE_EXT_NONE, .seed = seed,
+                         .n_lens = o->n_test_lens, .final_loss = final_loss, .train_seconds = train_s,
+                         .steps = rs.step};
+        if (evaluate_variant(o, m, &rs, tag, v, r)) goto done;
     }
     n_res = n_var;
 done:

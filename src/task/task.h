@@ -1,4 +1,5 @@
-/* task.h: the ordering tasks of the length-extrapolation experiment (issue 7, "Task (exact)" and "Data"): the
+/* task.h: the experiment library (build/libropegrad_tasks.a; not part of libropegrad.a, not in ropegrad.h): the
+ * ordering tasks of the length-extrapolation experiment (issue 7, "Task (exact)" and "Data"): the
  * vocabulary, the copy / reverse / sort targets, the token layout of a sample, the training-batch builder with its
  * loss mask, the evaluation prompt / expected continuation and scoring, and the canonical evaluation sets of
  * data/eval_sets.h5 (generator and loader). docs/data.md describes the same things for other implementations.
@@ -147,7 +148,6 @@ double rg_task_token_acc(const rg_task_score *s);
 
 /* ------------------------------------------------------------------ canonical evaluation sets (data/) */
 
-#define RG_EVAL_PATH "data/eval_sets.h5"   /* relative to the repository root */
 #define RG_EVAL_SEED 20261130ULL           /* PCG32 seed of every evaluation stream */
 #define RG_EVAL_COUNT 256                  /* samples per (task, length) */
 #define RG_EVAL_NLENS 6

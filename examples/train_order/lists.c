@@ -1,0 +1,169 @@
+/* lists.c: the list-valued options of train_order (--task, --pos, --seed, --seeds, --test-lens, --rope-ext,
+ * --lr-schedule): each a parser from the flag's text into to_options (0, or -1 for a value outside the allowed
+ * ones) and a printer back to that text (what --print-config and --help show). The table in settings.c names
+ * them. */
+#include "train_order.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int split(char *list, char **items, int max)
+{
+    int n = 0;
+    for (char *p = list;;) {
+        char *comma = strchr(p, ',');
+        if (comma) *comma = 0;
+        if (!*p || n == max) return -1;
+        items[n++] = p;
+        if (!comma) return n;
+        p = comma + 1;
+    }
+}
+
+int to_parse_task(to_options *o, char *v)
+{
+    memset(o->tasks, 0, sizeof o->tasks);
+    if (strcmp(v, "all") == 0) { for (int i = 0; i < RG_TASK_COUNT; i++) o->tasks[i] = true; return 0; }
+    char *it[8];
+    int n = split(v, it, 8);
+    for (int i = 0; i < n; i++) {
+        rg_task t;
+        if (rg_task_parse(it[i], &t)) return -1;
+        o->tasks[t] = true;
+    }
+    return n > 0 ? 0 : -1;
+}
+
+void to_print_task(const to_options *o, char *b, size_t n)
+{
+    b[0] = 0;
+    for (int i = 0; i < RG_TASK_COUNT; i++)
+        if (o->tasks[i]) snprintf(b + strlen(b), n - strlen(b), "%s%s", b[0] ? "," : "", rg_task_name((rg_task)i));
+}
+
+int to_parse_pos(to_options *o, char *v)
+{
+    memset(o->pos, 0, sizeof o->pos);
+    if (strcmp(v, "all") == 0) { for (int i = 0; i < RG_POS_COUNT; i++) o->pos[i] = true; return 0; }
+    char *it[32];
+    int n = split(v, it, 32);
+    for (int i = 0; i < n; i++) {
+        rg_pos_kind k;
+        if (rg_pos_parse(it[i], &k)) return -1;
+        o->pos[k] = true;
+    }
+    return n > 0 ? 0 : -1;
+}
+
+void to_print_pos(const to_options *o, char *b, size_t n)
+{
+    b[0] = 0;
+    for (int i = 0; i < RG_POS_COUNT; i++)
+        if (o->pos[i]) snprintf(b + strlen(b), n - strlen(b), "%s%s", b[0] ? "," : "", rg_pos_name((rg_pos_kind)i));
+}
+
+static int parse_int_in(const char *s, long lo, long hi, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi) return -1;
+    *out = (int)v;
+    return 0;
+}
+
+/* --seed S: one seed */
+int to_parse_seed(to_options *o, char *v)
+{
+    o->n_seeds = 1;
+    return parse_int_in(v, 1, 1000000, &o->seed_list[0]);
+}
+
+/* --seeds N (seeds 1..N) or a comma list of distinct seeds */
+int to_parse_seeds(to_options *o, char *v)
+{
+    if (!strchr(v, ',')) {
+        int n;
+        if (parse_int_in(v, 1, TO_MAX_SEEDS, &n)) return -1;
+        for (int i = 0; i < n; i++) o->seed_list[i] = i + 1;
+        o->n_seeds = n;
+        return 0;
+    }
+    char *it[TO_MAX_SEEDS];
+    int n = split(v, it, TO_MAX_SEEDS);
+    if (n < 0) return -1;
+    for (int i = 0; i < n; i++) {
+        if (parse_int_in(it[i], 1, 1000000, &o->seed_list[i])) return -1;
+        for (int j = 0; j < i; j++)
+            if (o->seed_list[j] == o->seed_list[i]) return -1;
+    }
+    o->n_seeds = n;
+    return 0;
+}
+
+void to_print_seeds(const to_options *o, char *b, size_t n)
+{
+    b[0] = 0;
+    for (int i = 0; i < o->n_seeds; i++) snprintf(b + strlen(b), n - strlen(b), "%s%d", i ? "," : "", o->seed_list[i]);
+}
+
+int to_parse_test_lens(to_options *o, char *v)
+{
+    char *it[TO_MAX_LENS];
+    int n = split(v, it, TO_MAX_LENS);
+    if (n < 0) return -1;
+    for (int i = 0; i < n; i++) {
+        if (parse_int_in(it[i], 1, TO_MAX_TEST_N, &o->test_lens[i])) return -1;
+        for (int j = 0; j < i; j++)
+            if (o->test_lens[j] == o->test_lens[i]) return -1;
+    }
+    o->n_test_lens = n;
+    return 0;
+}
+
+void to_print_test_lens(const to_options *o, char *b, size_t n)
+{
+    b[0] = 0;
+    for (int i = 0; i < o->n_test_lens; i++)
+        snprintf(b + strlen(b), n - strlen(b), "%s%d", i ? "," : "", o->test_lens[i]);
+}
+
+int to_parse_rope_ext(to_options *o, char *v)
+{
+    o->n_exts = 0;
+    if (strcmp(v, "none") == 0) return 0;
+    char all[] = "pi,ntk,yarn,llama3";
+    if (strcmp(v, "all") == 0) v = all;
+    char *it[TO_MAX_EXTS];
+    int n = split(v, it, TO_MAX_EXTS);
+    for (int i = 0; i < n; i++) {
+        rg_rope_ext e;
+        if (rg_rope_ext_parse(it[i], &e) || e == RG_ROPE_EXT_NONE) return -1;
+        for (int j = 0; j < i; j++)
+            if (o->exts[j] == e) return -1;
+        o->exts[o->n_exts++] = e;
+    }
+    return n > 0 ? 0 : -1;
+}
+
+void to_print_rope_ext(const to_options *o, char *b, size_t n)
+{
+    snprintf(b, n, "%s", o->n_exts ? "" : "none");
+    for (int i = 0; i < o->n_exts; i++)
+        snprintf(b + strlen(b), n - strlen(b), "%s%s", i ? "," : "", rg_rope_ext_name(o->exts[i]));
+}
+
+int to_parse_lr_schedule(to_options *o, char *v)
+{
+    if (strcmp(v, "continue") == 0) o->lr_mode = TO_LR_CONTINUE;
+    else if (strcmp(v, "restart") == 0) o->lr_mode = TO_LR_RESTART;
+    else return -1;
+    return 0;
+}
+
+void to_print_lr_schedule(const to_options *o, char *b, size_t n)
+{
+    snprintf(b, n, "%s", o->lr_mode == TO_LR_RESTART ? "restart" : "continue");
+}
+

@@ -1,0 +1,178 @@
+/* options.c: the checks of train_order's settings before anything is built or written: the mode (--resume,
+ * --eval), the checkpoint's own settings (validated against the flags' limits), the model config, the lengths the
+ * model can hold, and the data file (found next to the executable's repository, then through $ROPEGRAD_DATA). */
+#include "train_order.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+_Noreturn void to_usage_error(const char *allowed, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "train_order: ");
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n  allowed: %s\n  (train_order --help lists every option)\n", allowed);
+    exit(2);
+}
+
+/* The data file: --data, else data/eval_sets.h5 of the repository that holds the executable (build/examples/
+ * train_order is two folders below it), else $ROPEGRAD_DATA. */
+static void find_data(to_options *o)
+{
+    if (o->data[0]) {
+        if (access(o->data, R_OK) != 0)
+            to_usage_error("a readable evaluation-set file", "--data: '%s' cannot be read: %s", o->data,
+                           strerror(errno));
+        return;
+    }
+    char exe[TO_PATH], repo[TO_PATH] = "";
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = 0;
+        char *dir = dirname(exe); /* .../build/examples */
+        for (int up = 0; up < 4 && strcmp(dir, "/") != 0; up++) {
+            char cand[TO_PATH + 32];
+            snprintf(cand, sizeof cand, "%s/%s", dir, TO_EVAL_FILE);
+            if (strlen(cand) < sizeof o->data && access(cand, R_OK) == 0) {
+                memcpy(o->data, cand, strlen(cand) + 1);
+                return;
+            }
+            if (!repo[0]) {
+                snprintf(cand, sizeof cand, "%s/Makefile", dir);
+                if (access(cand, R_OK) == 0) snprintf(repo, sizeof repo, "%s", dir);
+            }
+            dir = dirname(dir);
+        }
+    }
+    const char *env = getenv("ROPEGRAD_DATA");
+    if (env && *env && strlen(env) < sizeof o->data && access(env, R_OK) == 0) {
+        snprintf(o->data, sizeof o->data, "%s", env);
+        return;
+    }
+    to_usage_error("--data FILE, or ROPEGRAD_DATA=FILE in the environment",
+                   "no evaluation-set file: not next to the executable's repository%s%s%s, and $ROPEGRAD_DATA is %s",
+                   repo[0] ? " (" : "", repo, repo[0] ? ": run make data there)" : "",
+                   env && *env ? "not readable" : "unset");
+}
+
+/* Reads the checkpoint's config and run state; the task, encoding and seed come from it, and so do the training
+ * settings (to_settings_from_checkpoint). */
+static void from_checkpoint(to_options *o)
+{
+    const char *ck = o->resume[0] ? o->resume : o->eval;
+    const char *flag = o->resume[0] ? "--resume" : "--eval";
+    if (access(ck, R_OK) != 0)
+        to_usage_error("an existing checkpoint file", "%s: checkpoint '%s' cannot be read: %s", flag, ck,
+                       strerror(errno));
+    rg_model_config cfg;
+    static rg_run_state rs;
+    rg_task t;
+    if (rg_checkpoint_read_config(ck, &cfg, &rs))
+        to_usage_error("a checkpoint written by train_order", "%s: %s", flag, rg_last_error());
+    if (rg_task_parse(rs.task, &t))
+        to_usage_error("copy, reverse, sort", "%s: checkpoint %s: /config task: %s", flag, ck, rg_last_error());
+    to_settings_from_checkpoint(o, ck, &cfg, &rs);
+    if (rg_model_config_validate(&cfg))
+        to_usage_error("a valid model config", "%s: checkpoint %s: %s", flag, ck, rg_last_error());
+    o->model = cfg;
+    o->model.rope_ext = RG_ROPE_EXT_NONE;
+    memset(o->tasks, 0, sizeof o->tasks);
+    memset(o->pos, 0, sizeof o->pos);
+    o->tasks[t] = true;
+    o->pos[cfg.pos] = true;
+    o->seed_list[0] = (int)rs.seed;
+    o->n_seeds = 1;
+    if (o->eval[0]) return;
+    if (o->lr_mode == TO_LR_RESTART) {
+        if (o->steps <= rs.step)
+            to_usage_error("--steps past the checkpoint's step", "--lr-schedule restart: --steps %d is not past the "
+                           "checkpoint's step %lld (%s)", o->steps, (long long)rs.step, ck);
+        o->lr_start = (int)rs.step;
+        o->lr_total = o->steps;
+    }
+    if (rs.step >= o->steps && !o->quiet)
+        fprintf(stderr, "train_order: %s is at step %lld already (--steps %d): evaluating only\n", ck,
+                (long long)rs.step, o->steps);
+}
+
+/* A resume never replaces its source checkpoint unless --overwrite. */
+static void check_resume_target(const to_options *o)
+{
+    char out[2 * TO_PATH];
+    int t = 0, p = 0;
+    while (!o->tasks[t]) t++;
+    while (!o->pos[p]) p++;
+    snprintf(out, sizeof out, "%s/ckpt/%s-%s-seed%d.h5", o->out, rg_task_name((rg_task)t), rg_pos_name((rg_pos_kind)p),
+             o->seed_list[0]);
+    struct stat a, b;
+    if (!o->overwrite && stat(o->resume, &a) == 0 && stat(out, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+        to_usage_error("another --out (or --overwrite to replace it)", "--resume %s: the resumed run would be saved "
+                       "over its source checkpoint (%s)", o->resume, out);
+}
+
+/* The sequence lengths the model must hold (named after the checkpoint they came from, if any). */
+static void check_lengths(const to_options *o)
+{
+    char src[TO_PATH + 32] = "";
+    if (o->resume[0] || o->eval[0]) snprintf(src, sizeof src, "checkpoint %s: ", o->resume[0] ? o->resume : o->eval);
+    int T = 2 * o->train_len + 3;
+    if (o->pos[RG_POS_LEARNED] && T > o->model.max_len)
+        to_usage_error("2 train_len + 3 <= max_len with learned positions", "%strain_len %d: sequences of %d tokens "
+                       "pass the learned position table (max_len %d)", src, o->train_len, T, o->model.max_len);
+    if (o->random_positions && T > o->max_position)
+        to_usage_error("2 train_len + 3 <= max_position with random positions", "%strain_len %d: sequences of %d "
+                       "tokens need more random positions than [0, %d) has", src, o->train_len, T, o->max_position);
+    if (o->random_positions && o->pos[RG_POS_LEARNED] && o->max_position > o->model.max_len)
+        to_usage_error("max_position <= max_len with learned positions", "%smax_position %d: random positions pass "
+                       "the learned position table (max_len %d)", src, o->max_position, o->model.max_len);
+    for (int p = 0; p < RG_POS_COUNT; p++) {
+        rg_model_config c = o->model;
+        c.pos = (rg_pos_kind)p;
+        if (o->pos[p] && rg_model_config_validate(&c))
+            to_usage_error("a valid model (see --help)", "%s%s", src, rg_last_error());
+    }
+    /* parameters (an upper estimate: embeddings, learned table, blocks); a model past the limit is refused before
+     * anything is allocated */
+    const rg_model_config *c = &o->model;
+    double d = c->d_model, ff = c->d_ff;
+    double params = 2.0 * c->vocab_size * d + (double)c->max_len * d + 4 * d +
+                    c->n_layers * (4 * d * d + 2 * ff * d + ff + 9 * d + 2.0 * 32 * c->n_heads);
+    if (params > TO_MAX_PARAMS)
+        to_usage_error("at most 100 million parameters", "%sa model of d_model %d, n_layers %d, d_ff %d has about "
+                       "%.3g parameters", src, c->d_model, c->n_layers, c->d_ff, params);
+}
+
+/* Every (task, test length) can be evaluated: canonical lengths come from the file, others are generated. */
+static void check_data(const to_options *o)
+{
+    for (int t = 0; t < RG_TASK_COUNT; t++)
+        for (int i = 0; o->tasks[t] && i < o->n_test_lens; i++) {
+            rg_evalset es;
+            bool generated;
+            if (to_evalset_get(o, (rg_task)t, o->test_lens[i], &es, &generated))
+                to_usage_error("lengths the data file has, or any other (generated)", "--test-lens / --data: %s",
+                               rg_last_error());
+            rg_evalset_free(&es);
+        }
+}
+
+void to_options_check(to_options *o)
+{
+    if (o->resume[0] && o->eval[0]) to_usage_error("one of them", "--resume and --eval together");
+    o->lr_total = o->steps;
+    if (!o->max_position) o->max_position = o->model.max_len; /* the default: the whole learned table */
+    if (o->resume[0] || o->eval[0]) from_checkpoint(o);
+    if (o->resume[0]) check_resume_target(o);
+    if (o->warmup > o->lr_total - o->lr_start) o->warmup = o->lr_total - o->lr_start;
+    if (o->ckpt_every > o->steps) o->ckpt_every = o->steps;
+    check_lengths(o);
+    find_data(o);
+    check_data(o);
+}

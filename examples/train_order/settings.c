@@ -1,0 +1,533 @@
+/* settings.c: the table of train_order's options. One row per option gives its flag (--name), its JSON key in
+ * --config files and --print-config (the name with '_' for '-'), its key in the checkpoint's /run group (if a
+ * resume must reuse it), its type and limits, and the modes it applies to. Parsing the command line, reading a
+ * --config file, printing the resolved settings, and writing / reading / validating the /run group are each one
+ * loop over this table, so a flag, a config key and a checkpoint value of the same setting share one set of
+ * limits. */
+#include "train_order.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef enum { K_INT, K_DOUBLE, K_BOOL, K_PATH, K_LIST, K_ACTION } kind;
+/* the modes an option applies to: any; a new run only (the checkpoint's value is used by --resume / --eval);
+ * training (a new run or --resume, not --eval); --resume only */
+typedef enum { M_ANY, M_NEW, M_TRAIN, M_RESUME } mode;
+
+typedef struct setting setting;
+struct setting {
+    const char *name;        /* flag without "--"; NULL ends the table */
+    kind kind;
+    mode mode;
+    bool run;                /* stored in the checkpoint's /run group */
+    size_t off;              /* field of to_options (int, double, bool or char[TO_PATH]) */
+    double lo, hi;           /* numbers: allowed range; lo_open: lo itself excluded */
+    bool lo_open;
+    int (*parse)(to_options *o, char *value);               /* K_LIST: 0, or -1 (allowed text in list_allowed) */
+    void (*print)(const to_options *o, char *buf, size_t n); /* K_LIST */
+    const char *arg, *help, *allowed;
+};
+
+#define F(field) offsetof(to_options, field)
+
+/* ------------------------------------------------------------------ the table */
+
+#define INT(n, md, r, f, lo, hi, a, h) {n, K_INT, md, r, F(f), lo, hi, false, NULL, NULL, a, h, NULL}
+#define DBL(n, md, f, lo, open, hi, h) {n, K_DOUBLE, md, false, F(f), lo, hi, open, NULL, NULL, "X", h, NULL}
+#define BOOL(n, md, r, f, h) {n, K_BOOL, md, r, F(f), 0, 1, false, NULL, NULL, NULL, h, NULL}
+#define PATH(n, md, f, a, h) {n, K_PATH, md, false, F(f), 1, TO_PATH - 1, false, NULL, NULL, a, h, NULL}
+#define LIST(n, md, p, pr, a, h, al) {n, K_LIST, md, false, 0, 0, 0, false, p, pr, a, h, al}
+#define ACTION(n, a, h) {n, K_ACTION, M_ANY, false, 0, 0, 0, false, NULL, NULL, a, h, NULL}
+
+static const setting table[] = {
+    PATH("config", M_ANY, config, "FILE",
+         "read settings from a JSON file (keys as --print-config writes them); flags win"),
+    LIST("task", M_NEW, to_parse_task, to_print_task, "T", "copy | reverse | sort | all, or a comma list",
+         "copy, reverse, sort, all, or a comma list of them"),
+    LIST("pos", M_NEW, to_parse_pos, to_print_pos, "LIST", "position encodings, or all",
+         "none, sinusoidal, learned, t5, xl, alibi, rope, rope-half, all, or a comma list"),
+    LIST("seed", M_NEW, to_parse_seed, to_print_seeds, "S", "one seed S", "an integer from 1 to 1000000"),
+    LIST("seeds", M_NEW, to_parse_seeds, to_print_seeds, "N|LIST", "seeds 1..N, or a comma list of seeds",
+         "N from 1 to 1000, or a comma list of distinct seeds from 1 to 1000000"),
+    INT("steps", M_TRAIN, true, steps, 1, TO_MAX_STEPS, "N", "training steps (with --resume: the new total)"),
+    INT("batch", M_NEW, true, batch, 1, 65536, "N", "batch size"),
+    DBL("lr", M_NEW, lr, 0, true, 10, "peak AdamW learning rate"),
+    INT("warmup", M_NEW, false, warmup, 0, TO_MAX_STEPS, "N", "linear warmup steps (then cosine decay)"),
+    DBL("min-lr-frac", M_NEW, min_lr_frac, 0, false, 1, "final learning rate as a fraction of --lr"),
+    DBL("weight-decay", M_NEW, weight_decay, 0, false, 10, "AdamW weight decay"),
+    DBL("beta1", M_NEW, beta1, 0, false, 0.999999, "AdamW beta1"),
+    DBL("beta2", M_NEW, beta2, 0, false, 0.999999, "AdamW beta2"),
+    DBL("eps", M_NEW, eps, 0, true, 1, "AdamW epsilon"),
+    DBL("clip", M_NEW, clip, 0, false, 1e6, "max global gradient norm (0: no clipping)"),
+    INT("train-len", M_NEW, false, train_len, 1, 1000, "N", "longest training n (sequences of 2n+3 tokens)"),
+    INT("d-model", M_NEW, false, model.d_model, 1, 4096, "N", "model width d_model"),
+    INT("n-heads", M_NEW, false, model.n_heads, 1, 256, "N", "attention heads (must divide d_model)"),
+    INT("n-layers", M_NEW, false, model.n_layers, 1, 64, "N", "transformer blocks"),
+    INT("d-ff", M_NEW, false, model.d_ff, 1, 65536, "N", "MLP hidden width d_ff"),
+    INT("max-len", M_NEW, false, model.max_len, 1, 65536, "N", "rows of the learned position table"),
+    DBL("rope-theta", M_NEW, model.rope_base, 1, true, 1e9, "RoPE base theta"),
+    BOOL("random-positions", M_NEW, true, random_positions,
+         "train on sorted random positions from [0, --max-position) (Ruoss et al. 2023)"),
+    INT("max-position", M_NEW, true, max_position, 1, RG_MAX_POSITION, "N",
+        "random positions are drawn from [0, N) (default: --max-len; learned: N <= --max-len)"),
+    INT("micro-batches", M_NEW, true, micro_batches, 1, TO_MAX_MICRO, "K",
+        "length-sorted micro-batches per batch (same samples and loss, less padding)"),
+    INT("ckpt-every", M_TRAIN, true, ckpt_every, 1, TO_MAX_STEPS, "N", "steps between checkpoints (and the last)"),
+    INT("log-every", M_TRAIN, true, log_every, 1, TO_MAX_STEPS, "N", "steps between rows of runs/<run>/train.csv"),
+    LIST("lr-schedule", M_RESUME, to_parse_lr_schedule, to_print_lr_schedule, "MODE",
+         "with --resume: continue (the checkpoint's schedule; past its end, the final\n"
+         "                         rate) or restart (a new warmup + cosine from the resume step to --steps)",
+         "continue, restart"),
+    LIST("test-lens", M_ANY, to_parse_test_lens, to_print_test_lens, "LIST",
+         "comma list of test n (lengths missing from the data file are generated)",
+         "a comma list of up to 16 distinct lengths from 1 to 999"),
+    LIST("rope-ext", M_ANY, to_parse_rope_ext, to_print_rope_ext, "LIST",
+         "pi,ntk,yarn,llama3 | all | none: RoPE rows evaluated with each extension\n"
+         "                         at s = (2n+3)/(2 train_len+3)",
+         "pi, ntk, yarn, llama3 (each once), all, none"),
+    INT("threads", M_ANY, false, threads, 1, 256, "N", "OpenBLAS threads per run"),
+    INT("jobs", M_ANY, false, jobs, 1, 256, "N", "runs in parallel (default: online CPUs)"),
+    PATH("out", M_ANY, out, "DIR", "output folder (refused if it holds files, unless --overwrite)"),
+    BOOL("overwrite", M_ANY, false, overwrite,
+         "write into a folder that holds results (and replace a resumed checkpoint)"),
+    PATH("data", M_ANY, data, "FILE",
+         "evaluation sets (default: data/eval_sets.h5 of the repository, or $ROPEGRAD_DATA)"),
+    PATH("resume", M_ANY, resume, "CKPT", "continue a run from its checkpoint to --steps, then evaluate"),
+    PATH("eval", M_ANY, eval, "CKPT", "evaluate a saved checkpoint only"),
+    BOOL("quiet", M_ANY, false, quiet, "no progress output"),
+    BOOL("print-config", M_ANY, false, print_config, "print the resolved settings as JSON and exit"),
+    ACTION("help", NULL, "this text"),
+    /* not options: stored in /run so that a resume continues the schedule it was on */
+    INT(NULL, M_ANY, true, lr_start, 0, TO_MAX_STEPS, NULL, NULL),
+};
+#define N_SETTINGS ((int)(sizeof table / sizeof *table))
+/* the hidden rows have no flag; their key: */
+static const char *key_of(const setting *s, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", s->name ? s->name : "lr_start");
+    for (char *p = buf; *p; p++)
+        if (*p == '-') *p = '_';
+    return buf;
+}
+
+static bool given_cli[N_SETTINGS], given_any[N_SETTINGS];
+
+static const setting *find(const char *name)
+{
+    for (int i = 0; i < N_SETTINGS; i++)
+        if (table[i].name && strcmp(table[i].name, name) == 0) return &table[i];
+    return NULL;
+}
+
+static const setting *find_key(const char *key)
+{
+    char b[64];
+    for (int i = 0; i < N_SETTINGS; i++)
+        if (strcmp(key_of(&table[i], b, sizeof b), key) == 0) return &table[i];
+    return NULL;
+}
+
+void to_options_default(to_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->tasks[RG_TASK_COPY] = true;
+    for (int i = 0; i < RG_POS_COUNT; i++) o->pos[i] = true;
+    o->seed_list[0] = 1;
+    o->n_seeds = 1;
+    o->steps = 3000;
+    o->batch = 64;
+    o->lr = 1e-3;
+    o->train_len = 16;
+    o->warmup = 100;
+    o->min_lr_frac = 0.1;
+    o->weight_decay = 0.01;
+    o->clip = 1.0;
+    o->beta1 = 0.9;
+    o->beta2 = 0.98;
+    o->eps = 1e-8;
+    int lens[] = {8, 16, 24, 32, 48, 64};
+    memcpy(o->test_lens, lens, sizeof lens);
+    o->n_test_lens = 6;
+    to_parse_rope_ext(o, (char[]){"all"});
+    o->threads = 1;
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    o->jobs = ncpu > 0 ? (int)ncpu : 1;
+    o->ckpt_every = 1000;
+    o->log_every = 10;
+    o->micro_batches = 8;
+    snprintf(o->out, sizeof o->out, "out");
+    o->model = rg_model_config_default();
+    o->max_position = 0; /* --max-len, resolved by to_options_check */
+}
+
+/* ------------------------------------------------------------------ setting one value */
+
+static void format_value(const setting *s, const to_options *o, char *b, size_t n)
+{
+    const char *p = (const char *)o + s->off;
+    switch (s->kind) {
+    case K_INT: snprintf(b, n, "%d", *(const int *)p); break;
+    case K_DOUBLE: snprintf(b, n, "%g", *(const double *)p); break;
+    case K_BOOL: snprintf(b, n, "%s", *(const bool *)p ? "true" : "false"); break;
+    case K_PATH: snprintf(b, n, "%s", p); break;
+    case K_LIST: s->print(o, b, n); break;
+    default: b[0] = 0;
+    }
+}
+
+static void allowed_text(const setting *s, char *b, size_t n)
+{
+    if (s->allowed) snprintf(b, n, "%s", s->allowed);
+    else if (s->kind == K_INT) snprintf(b, n, "an integer from %.0f to %.0f", s->lo, s->hi);
+    else if (s->kind == K_DOUBLE) snprintf(b, n, "a number in %s%g, %g]", s->lo_open ? "(" : "[", s->lo, s->hi);
+    else if (s->kind == K_BOOL) snprintf(b, n, "true or false");
+    else snprintf(b, n, "a non-empty path of at most %d characters", TO_PATH - 1);
+}
+
+/* Checks a number against the row's limits and stores it. 0, or -1 when it is outside them. */
+static int set_number(const setting *s, to_options *o, double v)
+{
+    char *p = (char *)o + s->off;
+    if (!isfinite(v) || v < s->lo || (s->lo_open && v == s->lo) || v > s->hi) return -1;
+    if (s->kind == K_INT) {
+        if (v != floor(v)) return -1;
+        *(int *)p = (int)v;
+    } else if (s->kind == K_DOUBLE) {
+        *(double *)p = v;
+    } else if (s->kind == K_BOOL) {
+        if (v != 0 && v != 1) return -1;
+        *(bool *)p = v != 0;
+    } else {
+        return -1;
+    }
+    return 0;
+}
+
+/* Applies the text value of one option (NULL: a flag without value, i.e. true). origin names where the value
+ * came from, for the message. Exits 2 on a bad value. */
+static void apply(const setting *s, to_options *o, const char *value, const char *origin)
+{
+    char allowed[256], buf[8192];
+    allowed_text(s, allowed, sizeof allowed);
+    int bad = 0;
+    if (s->kind == K_BOOL) {
+        bad = value && strcmp(value, "true") != 0 && strcmp(value, "false") != 0;
+        if (!bad) *(bool *)((char *)o + s->off) = !value || strcmp(value, "true") == 0;
+    } else if (s->kind == K_INT || s->kind == K_DOUBLE) {
+        char *end;
+        errno = 0;
+        double v = strtod(value, &end);
+        bad = errno || end == value || *end || set_number(s, o, v);
+    } else if (s->kind == K_PATH) {
+        size_t len = strlen(value);
+        bad = len < 1 || len > TO_PATH - 1;
+        if (!bad) memcpy((char *)o + s->off, value, len + 1);
+        else if (len) to_usage_error(allowed, "%s: a path of %zu characters is longer than the limit", origin, len);
+    } else if (s->kind == K_LIST) {
+        bad = strlen(value) >= sizeof buf;
+        if (!bad) {
+            snprintf(buf, sizeof buf, "%s", value);
+            bad = s->parse(o, buf) != 0;
+        }
+    }
+    if (bad) to_usage_error(allowed, "%s: '%s' is not valid", origin, value ? value : "");
+}
+
+/* ------------------------------------------------------------------ --config FILE (JSON) */
+
+static void json_to_text(const cJSON *v, char *b, size_t n, const char *origin)
+{
+    if (cJSON_IsBool(v)) snprintf(b, n, "%s", cJSON_IsTrue(v) ? "true" : "false");
+    else if (cJSON_IsNumber(v)) snprintf(b, n, "%.17g", v->valuedouble);
+    else if (cJSON_IsString(v)) snprintf(b, n, "%s", v->valuestring);
+    else if (cJSON_IsArray(v)) {
+        b[0] = 0;
+        const cJSON *it;
+        cJSON_ArrayForEach(it, v) {
+            char one[256];
+            if (!cJSON_IsNumber(it) && !cJSON_IsString(it))
+                to_usage_error("numbers or strings", "%s: an array item is neither a number nor a string", origin);
+            json_to_text(it, one, sizeof one, origin);
+            snprintf(b + strlen(b), n - strlen(b), "%s%s", b[0] ? "," : "", one);
+        }
+    } else {
+        to_usage_error("a number, true/false, a string, or an array", "%s: unsupported JSON value", origin);
+    }
+}
+
+static void load_config(to_options *o, const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) to_usage_error("a readable JSON file", "--config: cannot read '%s': %s", path, strerror(errno));
+    static char text[1 << 20];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    bool too_long = !feof(f);
+    fclose(f);
+    if (too_long) to_usage_error("a JSON file under 1 MiB", "--config %s: file too long", path);
+    text[n] = 0;
+    cJSON *root = cJSON_Parse(text);
+    if (!root || !cJSON_IsObject(root)) {
+        cJSON_Delete(root);
+        to_usage_error("a JSON object of settings", "--config %s: not a JSON object (syntax error near byte %ld)",
+                       path, (long)(cJSON_GetErrorPtr() ? cJSON_GetErrorPtr() - text : 0));
+    }
+    const cJSON *item;
+    cJSON_ArrayForEach(item, root) {
+        const setting *s = find_key(item->string);
+        if (s && !strcmp(s->name, "seeds") && cJSON_IsArray(item) && cJSON_GetArraySize(item) == 1)
+            s = find("seed"); /* [5] is the one seed 5, not the seeds 1..5 */
+        char origin[TO_PATH + 128], value[8192];
+        snprintf(origin, sizeof origin, "--config %s: %s", path, item->string);
+        if (!s || !s->name || s->kind == K_ACTION || !strcmp(s->name, "print-config") || !strcmp(s->name, "config"))
+            to_usage_error("the keys --print-config writes", "%s: unknown setting", origin);
+        json_to_text(item, value, sizeof value, origin);
+        apply(s, o, value, origin);
+        given_any[s - table] = true;
+    }
+    cJSON_Delete(root);
+}
+
+/* ------------------------------------------------------------------ the command line */
+
+static void usage(FILE *f)
+{
+    to_options d;
+    to_options_default(&d);
+    fprintf(f, "usage: train_order [options]\n"
+               "Trains the reference transformer on copy/reverse/sort with n <= --train-len and reports exact-match\n"
+               "accuracy at longer test lengths for each position encoding. Option names are exact (no\n"
+               "abbreviations). --resume and --eval take the run's settings from the checkpoint: options that set\n"
+               "them are refused there.\n\n");
+    for (int i = 0; i < N_SETTINGS; i++) {
+        const setting *s = &table[i];
+        if (!s->name) continue;
+        char flag[64], def[256] = "";
+        snprintf(flag, sizeof flag, "--%s%s%s", s->name, s->arg ? " " : "", s->arg ? s->arg : "");
+        if (s->kind == K_INT || s->kind == K_DOUBLE || s->kind == K_LIST || (s->kind == K_PATH && s->off == F(out)))
+            format_value(s, &d, def, sizeof def);
+        if (!strcmp(s->name, "jobs") || !strcmp(s->name, "seed") || !strcmp(s->name, "max-position")) def[0] = 0;
+        fprintf(f, "  %-22s %s%s%s%s\n", flag, s->help, def[0] ? " (default " : "", def, def[0] ? ")" : "");
+    }
+    fprintf(f, "\nExit status: 0 success, 1 a run or an output failed, 2 a bad command line (nothing written).\n");
+}
+
+/* The option token as typed (argv element), to refuse abbreviations: getopt_long accepts any unique prefix. */
+static const char *typed(char **argv, const struct option *lo)
+{
+    if (lo->has_arg == required_argument && optarg == argv[optind - 1]) return argv[optind - 2];
+    return argv[optind - 1];
+}
+
+/* One pass over argv; pass 1 handles only --config, pass 2 everything else. */
+static void parse_pass(int argc, char **argv, to_options *o, int pass)
+{
+    static struct option lo[N_SETTINGS + 1];
+    int n = 0;
+    for (int i = 0; i < N_SETTINGS; i++)
+        if (table[i].name) {
+            bool has_arg = table[i].kind != K_BOOL && table[i].arg;
+            lo[n++] = (struct option){table[i].name, has_arg ? required_argument : no_argument, NULL, 1000 + i};
+        }
+    lo[n] = (struct option){0, 0, 0, 0};
+    optind = 0; /* GNU: reinitialize */
+    opterr = 0;
+    int ch, idx;
+    while ((ch = getopt_long(argc, argv, "+:", lo, &idx)) != -1) {
+        if (ch == '?' || ch == ':') {
+            const char *tok = argv[optind - 1];
+            to_usage_error("see --help", ch == ':' ? "%s: missing value" : "unknown or ambiguous option '%s'", tok);
+        }
+        ch -= 1000;
+        const setting *s = &table[ch];
+        const char *tok = typed(argv, &lo[idx]);
+        size_t len = strcspn(tok, "=");
+        if (len != strlen(s->name) + 2 || strncmp(tok + 2, s->name, len - 2) != 0)
+            to_usage_error("the full option name (see --help)", "'%s' is an abbreviation of --%s", tok, s->name);
+        bool is_config = !strcmp(s->name, "config");
+        if (pass == 1) {
+            if (is_config && given_cli[ch]) to_usage_error("one --config", "--config given twice");
+            if (is_config) { given_cli[ch] = true; apply(s, o, optarg, "--config"); }
+            continue;
+        }
+        if (is_config) continue; /* done in pass 1 */
+        if (s->kind == K_ACTION) { usage(stdout); exit(0); } /* --help */
+        char origin[80];
+        snprintf(origin, sizeof origin, "--%s", s->name);
+        if (s->kind == K_BOOL && optarg) to_usage_error("no value", "%s takes no value", origin);
+        apply(s, o, s->kind == K_BOOL ? NULL : optarg, origin);
+        given_cli[ch] = given_any[ch] = true;
+    }
+    if (optind < argc) to_usage_error("options only (see --help)", "unexpected argument '%s'", argv[optind]);
+}
+
+/* Options that do not apply to the mode are errors. */
+static void check_modes(const to_options *o)
+{
+    const char *ck = o->resume[0] ? "--resume" : o->eval[0] ? "--eval" : NULL;
+    for (int i = 0; i < N_SETTINGS; i++) {
+        const setting *s = &table[i];
+        if (!given_any[i] || !s->name) continue;
+        if (s->mode == M_NEW && ck)
+            to_usage_error("no training or model settings with --resume/--eval (the checkpoint's are used)",
+                           "--%s does not apply with %s", s->name, ck);
+        if (s->mode == M_TRAIN && o->eval[0])
+            to_usage_error("no training settings with --eval", "--%s does not apply with --eval", s->name);
+        if (s->mode == M_RESUME && !o->resume[0])
+            to_usage_error("--lr-schedule with --resume", "--%s applies only with --resume", s->name);
+    }
+    if (given_cli[find("seed") - table] && given_cli[find("seeds") - table])
+        to_usage_error("one of --seed S and --seeds N|LIST", "--seed and --seeds together");
+}
+
+void to_options_parse(int argc, char **argv, to_options *o)
+{
+    memset(given_cli, 0, sizeof given_cli);
+    memset(given_any, 0, sizeof given_any);
+    parse_pass(argc, argv, o, 1);
+    if (o->config[0]) load_config(o, o->config);
+    parse_pass(argc, argv, o, 2);
+    o->steps_given = given_any[find("steps") - table];
+    check_modes(o);
+}
+
+/* ------------------------------------------------------------------ --print-config */
+
+char *to_options_json(const to_options *o)
+{
+    cJSON *root = cJSON_CreateObject();
+    for (int i = 0; i < N_SETTINGS; i++) {
+        const setting *s = &table[i];
+        if (!s->name || s->kind == K_ACTION || !strcmp(s->name, "print-config") || !strcmp(s->name, "config"))
+            continue;
+        if (!strcmp(s->name, "seed") && o->n_seeds != 1) continue;
+        if (!strcmp(s->name, "seeds") && o->n_seeds == 1) continue;
+        if (s->mode == M_RESUME && !o->resume[0]) continue; /* not used in this mode */
+        const char *p = (const char *)o + s->off;
+        char key[64], text[8192];
+        key_of(s, key, sizeof key);
+        if (!strcmp(s->name, "seed")) cJSON_AddNumberToObject(root, key, o->seed_list[0]);
+        else if (s->kind == K_INT) cJSON_AddNumberToObject(root, key, *(const int *)p);
+        else if (s->kind == K_DOUBLE) cJSON_AddNumberToObject(root, key, *(const double *)p);
+        else if (s->kind == K_BOOL) cJSON_AddBoolToObject(root, key, *(const bool *)p);
+        else if (s->kind == K_PATH && !*p) continue;
+        else {
+            format_value(s, o, text, sizeof text);
+            cJSON_AddStringToObject(root, key, text);
+        }
+    }
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    return text;
+}
+
+void to_options_print(const to_options *o, FILE *f)
+{
+    char *text = to_options_json(o);
+    fprintf(f, "%s\n", text ? text : "{}");
+    cJSON_free(text);
+}
+
+/* ------------------------------------------------------------------ the checkpoint's /run group */
+
+int to_settings_to_run(const to_options *o, rg_run_state *rs)
+{
+    for (int i = 0; i < N_SETTINGS; i++) {
+        const setting *s = &table[i];
+        if (!s->run) continue;
+        char key[64];
+        const char *p = (const char *)o + s->off;
+        key_of(s, key, sizeof key);
+        int64_t v = s->kind == K_BOOL ? *(const bool *)p : *(const int *)p;
+        if (rg_run_state_set_int(rs, key, v)) return -1;
+    }
+    return 0;
+}
+
+/* One value from the checkpoint, checked against the flag's limits; stored unless the command line gave the
+ * setting for this mode (--steps, --ckpt-every, --log-every with --resume). */
+static void from_ckpt(const setting *s, to_options *o, double v, const char *ckpt, const char *where)
+{
+    static to_options scratch;
+    scratch = *o;
+    if (set_number(s, &scratch, v) == 0) {
+        if (!(given_any[s - table] && s->mode == M_TRAIN)) set_number(s, o, v);
+        return;
+    }
+    char allowed[256];
+    allowed_text(s, allowed, sizeof allowed);
+    to_usage_error(allowed, "checkpoint %s: %s = %.17g is outside the limits of --%s", ckpt, where, v,
+                   s->name ? s->name : "lr_start");
+}
+
+void to_settings_from_checkpoint(to_options *o, const char *ckpt, const rg_model_config *cfg, const rg_run_state *rs)
+{
+    /* the /run group: every row of the table marked run, present and an integer */
+    for (int i = 0; i < N_SETTINGS; i++) {
+        const setting *s = &table[i];
+        if (!s->run) continue;
+        char key[64], where[96];
+        key_of(s, key, sizeof key);
+        snprintf(where, sizeof where, "/run %s", key);
+        const rg_run_attr *a = rg_run_state_attr(rs, key);
+        if (!a) to_usage_error("a checkpoint written by train_order", "checkpoint %s: %s is missing", ckpt, where);
+        if (a->type != RG_RUN_ATTR_INT)
+            to_usage_error("an integer attribute", "checkpoint %s: %s is not an integer", ckpt, where);
+        from_ckpt(s, o, (double)a->i, ckpt, where);
+    }
+    /* the schedule (/optim), the training length (/config) and the model, with the same limits as the flags */
+    struct { const char *flag, *where; double v; } vals[] = {
+        {"lr", "/optim lr_peak", rs->lr.peak}, {"warmup", "/optim lr_warmup", (double)rs->lr.warmup},
+        {"min-lr-frac", "/optim lr_min_frac", rs->lr.min_frac}, {"clip", "/optim grad_clip", rs->lr.grad_clip},
+        {"train-len", "/config L_train", (double)rs->L_train}, {"d-model", "/config d_model", cfg->d_model},
+        {"n-heads", "/config n_heads", cfg->n_heads}, {"n-layers", "/config n_layers", cfg->n_layers},
+        {"d-ff", "/config d_ff", cfg->d_ff}, {"max-len", "/config max_len", cfg->max_len},
+        {"rope-theta", "/config rope_base", cfg->rope_base}, {"seed", "/config seed", (double)rs->seed}};
+    for (size_t i = 0; i < sizeof vals / sizeof *vals; i++) {
+        if (!strcmp(vals[i].flag, "seed")) {
+            if (!(vals[i].v >= 1 && vals[i].v <= 1000000))
+                to_usage_error("an integer from 1 to 1000000", "checkpoint %s: /config seed %.17g is outside the "
+                               "limits of --seed", ckpt, vals[i].v);
+            continue;
+        }
+        from_ckpt(find(vals[i].flag), o, vals[i].v, ckpt, vals[i].where);
+    }
+    if (rs->lr.total < 1 || rs->lr.total > TO_MAX_STEPS)
+        to_usage_error("an integer from 1 to 100000000", "checkpoint %s: /optim lr_total = %lld is outside the "
+                       "limits of --steps", ckpt, (long long)rs->lr.total);
+    if (rs->step < 0 || rs->step > TO_MAX_STEPS)
+        to_usage_error("an integer from 0 to 100000000", "checkpoint %s: step = %lld is outside 0..%d", ckpt,
+                       (long long)rs->step, TO_MAX_STEPS);
+    if (o->lr_start > rs->lr.total)
+        to_usage_error("lr_start <= lr_total", "checkpoint %s: /run lr_start %d is past /optim lr_total %lld", ckpt,
+                       o->lr_start, (long long)rs->lr.total);
+    o->lr_total = (int)rs->lr.total;
+    const char *rngs[] = {"data", "positions"};
+    for (int i = 0; i < 2; i++)
+        if (!rg_run_state_rng((rg_run_state *)rs, rngs[i]))
+            to_usage_error("a checkpoint written by train_order", "checkpoint %s: /rng/%s is missing", ckpt, rngs[i]);
+}
+
+int to_settings_check_optim(const rg_adamw *opt, const char *ckpt)
+{
+    struct { const char *flag, *key; double v; } vals[] = {
+        {"beta1", "beta1", opt->beta1}, {"beta2", "beta2", opt->beta2}, {"eps", "eps", opt->eps},
+        {"weight-decay", "weight_decay", opt->weight_decay}};
+    for (size_t i = 0; i < sizeof vals / sizeof *vals; i++) {
+        static to_options scratch;
+        const setting *s = find(vals[i].flag);
+        if (set_number(s, &scratch, vals[i].v) == 0) continue;
+        char allowed[256];
+        allowed_text(s, allowed, sizeof allowed);
+        fprintf(stderr, "train_order: checkpoint %s: /optim %s = %.17g is outside the limits of --%s (%s)\n", ckpt,
+                vals[i].key, vals[i].v, s->name, allowed);
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,92 @@
+/* generate.c: batched greedy decoding with the KV cache, and exact match / token accuracy (see generate.h). */
+#include "generate.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../autograd/autograd.h"
+#include "../tensor/ops.h"
+
+/* Decodes one batch of B rows (B <= the cache's allocated batch): reset the cache to B rows, prefill the prompts,
+ * then one token per forward. */
+static rg_status decode_batch(rg_ctx *c, rg_model *m, rg_kv_cache *kv, const int32_t *prompts, int B, int P, int G,
+                              int start, int32_t *pos, int32_t *argmax, int32_t *next, int32_t *out)
+{
+    rg_kv_cache_reset(kv);
+    kv->batch = B; /* a short last batch uses the first B rows of the cache */
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < P; t++) pos[b * P + t] = start + t;
+    rg_tensor *logits;
+    rg_ctx_reset(c);
+    rg_status st = rg_model_forward(c, m, prompts, pos, B, P, kv, &logits);
+    if (st) return st;
+    rg_argmax(logits, argmax); /* [B, P]: the last position of each row predicts the first new token */
+    for (int b = 0; b < B; b++) out[(int64_t)b * G] = next[b] = argmax[b * P + P - 1];
+    for (int j = 1; j < G; j++) {
+        for (int b = 0; b < B; b++) pos[b] = start + P + j - 1;
+        rg_ctx_reset(c);
+        if ((st = rg_model_forward(c, m, next, pos, B, 1, kv, &logits))) return st;
+        rg_argmax(logits, next);
+        for (int b = 0; b < B; b++) out[(int64_t)b * G + j] = next[b];
+    }
+    return RG_OK;
+}
+
+rg_status rg_generate(rg_model *m, const int32_t *prompts, int n, int prompt_len, int n_new, int start, int batch,
+                      int32_t *out)
+{
+    if (!m || !prompts || !out || n < 1 || prompt_len < 1 || n_new < 1 || batch < 1 || start < 0)
+        return rg_error(RG_ERR_ARG, "generate: n %d, prompt_len %d, n_new %d and batch %d must be >= 1, start %d >= 0 "
+                        "(and no NULL pointers)", n, prompt_len, n_new, batch, start);
+    if ((int64_t)start + prompt_len + n_new > RG_MAX_POSITION)
+        return rg_error(RG_ERR_ARG, "generate: positions up to start %d + prompt_len %d + n_new %d pass %d", start,
+                        prompt_len, n_new, RG_MAX_POSITION);
+    if (batch > n) batch = n;
+    int P = prompt_len, G = n_new;
+    rg_kv_cache kv;
+    rg_status st = rg_kv_cache_init(&kv, m, batch, P + G);
+    if (st) return st;
+    rg_ctx *c = rg_ctx_new();
+    int32_t *pos = malloc(sizeof(int32_t) * (size_t)batch * P), *argmax = malloc(sizeof(int32_t) * (size_t)batch * P);
+    int32_t *next = malloc(sizeof(int32_t) * (size_t)batch);
+    if (!c || !pos || !argmax || !next) {
+        st = rg_error(RG_ERR_NOMEM, "generate: out of memory (batch %d x %d tokens)", batch, P);
+    } else {
+        rg_set_grad_enabled(c, false);
+        for (int s0 = 0; s0 < n && st == RG_OK; s0 += batch) {
+            int B = n - s0 < batch ? n - s0 : batch;
+            st = decode_batch(c, m, &kv, prompts + (int64_t)s0 * P, B, P, G, start, pos, argmax, next,
+                              out + (int64_t)s0 * G);
+        }
+    }
+    free(pos);
+    free(argmax);
+    free(next);
+    if (c) rg_ctx_free(c);
+    rg_kv_cache_free(&kv);
+    return st;
+}
+
+rg_status rg_evaluate(rg_model *m, const int32_t *prompts, const int32_t *expected, int n, int prompt_len, int n_new,
+                      int start, int batch, double *exact_match, double *token_acc)
+{
+    *exact_match = *token_acc = NAN;
+    if (!expected) return rg_error(RG_ERR_ARG, "evaluate: expected is NULL");
+    int32_t *gen = n >= 1 && n_new >= 1 ? malloc(sizeof(int32_t) * (size_t)n * (size_t)n_new) : NULL;
+    if (n >= 1 && n_new >= 1 && !gen) return rg_error(RG_ERR_NOMEM, "evaluate: out of memory (%d x %d)", n, n_new);
+    rg_status st = rg_generate(m, prompts, n, prompt_len, n_new, start, batch, gen);
+    if (st == RG_OK) {
+        int64_t exact = 0, right = 0;
+        for (int i = 0; i < n; i++) {
+            int row = 0;
+            for (int j = 0; j < n_new; j++) row += gen[(int64_t)i * n_new + j] == expected[(int64_t)i * n_new + j];
+            right += row;
+            exact += row == n_new;
+        }
+        *exact_match = (double)exact / n;
+        *token_acc = (double)right / ((double)n * n_new);
+    }
+    free(gen);
+    return st;
+}

@@ -1,0 +1,33 @@
+/* generate.h: batched greedy decoding with the KV cache (rg_generate) and its scoring (rg_evaluate), for any model
+ * built by rg_model_new. This is the loop every evaluation script needs: prefill each batch of prompts in one
+ * forward, then one token per forward from the cache, with the cache reset (and its batch shrunk) for a short last
+ * batch. Greedy: the next token is the argmax of the last logits, ties to the lowest id (rg_argmax); no early stop
+ * (every row gets exactly `n_new` tokens), so rows of one batch stay aligned.
+ *
+ * Positions: prompt token t of every row sits at position start + t, generated token j at start + prompt_len + j.
+ * Start 0 is the usual case; a larger start evaluates a model at positions it was not trained on (the
+ * "shifted positions" probe of length-generalization work) without longer inputs.
+ *
+ * Shapes are row-major int32: prompts [n, prompt_len], out and expected [n, n_new]. */
+#ifndef RG_NN_GENERATE_H
+#define RG_NN_GENERATE_H
+
+#include <stdint.h>
+
+#include "nn.h"
+
+/* Greedy-decodes n_new tokens after each of the n prompts into out, `batch` rows per forward (the last batch may be
+ * shorter). Allocates one KV cache of batch x (prompt_len + n_new) tokens and frees it before returning.
+ * Errors (nothing written to out is meaningful then): RG_ERR_ARG for n, prompt_len, n_new or batch < 1, start < 0,
+ * start + prompt_len + n_new > RG_MAX_POSITION, and every error of rg_model_forward (a token id outside the
+ * vocabulary, a position past the learned table: the message names it); RG_ERR_NOMEM. */
+rg_status rg_generate(rg_model *m, const int32_t *prompts, int n, int prompt_len, int n_new, int start, int batch,
+                      int32_t *out);
+
+/* Exact match and token accuracy of greedy decoding: generates as rg_generate, then compares row i of the output
+ * with row i of expected token by token. *exact_match = the fraction of rows with all n_new tokens right,
+ * *token_acc = the fraction of tokens right (both in [0, 1]). Errors as rg_generate (then both are NaN). */
+rg_status rg_evaluate(rg_model *m, const int32_t *prompts, const int32_t *expected, int n, int prompt_len, int n_new,
+                      int start, int batch, double *exact_match, double *token_acc);
+
+#endif
