@@ -157,6 +157,7 @@ static rg_status build(rg_model *m, rg_rng *rng)
     if ((st = rg_nn_layernorm_init(&m->ln_f, &m->params, "ln_f", d))) return st;
     m->lm_head = add_param(m, rng, INIT_STD, 2, (int[]){c->vocab_size, d}, "lm_head.weight", 0);
     if (!m->lm_head) return failed();
+    if ((st = rg_params_pack(&m->params))) return st; /* one data block, one gradient block (nn.h) */
     return rg_pos_state_new(m, &m->pos);
 }
 

@@ -15,10 +15,18 @@
 
 /* ------------------------------------------------------------------ parameter registry */
 
-/* The parameters of a model in registration order (the order of state_dict). Owns the tensors. */
+/* The parameters of a model in registration order (the order of state_dict). Owns the tensors.
+ * Once packed (rg_params_pack; rg_model_new packs its registry), every parameter's data lives in ONE block and
+ * every gradient in another, at the same element offsets (llm.c's layout): items[i]->data = data + offset[i],
+ * items[i]->grad = grad + offset[i]. Each parameter's span is padded to a multiple of 16 elements with at least
+ * one spare element (kept 0: the gradient guard of rg_backward), so zero_grad is one memset and the norm, clip and
+ * optimizer updates are flat loops over [0, offset[n]). */
 typedef struct {
     rg_tensor **items;
     int n, cap;
+    int n_packed;          /* items[0..n_packed) live in the blocks (n_packed == n when fully packed) */
+    int64_t *offset;       /* [n_packed + 1] element offsets; offset[n_packed] = the blocks' length */
+    rg_real *data, *grad;  /* the blocks (NULL before packing) */
 } rg_params;
 
 /* Creates a parameter named `name` and appends it. Returns NULL (rg_last_error set) on a bad shape, a duplicate
@@ -34,6 +42,11 @@ double rg_params_grad_norm(const rg_params *ps);
 /* torch.nn.utils.clip_grad_norm_: scales every gradient by min(1, max_norm / (norm + 1e-6)). Returns the norm
  * before clipping. */
 double rg_params_clip_grad_norm(rg_params *ps, double max_norm);
+/* Moves every parameter's data and gradient into the two contiguous blocks described by ps->offset (values are
+ * copied; each tensor's data/grad pointers are updated, the tensors themselves stay). Called again after more
+ * parameters were registered, it repacks all of them (optimizer state made before that no longer fits: the
+ * optimizers assert on it). RG_ERR_NOMEM (nothing changed) if the blocks cannot be allocated. */
+rg_status rg_params_pack(rg_params *ps);
 /* Frees every parameter and the list. */
 void rg_params_free(rg_params *ps);
 
@@ -153,10 +166,12 @@ typedef struct {
     double beta1, beta2, eps, weight_decay;
     int64_t step;           /* steps taken */
     int n;                  /* parameters */
-    rg_real **m, **v;       /* per parameter, numel each */
+    rg_real **m, **v;       /* per parameter, numel each: views into m_block / v_block at the registry's offsets */
+    rg_real *m_block, *v_block; /* the moments, laid out like the parameters' block (rg_params.offset) */
 } rg_adamw;
 
-rg_status rg_adamw_init(rg_adamw *opt, const rg_params *ps, double beta1, double beta2, double eps,
+/* Packs ps (rg_params_pack) if it is not packed yet, then allocates zeroed moments in the same layout. */
+rg_status rg_adamw_init(rg_adamw *opt, rg_params *ps, double beta1, double beta2, double eps,
                         double weight_decay);
 /* One update of every parameter with learning rate lr (bumps each parameter's version). */
 void rg_adamw_step(rg_adamw *opt, rg_params *ps, double lr);
@@ -168,10 +183,12 @@ typedef struct {
     double momentum, weight_decay;
     int64_t step;
     int n;
-    rg_real **buf;
+    rg_real **buf;          /* per parameter: views into buf_block at the registry's offsets */
+    rg_real *buf_block;
 } rg_sgd;
 
-rg_status rg_sgd_init(rg_sgd *opt, const rg_params *ps, double momentum, double weight_decay);
+/* Packs ps if needed, then allocates the zeroed momentum block. */
+rg_status rg_sgd_init(rg_sgd *opt, rg_params *ps, double momentum, double weight_decay);
 void rg_sgd_step(rg_sgd *opt, rg_params *ps, double lr);
 void rg_sgd_free(rg_sgd *opt);
 

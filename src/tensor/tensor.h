@@ -103,6 +103,8 @@ typedef struct rg_tensor {
     char name[RG_NAME_LEN];
     bool requires_grad;
     bool is_param;            /* persistent storage (rg_param_new); gradient accumulates across backward calls */
+    bool packed;              /* data and grad point into a parameter registry's blocks (rg_params_pack in nn.h):
+                               * its gradient guard element is 0 (the block's padding), not NaN */
     unsigned version;         /* bumped by every in-place write (rg_tensor_bump_version) */
     bool output_saved;        /* set by ops whose backward reads this result's own data (exp, tanh, softmax,
                                * log_softmax): rg_backward aborts if the result was written in place since */
