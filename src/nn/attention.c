@@ -10,7 +10,11 @@
  * Backward (docs/derivatives.md, row "attention"; Vaswani et al. 2017 eq. 1 differentiated, softmax Jacobian as in
  * the "softmax" row): dV = P^T dO, dP = dO V^T, dS = P * (dP - rowsum(dP * P)), dQ = scale dS K,
  * dK = scale dS^T Q, dbias = dS (summed over b for a [H, T, S] bias).
- * Every product is one cblas GEMM per (b, h) (src/tensor/gemm.h); the only memory is arena memory.
+ * Every product is one GEMM per (b, h) on a kernel looked up once per shape before the loop (rg_mm_get: libxsmm's
+ * JIT kernels for these small shapes, src/tensor/gemm.h); products with a transposed right operand (Q K^T, dO V^T)
+ * first transpose that head's K or V [S, hd] into an [hd, S] arena buffer (libxsmm 1.17 kernels take B untransposed),
+ * and the scale is applied in the softmax pass and to dS (the kernels run with alpha = 1). The only memory is arena
+ * memory.
  */
 #include "nn.h"
 #include "../tensor/gemm.h"
@@ -31,12 +35,26 @@ static inline int visible_keys(bool causal, int i, int T, int S)
     return n < 0 ? 0 : n > S ? S : n;
 }
 
-/* In-place softmax of the T x S score block (row stride S); entries past the visible prefix become 0. */
-static void softmax_block(rg_real *P, int T, int S, bool causal)
+/* dst [hd, S] (row stride S) = head columns [S, hd] of src (row stride D). */
+static void transpose_head(rg_real *restrict dst, const rg_real *restrict src, int S, int hd, int D)
+{
+    for (int j = 0; j < S; j++)
+        for (int x = 0; x < hd; x++) dst[(int64_t)x * S + j] = src[(int64_t)j * D + x];
+}
+
+/* In-place scale (+ bias, when not NULL) and softmax of the T x S score block (row stride S); entries past the
+ * visible prefix become 0. */
+static void softmax_block(rg_real *P, const rg_real *bias, rg_real scale, int T, int S, bool causal)
 {
     for (int i = 0; i < T; i++) {
         rg_real *row = P + (int64_t)i * S;
         int n = visible_keys(causal, i, T, S);
+        if (bias) {
+            const rg_real *br = bias + (int64_t)i * S;
+            for (int j = 0; j < n; j++) row[j] = row[j] * scale + br[j];
+        } else {
+            for (int j = 0; j < n; j++) row[j] *= scale;
+        }
         rg_real m = -INFINITY;
         for (int j = 0; j < n; j++)
             if (row[j] > m) m = row[j];
@@ -74,19 +92,20 @@ rg_tensor *rg_attention(rg_ctx *c, rg_tensor *q, rg_tensor *k, rg_tensor *v, int
     bool rec = out->op != NULL;
     const int64_t TS = (int64_t)T * S;
     rg_real *P = rg_arena_alloc(&c->arena, (size_t)(rec ? (int64_t)B * H * TS : TS) * sizeof(rg_real));
+    rg_real *kt = rg_arena_alloc(&c->arena, (size_t)hd * S * sizeof(rg_real));
+    const rg_mm qk = rg_mm_get(false, T, S, hd, D, S, S, 0);   /* scores [T, S] = Q [T, hd] K^T [hd, S] */
+    const rg_mm pv = rg_mm_get(false, T, hd, S, S, D, D, 0);   /* out [T, hd] = P [T, S] V [S, hd] */
     for (int b = 0; b < B; b++) {
         for (int h = 0; h < H; h++) {
             rg_real *Pbh = rec ? P + ((int64_t)b * H + h) * TS : P;
             const rg_real *qbh = q->data + (int64_t)b * T * D + h * hd;
             const rg_real *kbh = k->data + (int64_t)b * S * D + h * hd;
             const rg_real *vbh = v->data + (int64_t)b * S * D + h * hd;
-            rg_gemm(false, true, T, S, hd, (rg_real)scale, qbh, D, kbh, D, 0, Pbh, S);
-            if (bias) {
-                const rg_real *bb = bias->data + ((bias_batched ? (int64_t)b * H : 0) + h) * TS;
-                for (int64_t x = 0; x < TS; x++) Pbh[x] += bb[x];
-            }
-            softmax_block(Pbh, T, S, causal);
-            rg_gemm(false, false, T, hd, S, 1, Pbh, S, vbh, D, 0, out->data + (int64_t)b * T * D + h * hd, D);
+            transpose_head(kt, kbh, S, hd, D);
+            rg_mm_run(&qk, qbh, kt, Pbh);
+            const rg_real *bb = bias ? bias->data + ((bias_batched ? (int64_t)b * H : 0) + h) * TS : NULL;
+            softmax_block(Pbh, bb, (rg_real)scale, T, S, causal);
+            rg_mm_run(&pv, Pbh, vbh, out->data + (int64_t)b * T * D + h * hd);
         }
     }
     if (rec) {
@@ -111,35 +130,44 @@ static void attention_backward(rg_tensor *node)
     rg_real *dq = wants_grad(q) ? rg_grad_of(q) : NULL, *dk = wants_grad(k) ? rg_grad_of(k) : NULL;
     rg_real *dv = wants_grad(v) ? rg_grad_of(v) : NULL, *dbias = wants_grad(bias) ? rg_grad_of(bias) : NULL;
     bool need_ds = dq || dk || dbias;
-    rg_real *dS = need_ds ? rg_arena_alloc(&node->ctx->arena, (size_t)TS * sizeof(rg_real)) : NULL;
+    rg_arena *ar = &node->ctx->arena;
+    rg_real *dS = need_ds ? rg_arena_alloc(ar, (size_t)TS * sizeof(rg_real)) : NULL;
+    rg_real *vt = need_ds ? rg_arena_alloc(ar, (size_t)hd * S * sizeof(rg_real)) : NULL;
+    const rg_mm k_dv = rg_mm_get(true, S, hd, T, S, D, D, 1);  /* dV [S, hd] += P^T [S, T] dO [T, hd] */
+    const rg_mm k_dp = rg_mm_get(false, T, S, hd, D, S, S, 0); /* dP [T, S] = dO [T, hd] V^T [hd, S] */
+    const rg_mm k_dq = rg_mm_get(false, T, hd, S, S, D, D, 1); /* dQ [T, hd] += (scale dS) [T, S] K [S, hd] */
+    const rg_mm k_dk = rg_mm_get(true, S, hd, T, S, D, D, 1);  /* dK [S, hd] += (scale dS)^T [S, T] Q [T, hd] */
     for (int b = 0; b < B; b++) {
         for (int h = 0; h < H; h++) {
             const rg_real *Pbh = P + ((int64_t)b * H + h) * TS;
             const int64_t qo = (int64_t)b * T * D + h * hd, ko = (int64_t)b * S * D + h * hd;
             const rg_real *dObh = dO + qo;
-            if (dv) /* dV [S, hd] += P^T [S, T] dO [T, hd] */
-                rg_gemm(true, false, S, hd, T, 1, Pbh, S, dObh, D, 1, dv + ko, D);
+            if (dv) rg_mm_run(&k_dv, Pbh, dObh, dv + ko);
             if (!need_ds) continue;
-            /* dP [T, S] = dO [T, hd] V^T [hd, S] */
-            rg_gemm(false, true, T, S, hd, 1, dObh, D, v->data + ko, D, 0, dS, S);
-            /* dS = P * (dP - rowsum(dP * P)); masked entries have P = 0 and get 0 */
+            transpose_head(vt, v->data + ko, S, hd, D);
+            rg_mm_run(&k_dp, dObh, vt, dS);
+            /* dS = P * (dP - rowsum(dP * P)) (to dbias), then scaled for dQ and dK; masked entries have P = 0 */
+            rg_real *db = dbias ? dbias + ((bias_batched ? (int64_t)b * H : 0) + h) * TS : NULL;
             for (int i = 0; i < T; i++) {
                 rg_real *ds = dS + (int64_t)i * S;
                 const rg_real *p = Pbh + (int64_t)i * S;
                 const int n = visible_keys(causal, i, T, S); /* P is 0 past the visible prefix */
                 rg_real dot = 0;
                 for (int j = 0; j < n; j++) dot += ds[j] * p[j];
-                for (int j = 0; j < n; j++) ds[j] = p[j] * (ds[j] - dot);
+                if (db) {
+                    rg_real *dbr = db + (int64_t)i * S;
+                    for (int j = 0; j < n; j++) {
+                        rg_real g = p[j] * (ds[j] - dot);
+                        dbr[j] += g;
+                        ds[j] = g * scale;
+                    }
+                } else {
+                    for (int j = 0; j < n; j++) ds[j] = p[j] * (ds[j] - dot) * scale;
+                }
                 if (n < S) memset(ds + n, 0, (size_t)(S - n) * sizeof(rg_real));
             }
-            if (dbias) {
-                rg_real *db = dbias + ((bias_batched ? (int64_t)b * H : 0) + h) * TS;
-                for (int64_t x = 0; x < TS; x++) db[x] += dS[x];
-            }
-            if (dq) /* dQ [T, hd] += scale dS [T, S] K [S, hd] */
-                rg_gemm(false, false, T, hd, S, scale, dS, S, k->data + ko, D, 1, dq + qo, D);
-            if (dk) /* dK [S, hd] += scale dS^T [S, T] Q [T, hd] */
-                rg_gemm(true, false, S, hd, T, scale, dS, S, q->data + qo, D, 1, dk + ko, D);
+            if (dq) rg_mm_run(&k_dq, dS, k->data + ko, dq + qo);
+            if (dk) rg_mm_run(&k_dk, dS, q->data + qo, dk + ko);
         }
     }
 }

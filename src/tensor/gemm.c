@@ -1,0 +1,139 @@
+/* gemm.c: matrix products on libxsmm's JIT kernels or OpenBLAS (see gemm.h for which goes where and why).
+ *
+ * libxsmm is column-major: the row-major product C [M, N] = op(A) B is the column-major C^T [N, M] = B^T op(A)^T,
+ * so the kernel gets (m, n, k) = (N, M, K), its "A" operand is our B (ld ldb) and its "B" operand our A (ld lda,
+ * transposed there when trans_a). Kernels are cached per thread by shape (libxsmm also keeps a registry; the cache
+ * spares its hashing on every call). */
+#include "gemm.h"
+
+#include <cblas.h>
+#include <libxsmm.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int use_blas_only = -1; /* RG_GEMM=blas */
+
+static bool blas_only(void)
+{
+    if (use_blas_only < 0) {
+        const char *e = getenv("RG_GEMM");
+        use_blas_only = e && strcmp(e, "blas") == 0;
+    }
+    return use_blas_only;
+}
+
+bool rg_gemm_uses_xsmm(int M, int N, int K)
+{
+    return !blas_only() && N <= 256 && !(M > 256 && K > 1024);
+}
+
+static void blas(bool ta, bool tb, int M, int N, int K, rg_real alpha, const rg_real *A, int lda, const rg_real *B,
+                 int ldb, rg_real beta, rg_real *C, int ldc)
+{
+#ifdef RG_DOUBLE
+    cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N, K, alpha, A, lda,
+                B, ldb, beta, C, ldc);
+#else
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N, K, alpha, A, lda,
+                B, ldb, beta, C, ldc);
+#endif
+}
+
+/* ---------------------------------------------------------------- kernel cache */
+
+#define CACHE 16
+static _Thread_local rg_mm cache[CACHE];
+static _Thread_local int cache_next;
+
+static void *dispatch(const rg_mm *k)
+{
+    libxsmm_blasint m = k->N, n = k->M, kk = k->K, lda = k->ldb, ldb = k->lda, ldc = k->ldc;
+    int flags = k->trans_a ? LIBXSMM_GEMM_FLAG_TRANS_B : LIBXSMM_GEMM_FLAG_NONE;
+#ifdef RG_DOUBLE
+    const double one = 1, beta = k->beta;
+    return (void *)libxsmm_dmmdispatch(m, n, kk, &lda, &ldb, &ldc, &one, &beta, &flags, NULL);
+#else
+    const float one = 1, beta = k->beta;
+    return (void *)libxsmm_smmdispatch(m, n, kk, &lda, &ldb, &ldc, &one, &beta, &flags, NULL);
+#endif
+}
+
+rg_mm rg_mm_get(bool trans_a, int M, int N, int K, int lda, int ldb, int ldc, rg_real beta)
+{
+    RG_ASSERT(beta == 0 || beta == 1, "rg_mm_get: beta %g (must be 0 or 1)", (double)beta);
+    rg_mm key = {NULL, trans_a, M, N, K, lda, ldb, ldc, beta};
+    if (!rg_gemm_uses_xsmm(M, N, K)) return key;
+    for (int i = 0; i < CACHE; i++) {
+        const rg_mm *c = &cache[i];
+        if (c->fn && c->trans_a == trans_a && c->M == M && c->N == N && c->K == K && c->lda == lda &&
+            c->ldb == ldb && c->ldc == ldc && c->beta == beta)
+            return *c;
+    }
+    key.fn = dispatch(&key);
+    if (key.fn) {
+        cache[cache_next] = key;
+        cache_next = (cache_next + 1) % CACHE;
+    }
+    return key;
+}
+
+void rg_mm_run(const rg_mm *k, const rg_real *A, const rg_real *B, rg_real *C)
+{
+    if (!k->fn) {
+        blas(k->trans_a, false, k->M, k->N, k->K, 1, A, k->lda, B, k->ldb, k->beta, C, k->ldc);
+        return;
+    }
+#ifdef RG_DOUBLE
+    ((libxsmm_dmmfunction)k->fn)(B, A, C);
+#else
+    ((libxsmm_smmfunction)k->fn)(B, A, C);
+#endif
+#if defined(__x86_64__) && !defined(__AVX__)
+    /* libxsmm 1.17's AVX-512/AVX2 kernels return with the upper vector halves dirty; the library's own code is
+     * SSE-encoded (no -march), and on these CPUs every SSE instruction after that pays a merge penalty (measured:
+     * the step 25% slower, expf 4x). The kernel ran AVX instructions, so vzeroupper is available. */
+    __asm__ volatile("vzeroupper" ::: "memory");
+#endif
+}
+
+/* ---------------------------------------------------------------- rg_gemm */
+
+static _Thread_local rg_real *scratch;     /* a transposed B; grows to the largest one, never shrinks */
+static _Thread_local size_t scratch_cap;
+
+/* B [N, K] (row stride ldb) transposed into the scratch buffer as [K, N] (row stride N). NULL if no memory. */
+static const rg_real *transpose_b(const rg_real *B, int N, int K, int ldb)
+{
+    size_t need = (size_t)N * K;
+    if (need > scratch_cap) {
+        rg_real *s = realloc(scratch, need * sizeof(rg_real));
+        if (!s) return NULL;
+        scratch = s;
+        scratch_cap = need;
+    }
+    for (int n = 0; n < N; n++)
+        for (int k = 0; k < K; k++) scratch[(size_t)k * N + n] = B[(size_t)n * ldb + k];
+    return scratch;
+}
+
+void rg_gemm(bool trans_a, bool trans_b, int M, int N, int K, rg_real alpha, const rg_real *A, int lda,
+             const rg_real *B, int ldb, rg_real beta, rg_real *C, int ldc)
+{
+    if (alpha == 1 && (beta == 0 || beta == 1) && rg_gemm_uses_xsmm(M, N, K) &&
+        (!trans_b || (int64_t)N * K <= 65536)) {
+        const rg_real *b = B;
+        int ldb2 = ldb;
+        if (trans_b) {
+            b = transpose_b(B, N, K, ldb);
+            ldb2 = N;
+        }
+        if (b) {
+            rg_mm k = rg_mm_get(trans_a, M, N, K, lda, ldb2, ldc, beta);
+            if (k.fn) {
+                rg_mm_run(&k, A, b, C);
+                return;
+            }
+        }
+    }
+    blas(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
