@@ -80,103 +80,34 @@ static void progress(const to_options *o, const char *tag, int64_t step, int64_t
     }
 }
 
-/* The rows of a sampled batch regrouped into o->micro_batches micro-batches of consecutive lengths (rows sorted by
- * n, stable), each right-padded only to its own longest row. The samples and the loss (the mean over every target
- * token of the whole batch) are exactly those of the batch; only the padding work goes. */
-typedef struct {
-    int k;                       /* micro-batches */
-    rg_task_batch sub[TO_MAX_MICRO];
-    int *order, *n;              /* [B] */
-    int32_t *x;                  /* [B, L_train] content symbols, in sorted order */
-} micro_batches;
-
-static int micro_init(micro_batches *mb, const to_options *o)
-{
-    memset(mb, 0, sizeof *mb);
-    mb->k = o->micro_batches < o->batch ? o->micro_batches : o->batch;
-    int per = (o->batch + mb->k - 1) / mb->k;
-    mb->order = malloc(sizeof(int) * o->batch);
-    mb->n = malloc(sizeof(int) * o->batch);
-    mb->x = malloc(sizeof(int32_t) * (size_t)o->batch * o->train_len);
-    if (!mb->order || !mb->n || !mb->x) return -1;
-    for (int i = 0; i < mb->k; i++)
-        if (rg_task_batch_alloc(&mb->sub[i], per, o->train_len)) return -1;
-    return 0;
-}
-
-static void micro_free(micro_batches *mb)
-{
-    for (int i = 0; i < mb->k; i++) rg_task_batch_free(&mb->sub[i]);
-    free(mb->order);
-    free(mb->n);
-    free(mb->x);
-}
-
-/* Splits `batch` (rows b: tokens BOS x_1..x_n ...) into mb->sub[0..k). */
-static void micro_split(micro_batches *mb, const rg_task_batch *batch, rg_task task, int L)
-{
-    int B = batch->B;
-    for (int b = 0; b < B; b++) mb->order[b] = b;
-    for (int i = 1; i < B; i++) /* insertion sort by n: stable, B is small */
-        for (int j = i; j > 0 && batch->n[mb->order[j - 1]] > batch->n[mb->order[j]]; j--) {
-            int t = mb->order[j]; mb->order[j] = mb->order[j - 1]; mb->order[j - 1] = t;
-        }
-    for (int i = 0; i < B; i++) {
-        int b = mb->order[i];
-        mb->n[i] = batch->n[b];
-        memcpy(mb->x + (int64_t)i * L, batch->tokens + (int64_t)b * batch->T + 1, sizeof(int32_t) * mb->n[i]);
-    }
-    int per = (B + mb->k - 1) / mb->k;
-    for (int i = 0; i < mb->k; i++) {
-        int lo = i * per, hi = lo + per < B ? lo + per : B;
-        mb->sub[i].B = 0;
-        if (lo < hi) rg_task_batch_build(&mb->sub[i], task, hi - lo, mb->n + lo, mb->x + (int64_t)lo * L, L);
-    }
-}
-
 /* Trains m from rs->step to o->steps. Returns 0 or -1. */
 static int train(const to_options *o, rg_task task, rg_model *m, rg_adamw *opt, rg_run_state *rs, const char *ckpt,
                  const char *tag, double *final_loss)
 {
     rg_task_batch batch;
-    micro_batches mb;
-    if (rg_task_batch_alloc(&batch, o->batch, o->train_len) || micro_init(&mb, o)) {
+    rg_trainer tr;
+    if (rg_task_batch_alloc(&batch, o->batch, o->train_len) || rg_trainer_init(&tr)) {
         fprintf(stderr, "%s: %s\n", tag, rg_last_error());
         return -1;
     }
-    int32_t *positions = o->random_positions ? malloc(sizeof(int32_t) * batch.cap) : NULL;
-    rg_ctx *c = rg_ctx_new();
     rg_rng *data_rng = rg_run_state_rng(rs, "data"), *pos_rng = rg_run_state_rng(rs, "positions");
     double t0 = now_seconds(), loss_ema = NAN;
     int64_t tokens = 0, start = rs->step;
     int rc = 0;
     while (rs->step < o->steps && rc == 0) {
         rg_task_batch_sample(&batch, task, data_rng, o->batch, o->train_len);
-        micro_split(&mb, &batch, task, o->train_len);
-        rg_params_zero_grad(&m->params);
-        double l = 0;
-        for (int i = 0; i < mb.k && rc == 0; i++) {
-            rg_task_batch *sb = &mb.sub[i];
-            if (sb->B == 0) continue;
-            rg_ctx_reset(c);
-            if (positions) rg_random_positions(pos_rng, sb->B, sb->T, o->max_position, positions);
-            rg_tensor *logits;
-            if (rg_model_forward(c, m, sb->tokens, positions, sb->B, sb->T, NULL, &logits)) {
-                fprintf(stderr, "%s: forward: %s\n", tag, rg_last_error());
-                rc = -1;
-                break;
-            }
-            rg_tensor *loss = rg_cross_entropy(c, logits, sb->targets, RG_TASK_IGNORE);
-            /* this micro-batch's share of the batch mean: its targets over all targets */
-            rg_real w = (rg_real)((double)sb->n_loss / (double)batch.n_loss);
-            rg_backward(c, loss, &w);
-            l += (double)w * loss->data[0];
-            tokens += (int64_t)sb->B * sb->T;
+        /* the library's step: length-sorted micro-batches, forward, loss, backward, clip, AdamW */
+        rg_batch rb = {batch.tokens, batch.targets, batch.len, batch.B, batch.T};
+        rg_step_config sc = {o->micro_batches, rg_lr_schedule(rs->step, o->lr, o->warmup, o->steps, o->min_lr_frac),
+                             o->clip, RG_TASK_IGNORE, o->random_positions ? pos_rng : NULL, o->max_position};
+        rg_step_stats ss;
+        if (rg_train_step(&tr, m, opt, &rb, &sc, &ss)) {
+            fprintf(stderr, "%s: train step: %s\n", tag, rg_last_error());
+            rc = -1;
+            break;
         }
-        if (rc) break;
-        rg_params_clip_grad_norm(&m->params, o->clip);
-        double lr = rg_lr_schedule(rs->step, o->lr, o->warmup, o->steps, o->min_lr_frac);
-        rg_adamw_step(opt, &m->params, lr);
+        double l = ss.loss;
+        tokens += ss.tokens;
         rs->step++;
         rs->lr.step = rs->step;
         if (!isfinite(l)) {
@@ -197,9 +128,7 @@ static int train(const to_options *o, rg_task task, rg_model *m, rg_adamw *opt, 
         }
     }
     *final_loss = loss_ema;
-    free(positions);
-    rg_ctx_free(c);
-    micro_free(&mb);
+    rg_trainer_free(&tr);
     rg_task_batch_free(&batch);
     return rc;
 }

@@ -197,4 +197,52 @@ void rg_sgd_free(rg_sgd *opt);
  * 0.5*(1 + cos(pi * (s-warmup)/max(1, total-warmup)))). Matches tools/ref_model.py lr_schedule. */
 double rg_lr_schedule(int64_t s, double peak, int64_t warmup, int64_t total, double min_frac);
 
+/* ------------------------------------------------------------------ one training step (train_step.c) */
+
+/* A batch of right-padded rows: tokens, targets int32 [B, T] (row stride T); lengths [B] the unpadded length of each
+ * row (tokens past it are padding, their targets ignore_index), or NULL when every row is T long. */
+typedef struct {
+    const int32_t *tokens, *targets;
+    const int *lengths;
+    int B, T;
+} rg_batch;
+
+typedef struct {
+    int micro_batches;      /* k >= 1: rows sorted by length, k groups of ceil(B/k), each padded to its longest row */
+    double lr;              /* this step's learning rate (rg_lr_schedule) */
+    double clip;            /* > 0: clip the global gradient norm to it (rg_params_clip_grad_norm); 0: no clipping */
+    int32_t ignore_index;   /* targets not counted (-100, RG_TASK_IGNORE) */
+    rg_rng *pos_rng;        /* NULL: positions 0..T-1; else each micro-batch (in order) draws its positions with
+                             * rg_random_positions(pos_rng, rows, its T, max_position) */
+    int max_position;
+} rg_step_config;
+
+typedef struct {
+    double loss;            /* the batch's mean cross-entropy over its targets (before the update) */
+    double grad_norm;       /* the global gradient norm before clipping */
+    double lr;
+    int64_t tokens;         /* tokens run through the model, padding of the micro-batches included */
+} rg_step_stats;
+
+/* What a training loop keeps between steps: the step context and the micro-batch buffers (grown to the largest
+ * batch once; steady-state steps allocate nothing). */
+typedef struct {
+    rg_ctx *ctx;
+    int cap_rows;
+    int64_t cap;
+    int *order;
+    int32_t *tokens, *targets, *positions;
+} rg_trainer;
+
+rg_status rg_trainer_init(rg_trainer *t);
+void rg_trainer_free(rg_trainer *t);
+
+/* One training step: zero the gradients, forward + cross-entropy + backward of every micro-batch (gradient
+ * accumulation of the batch's mean loss, see train_step.c), clip, and one AdamW update with cfg->lr.
+ * Errors (RG_ERR_ARG, nothing changed): B or T < 1, a length outside 1..T, micro_batches < 1, clip < 0, lr not
+ * finite, max_position < T with random positions; RG_ERR_NOMEM; and those of rg_model_forward (then no update is
+ * taken, the gradients are partial). A non-finite loss is returned, not an error: the update was taken. */
+rg_status rg_train_step(rg_trainer *t, rg_model *m, rg_adamw *opt, const rg_batch *b, const rg_step_config *cfg,
+                        rg_step_stats *out);
+
 #endif
