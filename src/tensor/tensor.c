@@ -74,6 +74,7 @@ void *rg_arena_alloc(rg_arena *a, size_t bytes)
     void *p = b->mem + b->used;
     b->used += need;
     a->used += need;
+    a->bytes_total += need;
     if (a->used > a->high_water) a->high_water = a->used;
     return p;
 }

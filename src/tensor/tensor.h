@@ -67,6 +67,7 @@ typedef struct {
     size_t used;            /* bytes handed out since the last reset */
     size_t high_water;      /* the most bytes ever handed out between two resets */
     size_t n_mallocs;       /* blocks ever malloc'ed (for the no-allocation test) */
+    uint64_t bytes_total;   /* bytes ever handed out (the benchmark's bytes written per step, as a difference) */
 } rg_arena;
 
 /* Returns `bytes` of 64-byte-aligned memory. Grows the arena when needed; aborts with the requested size if the
