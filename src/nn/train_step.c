@@ -123,6 +123,7 @@ rg_status rg_train_step(rg_trainer *t, rg_model *m, rg_adamw *opt, const rg_batc
                         rg_step_stats *out)
 {
     memset(out, 0, sizeof *out);
+    rg_flush_denormals(true); /* this thread may not be the one that made the trainer (tensor.h) */
     rg_status st = check_step(b, cfg);
     if (st || (st = trainer_reserve(t, b->B, b->T))) return st;
     const int B = b->B, T = b->T, k = cfg->micro_batches < B ? cfg->micro_batches : B;

@@ -3,10 +3,15 @@
 
 #include <cblas.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#define RG_MXCSR_FTZ_DAZ 0x8040u /* bit 15 flush-to-zero, bit 6 denormals-are-zero */
+#endif
 
 /* ---------------------------------------------------------------- errors */
 
@@ -130,8 +135,35 @@ void rg_arena_free(rg_arena *a)
 
 /* ---------------------------------------------------------------- context */
 
+bool rg_flush_denormals(bool on)
+{
+#ifdef RG_MXCSR_FTZ_DAZ
+    unsigned csr = _mm_getcsr();
+    bool was = (csr & RG_MXCSR_FTZ_DAZ) == RG_MXCSR_FTZ_DAZ;
+    _mm_setcsr(on ? csr | RG_MXCSR_FTZ_DAZ : csr & ~RG_MXCSR_FTZ_DAZ);
+    return was;
+#else
+    (void)on;
+    return false;
+#endif
+}
+
+/* OpenBLAS (pthreads build) stops its worker threads; its next threaded call starts them again from the calling
+ * thread, and a new thread inherits its creator's MXCSR, so the workers then run with FTZ and DAZ too. Weak: absent
+ * from other BLAS builds (then the workers keep their own setting). */
+extern void blas_thread_shutdown_(void) __attribute__((weak));
+
+static void restart_blas_workers(void)
+{
+    if (blas_thread_shutdown_) blas_thread_shutdown_();
+}
+
+static pthread_once_t workers_once = PTHREAD_ONCE_INIT;
+
 rg_ctx *rg_ctx_new(void)
 {
+    rg_flush_denormals(true); /* tensor.h: the library computes with FTZ and DAZ */
+    pthread_once(&workers_once, restart_blas_workers); /* OpenBLAS's workers started before main: restart them */
     rg_ctx *c = calloc(1, sizeof *c);
     if (!c) RG_FATAL("out of memory allocating a context");
     c->grad_enabled = true;
@@ -331,5 +363,7 @@ rg_real *rg_grad_of(rg_tensor *t)
 void rg_set_num_threads(int n)
 {
     RG_ASSERT(n >= 1, "rg_set_num_threads: %d threads (must be >= 1)", n);
+    rg_flush_denormals(true);
     openblas_set_num_threads(n);
+    restart_blas_workers(); /* the workers start again from this thread, with its FTZ/DAZ */
 }

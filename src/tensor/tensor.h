@@ -132,7 +132,8 @@ struct rg_ctx {
     unsigned generation;
 };
 
-/* Creates a context with gradients enabled. Aborts only if the system has no memory. */
+/* Creates a context with gradients enabled, and sets flush-to-zero and denormals-are-zero on the calling thread
+ * (rg_flush_denormals). Aborts only if the system has no memory. */
 rg_ctx *rg_ctx_new(void);
 void rg_ctx_free(rg_ctx *c);
 /* Empties the arena and the tape (call once per step). Tensors made on the context become invalid. */
@@ -178,10 +179,25 @@ rg_real *rg_grad_of(rg_tensor *t);
 /* Shape check that aborts with the op's name and both shapes. */
 void rg_check_same_shape(const char *op, const rg_tensor *a, const rg_tensor *b);
 
+/* ---------------------------------------------------------------- denormals */
+
+/* Subnormal floats (|x| < 1.18e-38 in float32) make x86 arithmetic 10-100x slower per operation (measured here:
+ * a 256^3 sgemm with one subnormal operand ran 87-358x slower). ropegrad therefore computes with flush-to-zero
+ * (FTZ: a subnormal result becomes 0) and denormals-are-zero (DAZ: a subnormal operand reads as 0), the MXCSR
+ * bits of the calling thread: rg_ctx_new and rg_train_step set them, so every step of a program (and every GEMM
+ * it makes on that thread, OpenBLAS's and libxsmm's) runs that way without a call of its own. On normal data the
+ * results are the same bit for bit (tests/test_train_step.c); values below 1.18e-38 (2.2e-308 in float64) become 0.
+ * OpenBLAS's worker threads (2+ threads) are started before main with the default MXCSR: the first rg_ctx_new and
+ * every rg_set_num_threads restart them from the calling thread so that they inherit FTZ/DAZ (do not call those
+ * while another thread of yours is inside a BLAS call). No-op off x86. */
+
+/* Sets (on = true) or clears FTZ and DAZ for the calling thread. Returns whether both were set before. */
+bool rg_flush_denormals(bool on);
+
 /* ---------------------------------------------------------------- threads */
 
-/* Sets the number of threads OpenBLAS uses (n >= 1). The OPENBLAS_NUM_THREADS environment variable sets the
- * default at start-up. ropegrad itself runs single-threaded around GEMM (no OpenMP, no oversubscription). */
+/* Sets the number of threads OpenBLAS uses (n >= 1), with FTZ/DAZ on the calling thread and OpenBLAS's workers
+ * (see denormals). The OPENBLAS_NUM_THREADS environment variable sets the default at start-up. ropegrad itself runs single-threaded around GEMM (no OpenMP, no oversubscription). */
 void rg_set_num_threads(int n);
 
 #endif
