@@ -127,16 +127,20 @@ static void attention_backward(rg_tensor *node)
     const rg_real scale = (rg_real)node->farg[0];
     const int64_t TS = (int64_t)T * S;
     const rg_real *P = node->saved, *dO = node->grad;
-    rg_real *dq = wants_grad(q) ? rg_grad_of(q) : NULL, *dk = wants_grad(k) ? rg_grad_of(k) : NULL;
-    rg_real *dv = wants_grad(v) ? rg_grad_of(v) : NULL, *dbias = wants_grad(bias) ? rg_grad_of(bias) : NULL;
+    /* each of dV, dQ, dK is written block by block, in that order, for every (b, h): a buffer that is new here
+     * (rg_grad_fresh) is written with beta 0 instead of being zero-filled and accumulated */
+    bool fv = false, fq = false, fk = false;
+    rg_real *dv = wants_grad(v) ? rg_grad_fresh(v, &fv) : NULL;
+    rg_real *dq = wants_grad(q) ? rg_grad_fresh(q, &fq) : NULL, *dk = wants_grad(k) ? rg_grad_fresh(k, &fk) : NULL;
+    rg_real *dbias = wants_grad(bias) ? rg_grad_of(bias) : NULL;
     bool need_ds = dq || dk || dbias;
     rg_arena *ar = &node->ctx->arena;
     rg_real *dS = need_ds ? rg_arena_alloc(ar, (size_t)TS * sizeof(rg_real)) : NULL;
     rg_real *vt = need_ds ? rg_arena_alloc(ar, (size_t)hd * S * sizeof(rg_real)) : NULL;
-    const rg_mm k_dv = rg_mm_get(true, S, hd, T, S, D, D, 1);  /* dV [S, hd] += P^T [S, T] dO [T, hd] */
-    const rg_mm k_dp = rg_mm_get(false, T, S, hd, D, S, S, 0); /* dP [T, S] = dO [T, hd] V^T [hd, S] */
-    const rg_mm k_dq = rg_mm_get(false, T, hd, S, S, D, D, 1); /* dQ [T, hd] += (scale dS) [T, S] K [S, hd] */
-    const rg_mm k_dk = rg_mm_get(true, S, hd, T, S, D, D, 1);  /* dK [S, hd] += (scale dS)^T [S, T] Q [T, hd] */
+    const rg_mm k_dv = rg_mm_get(true, S, hd, T, S, D, D, !fv);  /* dV [S, hd] (+)= P^T [S, T] dO [T, hd] */
+    const rg_mm k_dp = rg_mm_get(false, T, S, hd, D, S, S, 0);    /* dP [T, S] = dO [T, hd] V^T [hd, S] */
+    const rg_mm k_dq = rg_mm_get(false, T, hd, S, S, D, D, !fq);  /* dQ [T, hd] (+)= (scale dS) [T, S] K [S, hd] */
+    const rg_mm k_dk = rg_mm_get(true, S, hd, T, S, D, D, !fk);   /* dK [S, hd] (+)= (scale dS)^T [S, T] Q [T, hd] */
     for (int b = 0; b < B; b++) {
         for (int h = 0; h < H; h++) {
             const rg_real *Pbh = P + ((int64_t)b * H + h) * TS;

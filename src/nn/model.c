@@ -308,8 +308,8 @@ rg_status rg_model_forward(rg_ctx *c, rg_model *m, const int32_t *tokens, const 
         }
         rg_tensor *bias = rg_pos_score_bias(c, m, l, q, k, pos, kpos, B, T, S);
         rg_tensor *att = rg_attention(c, q, k, v, H, bias, cfg->causal, scale);
-        h = rg_add(c, h, rg_nn_linear_forward(c, &blk->attn.o_proj, att));
-        h = rg_add(c, h, rg_nn_mlp_forward(c, &blk->mlp, rg_nn_layernorm_forward(c, &blk->ln2, h)));
+        h = rg_nn_linear_forward_residual(c, &blk->attn.o_proj, att, h); /* h + o_proj(att), one GEMM */
+        h = rg_nn_mlp_forward_residual(c, &blk->mlp, rg_nn_layernorm_forward(c, &blk->ln2, h), h);
     }
     if (kv) kv->len += T;
     *logits = rg_linear(c, rg_nn_layernorm_forward(c, &m->ln_f, h), m->lm_head, NULL);

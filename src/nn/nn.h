@@ -67,6 +67,11 @@ rg_tensor *rg_nn_layernorm_forward(rg_ctx *c, const rg_nn_layernorm *m, rg_tenso
 rg_status rg_nn_mlp_init(rg_nn_mlp *m, rg_params *ps, const char *prefix, int d_model, int d_ff, rg_rng *rng);
 /* x [..., d] -> fc2(gelu(fc1(x))) [..., d]. */
 rg_tensor *rg_nn_mlp_forward(rg_ctx *c, const rg_nn_mlp *m, rg_tensor *x);
+/* r + fc2(gelu(fc1(x))): bias + GELU fused (rg_linear_gelu) and the residual add folded into fc2's GEMM
+ * (rg_linear_residual). r has x's shape. */
+rg_tensor *rg_nn_mlp_forward_residual(rg_ctx *c, const rg_nn_mlp *m, rg_tensor *x, rg_tensor *r);
+/* r + linear(x), the add folded into the GEMM (rg_linear_residual; rg_add after rg_linear without a bias). */
+rg_tensor *rg_nn_linear_forward_residual(rg_ctx *c, const rg_nn_linear *m, rg_tensor *x, rg_tensor *r);
 
 /* Fused scaled-dot-product attention (one op, one backward): q [B, T, H*hd], k and v [B, S, H*hd] with heads as
  * contiguous hd chunks; scores = q_h k_h^T * scale (+ bias), bias [H, T, S] or [B, H, T, S] or NULL (it may

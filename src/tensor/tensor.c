@@ -360,6 +360,17 @@ rg_real *rg_grad_of(rg_tensor *t)
     return t->grad;
 }
 
+rg_real *rg_grad_fresh(rg_tensor *t, bool *fresh)
+{
+    *fresh = !t->grad;
+    if (!t->grad) {
+        RG_ASSERT(t->ctx, "gradient of %s: the tensor has no context and no gradient buffer", t->name);
+        t->grad = rg_arena_alloc(&t->ctx->arena, ((size_t)t->numel + 1) * sizeof(rg_real));
+        t->grad[t->numel] = (rg_real)NAN; /* guard element checked by rg_backward */
+    }
+    return t->grad;
+}
+
 void rg_set_num_threads(int n)
 {
     RG_ASSERT(n >= 1, "rg_set_num_threads: %d threads (must be >= 1)", n);

@@ -176,6 +176,10 @@ rg_tensor *rg_node_new_view(rg_ctx *c, const rg_op *op, int ndim, const int *sha
                             rg_real *data);
 /* The gradient buffer of t, allocated (zeroed) on first use: from the arena for intermediates. */
 rg_real *rg_grad_of(rg_tensor *t);
+/* The gradient buffer of t for a backward rule that WRITES every element of it when *fresh comes back true (then
+ * the buffer was just allocated, uninitialized: no zero-fill for a value the rule overwrites anyway) and
+ * accumulates (+=) otherwise (an earlier rule already wrote it, or it is a parameter's). */
+rg_real *rg_grad_fresh(rg_tensor *t, bool *fresh);
 /* Shape check that aborts with the op's name and both shapes. */
 void rg_check_same_shape(const char *op, const rg_tensor *a, const rg_tensor *b);
 
