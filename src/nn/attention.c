@@ -18,6 +18,7 @@
  */
 #include "nn.h"
 #include "../tensor/gemm.h"
+#include "../tensor/pool.h"
 
 #include <string.h>
 #include <tgmath.h>
@@ -67,6 +68,50 @@ static void softmax_block(rg_real *P, const rg_real *bias, rg_real scale, int T,
     }
 }
 
+/* One attention call's operands and kernels, shared by the parts of a parallel loop over the (b, h) pairs. */
+typedef struct {
+    const rg_tensor *q, *k, *v, *bias;
+    rg_tensor *out;
+    const rg_real *P;            /* [B, H, T, S] (one [T, S] block when not recording: forward only) */
+    rg_real *dq, *dk, *dv, *dbias, *scratch;
+    const rg_real *dO;
+    int B, T, S, D, H, hd;
+    bool causal, bias_batched, rec;
+    rg_real scale;
+    rg_mm k1, k2, k3, k4;        /* the products' kernels, looked up once per call */
+} attn_job;
+
+/* (b, h) pairs of a part: [BH * part / nparts, BH * (part + 1) / nparts) */
+static void part_range(const attn_job *j, int part, int nparts, int *lo, int *hi)
+{
+    int64_t BH = (int64_t)j->B * j->H;
+    *lo = (int)(BH * part / nparts);
+    *hi = (int)(BH * (part + 1) / nparts);
+}
+
+/* Work below this many multiply-adds (B H T S hd) runs on one thread. */
+#define PAR_MIN 2e5
+
+static void attn_forward_part(void *p, int part, int nparts)
+{
+    const attn_job *j = p;
+    const int T = j->T, S = j->S, D = j->D, H = j->H, hd = j->hd;
+    const int64_t TS = (int64_t)T * S;
+    rg_real *kt = j->scratch + (int64_t)part * hd * S;
+    int lo, hi;
+    part_range(j, part, nparts, &lo, &hi);
+    for (int bh = lo; bh < hi; bh++) {
+        const int b = bh / H, h = bh % H;
+        rg_real *Pbh = (rg_real *)j->P + (j->rec ? (int64_t)bh * TS : 0);
+        const int64_t qo = (int64_t)b * T * D + h * hd, ko = (int64_t)b * S * D + h * hd;
+        transpose_head(kt, j->k->data + ko, S, hd, D);
+        rg_mm_run(&j->k1, j->q->data + qo, kt, Pbh);
+        const rg_real *bb = j->bias ? j->bias->data + ((j->bias_batched ? (int64_t)b * H : 0) + h) * TS : NULL;
+        softmax_block(Pbh, bb, j->scale, T, S, j->causal);
+        rg_mm_run(&j->k2, Pbh, j->v->data + ko, j->out->data + qo);
+    }
+}
+
 rg_tensor *rg_attention(rg_ctx *c, rg_tensor *q, rg_tensor *k, rg_tensor *v, int n_heads, rg_tensor *bias,
                         bool causal, double scale)
 {
@@ -92,22 +137,14 @@ rg_tensor *rg_attention(rg_ctx *c, rg_tensor *q, rg_tensor *k, rg_tensor *v, int
     bool rec = out->op != NULL;
     const int64_t TS = (int64_t)T * S;
     rg_real *P = rg_arena_alloc(&c->arena, (size_t)(rec ? (int64_t)B * H * TS : TS) * sizeof(rg_real));
-    rg_real *kt = rg_arena_alloc(&c->arena, (size_t)hd * S * sizeof(rg_real));
-    const rg_mm qk = rg_mm_get(false, T, S, hd, D, S, S, 0);   /* scores [T, S] = Q [T, hd] K^T [hd, S] */
-    const rg_mm pv = rg_mm_get(false, T, hd, S, S, D, D, 0);   /* out [T, hd] = P [T, S] V [S, hd] */
-    for (int b = 0; b < B; b++) {
-        for (int h = 0; h < H; h++) {
-            rg_real *Pbh = rec ? P + ((int64_t)b * H + h) * TS : P;
-            const rg_real *qbh = q->data + (int64_t)b * T * D + h * hd;
-            const rg_real *kbh = k->data + (int64_t)b * S * D + h * hd;
-            const rg_real *vbh = v->data + (int64_t)b * S * D + h * hd;
-            transpose_head(kt, kbh, S, hd, D);
-            rg_mm_run(&qk, qbh, kt, Pbh);
-            const rg_real *bb = bias ? bias->data + ((bias_batched ? (int64_t)b * H : 0) + h) * TS : NULL;
-            softmax_block(Pbh, bb, (rg_real)scale, T, S, causal);
-            rg_mm_run(&pv, Pbh, vbh, out->data + (int64_t)b * T * D + h * hd);
-        }
-    }
+    attn_job j = {.q = q, .k = k, .v = v, .bias = bias, .out = out, .P = P, .B = B, .T = T, .S = S, .D = D, .H = H,
+                  .hd = hd, .causal = causal, .bias_batched = bias_batched, .rec = rec, .scale = (rg_real)scale};
+    j.k1 = rg_mm_get(false, T, S, hd, D, S, S, 0);   /* scores [T, S] = Q [T, hd] K^T [hd, S] */
+    j.k2 = rg_mm_get(false, T, hd, S, S, D, D, 0);   /* out [T, hd] = P [T, S] V [S, hd] */
+    /* split the (b, h) pairs over the pool when P is kept per pair (recording) and the work is worth a wake-up */
+    int nt = rec && (double)B * H * TS * hd >= PAR_MIN ? rg_pool_threads() : 1;
+    j.scratch = rg_arena_alloc(&c->arena, (size_t)nt * hd * S * sizeof(rg_real));
+    rg_pool_run(attn_forward_part, &j, nt);
     if (rec) {
         out->saved = P;
         out->iarg[0] = H;
@@ -116,6 +153,49 @@ rg_tensor *rg_attention(rg_ctx *c, rg_tensor *q, rg_tensor *k, rg_tensor *v, int
         out->farg[0] = scale;
     }
     return out;
+}
+
+static void attn_backward_part(void *p, int part, int nparts)
+{
+    const attn_job *j = p;
+    const int T = j->T, S = j->S, D = j->D, H = j->H, hd = j->hd;
+    const int64_t TS = (int64_t)T * S;
+    const bool need_ds = j->dq || j->dk || j->dbias;
+    rg_real *dS = need_ds ? j->scratch + (int64_t)part * (TS + (int64_t)hd * S) : NULL, *vt = dS ? dS + TS : NULL;
+    int lo, hi;
+    part_range(j, part, nparts, &lo, &hi);
+    for (int bh = lo; bh < hi; bh++) {
+        const int b = bh / H, h = bh % H;
+        const rg_real *Pbh = j->P + (int64_t)bh * TS;
+        const int64_t qo = (int64_t)b * T * D + h * hd, ko = (int64_t)b * S * D + h * hd;
+        const rg_real *dObh = j->dO + qo;
+        if (j->dv) rg_mm_run(&j->k1, Pbh, dObh, j->dv + ko);
+        if (!need_ds) continue;
+        transpose_head(vt, j->v->data + ko, S, hd, D);
+        rg_mm_run(&j->k2, dObh, vt, dS);
+        /* dS = P * (dP - rowsum(dP * P)) (to dbias), then scaled for dQ and dK; masked entries have P = 0 */
+        rg_real *db = j->dbias ? j->dbias + ((j->bias_batched ? (int64_t)b * H : 0) + h) * TS : NULL;
+        for (int i = 0; i < T; i++) {
+            rg_real *ds = dS + (int64_t)i * S;
+            const rg_real *pr = Pbh + (int64_t)i * S;
+            const int n = visible_keys(j->causal, i, T, S); /* P is 0 past the visible prefix */
+            rg_real dot = 0;
+            for (int x = 0; x < n; x++) dot += ds[x] * pr[x];
+            if (db) {
+                rg_real *dbr = db + (int64_t)i * S;
+                for (int x = 0; x < n; x++) {
+                    rg_real g = pr[x] * (ds[x] - dot);
+                    dbr[x] += g;
+                    ds[x] = g * j->scale;
+                }
+            } else {
+                for (int x = 0; x < n; x++) ds[x] = pr[x] * (ds[x] - dot) * j->scale;
+            }
+            if (n < S) memset(ds + n, 0, (size_t)(S - n) * sizeof(rg_real));
+        }
+        if (j->dq) rg_mm_run(&j->k3, dS, j->k->data + ko, j->dq + qo);
+        if (j->dk) rg_mm_run(&j->k4, dS, j->q->data + qo, j->dk + ko);
+    }
 }
 
 static void attention_backward(rg_tensor *node)
@@ -134,44 +214,15 @@ static void attention_backward(rg_tensor *node)
     rg_real *dq = wants_grad(q) ? rg_grad_fresh(q, &fq) : NULL, *dk = wants_grad(k) ? rg_grad_fresh(k, &fk) : NULL;
     rg_real *dbias = wants_grad(bias) ? rg_grad_of(bias) : NULL;
     bool need_ds = dq || dk || dbias;
-    rg_arena *ar = &node->ctx->arena;
-    rg_real *dS = need_ds ? rg_arena_alloc(ar, (size_t)TS * sizeof(rg_real)) : NULL;
-    rg_real *vt = need_ds ? rg_arena_alloc(ar, (size_t)hd * S * sizeof(rg_real)) : NULL;
-    const rg_mm k_dv = rg_mm_get(true, S, hd, T, S, D, D, !fv);  /* dV [S, hd] (+)= P^T [S, T] dO [T, hd] */
-    const rg_mm k_dp = rg_mm_get(false, T, S, hd, D, S, S, 0);    /* dP [T, S] = dO [T, hd] V^T [hd, S] */
-    const rg_mm k_dq = rg_mm_get(false, T, hd, S, S, D, D, !fq);  /* dQ [T, hd] (+)= (scale dS) [T, S] K [S, hd] */
-    const rg_mm k_dk = rg_mm_get(true, S, hd, T, S, D, D, !fk);   /* dK [S, hd] (+)= (scale dS)^T [S, T] Q [T, hd] */
-    for (int b = 0; b < B; b++) {
-        for (int h = 0; h < H; h++) {
-            const rg_real *Pbh = P + ((int64_t)b * H + h) * TS;
-            const int64_t qo = (int64_t)b * T * D + h * hd, ko = (int64_t)b * S * D + h * hd;
-            const rg_real *dObh = dO + qo;
-            if (dv) rg_mm_run(&k_dv, Pbh, dObh, dv + ko);
-            if (!need_ds) continue;
-            transpose_head(vt, v->data + ko, S, hd, D);
-            rg_mm_run(&k_dp, dObh, vt, dS);
-            /* dS = P * (dP - rowsum(dP * P)) (to dbias), then scaled for dQ and dK; masked entries have P = 0 */
-            rg_real *db = dbias ? dbias + ((bias_batched ? (int64_t)b * H : 0) + h) * TS : NULL;
-            for (int i = 0; i < T; i++) {
-                rg_real *ds = dS + (int64_t)i * S;
-                const rg_real *p = Pbh + (int64_t)i * S;
-                const int n = visible_keys(causal, i, T, S); /* P is 0 past the visible prefix */
-                rg_real dot = 0;
-                for (int j = 0; j < n; j++) dot += ds[j] * p[j];
-                if (db) {
-                    rg_real *dbr = db + (int64_t)i * S;
-                    for (int j = 0; j < n; j++) {
-                        rg_real g = p[j] * (ds[j] - dot);
-                        dbr[j] += g;
-                        ds[j] = g * scale;
-                    }
-                } else {
-                    for (int j = 0; j < n; j++) ds[j] = p[j] * (ds[j] - dot) * scale;
-                }
-                if (n < S) memset(ds + n, 0, (size_t)(S - n) * sizeof(rg_real));
-            }
-            if (dq) rg_mm_run(&k_dq, dS, k->data + ko, dq + qo);
-            if (dk) rg_mm_run(&k_dk, dS, q->data + qo, dk + ko);
-        }
-    }
+    attn_job j = {.q = q, .k = k, .v = v, .bias = bias, .P = P, .dq = dq, .dk = dk, .dv = dv, .dbias = dbias,
+                  .dO = dO, .B = B, .T = T, .S = S, .D = D, .H = H, .hd = hd, .causal = causal,
+                  .bias_batched = bias_batched, .rec = true, .scale = scale};
+    j.k1 = rg_mm_get(true, S, hd, T, S, D, D, !fv);  /* dV [S, hd] (+)= P^T [S, T] dO [T, hd] */
+    j.k2 = rg_mm_get(false, T, S, hd, D, S, S, 0);   /* dP [T, S] = dO [T, hd] V^T [hd, S] */
+    j.k3 = rg_mm_get(false, T, hd, S, S, D, D, !fq); /* dQ [T, hd] (+)= (scale dS) [T, S] K [S, hd] */
+    j.k4 = rg_mm_get(true, S, hd, T, S, D, D, !fk);  /* dK [S, hd] (+)= (scale dS)^T [S, T] Q [T, hd] */
+    /* a bias shared by the batch gathers every b's dS into one block: that loop stays on one thread */
+    int nt = (double)B * H * TS * hd >= PAR_MIN && !(dbias && !bias_batched) ? rg_pool_threads() : 1;
+    if (need_ds) j.scratch = rg_arena_alloc(&node->ctx->arena, (size_t)nt * (TS + (int64_t)hd * S) * sizeof(rg_real));
+    rg_pool_run(attn_backward_part, &j, nt);
 }

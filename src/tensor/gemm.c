@@ -5,6 +5,7 @@
  * transposed there when trans_a). Kernels are cached per thread by shape (libxsmm also keeps a registry; the cache
  * spares its hashing on every call). */
 #include "gemm.h"
+#include "pool.h"
 
 #include <cblas.h>
 #include <libxsmm.h>
@@ -116,6 +117,28 @@ static const rg_real *transpose_b(const rg_real *B, int N, int K, int ldb)
     return scratch;
 }
 
+/* The rows [M * part / nparts, M * (part + 1) / nparts) of one libxsmm product (B untransposed). */
+typedef struct {
+    bool trans_a;
+    int M, N, K, lda, ldb, ldc;
+    rg_real beta;
+    const rg_real *A, *B;
+    rg_real *C;
+} gemm_job;
+
+static void gemm_part(void *p, int part, int nparts)
+{
+    const gemm_job *j = p;
+    int m0 = (int)((int64_t)j->M * part / nparts), m1 = (int)((int64_t)j->M * (part + 1) / nparts);
+    if (m1 <= m0) return;
+    const rg_real *a = j->trans_a ? j->A + m0 : j->A + (int64_t)m0 * j->lda;
+    rg_mm k = rg_mm_get(j->trans_a, m1 - m0, j->N, j->K, j->lda, j->ldb, j->ldc, j->beta);
+    rg_mm_run(&k, a, j->B, j->C + (int64_t)m0 * j->ldc);
+}
+
+/* Products of at least this many FLOPs are split by rows over the pool's threads. */
+#define PAR_FLOPS 4e6
+
 void rg_gemm(bool trans_a, bool trans_b, int M, int N, int K, rg_real alpha, const rg_real *A, int lda,
              const rg_real *B, int ldb, rg_real beta, rg_real *C, int ldc)
 {
@@ -126,6 +149,12 @@ void rg_gemm(bool trans_a, bool trans_b, int M, int N, int K, rg_real alpha, con
         if (trans_b) {
             b = transpose_b(B, N, K, ldb);
             ldb2 = N;
+        }
+        int nt = rg_pool_threads();
+        if (b && nt > 1 && 2.0 * M * N * K >= PAR_FLOPS && M >= 16 * nt) {
+            gemm_job j = {trans_a, M, N, K, lda, ldb2, ldc, beta, A, b, C};
+            rg_pool_run(gemm_part, &j, nt);
+            return;
         }
         if (b) {
             rg_mm k = rg_mm_get(trans_a, M, N, K, lda, ldb2, ldc, beta);

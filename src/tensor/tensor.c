@@ -1,5 +1,6 @@
 /* tensor.c: errors, the arena, the step context, tensor and parameter creation. See tensor.h. */
 #include "tensor.h"
+#include "pool.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -377,4 +378,5 @@ void rg_set_num_threads(int n)
     rg_flush_denormals(true);
     openblas_set_num_threads(n);
     restart_blas_workers(); /* the workers start again from this thread, with its FTZ/DAZ */
+    rg_pool_resize(n);      /* ropegrad's own workers (libxsmm products, attention) */
 }

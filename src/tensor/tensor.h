@@ -200,8 +200,11 @@ bool rg_flush_denormals(bool on);
 
 /* ---------------------------------------------------------------- threads */
 
-/* Sets the number of threads OpenBLAS uses (n >= 1), with FTZ/DAZ on the calling thread and OpenBLAS's workers
- * (see denormals). The OPENBLAS_NUM_THREADS environment variable sets the default at start-up. ropegrad itself runs single-threaded around GEMM (no OpenMP, no oversubscription). */
+/* Sets the threads of a step (n >= 1): OpenBLAS's (large products) and ropegrad's own pool of n - 1 workers next to
+ * the calling thread (libxsmm products split by rows, attention split by batch rows; src/tensor/pool.h), all with
+ * FTZ/DAZ (see denormals). Without a call: OpenBLAS's default (the OPENBLAS_NUM_THREADS environment variable, else
+ * every CPU) and no pool workers. Call it from one thread, while no step runs. The elementwise ops run on the
+ * calling thread only. */
 void rg_set_num_threads(int n);
 
 #endif
