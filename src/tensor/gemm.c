@@ -11,6 +11,7 @@
 #include <libxsmm.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static int use_blas_only = -1; /* RG_GEMM=blas */
 
@@ -23,9 +24,26 @@ static bool blas_only(void)
     return use_blas_only;
 }
 
+/* OpenBLAS fell back to generic SSE kernels (an unknown CPU; blas.h): 5-10x slower than libxsmm's here. */
+static int generic_core = -1;
+
+static bool blas_is_generic(void)
+{
+    if (generic_core < 0) {
+        static const char *const generic[] = {"prescott", "core2", "nehalem", "atom", "katmai", "unknown"};
+        const char *core = openblas_get_corename();
+        int g = 0;
+        for (size_t i = 0; core && i < sizeof generic / sizeof *generic; i++)
+            if (strcasecmp(core, generic[i]) == 0) g = 1;
+        generic_core = g;
+    }
+    return generic_core;
+}
+
 bool rg_gemm_uses_xsmm(int M, int N, int K)
 {
-    return !blas_only() && N <= 256 && !(M > 256 && K > 1024);
+    if (blas_only()) return false;
+    return blas_is_generic() || (N <= 256 && !(M > 256 && K > 1024));
 }
 
 static void blas(bool ta, bool tb, int M, int N, int K, rg_real alpha, const rg_real *A, int lda, const rg_real *B,
@@ -139,27 +157,51 @@ static void gemm_part(void *p, int part, int nparts)
 /* Products of at least this many FLOPs are split by rows over the pool's threads. */
 #define PAR_FLOPS 4e6
 
+/* C = op(A) op(B) + beta C (beta 0 or 1) on libxsmm kernels, split over the pool when large. False (nothing done)
+ * if a kernel or the scratch memory is missing. */
+static bool xsmm_product(bool trans_a, bool trans_b, int M, int N, int K, const rg_real *A, int lda, const rg_real *B,
+                         int ldb, rg_real beta, rg_real *C, int ldc)
+{
+    if (trans_b) {
+        if (!(B = transpose_b(B, N, K, ldb))) return false;
+        ldb = N;
+    }
+    int nt = rg_pool_threads();
+    if (nt > 1 && 2.0 * M * N * K >= PAR_FLOPS && M >= 16 * nt) {
+        gemm_job j = {trans_a, M, N, K, lda, ldb, ldc, beta, A, B, C};
+        rg_pool_run(gemm_part, &j, nt);
+        return true;
+    }
+    rg_mm k = rg_mm_get(trans_a, M, N, K, lda, ldb, ldc, beta);
+    if (!k.fn) return false;
+    rg_mm_run(&k, A, B, C);
+    return true;
+}
+
+static _Thread_local rg_real *product;     /* op(A) op(B) before alpha and beta are applied (generic OpenBLAS) */
+static _Thread_local size_t product_cap;
+
 void rg_gemm(bool trans_a, bool trans_b, int M, int N, int K, rg_real alpha, const rg_real *A, int lda,
              const rg_real *B, int ldb, rg_real beta, rg_real *C, int ldc)
 {
-    if (alpha == 1 && (beta == 0 || beta == 1) && rg_gemm_uses_xsmm(M, N, K) &&
-        (!trans_b || (int64_t)N * K <= 65536)) {
-        const rg_real *b = B;
-        int ldb2 = ldb;
-        if (trans_b) {
-            b = transpose_b(B, N, K, ldb);
-            ldb2 = N;
-        }
-        int nt = rg_pool_threads();
-        if (b && nt > 1 && 2.0 * M * N * K >= PAR_FLOPS && M >= 16 * nt) {
-            gemm_job j = {trans_a, M, N, K, lda, ldb2, ldc, beta, A, b, C};
-            rg_pool_run(gemm_part, &j, nt);
-            return;
-        }
-        if (b) {
-            rg_mm k = rg_mm_get(trans_a, M, N, K, lda, ldb2, ldc, beta);
-            if (k.fn) {
-                rg_mm_run(&k, A, b, C);
+    const bool generic = blas_is_generic(), plain = alpha == 1 && (beta == 0 || beta == 1);
+    if (rg_gemm_uses_xsmm(M, N, K) && (!trans_b || (int64_t)N * K <= 65536 || generic)) {
+        if (plain && xsmm_product(trans_a, trans_b, M, N, K, A, lda, B, ldb, beta, C, ldc)) return;
+        if (!plain && generic) { /* OpenBLAS would run its slow kernels: the product here, then alpha and beta */
+            size_t need = (size_t)M * N;
+            if (need > product_cap) {
+                rg_real *p = realloc(product, need * sizeof(rg_real));
+                if (p) { product = p; product_cap = need; }
+            }
+            if (need <= product_cap && xsmm_product(trans_a, trans_b, M, N, K, A, lda, B, ldb, 0, product, N)) {
+                for (int i = 0; i < M; i++) {
+                    rg_real *c = C + (int64_t)i * ldc;
+                    const rg_real *t = product + (int64_t)i * N;
+                    if (beta == 0)
+                        for (int j = 0; j < N; j++) c[j] = alpha * t[j];
+                    else
+                        for (int j = 0; j < N; j++) c[j] = alpha * t[j] + beta * c[j];
+                }
                 return;
             }
         }

@@ -8,8 +8,11 @@
  * libxsmm was 1.1-1.5x faster for every shape with N <= 256 except when both M > 256 and K > 1024, and equal or
  * slower on the large model's 1024-wide products. libxsmm 1.17 JIT kernels need alpha = 1, beta 0 or 1, and an
  * untransposed B in row-major terms; rg_gemm transposes a small B (N*K <= 65536) into a per-thread scratch buffer
- * and sends everything else to OpenBLAS. Setting RG_GEMM=blas in the environment sends every product to OpenBLAS
- * (read once, for A/B measurements). */
+ * and sends everything else to OpenBLAS. When OpenBLAS runs its generic SSE kernels (a CPU newer than the
+ * installed OpenBLAS; blas.h), EVERY product goes to libxsmm (any size, alpha and beta applied after the product),
+ * so a program gets AVX-512/AVX2 kernels with no OPENBLAS_CORETYPE and no re-execution. Products of 4 MFLOP or
+ * more are split by rows over the library's thread pool (pool.h). Setting RG_GEMM=blas in the environment sends
+ * every product to OpenBLAS (read once, for A/B measurements). */
 #ifndef RG_GEMM_H
 #define RG_GEMM_H
 
