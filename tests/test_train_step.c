@@ -1,7 +1,7 @@
 /* test_train_step.c (float32): the parameter block layout (views at the table's offsets, zero padding, one-memset
  * zero_grad, optimizer state in the same layout), flush-to-zero / denormals-are-zero (a step's results on normal
- * data are the same bit for bit with and without them; a subnormal operand no longer slows a product), and
- * rg_train_step's argument errors. */
+ * data are the same bit for bit with and without them; a subnormal operand no longer slows a product), the thread
+ * pool across fork() (train_order's --jobs with --threads 2), and rg_train_step's argument errors. */
 #include "common.h"
 
 #include <cblas.h>
@@ -9,6 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tensor/gemm.h"
 
 static rg_model *small_model(rg_pos_kind pos, uint64_t seed)
 {
@@ -172,6 +176,41 @@ static void test_subnormal_operand_not_slow(void **state)
     free(An); free(As); free(B); free(C);
 }
 
+/* A product split over the pool (512 x 64 x 64: above the 4 MFLOP threshold) against a triple loop. */
+static int pool_product_ok(void)
+{
+    enum { M = 512, N = 64, K = 64 };
+    static float A[M * K], B[K * N], C[M * N];
+    for (int i = 0; i < M * K; i++) A[i] = (float)((i * 7) % 13) - 6;
+    for (int i = 0; i < K * N; i++) B[i] = (float)((i * 5) % 11) - 5;
+    rg_gemm(false, false, M, N, K, 1, A, K, B, N, 0, C, N);
+    for (int i = 0; i < M; i += 37)
+        for (int j = 0; j < N; j++) {
+            float s = 0;
+            for (int k = 0; k < K; k++) s += A[i * K + k] * B[k * N + j];
+            if (C[i * N + j] != s) return 0; /* small integers: exact */
+        }
+    return 1;
+}
+
+static void test_pool_across_fork(void **state)
+{
+    rg_set_num_threads(2);
+    assert_true(pool_product_ok());
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) { /* the child has none of the parent's workers: its first job must start its own, not hang */
+        alarm(60);
+        _exit(pool_product_ok() ? 0 : 3);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    assert_true(pool_product_ok());
+    rg_set_num_threads(1);
+}
+
 static void test_step_errors(void **state)
 {
     rg_model *m = small_model(RG_POS_NONE, 2);
@@ -209,6 +248,7 @@ int main(void)
         cmocka_unit_test(test_block_layout),
         cmocka_unit_test(test_flush_keeps_normal_results),
         cmocka_unit_test(test_subnormal_operand_not_slow),
+        cmocka_unit_test(test_pool_across_fork),
         cmocka_unit_test(test_step_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

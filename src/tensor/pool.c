@@ -14,7 +14,9 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake = PTHREAD_COND_INITIALIZER, done_cv = PTHREAD_COND_INITIALIZER;
 static pthread_mutex_t busy = PTHREAD_MUTEX_INITIALIZER; /* one job at a time */
 static pthread_t workers[MAX_WORKERS];
-static int n_workers;
+static int n_workers;     /* running */
+static int wanted = 1;    /* threads asked for by rg_pool_resize (a forked child starts its workers again) */
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 static unsigned long generation;
 static bool stopping;
 static rg_pool_fn job_fn;
@@ -48,15 +50,39 @@ static void *worker_main(void *p)
     return NULL;
 }
 
-int rg_pool_threads(void) { return in_job ? 1 : 1 + n_workers; }
+int rg_pool_threads(void) { return in_job ? 1 : wanted; }
+
+static void start_workers(int n);
+
+/* After fork() only the forking thread exists in the child: forget the parent's workers (and whatever locks they
+ * held); the child's first job starts its own. */
+static void atfork_child(void)
+{
+    pthread_mutex_t m0 = PTHREAD_MUTEX_INITIALIZER;
+    pthread_cond_t c0 = PTHREAD_COND_INITIALIZER;
+    mu = m0;
+    busy = m0;
+    wake = c0;
+    done_cv = c0;
+    n_workers = 0;
+    stopping = false;
+    in_job = false;
+}
+
+static void register_atfork(void) { pthread_atfork(NULL, NULL, atfork_child); }
 
 void rg_pool_run(rg_pool_fn fn, void *arg, int nparts)
 {
+    if (!in_job && n_workers != wanted - 1 && nparts > 1) rg_pool_resize(wanted); /* e.g. in a forked child */
     if (nparts <= 1 || n_workers == 0 || in_job || pthread_mutex_trylock(&busy) != 0) {
         for (int i = 0; i < nparts; i++) fn(arg, i, nparts);
         return;
     }
-    RG_ASSERT(nparts <= 1 + n_workers, "pool: %d parts for %d threads", nparts, 1 + n_workers);
+    if (nparts > 1 + n_workers) { /* fewer workers started than asked for */
+        pthread_mutex_unlock(&busy);
+        for (int i = 0; i < nparts; i++) fn(arg, i, nparts);
+        return;
+    }
     pthread_mutex_lock(&mu);
     job_fn = fn;
     job_arg = arg;
@@ -78,6 +104,13 @@ void rg_pool_resize(int n)
 {
     RG_ASSERT(n >= 1, "pool: %d threads", n);
     if (n - 1 > MAX_WORKERS) n = MAX_WORKERS + 1;
+    pthread_once(&atfork_once, register_atfork);
+    wanted = n;
+    start_workers(n);
+}
+
+static void start_workers(int n)
+{
     pthread_mutex_lock(&busy);
     if (n_workers) {
         pthread_mutex_lock(&mu);
