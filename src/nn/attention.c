@@ -13,7 +13,9 @@
  * Every product is one GEMM per (b, h) on a kernel looked up once per shape before the loop (rg_mm_get: libxsmm's
  * JIT kernels for these small shapes, src/tensor/gemm.h); products with a transposed right operand (Q K^T, dO V^T)
  * first transpose that head's K or V [S, hd] into an [hd, S] arena buffer (libxsmm 1.17 kernels take B untransposed),
- * and the scale is applied in the softmax pass and to dS (the kernels run with alpha = 1). The only memory is arena
+ * and the scale is applied in the softmax pass and to dS (the kernels run with alpha = 1). With more than one thread
+ * (rg_set_num_threads) the (b, h) pairs are split over the library's pool (src/tensor/pool.h), each part with its
+ * own scratch; a bias gradient shared by the batch keeps the backward on one thread. The only memory is arena
  * memory.
  */
 #include "nn.h"
