@@ -1,7 +1,8 @@
 # ropegrad: build the static library (float32, and a float64 build for gradient checks), the tests and examples.
 # Dependencies are found with pkg-config; `make deps` installs them on Debian when they are missing.
 CC ?= cc
-PKGS := openblas hdf5
+# libxsmm before openblas: the static libxsmm.a refers to BLAS symbols (sgemm_) that OpenBLAS provides.
+PKGS := libxsmm openblas hdf5
 # Recursive (=) so that pkg-config runs when a recipe needs it, after `deps` has installed the packages.
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) cmocka)
 PKG_LIBS = $(shell pkg-config --libs $(PKGS)) -lm -lpthread

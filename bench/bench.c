@@ -46,11 +46,14 @@ typedef struct {
     const char *name;
     int d_model, n_heads, n_layers, d_ff;
     int batch, n;   /* batch rows of n symbols each: T = 2n+2 */
+    int sampled;    /* 0: every row n symbols; 1: train_order's batches (rg_task_batch_sample, n <= L_train = n) */
+    int micro;      /* micro-batches of a sampled batch (train_order's default 8) */
 } bench_model;
 
 static const bench_model MODELS[] = {
-    {"ref", 64, 4, 2, 256, 64, 16},      /* the reference model of tools/ref_model.py */
-    {"large", 256, 8, 4, 1024, 16, 64},
+    {"ref", 64, 4, 2, 256, 64, 16, 0, 1},      /* the reference model of tools/ref_model.py */
+    {"large", 256, 8, 4, 1024, 16, 64, 0, 1},
+    {"exp", 64, 4, 2, 256, 64, 16, 1, 8},      /* exactly train_order's step: ref model, sampled copy batches */
 };
 #define N_MODELS ((int)(sizeof MODELS / sizeof MODELS[0]))
 
@@ -92,13 +95,36 @@ static double median(double *v, int n)
 
 static int seq_T(const bench_model *bm) { return 2 * bm->n + 2; }
 
-/* Training FLOPs per step (the formula at the top of this file). */
-static double train_flops(const bench_model *bm, int vocab)
+/* Training FLOPs of B rows of T tokens (the formula at the top of this file). */
+static double flops_bt(const bench_model *bm, int vocab, double B, double T)
 {
-    double B = bm->batch, T = seq_T(bm), M = B * T, d = bm->d_model, f = bm->d_ff;
+    double M = B * T, d = bm->d_model, f = bm->d_ff;
     double per_layer = 4 * 2 * M * d * d + 2 * 2 * M * d * f + 2 * 2 * B * T * T * d;
     double fwd = bm->n_layers * per_layer + 2 * M * d * vocab;
     return 3 * fwd;
+}
+
+/* Training FLOPs per step of a fixed-length row. */
+static double train_flops(const bench_model *bm, int vocab) { return flops_bt(bm, vocab, bm->batch, seq_T(bm)); }
+
+/* Training FLOPs of a batch as rg_train_step runs it: rows sorted by length, k micro-batches of ceil(B/k) rows, each
+ * padded to its longest row. */
+static double batch_flops(const bench_model *bm, const int *len, int B, int k)
+{
+    int sorted[1024];
+    for (int i = 0; i < B && i < 1024; i++) {
+        int j = i;
+        for (; j > 0 && sorted[j - 1] > len[i]; j--) sorted[j] = sorted[j - 1];
+        sorted[j] = len[i];
+    }
+    if (k > B) k = B;
+    int per = (B + k - 1) / k;
+    double fl = 0;
+    for (int lo = 0; lo < B; lo += per) {
+        int rows = lo + per <= B ? per : B - lo;
+        fl += flops_bt(bm, RG_TASK_VOCAB, rows, sorted[lo + rows - 1]);
+    }
+    return fl;
 }
 
 static long maxrss_kb(void)
@@ -130,19 +156,24 @@ static const char *core_name(void)
 typedef struct {
     rg_model *m;
     rg_adamw opt;
-    rg_ctx *c;
+    rg_trainer tr;
     rg_task_batch batch;
     int *ns;
     int32_t *x, *y;
     rg_rng rng;
     const bench_model *bm;
     int64_t step;
+    double flops, tokens;  /* matrix-product FLOPs and tokens (micro-batch padding included) of the steps taken */
 } trainer;
 
-/* A fresh fixed-length copy-task batch (not timed). */
+/* A fresh copy-task batch (not timed): fixed-length rows, or sampled as train_order samples them. */
 static void next_batch(trainer *t)
 {
     const bench_model *bm = t->bm;
+    if (bm->sampled) {
+        if (rg_task_batch_sample(&t->batch, RG_TASK_COPY, &t->rng, bm->batch, bm->n)) goto fail;
+        return;
+    }
     for (int i = 0; i < bm->batch; i++)
         if (rg_task_sample(RG_TASK_COPY, &t->rng, bm->n, t->x + (size_t)i * bm->n, t->y)) goto fail;
     if (rg_task_batch_build(&t->batch, RG_TASK_COPY, bm->batch, t->ns, t->x, bm->n)) goto fail;
@@ -160,24 +191,24 @@ static int bench_chunks(void)
     return k >= 1 ? k : 1;
 }
 
-/* One training step as examples/train_order/run.c takes it; returns its wall time in seconds. */
+/* One training step as examples/train_order/run.c takes it (rg_train_step); returns its wall time in seconds. */
 static double train_step(trainer *t, double *loss_out)
 {
     next_batch(t);
+    const bench_model *bm = t->bm;
+    /* fixed rows: the batch in `chunks` micro-batches (1 = one piece); sampled rows: train_order's micro-batches */
+    int k = bm->sampled ? bm->micro : bench_chunks();
+    rg_batch rb = {t->batch.tokens, t->batch.targets, t->batch.len, t->batch.B, t->batch.T};
+    rg_step_config sc = {k, rg_lr_schedule(t->step, 1e-3, 100, 1000, 0.1), 1.0, RG_TASK_IGNORE, NULL, 0};
+    rg_step_stats ss;
     double t0 = now_s();
-    /* forward + loss + backward of the whole batch, in `chunks` groups of rows (rg_model_loss_backward:
-     * gradient accumulation, the same gradient; 1 = the batch in one piece) */
-    rg_params_zero_grad(&t->m->params);
-    double l;
-    if (rg_model_loss_backward(t->c, t->m, t->batch.tokens, t->batch.targets, NULL, t->batch.B, t->batch.T,
-                               bench_chunks(), RG_TASK_IGNORE, &l)) {
-        fprintf(stderr, "bench: forward: %s\n", rg_last_error());
+    if (rg_train_step(&t->tr, t->m, &t->opt, &rb, &sc, &ss)) {
+        fprintf(stderr, "bench: step: %s\n", rg_last_error());
         exit(1);
     }
-    rg_params_clip_grad_norm(&t->m->params, 1.0);
-    double lr = rg_lr_schedule(t->step, 1e-3, 100, 1000, 0.1);
-    rg_adamw_step(&t->opt, &t->m->params, lr);
-    double dt = now_s() - t0;
+    double dt = now_s() - t0, l = ss.loss;
+    t->flops += batch_flops(bm, t->batch.len, t->batch.B, k);
+    t->tokens += (double)ss.tokens;
     t->step++;
     if (!isfinite(l)) {
         fprintf(stderr, "bench: loss is %g at step %lld\n", l, (long long)t->step);
@@ -201,7 +232,7 @@ static int child_row(int model_i, int pos_i, int threads, const run_plan *p)
     memset(&t, 0, sizeof t);
     t.bm = bm;
     if (rg_model_new(&cfg, 1, &t.m) || rg_adamw_init(&t.opt, &t.m->params, 0.9, 0.98, 1e-8, 0.01) ||
-        rg_task_batch_alloc(&t.batch, bm->batch, bm->n)) {
+        rg_task_batch_alloc(&t.batch, bm->batch, bm->n) || rg_trainer_init(&t.tr)) {
         fprintf(stderr, "bench: setup: %s\n", rg_last_error());
         return 1;
     }
@@ -214,12 +245,12 @@ static int child_row(int model_i, int pos_i, int threads, const run_plan *p)
     }
     for (int i = 0; i < bm->batch; i++) t.ns[i] = bm->n;
     rg_rng_seed(&t.rng, 1, 1);
-    t.c = rg_ctx_new();
 
     double loss = NAN, t_start = now_s();
     for (int i = 0; i < p->warmup_steps && (i < 2 || now_s() - t_start < p->warmup_s); i++) train_step(&t, &loss);
     int cap = p->target_steps > p->min_steps ? p->target_steps : p->min_steps;
-    double *times = malloc(sizeof(double) * (size_t)cap), total = 0;
+    double *times = malloc(sizeof(double) * (size_t)cap), total = 0, flops0 = t.flops, tokens0 = t.tokens;
+    uint64_t bytes0 = t.tr.ctx->arena.bytes_total;
     int n = 0;
     while (n < cap) {
         times[n] = train_step(&t, &loss);
@@ -227,6 +258,7 @@ static int child_row(int model_i, int pos_i, int threads, const run_plan *p)
         if (n >= p->min_steps && (n >= p->target_steps || total >= p->target_s)) break;
     }
     long peak_timed = maxrss_kb();
+    double flops_step = (t.flops - flops0) / n, tokens_step = (t.tokens - tokens0) / n, bytes_step = (double)(t.tr.ctx->arena.bytes_total - bytes0) / n;
     double ms_min = 1e300;
     for (int i = 0; i < n; i++) ms_min = fmin(ms_min, 1e3 * times[i]);
     double ms_med = 1e3 * median(times, n);
@@ -239,18 +271,18 @@ static int child_row(int model_i, int pos_i, int threads, const run_plan *p)
         while (t.step < 100) train_step(&t, &loss);
         rss_a = cur_rss_kb();
         max_a = maxrss_kb();
-        mallocs_a = (long long)t.c->arena.n_mallocs;
+        mallocs_a = (long long)t.tr.ctx->arena.n_mallocs;
         while (t.step < p->rss_steps) train_step(&t, &loss);
         rss_b = cur_rss_kb();
         max_b = maxrss_kb();
-        mallocs_b = (long long)t.c->arena.n_mallocs;
+        mallocs_b = (long long)t.tr.ctx->arena.n_mallocs;
     }
-    printf("ROW\t%.4f\t%.4f\t%d\t%ld\t%ld\t%ld\t%ld\t%ld\t%lld\t%lld\t%lld\t%zu\t%.4f\t%s\n", ms_med, ms_min, n,
-           peak_timed, rss_a, rss_b, max_a, max_b, mallocs_a, mallocs_b, (long long)t.step,
-           t.c->arena.high_water, loss, core_name());
+    printf("ROW\t%.4f\t%.4f\t%d\t%ld\t%ld\t%ld\t%ld\t%ld\t%lld\t%lld\t%lld\t%zu\t%.4f\t%s\t%.6g\t%.6g\t%.6g\n", ms_med,
+           ms_min, n, peak_timed, rss_a, rss_b, max_a, max_b, mallocs_a, mallocs_b, (long long)t.step,
+           t.tr.ctx->arena.high_water, loss, core_name(), flops_step, bytes_step, tokens_step);
     fflush(stdout);
     free(times);
-    rg_ctx_free(t.c);
+    rg_trainer_free(&t.tr);
     rg_task_batch_free(&t.batch);
     free(t.ns);
     free(t.x);
@@ -345,6 +377,7 @@ typedef struct {
     size_t arena_hw;
     double loss;
     char core[64];
+    double flops, bytes, tokens; /* per timed step: matrix-product FLOPs, arena bytes handed out, tokens */
 } row_result;
 
 typedef struct {
@@ -550,10 +583,10 @@ int main(int argc, char **argv)
                         rss_steps ? " (with the RSS run)" : "");
                 char *out = run_child(args);
                 row_result *r = &res[mi][pi][ti];
-                if (out && sscanf(out, "ROW %lf %lf %d %ld %ld %ld %ld %ld %lld %lld %lld %zu %lf %63s", &r->ms_med,
-                                  &r->ms_min, &r->steps, &r->peak_kb, &r->rss_a, &r->rss_b, &r->max_a, &r->max_b,
-                                  &r->mallocs_a, &r->mallocs_b, &r->total_steps, &r->arena_hw, &r->loss,
-                                  r->core) == 14)
+                if (out && sscanf(out, "ROW %lf %lf %d %ld %ld %ld %ld %ld %lld %lld %lld %zu %lf %63s %lf %lf %lf",
+                                  &r->ms_med, &r->ms_min, &r->steps, &r->peak_kb, &r->rss_a, &r->rss_b, &r->max_a,
+                                  &r->max_b, &r->mallocs_a, &r->mallocs_b, &r->total_steps, &r->arena_hw, &r->loss,
+                                  r->core, &r->flops, &r->bytes, &r->tokens) == 17)
                     r->ok = 1;
                 else
                     fprintf(stderr, "bench: the %s/%s row failed\n", MODELS[mi].name, POS[pi].name);
@@ -589,13 +622,16 @@ int main(int argc, char **argv)
         printf("- PyTorch: skipped (no results in %s)\n", torch_path);
     else
         printf("- PyTorch: not run (pass --torch FILE; bench/run.sh does)\n");
-    printf("- C step: the batch in %d row chunk(s) (rg_model_loss_backward, gradient accumulation: the same "
-           "gradient as one piece)\n", bench_chunks());
+    printf("- C step: rg_train_step; fixed-length rows in %d micro-batch(es) (gradient accumulation: the same "
+           "gradient as one piece); row \"exp\": train_order's own step (copy batches from rg_task_batch_sample, "
+           "n = 1..16, 8 length-sorted micro-batches; B x T shows the longest T; GFLOP/s from each step's "
+           "micro-batch shapes); arena MB/step: intermediate memory handed out per step (bytes written)\n",
+           bench_chunks());
     if (have_torch && strcmp(tr.core, core))
         printf("- WARNING: PyTorch ran with OpenBLAS core %s, the C side with %s: not comparable\n", tr.core, core);
     printf("\n| model | B x T | pos | thr | C ms/step | C min | tokens/s | GFLOP/s | %% sgemm | peak RSS MB |"
-           " PyTorch ms/step | speedup |\n");
-    printf("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+           " arena MB/step | PyTorch ms/step | speedup |\n");
+    printf("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (int mi = 0; mi < N_MODELS; mi++) {
         if (!(model_mask & (1 << mi))) continue;
         const bench_model *bm = &MODELS[mi];
@@ -606,13 +642,13 @@ int main(int argc, char **argv)
                 const row_result *r = &res[mi][pi][ti];
                 printf("| %s | %d x %d | %s | %d |", bm->name, bm->batch, seq_T(bm), POS[pi].name, thread_list[ti]);
                 if (!r->ok) {
-                    printf(" failed | | | | | | | |\n");
+                    printf(" failed | | | | | | | | |\n");
                     continue;
                 }
-                double gf = fl / (r->ms_med * 1e-3) * 1e-9;
-                double tok = (double)bm->batch * seq_T(bm) / (r->ms_med * 1e-3);
-                printf(" %.2f | %.2f | %.0f | %.1f | %.0f%% | %.1f |", r->ms_med, r->ms_min, tok, gf,
-                       ceil_best[ti] > 0 ? 100 * gf / ceil_best[ti] : NAN, r->peak_kb / 1024.0);
+                double gf = (r->flops > 0 ? r->flops : fl) / (r->ms_med * 1e-3) * 1e-9;
+                double tok = (r->tokens > 0 ? r->tokens : (double)bm->batch * seq_T(bm)) / (r->ms_med * 1e-3);
+                printf(" %.2f | %.2f | %.0f | %.1f | %.0f%% | %.1f | %.1f |", r->ms_med, r->ms_min, tok, gf,
+                       ceil_best[ti] > 0 ? 100 * gf / ceil_best[ti] : NAN, r->peak_kb / 1024.0, r->bytes / 1048576.0);
                 const torch_row *t = have_torch ? find_torch(&tr, bm->name, POS[pi].name, thread_list[ti]) : NULL;
                 if (t) printf(" %.2f | %.2fx |\n", t->ms_med, t->ms_med / r->ms_med);
                 else printf(" - | - |\n");
@@ -621,7 +657,8 @@ int main(int argc, char **argv)
     }
     printf("\nGFLOP per training step (3 x forward matrix products):");
     for (int mi = 0; mi < N_MODELS; mi++)
-        if (model_mask & (1 << mi)) printf(" %s %.3f;", MODELS[mi].name, train_flops(&MODELS[mi], RG_TASK_VOCAB) * 1e-9);
+        if ((model_mask & (1 << mi)) && !MODELS[mi].sampled)
+            printf(" %s %.3f;", MODELS[mi].name, train_flops(&MODELS[mi], RG_TASK_VOCAB) * 1e-9);
     printf(" speedup = PyTorch ms / C ms (> 1: C is faster).\n");
     for (int pi = 0; pi < N_POS; pi++) {
         const row_result *r = &res[0][pi][0];

@@ -22,7 +22,8 @@ int main(void)
         fprintf(stderr, "setup failed: %s\n", rg_last_error());
         return 1;
     }
-    rg_ctx *c = rg_ctx_new(); /* holds one step's intermediates; reset every step */
+    rg_trainer tr; /* the step's context (intermediates, reset every micro-batch) and buffers */
+    rg_trainer_init(&tr);
     rg_rng rng;
     rg_rng_seed(&rng, 42, 0);
     int32_t tokens[B * T], targets[B * T];
@@ -34,23 +35,21 @@ int main(void)
             x[N] = SEP;
             for (int t = 0; t < T; t++) y[t] = (t >= N && t + 1 < T) ? x[t + 1] : -100;
         }
-        rg_ctx_reset(c);
-        rg_params_zero_grad(&m->params);
-        rg_tensor *logits;
-        if (rg_model_forward(c, m, tokens, NULL, B, T, NULL, &logits)) {
-            fprintf(stderr, "forward failed: %s\n", rg_last_error());
+        /* zero_grad, forward, cross-entropy, backward, clip 1.0, AdamW: every row is T long (lengths NULL),
+         * one micro-batch */
+        rg_batch batch = {tokens, targets, NULL, B, T};
+        rg_step_config sc = {1, rg_lr_schedule(step, 3e-3, 20, STEPS, 0.1), 1.0, -100, NULL, 0};
+        rg_step_stats st;
+        if (rg_train_step(&tr, m, &opt, &batch, &sc, &st)) {
+            fprintf(stderr, "step failed: %s\n", rg_last_error());
             return 1;
         }
-        rg_tensor *loss = rg_cross_entropy(c, logits, targets, -100);
-        rg_backward(c, loss, NULL);
-        rg_params_clip_grad_norm(&m->params, 1.0);
-        rg_adamw_step(&opt, &m->params, rg_lr_schedule(step, 3e-3, 20, STEPS, 0.1));
-        double l = loss->data[0];
+        double l = st.loss;
         if (step == 0) first = l;
         recent = step < PRINT_EVERY ? l : 0.9 * recent + 0.1 * l; /* smoothed */
         if (step % PRINT_EVERY == 0 || step == STEPS - 1) printf("step %4d  loss %.4f\n", step, recent);
     }
-    rg_ctx_free(c);
+    rg_trainer_free(&tr);
     rg_adamw_free(&opt);
     rg_model_free(m);
     if (!(recent < 0.5 * first)) { /* ln(10) = 2.30 at the start */

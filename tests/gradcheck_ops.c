@@ -245,6 +245,61 @@ static void linear_case(bool bias, int xdims)
 static void test_linear_bias(void **state) { linear_case(true, 2); linear_case(true, 3); }
 static void test_linear_no_bias(void **state) { linear_case(false, 2); linear_case(false, 3); }
 
+/* ------------------------------------------------------------------------------------------------ fused */
+
+static rg_tensor *f_linear_gelu(rg_ctx *c, rg_tensor **in, void *p) { return wsum(c, rg_linear_gelu(c, in[0], in[1], in[2])); }
+static rg_tensor *f_linear_residual(rg_ctx *c, rg_tensor **in, void *p)
+{
+    return wsum(c, rg_linear_residual(c, in[0], in[1], in[2], in[3]));
+}
+/* The block's MLP shape on an intermediate a = 0.7 x: a + fc2(gelu(fc1(a))). a's gradient is first WRITTEN
+ * (fresh) by the residual backward and then accumulated by linear_gelu's; h's is written by the residual GEMM. */
+static rg_tensor *f_fused_chain(rg_ctx *c, rg_tensor **in, void *p)
+{
+    rg_tensor *a = rg_scale(c, in[0], 0.7);
+    rg_tensor *h = rg_linear_gelu(c, a, in[1], in[2]);
+    rg_tensor *b2 = rg_tensor_zeros(c, 1, (int[]){in[3]->shape[0]}); /* a constant bias (u.in holds 4 inputs) */
+    return wsum(c, rg_linear_residual(c, h, in[3], b2, a));
+}
+
+static void test_linear_gelu(void **state)
+{
+    int B = rnd(1, 3), T = rnd(1, 5), in = rnd(1, 6), out = rnd(1, 6);
+    gc_user u = {0};
+    u.in[0] = param("x", 3, (int[]){B, T, in});
+    u.in[1] = param("w", 2, (int[]){out, in});
+    u.in[2] = tc_param_randn("b", 1, (int[]){out}, &rng, 2.0); /* reaches GELU's curved part */
+    u.n = 3;
+    check("linear_gelu", f_linear_gelu, &u);
+    free_inputs(&u);
+}
+
+static void test_linear_residual(void **state)
+{
+    int B = rnd(1, 3), T = rnd(1, 5), in = rnd(1, 6), out = rnd(1, 6);
+    gc_user u = {0};
+    u.in[0] = param("x", 3, (int[]){B, T, in});
+    u.in[1] = param("w", 2, (int[]){out, in});
+    u.in[2] = param("b", 1, (int[]){out});
+    u.in[3] = param("r", 3, (int[]){B, T, out});
+    u.n = 4;
+    check("linear_residual", f_linear_residual, &u);
+    free_inputs(&u);
+}
+
+static void test_fused_chain(void **state)
+{
+    int B = rnd(1, 3), T = rnd(1, 5), d = rnd(2, 6), f = rnd(2, 8);
+    gc_user u = {0};
+    u.in[0] = param("x", 3, (int[]){B, T, d});
+    u.in[1] = param("w1", 2, (int[]){f, d});
+    u.in[2] = param("b1", 1, (int[]){f});
+    u.in[3] = param("w2", 2, (int[]){d, f});
+    u.n = 4;
+    check("fused chain a + fc2(gelu(fc1(a)))", f_fused_chain, &u);
+    free_inputs(&u);
+}
+
 /* ------------------------------------------------------------------------------------------------ elementwise */
 
 /* op(a, b) with the shapes given (sizes chosen by the caller from rnd). */
@@ -601,6 +656,9 @@ int main(void)
         cmocka_unit_test(test_matmul_4d_shared),
         cmocka_unit_test(test_linear_bias),
         cmocka_unit_test(test_linear_no_bias),
+        cmocka_unit_test(test_linear_gelu),
+        cmocka_unit_test(test_linear_residual),
+        cmocka_unit_test(test_fused_chain),
         cmocka_unit_test(test_add),
         cmocka_unit_test(test_sub),
         cmocka_unit_test(test_mul),

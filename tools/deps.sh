@@ -3,8 +3,8 @@
 # or gnuplot is not on PATH): as root directly, through sudo otherwise; if neither works it prints the exact
 # command and fails, except when only gnuplot is missing (optional: train_order then skips the plot), which is a
 # warning.
-PKGS="libopenblas-dev libhdf5-dev libcmocka-dev libcjson-dev pkg-config gnuplot-nox"
-if command -v pkg-config >/dev/null 2>&1 && pkg-config --exists openblas hdf5 cmocka libcjson && command -v gnuplot >/dev/null 2>&1; then
+PKGS="libxsmm-dev libopenblas-dev libhdf5-dev libcmocka-dev libcjson-dev pkg-config gnuplot-nox"
+if command -v pkg-config >/dev/null 2>&1 && pkg-config --exists libxsmm openblas hdf5 cmocka libcjson && command -v gnuplot >/dev/null 2>&1; then
     exit 0
 fi
 CMD="apt-get install -y $PKGS"
@@ -12,7 +12,7 @@ if [ "$(id -u)" = 0 ]; then
     SUDO=""
 elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
     SUDO="sudo"
-elif command -v pkg-config >/dev/null 2>&1 && pkg-config --exists openblas hdf5 cmocka; then
+elif command -v pkg-config >/dev/null 2>&1 && pkg-config --exists libxsmm openblas hdf5 cmocka libcjson; then
     # only gnuplot is missing: it is optional (train_order then writes everything but the plot)
     echo "deps: gnuplot is missing (train_order will skip the plot); to install it as root: apt-get install -y gnuplot-nox" >&2
     exit 0
@@ -27,4 +27,4 @@ $SUDO apt-get install -y $PKGS || { $SUDO apt-get update && $SUDO apt-get instal
     echo "deps: failed: $SUDO apt-get update && $SUDO $CMD" >&2
     exit 1
 }
-pkg-config --exists openblas hdf5 cmocka libcjson || { echo "deps: pkg-config still cannot find openblas hdf5 cmocka libcjson" >&2; exit 1; }
+pkg-config --exists libxsmm openblas hdf5 cmocka libcjson || { echo "deps: pkg-config still cannot find libxsmm openblas hdf5 cmocka libcjson" >&2; exit 1; }

@@ -65,62 +65,6 @@ static rg_status evaluate_set(rg_model *m, const rg_evalset *es, double *exact, 
     return st;
 }
 
-/* ------------------------------------------------------------------ micro-batches */
-
-/* The rows of a sampled batch regrouped into o->micro_batches micro-batches of consecutive lengths (rows sorted by
- * n, stable), each right-padded only to its own longest row. The samples and the loss (the mean over every target
- * token of the whole batch) are exactly those of the batch; only the padding work goes. */
-typedef struct {
-    int k;                       /* micro-batches */
-    rg_task_batch sub[TO_MAX_MICRO];
-    int *order, *n;              /* [B] */
-    int32_t *x;                  /* [B, L_train] content symbols, in sorted order */
-} micro_batches;
-
-static int micro_init(micro_batches *mb, const to_options *o)
-{
-    memset(mb, 0, sizeof *mb);
-    mb->k = o->micro_batches < o->batch ? o->micro_batches : o->batch;
-    int per = (o->batch + mb->k - 1) / mb->k;
-    mb->order = malloc(sizeof(int) * o->batch);
-    mb->n = malloc(sizeof(int) * o->batch);
-    mb->x = malloc(sizeof(int32_t) * (size_t)o->batch * o->train_len);
-    if (!mb->order || !mb->n || !mb->x) return -1;
-    for (int i = 0; i < mb->k; i++)
-        if (rg_task_batch_alloc(&mb->sub[i], per, o->train_len)) return -1;
-    return 0;
-}
-
-static void micro_free(micro_batches *mb)
-{
-    for (int i = 0; i < mb->k; i++) rg_task_batch_free(&mb->sub[i]);
-    free(mb->order);
-    free(mb->n);
-    free(mb->x);
-}
-
-/* Splits `batch` (rows b: tokens BOS x_1..x_n ...) into mb->sub[0..k). */
-static void micro_split(micro_batches *mb, const rg_task_batch *batch, rg_task task, int L)
-{
-    int B = batch->B;
-    for (int b = 0; b < B; b++) mb->order[b] = b;
-    for (int i = 1; i < B; i++) /* insertion sort by n: stable, B is small */
-        for (int j = i; j > 0 && batch->n[mb->order[j - 1]] > batch->n[mb->order[j]]; j--) {
-            int t = mb->order[j]; mb->order[j] = mb->order[j - 1]; mb->order[j - 1] = t;
-        }
-    for (int i = 0; i < B; i++) {
-        int b = mb->order[i];
-        mb->n[i] = batch->n[b];
-        memcpy(mb->x + (int64_t)i * L, batch->tokens + (int64_t)b * batch->T + 1, sizeof(int32_t) * mb->n[i]);
-    }
-    int per = (B + mb->k - 1) / mb->k;
-    for (int i = 0; i < mb->k; i++) {
-        int lo = i * per, hi = lo + per < B ? lo + per : B;
-        mb->sub[i].B = 0;
-        if (lo < hi) rg_task_batch_build(&mb->sub[i], task, hi - lo, mb->n + lo, mb->x + (int64_t)lo * L, L);
-    }
-}
-
 /* ------------------------------------------------------------------ training */
 
 /* Everything one training loop holds. */
@@ -132,9 +76,7 @@ typedef struct {
     rg_run_state *rs;
     const char *tag, *ckpt;
     rg_task_batch batch;
-    micro_batches mb;
-    int32_t *positions;          /* [batch cap] with random positions, else NULL */
-    rg_ctx *c;
+    rg_trainer tr;               /* the library's step state (micro-batch buffers, context) */
     rg_rng *data_rng, *pos_rng;
     FILE *csv;                   /* runs/<run>/train.csv */
     double t0, win_t0, win_loss;
@@ -150,8 +92,9 @@ static double lr_at(const to_options *o, int64_t s)
     return rg_lr_schedule(s - o->lr_start, o->lr, o->warmup, total, o->min_lr_frac);
 }
 
-/* One training step: sample a batch, forward + backward over its micro-batches, clip, AdamW. Writes the loss,
- * the gradient norm before clipping and the tokens processed. 0, or -1 with a message. */
+/* One training step: sample a batch, then the library's step (rg_train_step: length-sorted micro-batches, forward,
+ * loss, backward, clip, AdamW). Writes the loss, the gradient norm before clipping and the tokens processed.
+ * 0, or -1 with a message. */
 static int train_step(trainer *t, double lr, double *loss, double *grad_norm, int64_t *tokens)
 {
     const to_options *o = t->o;
@@ -159,46 +102,31 @@ static int train_step(trainer *t, double lr, double *loss, double *grad_norm, in
         fprintf(stderr, "%s: %s: batch: %s\n", t->tag, t->ckpt, rg_last_error());
         return -1;
     }
-    micro_split(&t->mb, &t->batch, t->task, o->train_len);
-    rg_params_zero_grad(&t->m->params);
-    double l = 0;
-    for (int i = 0; i < t->mb.k; i++) {
-        rg_task_batch *sb = &t->mb.sub[i];
-        if (sb->B == 0) continue;
-        rg_ctx_reset(t->c);
-        if (t->positions) rg_random_positions(t->pos_rng, sb->B, sb->T, o->max_position, t->positions);
-        rg_tensor *logits;
-        if (rg_model_forward(t->c, t->m, sb->tokens, t->positions, sb->B, sb->T, NULL, &logits)) {
-            fprintf(stderr, "%s: %s: forward: %s\n", t->tag, t->ckpt, rg_last_error());
-            return -1;
-        }
-        rg_tensor *ce = rg_cross_entropy(t->c, logits, sb->targets, RG_TASK_IGNORE);
-        /* this micro-batch's share of the batch mean: its targets over all targets */
-        rg_real w = (rg_real)((double)sb->n_loss / (double)t->batch.n_loss);
-        rg_backward(t->c, ce, &w);
-        l += (double)w * ce->data[0];
-        *tokens += (int64_t)sb->B * sb->T;
+    rg_batch rb = {t->batch.tokens, t->batch.targets, t->batch.len, t->batch.B, t->batch.T};
+    rg_step_config sc = {o->micro_batches, lr, o->clip, RG_TASK_IGNORE, o->random_positions ? t->pos_rng : NULL,
+                         o->max_position};
+    rg_step_stats ss;
+    if (rg_train_step(&t->tr, t->m, t->opt, &rb, &sc, &ss)) {
+        fprintf(stderr, "%s: %s: train step: %s\n", t->tag, t->ckpt, rg_last_error());
+        return -1;
     }
-    *grad_norm = rg_params_clip_grad_norm(&t->m->params, o->clip > 0 ? o->clip : INFINITY);
-    rg_adamw_step(t->opt, &t->m->params, lr);
-    *loss = l;
+    *loss = ss.loss;
+    *grad_norm = ss.grad_norm;
+    *tokens += ss.tokens;
     return 0;
 }
 
 static int trainer_init(trainer *t)
 {
     const to_options *o = t->o;
-    if (rg_task_batch_alloc(&t->batch, o->batch, o->train_len) || micro_init(&t->mb, o)) {
+    if (rg_task_batch_alloc(&t->batch, o->batch, o->train_len) || rg_trainer_init(&t->tr)) {
         fprintf(stderr, "%s: %s\n", t->tag, rg_last_error());
         return -1;
     }
-    t->positions = o->random_positions ? malloc(sizeof(int32_t) * t->batch.cap) : NULL;
-    t->c = rg_ctx_new();
     t->data_rng = rg_run_state_rng(t->rs, "data");
     t->pos_rng = rg_run_state_rng(t->rs, "positions");
-    if (!t->c || !t->data_rng || !t->pos_rng || (o->random_positions && !t->positions)) {
-        fprintf(stderr, "%s: %s: %s\n", t->tag, t->ckpt, t->c ? "the data or positions RNG is missing" :
-                "out of memory");
+    if (!t->data_rng || !t->pos_rng) {
+        fprintf(stderr, "%s: %s: the data or positions RNG is missing\n", t->tag, t->ckpt);
         return -1;
     }
     char dir[TO_PATH + 160], path[TO_PATH + 192];
@@ -219,9 +147,7 @@ static int trainer_init(trainer *t)
 static void trainer_free(trainer *t)
 {
     if (t->csv) fclose(t->csv);
-    free(t->positions);
-    rg_ctx_free(t->c);
-    micro_free(&t->mb);
+    rg_trainer_free(&t->tr);
     rg_task_batch_free(&t->batch);
 }
 

@@ -3,13 +3,13 @@
 
 #include <string.h>
 
-/* Gradient buffers carry one guard element past their end (rg_grad_of, rg_param_new); a rule that writes outside
- * its input's shape changes it. */
+/* Gradient buffers carry one guard element past their end (rg_grad_of, rg_param_new: NaN; a packed parameter's
+ * block padding: 0); a rule that writes outside its input's shape changes it. */
 static bool guard_ok(const rg_tensor *t)
 {
     if (!t->grad) return true;
     rg_real g = t->grad[t->numel];
-    return g != g; /* still the NaN guard */
+    return t->packed ? g == 0 : g != g;
 }
 
 void rg_backward(rg_ctx *c, rg_tensor *loss, const rg_real *seed)

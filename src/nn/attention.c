@@ -10,10 +10,17 @@
  * Backward (docs/derivatives.md, row "attention"; Vaswani et al. 2017 eq. 1 differentiated, softmax Jacobian as in
  * the "softmax" row): dV = P^T dO, dP = dO V^T, dS = P * (dP - rowsum(dP * P)), dQ = scale dS K,
  * dK = scale dS^T Q, dbias = dS (summed over b for a [H, T, S] bias).
- * Every product is one cblas GEMM per (b, h) (src/tensor/gemm.h); the only memory is arena memory.
+ * Every product is one GEMM per (b, h) on a kernel looked up once per shape before the loop (rg_mm_get: libxsmm's
+ * JIT kernels for these small shapes, src/tensor/gemm.h); products with a transposed right operand (Q K^T, dO V^T)
+ * first transpose that head's K or V [S, hd] into an [hd, S] arena buffer (libxsmm 1.17 kernels take B untransposed),
+ * and the scale is applied in the softmax pass and to dS (the kernels run with alpha = 1). With more than one thread
+ * (rg_set_num_threads) the (b, h) pairs are split over the library's pool (src/tensor/pool.h), each part with its
+ * own scratch; a bias gradient shared by the batch keeps the backward on one thread. The only memory is arena
+ * memory.
  */
 #include "nn.h"
 #include "../tensor/gemm.h"
+#include "../tensor/pool.h"
 
 #include <string.h>
 #include <tgmath.h>
@@ -31,12 +38,26 @@ static inline int visible_keys(bool causal, int i, int T, int S)
     return n < 0 ? 0 : n > S ? S : n;
 }
 
-/* In-place softmax of the T x S score block (row stride S); entries past the visible prefix become 0. */
-static void softmax_block(rg_real *P, int T, int S, bool causal)
+/* dst [hd, S] (row stride S) = head columns [S, hd] of src (row stride D). */
+static void transpose_head(rg_real *restrict dst, const rg_real *restrict src, int S, int hd, int D)
+{
+    for (int j = 0; j < S; j++)
+        for (int x = 0; x < hd; x++) dst[(int64_t)x * S + j] = src[(int64_t)j * D + x];
+}
+
+/* In-place scale (+ bias, when not NULL) and softmax of the T x S score block (row stride S); entries past the
+ * visible prefix become 0. */
+static void softmax_block(rg_real *P, const rg_real *bias, rg_real scale, int T, int S, bool causal)
 {
     for (int i = 0; i < T; i++) {
         rg_real *row = P + (int64_t)i * S;
         int n = visible_keys(causal, i, T, S);
+        if (bias) {
+            const rg_real *br = bias + (int64_t)i * S;
+            for (int j = 0; j < n; j++) row[j] = row[j] * scale + br[j];
+        } else {
+            for (int j = 0; j < n; j++) row[j] *= scale;
+        }
         rg_real m = -INFINITY;
         for (int j = 0; j < n; j++)
             if (row[j] > m) m = row[j];
@@ -46,6 +67,50 @@ static void softmax_block(rg_real *P, int T, int S, bool causal)
         rg_real inv = 1 / s;
         for (int j = 0; j < n; j++) row[j] *= inv;
         if (n < S) memset(row + n, 0, (size_t)(S - n) * sizeof(rg_real));
+    }
+}
+
+/* One attention call's operands and kernels, shared by the parts of a parallel loop over the (b, h) pairs. */
+typedef struct {
+    const rg_tensor *q, *k, *v, *bias;
+    rg_tensor *out;
+    const rg_real *P;            /* [B, H, T, S] (one [T, S] block when not recording: forward only) */
+    rg_real *dq, *dk, *dv, *dbias, *scratch;
+    const rg_real *dO;
+    int B, T, S, D, H, hd;
+    bool causal, bias_batched, rec;
+    rg_real scale;
+    rg_mm k1, k2, k3, k4;        /* the products' kernels, looked up once per call */
+} attn_job;
+
+/* (b, h) pairs of a part: [BH * part / nparts, BH * (part + 1) / nparts) */
+static void part_range(const attn_job *j, int part, int nparts, int *lo, int *hi)
+{
+    int64_t BH = (int64_t)j->B * j->H;
+    *lo = (int)(BH * part / nparts);
+    *hi = (int)(BH * (part + 1) / nparts);
+}
+
+/* Work below this many multiply-adds (B H T S hd) runs on one thread. */
+#define PAR_MIN 2e5
+
+static void attn_forward_part(void *p, int part, int nparts)
+{
+    const attn_job *j = p;
+    const int T = j->T, S = j->S, D = j->D, H = j->H, hd = j->hd;
+    const int64_t TS = (int64_t)T * S;
+    rg_real *kt = j->scratch + (int64_t)part * hd * S;
+    int lo, hi;
+    part_range(j, part, nparts, &lo, &hi);
+    for (int bh = lo; bh < hi; bh++) {
+        const int b = bh / H, h = bh % H;
+        rg_real *Pbh = (rg_real *)j->P + (j->rec ? (int64_t)bh * TS : 0);
+        const int64_t qo = (int64_t)b * T * D + h * hd, ko = (int64_t)b * S * D + h * hd;
+        transpose_head(kt, j->k->data + ko, S, hd, D);
+        rg_mm_run(&j->k1, j->q->data + qo, kt, Pbh);
+        const rg_real *bb = j->bias ? j->bias->data + ((j->bias_batched ? (int64_t)b * H : 0) + h) * TS : NULL;
+        softmax_block(Pbh, bb, j->scale, T, S, j->causal);
+        rg_mm_run(&j->k2, Pbh, j->v->data + ko, j->out->data + qo);
     }
 }
 
@@ -74,21 +139,14 @@ rg_tensor *rg_attention(rg_ctx *c, rg_tensor *q, rg_tensor *k, rg_tensor *v, int
     bool rec = out->op != NULL;
     const int64_t TS = (int64_t)T * S;
     rg_real *P = rg_arena_alloc(&c->arena, (size_t)(rec ? (int64_t)B * H * TS : TS) * sizeof(rg_real));
-    for (int b = 0; b < B; b++) {
-        for (int h = 0; h < H; h++) {
-            rg_real *Pbh = rec ? P + ((int64_t)b * H + h) * TS : P;
-            const rg_real *qbh = q->data + (int64_t)b * T * D + h * hd;
-            const rg_real *kbh = k->data + (int64_t)b * S * D + h * hd;
-            const rg_real *vbh = v->data + (int64_t)b * S * D + h * hd;
-            rg_gemm(false, true, T, S, hd, (rg_real)scale, qbh, D, kbh, D, 0, Pbh, S);
-            if (bias) {
-                const rg_real *bb = bias->data + ((bias_batched ? (int64_t)b * H : 0) + h) * TS;
-                for (int64_t x = 0; x < TS; x++) Pbh[x] += bb[x];
-            }
-            softmax_block(Pbh, T, S, causal);
-            rg_gemm(false, false, T, hd, S, 1, Pbh, S, vbh, D, 0, out->data + (int64_t)b * T * D + h * hd, D);
-        }
-    }
+    attn_job j = {.q = q, .k = k, .v = v, .bias = bias, .out = out, .P = P, .B = B, .T = T, .S = S, .D = D, .H = H,
+                  .hd = hd, .causal = causal, .bias_batched = bias_batched, .rec = rec, .scale = (rg_real)scale};
+    j.k1 = rg_mm_get(false, T, S, hd, D, S, S, 0);   /* scores [T, S] = Q [T, hd] K^T [hd, S] */
+    j.k2 = rg_mm_get(false, T, hd, S, S, D, D, 0);   /* out [T, hd] = P [T, S] V [S, hd] */
+    /* split the (b, h) pairs over the pool when P is kept per pair (recording) and the work is worth a wake-up */
+    int nt = rec && (double)B * H * TS * hd >= PAR_MIN ? rg_pool_threads() : 1;
+    j.scratch = rg_arena_alloc(&c->arena, (size_t)nt * hd * S * sizeof(rg_real));
+    rg_pool_run(attn_forward_part, &j, nt);
     if (rec) {
         out->saved = P;
         out->iarg[0] = H;
@@ -97,6 +155,49 @@ rg_tensor *rg_attention(rg_ctx *c, rg_tensor *q, rg_tensor *k, rg_tensor *v, int
         out->farg[0] = scale;
     }
     return out;
+}
+
+static void attn_backward_part(void *p, int part, int nparts)
+{
+    const attn_job *j = p;
+    const int T = j->T, S = j->S, D = j->D, H = j->H, hd = j->hd;
+    const int64_t TS = (int64_t)T * S;
+    const bool need_ds = j->dq || j->dk || j->dbias;
+    rg_real *dS = need_ds ? j->scratch + (int64_t)part * (TS + (int64_t)hd * S) : NULL, *vt = dS ? dS + TS : NULL;
+    int lo, hi;
+    part_range(j, part, nparts, &lo, &hi);
+    for (int bh = lo; bh < hi; bh++) {
+        const int b = bh / H, h = bh % H;
+        const rg_real *Pbh = j->P + (int64_t)bh * TS;
+        const int64_t qo = (int64_t)b * T * D + h * hd, ko = (int64_t)b * S * D + h * hd;
+        const rg_real *dObh = j->dO + qo;
+        if (j->dv) rg_mm_run(&j->k1, Pbh, dObh, j->dv + ko);
+        if (!need_ds) continue;
+        transpose_head(vt, j->v->data + ko, S, hd, D);
+        rg_mm_run(&j->k2, dObh, vt, dS);
+        /* dS = P * (dP - rowsum(dP * P)) (to dbias), then scaled for dQ and dK; masked entries have P = 0 */
+        rg_real *db = j->dbias ? j->dbias + ((j->bias_batched ? (int64_t)b * H : 0) + h) * TS : NULL;
+        for (int i = 0; i < T; i++) {
+            rg_real *ds = dS + (int64_t)i * S;
+            const rg_real *pr = Pbh + (int64_t)i * S;
+            const int n = visible_keys(j->causal, i, T, S); /* P is 0 past the visible prefix */
+            rg_real dot = 0;
+            for (int x = 0; x < n; x++) dot += ds[x] * pr[x];
+            if (db) {
+                rg_real *dbr = db + (int64_t)i * S;
+                for (int x = 0; x < n; x++) {
+                    rg_real g = pr[x] * (ds[x] - dot);
+                    dbr[x] += g;
+                    ds[x] = g * j->scale;
+                }
+            } else {
+                for (int x = 0; x < n; x++) ds[x] = pr[x] * (ds[x] - dot) * j->scale;
+            }
+            if (n < S) memset(ds + n, 0, (size_t)(S - n) * sizeof(rg_real));
+        }
+        if (j->dq) rg_mm_run(&j->k3, dS, j->k->data + ko, j->dq + qo);
+        if (j->dk) rg_mm_run(&j->k4, dS, j->q->data + qo, j->dk + ko);
+    }
 }
 
 static void attention_backward(rg_tensor *node)
@@ -108,38 +209,22 @@ static void attention_backward(rg_tensor *node)
     const rg_real scale = (rg_real)node->farg[0];
     const int64_t TS = (int64_t)T * S;
     const rg_real *P = node->saved, *dO = node->grad;
-    rg_real *dq = wants_grad(q) ? rg_grad_of(q) : NULL, *dk = wants_grad(k) ? rg_grad_of(k) : NULL;
-    rg_real *dv = wants_grad(v) ? rg_grad_of(v) : NULL, *dbias = wants_grad(bias) ? rg_grad_of(bias) : NULL;
+    /* each of dV, dQ, dK is written block by block, in that order, for every (b, h): a buffer that is new here
+     * (rg_grad_fresh) is written with beta 0 instead of being zero-filled and accumulated */
+    bool fv = false, fq = false, fk = false;
+    rg_real *dv = wants_grad(v) ? rg_grad_fresh(v, &fv) : NULL;
+    rg_real *dq = wants_grad(q) ? rg_grad_fresh(q, &fq) : NULL, *dk = wants_grad(k) ? rg_grad_fresh(k, &fk) : NULL;
+    rg_real *dbias = wants_grad(bias) ? rg_grad_of(bias) : NULL;
     bool need_ds = dq || dk || dbias;
-    rg_real *dS = need_ds ? rg_arena_alloc(&node->ctx->arena, (size_t)TS * sizeof(rg_real)) : NULL;
-    for (int b = 0; b < B; b++) {
-        for (int h = 0; h < H; h++) {
-            const rg_real *Pbh = P + ((int64_t)b * H + h) * TS;
-            const int64_t qo = (int64_t)b * T * D + h * hd, ko = (int64_t)b * S * D + h * hd;
-            const rg_real *dObh = dO + qo;
-            if (dv) /* dV [S, hd] += P^T [S, T] dO [T, hd] */
-                rg_gemm(true, false, S, hd, T, 1, Pbh, S, dObh, D, 1, dv + ko, D);
-            if (!need_ds) continue;
-            /* dP [T, S] = dO [T, hd] V^T [hd, S] */
-            rg_gemm(false, true, T, S, hd, 1, dObh, D, v->data + ko, D, 0, dS, S);
-            /* dS = P * (dP - rowsum(dP * P)); masked entries have P = 0 and get 0 */
-            for (int i = 0; i < T; i++) {
-                rg_real *ds = dS + (int64_t)i * S;
-                const rg_real *p = Pbh + (int64_t)i * S;
-                const int n = visible_keys(causal, i, T, S); /* P is 0 past the visible prefix */
-                rg_real dot = 0;
-                for (int j = 0; j < n; j++) dot += ds[j] * p[j];
-                for (int j = 0; j < n; j++) ds[j] = p[j] * (ds[j] - dot);
-                if (n < S) memset(ds + n, 0, (size_t)(S - n) * sizeof(rg_real));
-            }
-            if (dbias) {
-                rg_real *db = dbias + ((bias_batched ? (int64_t)b * H : 0) + h) * TS;
-                for (int64_t x = 0; x < TS; x++) db[x] += dS[x];
-            }
-            if (dq) /* dQ [T, hd] += scale dS [T, S] K [S, hd] */
-                rg_gemm(false, false, T, hd, S, scale, dS, S, k->data + ko, D, 1, dq + qo, D);
-            if (dk) /* dK [S, hd] += scale dS^T [S, T] Q [T, hd] */
-                rg_gemm(true, false, S, hd, T, scale, dS, S, q->data + qo, D, 1, dk + ko, D);
-        }
-    }
+    attn_job j = {.q = q, .k = k, .v = v, .bias = bias, .P = P, .dq = dq, .dk = dk, .dv = dv, .dbias = dbias,
+                  .dO = dO, .B = B, .T = T, .S = S, .D = D, .H = H, .hd = hd, .causal = causal,
+                  .bias_batched = bias_batched, .rec = true, .scale = scale};
+    j.k1 = rg_mm_get(true, S, hd, T, S, D, D, !fv);  /* dV [S, hd] (+)= P^T [S, T] dO [T, hd] */
+    j.k2 = rg_mm_get(false, T, S, hd, D, S, S, 0);   /* dP [T, S] = dO [T, hd] V^T [hd, S] */
+    j.k3 = rg_mm_get(false, T, hd, S, S, D, D, !fq); /* dQ [T, hd] (+)= (scale dS) [T, S] K [S, hd] */
+    j.k4 = rg_mm_get(true, S, hd, T, S, D, D, !fk);  /* dK [S, hd] (+)= (scale dS)^T [S, T] Q [T, hd] */
+    /* a bias shared by the batch gathers every b's dS into one block: that loop stays on one thread */
+    int nt = (double)B * H * TS * hd >= PAR_MIN && !(dbias && !bias_batched) ? rg_pool_threads() : 1;
+    if (need_ds) j.scratch = rg_arena_alloc(&node->ctx->arena, (size_t)nt * (TS + (int64_t)hd * S) * sizeof(rg_real));
+    rg_pool_run(attn_backward_part, &j, nt);
 }

@@ -132,8 +132,10 @@ static rg_status build(rg_model *m, rg_rng *rng)
     }
     if ((st = pos_params(m, RG_POS_SITE_OUTPUT, -1, rng))) return st;
     if ((st = rg_nn_layernorm_init(&m->ln_f, &m->params, "ln_f", d))) return st;
-    return rg_params_register_normal(&m->params, "lm_head.weight", 2, (int[]){c->vocab_size, d}, rng, RG_INIT_STD,
-                                     &m->lm_head);
+    if ((st = rg_params_register_normal(&m->params, "lm_head.weight", 2, (int[]){c->vocab_size, d}, rng,
+                                        RG_INIT_STD, &m->lm_head)))
+        return st;
+    return rg_params_pack(&m->params); /* one data block, one gradient block (nn.h) */
 }
 
 rg_status rg_model_new(const rg_model_config *cfg, uint64_t seed, rg_model **out)
@@ -320,8 +322,8 @@ rg_status rg_model_forward(rg_ctx *c, rg_model *m, const int32_t *tokens, const 
         }
         rg_tensor *bias = enc->score_bias ? enc->score_bias(c, m->pos_state, prep, l, &ps, q, k) : NULL;
         rg_tensor *att = rg_attention(c, q, k, v, H, bias, cfg->causal, scale);
-        h = rg_add(c, h, rg_nn_linear_forward(c, &blk->attn.o_proj, att));
-        h = rg_add(c, h, rg_nn_mlp_forward(c, &blk->mlp, rg_nn_layernorm_forward(c, &blk->ln2, h)));
+        h = rg_nn_linear_forward_residual(c, &blk->attn.o_proj, att, h); /* h + o_proj(att), one GEMM */
+        h = rg_nn_mlp_forward_residual(c, &blk->mlp, rg_nn_layernorm_forward(c, &blk->ln2, h), h);
     }
     if (kv) kv->len += T;
     *logits = rg_linear(c, rg_nn_layernorm_forward(c, &m->ln_f, h), m->lm_head, NULL);

@@ -1,4 +1,5 @@
-/* modules.c: Linear, LayerNorm and MLP as thin wrappers over the core ops (rg_linear, rg_layernorm, rg_gelu).
+/* modules.c: Linear, LayerNorm and MLP as thin wrappers over the core ops (rg_linear, rg_layernorm, and the fused
+ * rg_linear_gelu / rg_linear_residual of ops_fused.c).
  * Shapes: Linear x [..., in] -> [..., out] with weight [out, in] (torch.nn.Linear layout) and bias [out];
  * LayerNorm x [..., C] -> [..., C] with weight, bias [C], eps 1e-5 (torch.nn.LayerNorm default);
  * MLP x [..., d] -> fc2(gelu_tanh(fc1(x))) with fc1 [d_ff, d], fc2 [d, d_ff] (tools/ref_model.py class MLP).
@@ -36,6 +37,12 @@ rg_tensor *rg_nn_linear_forward(rg_ctx *c, const rg_nn_linear *m, rg_tensor *x)
     return rg_linear(c, x, m->weight, m->bias);
 }
 
+rg_tensor *rg_nn_linear_forward_residual(rg_ctx *c, const rg_nn_linear *m, rg_tensor *x, rg_tensor *r)
+{
+    if (!m->bias) return rg_add(c, r, rg_linear(c, x, m->weight, NULL));
+    return rg_linear_residual(c, x, m->weight, m->bias, r);
+}
+
 rg_status rg_nn_layernorm_init(rg_nn_layernorm *m, rg_params *ps, const char *prefix, int C)
 {
     char name[RG_NAME_LEN];
@@ -63,7 +70,19 @@ rg_status rg_nn_mlp_init(rg_nn_mlp *m, rg_params *ps, const char *prefix, int d_
     return rg_nn_linear_init(&m->fc2, ps, name, d_ff, d_model, true, rng);
 }
 
+/* gelu(fc1(x)): one fused op (fc1 always has a bias; rg_nn_mlp_init) */
+static rg_tensor *mlp_hidden(rg_ctx *c, const rg_nn_mlp *m, rg_tensor *x)
+{
+    if (!m->fc1.bias) return rg_gelu(c, rg_nn_linear_forward(c, &m->fc1, x));
+    return rg_linear_gelu(c, x, m->fc1.weight, m->fc1.bias);
+}
+
 rg_tensor *rg_nn_mlp_forward(rg_ctx *c, const rg_nn_mlp *m, rg_tensor *x)
 {
-    return rg_nn_linear_forward(c, &m->fc2, rg_gelu(c, rg_nn_linear_forward(c, &m->fc1, x)));
+    return rg_nn_linear_forward(c, &m->fc2, mlp_hidden(c, m, x));
+}
+
+rg_tensor *rg_nn_mlp_forward_residual(rg_ctx *c, const rg_nn_mlp *m, rg_tensor *x, rg_tensor *r)
+{
+    return rg_nn_linear_forward_residual(c, &m->fc2, mlp_hidden(c, m, x), r);
 }

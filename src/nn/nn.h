@@ -15,10 +15,18 @@
 
 /* ------------------------------------------------------------------ parameter registry */
 
-/* The parameters of a model in registration order (the order of state_dict). Owns the tensors. */
+/* The parameters of a model in registration order (the order of state_dict). Owns the tensors.
+ * Once packed (rg_params_pack; rg_model_new packs its registry), every parameter's data lives in ONE block and
+ * every gradient in another, at the same element offsets (llm.c's layout): items[i]->data = data + offset[i],
+ * items[i]->grad = grad + offset[i]. Each parameter's span is padded to a multiple of 16 elements with at least
+ * one spare element (kept 0: the gradient guard of rg_backward), so zero_grad is one memset and the norm, clip and
+ * optimizer updates are flat loops over [0, offset[n]). */
 typedef struct rg_params {
     rg_tensor **items;
     int n, cap;
+    int n_packed;          /* items[0..n_packed) live in the blocks (n_packed == n when fully packed) */
+    int64_t *offset;       /* [n_packed + 1] element offsets; offset[n_packed] = the blocks' length */
+    rg_real *data, *grad;  /* the blocks (NULL before packing) */
 } rg_params;
 
 /* The standard deviation of the N(0, std) initialization of Linear, Embedding and position tables (GPT-2). */
@@ -41,6 +49,11 @@ double rg_params_grad_norm(const rg_params *ps);
 /* torch.nn.utils.clip_grad_norm_: scales every gradient by min(1, max_norm / (norm + 1e-6)). Returns the norm
  * before clipping. */
 double rg_params_clip_grad_norm(rg_params *ps, double max_norm);
+/* Moves every parameter's data and gradient into the two contiguous blocks described by ps->offset (values are
+ * copied; each tensor's data/grad pointers are updated, the tensors themselves stay). Called again after more
+ * parameters were registered, it repacks all of them (optimizer state made before that no longer fits: the
+ * optimizers assert on it). RG_ERR_NOMEM (nothing changed) if the blocks cannot be allocated. */
+rg_status rg_params_pack(rg_params *ps);
 /* Frees every parameter and the list. */
 void rg_params_free(rg_params *ps);
 
@@ -61,6 +74,11 @@ rg_tensor *rg_nn_layernorm_forward(rg_ctx *c, const rg_nn_layernorm *m, rg_tenso
 rg_status rg_nn_mlp_init(rg_nn_mlp *m, rg_params *ps, const char *prefix, int d_model, int d_ff, rg_rng *rng);
 /* x [..., d] -> fc2(gelu(fc1(x))) [..., d]. */
 rg_tensor *rg_nn_mlp_forward(rg_ctx *c, const rg_nn_mlp *m, rg_tensor *x);
+/* r + fc2(gelu(fc1(x))): bias + GELU fused (rg_linear_gelu) and the residual add folded into fc2's GEMM
+ * (rg_linear_residual). r has x's shape. */
+rg_tensor *rg_nn_mlp_forward_residual(rg_ctx *c, const rg_nn_mlp *m, rg_tensor *x, rg_tensor *r);
+/* r + linear(x), the add folded into the GEMM (rg_linear_residual; rg_add after rg_linear without a bias). */
+rg_tensor *rg_nn_linear_forward_residual(rg_ctx *c, const rg_nn_linear *m, rg_tensor *x, rg_tensor *r);
 
 /* Fused scaled-dot-product attention (one op, one backward): q [B, T, H*hd], k and v [B, S, H*hd] with heads as
  * contiguous hd chunks; scores = q_h k_h^T * scale (+ bias), bias [H, T, S] or [B, H, T, S] or NULL (it may
@@ -190,10 +208,12 @@ typedef struct {
     double beta1, beta2, eps, weight_decay;
     int64_t step;           /* steps taken */
     int n;                  /* parameters */
-    rg_real **m, **v;       /* per parameter, numel each */
+    rg_real **m, **v;       /* per parameter, numel each: views into m_block / v_block at the registry's offsets */
+    rg_real *m_block, *v_block; /* the moments, laid out like the parameters' block (rg_params.offset) */
 } rg_adamw;
 
-rg_status rg_adamw_init(rg_adamw *opt, const rg_params *ps, double beta1, double beta2, double eps,
+/* Packs ps (rg_params_pack) if it is not packed yet, then allocates zeroed moments in the same layout. */
+rg_status rg_adamw_init(rg_adamw *opt, rg_params *ps, double beta1, double beta2, double eps,
                         double weight_decay);
 /* One update of every parameter with learning rate lr (bumps each parameter's version). */
 void rg_adamw_step(rg_adamw *opt, rg_params *ps, double lr);
@@ -205,10 +225,12 @@ typedef struct {
     double momentum, weight_decay;
     int64_t step;
     int n;
-    rg_real **buf;
+    rg_real **buf;          /* per parameter: views into buf_block at the registry's offsets */
+    rg_real *buf_block;
 } rg_sgd;
 
-rg_status rg_sgd_init(rg_sgd *opt, const rg_params *ps, double momentum, double weight_decay);
+/* Packs ps if needed, then allocates the zeroed momentum block. */
+rg_status rg_sgd_init(rg_sgd *opt, rg_params *ps, double momentum, double weight_decay);
 void rg_sgd_step(rg_sgd *opt, rg_params *ps, double lr);
 void rg_sgd_free(rg_sgd *opt);
 
@@ -216,5 +238,53 @@ void rg_sgd_free(rg_sgd *opt);
  * s < warmup, then cosine from peak down to min_frac*peak at s = total: peak*(min_frac + (1-min_frac) *
  * 0.5*(1 + cos(pi * (s-warmup)/max(1, total-warmup)))). Matches tools/ref_model.py lr_schedule. */
 double rg_lr_schedule(int64_t s, double peak, int64_t warmup, int64_t total, double min_frac);
+
+/* ------------------------------------------------------------------ one training step (train_step.c) */
+
+/* A batch of right-padded rows: tokens, targets int32 [B, T] (row stride T); lengths [B] the unpadded length of each
+ * row (tokens past it are padding, their targets ignore_index), or NULL when every row is T long. */
+typedef struct {
+    const int32_t *tokens, *targets;
+    const int *lengths;
+    int B, T;
+} rg_batch;
+
+typedef struct {
+    int micro_batches;      /* k >= 1: rows sorted by length, k groups of ceil(B/k), each padded to its longest row */
+    double lr;              /* this step's learning rate (rg_lr_schedule) */
+    double clip;            /* > 0: clip the global gradient norm to it (rg_params_clip_grad_norm); 0: no clipping */
+    int32_t ignore_index;   /* targets not counted (-100, RG_TASK_IGNORE) */
+    rg_rng *pos_rng;        /* NULL: positions 0..T-1; else each micro-batch (in order) draws its positions with
+                             * rg_random_positions(pos_rng, rows, its T, max_position) */
+    int max_position;
+} rg_step_config;
+
+typedef struct {
+    double loss;            /* the batch's mean cross-entropy over its targets (before the update) */
+    double grad_norm;       /* the global gradient norm before clipping */
+    double lr;
+    int64_t tokens;         /* tokens run through the model, padding of the micro-batches included */
+} rg_step_stats;
+
+/* What a training loop keeps between steps: the step context and the micro-batch buffers (grown to the largest
+ * batch once; steady-state steps allocate nothing). */
+typedef struct {
+    rg_ctx *ctx;
+    int cap_rows;
+    int64_t cap;
+    int *order;
+    int32_t *tokens, *targets, *positions;
+} rg_trainer;
+
+rg_status rg_trainer_init(rg_trainer *t);
+void rg_trainer_free(rg_trainer *t);
+
+/* One training step: zero the gradients, forward + cross-entropy + backward of every micro-batch (gradient
+ * accumulation of the batch's mean loss, see train_step.c), clip, and one AdamW update with cfg->lr.
+ * Errors (RG_ERR_ARG, nothing changed): B or T < 1, a length outside 1..T, micro_batches < 1, clip < 0, lr not
+ * finite, max_position < T with random positions; RG_ERR_NOMEM; and those of rg_model_forward (then no update is
+ * taken, the gradients are partial). A non-finite loss is returned, not an error: the update was taken. */
+rg_status rg_train_step(rg_trainer *t, rg_model *m, rg_adamw *opt, const rg_batch *b, const rg_step_config *cfg,
+                        rg_step_stats *out);
 
 #endif

@@ -1,5 +1,7 @@
-/* optim.c: AdamW, SGD with momentum and the learning-rate schedule. State (m, v, momentum buffers) is one array of
- * numel values per parameter, in registry order.
+/* optim.c: AdamW, SGD with momentum and the learning-rate schedule.
+ *
+ * State (m, v, momentum) is one block laid out like the registry's parameter block (rg_params.offset), so each
+ * update is one flat loop per run of parameters with the same weight-decay rule.
  *
  * AdamW follows torch.optim.AdamW, single-tensor path (torch 1.13, torch/optim/adamw.py _single_tensor_adamw):
  *   t += 1; p *= 1 - lr*wd; m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;
@@ -14,43 +16,61 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One zeroed array of numel values per parameter; NULL (and nothing allocated) on failure. */
-static rg_real **state_new(const rg_params *ps)
+/* Per-parameter views of a state block laid out like the registry (ps->offset); NULL on no memory. */
+static rg_real **state_views(const rg_params *ps, rg_real *block)
 {
     rg_real **s = calloc((size_t)(ps->n ? ps->n : 1), sizeof *s);
     if (!s) return NULL;
-    for (int i = 0; i < ps->n; i++) {
-        s[i] = calloc((size_t)ps->items[i]->numel, sizeof(rg_real));
-        if (!s[i]) {
-            for (int j = 0; j < i; j++) free(s[j]);
-            free(s);
-            return NULL;
-        }
-    }
+    for (int i = 0; i < ps->n; i++) s[i] = block + ps->offset[i];
     return s;
 }
 
-static void state_free(rg_real **s, int n)
+/* A zeroed, 64-byte aligned state block of the registry's length. */
+static rg_real *state_block(const rg_params *ps)
 {
-    if (!s) return;
-    for (int i = 0; i < n; i++) free(s[i]);
-    free(s);
+    void *p = NULL;
+    size_t bytes = (size_t)(ps->n ? ps->offset[ps->n] : 1) * sizeof(rg_real);
+    if (posix_memalign(&p, 64, bytes) != 0) return NULL;
+    memset(p, 0, bytes);
+    return p;
 }
 
-rg_status rg_adamw_init(rg_adamw *opt, const rg_params *ps, double beta1, double beta2, double eps,
+/* The end of the run of parameters from i on that share i's weight-decay rule (2-D or not): the flat loops run
+ * once per run, over [offset[i], offset[end]). */
+static int decay_run_end(const rg_params *ps, int i)
+{
+    int j = i + 1;
+    while (j < ps->n && (ps->items[j]->ndim == 2) == (ps->items[i]->ndim == 2)) j++;
+    return j;
+}
+
+static void check_layout(const char *who, const rg_params *ps, int n)
+{
+    RG_ASSERT(ps->n == n, "%s: initialized for %d parameters, stepping %d", who, n, ps->n);
+    RG_ASSERT(ps->n_packed == ps->n && (ps->data || ps->n == 0),
+              "%s: the registry was repacked or extended after the optimizer was initialized", who);
+}
+
+rg_status rg_adamw_init(rg_adamw *opt, rg_params *ps, double beta1, double beta2, double eps,
                         double weight_decay)
 {
     memset(opt, 0, sizeof *opt);
     if (!(beta1 >= 0 && beta1 < 1) || !(beta2 >= 0 && beta2 < 1) || !(eps >= 0) || !(weight_decay >= 0))
         return rg_error(RG_ERR_ARG, "adamw: betas (%g, %g) must be in [0, 1), eps %g and weight_decay %g >= 0", beta1,
                         beta2, eps, weight_decay);
+    rg_status st = rg_params_pack(ps);
+    if (st) return st;
     opt->beta1 = beta1;
     opt->beta2 = beta2;
     opt->eps = eps;
     opt->weight_decay = weight_decay;
     opt->n = ps->n;
-    opt->m = state_new(ps);
-    opt->v = state_new(ps);
+    opt->m_block = state_block(ps);
+    opt->v_block = state_block(ps);
+    if (opt->m_block && opt->v_block) {
+        opt->m = state_views(ps, opt->m_block);
+        opt->v = state_views(ps, opt->v_block);
+    }
     if (!opt->m || !opt->v) {
         rg_adamw_free(opt);
         return rg_error(RG_ERR_NOMEM, "adamw: out of memory for the moments");
@@ -58,75 +78,100 @@ rg_status rg_adamw_init(rg_adamw *opt, const rg_params *ps, double beta1, double
     return RG_OK;
 }
 
+/* The AdamW update of elements [lo, hi) of the blocks (see the top of the file; double arithmetic, one rounding of
+ * each stored value). */
+static void adamw_flat(rg_real *restrict p, const rg_real *restrict g, rg_real *restrict m, rg_real *restrict v,
+                       int64_t n, double decay, double b1, double b2, double step_size, double bc2_sqrt, double eps)
+{
+    for (int64_t j = 0; j < n; j++) {
+        double gj = (double)g[j];
+        double x = (double)p[j] * decay;
+        rg_real mj = (rg_real)(b1 * (double)m[j] + (1 - b1) * gj);
+        rg_real vj = (rg_real)(b2 * (double)v[j] + (1 - b2) * gj * gj);
+        m[j] = mj;
+        v[j] = vj;
+        p[j] = (rg_real)(x - step_size * (double)mj / (sqrt((double)vj) / bc2_sqrt + eps));
+    }
+}
+
 void rg_adamw_step(rg_adamw *opt, rg_params *ps, double lr)
 {
-    RG_ASSERT(ps->n == opt->n, "adamw: initialized for %d parameters, stepping %d", opt->n, ps->n);
+    check_layout("adamw", ps, opt->n);
     opt->step++;
     const double b1 = opt->beta1, b2 = opt->beta2, eps = opt->eps;
     const double bc1 = 1 - pow(b1, (double)opt->step), bc2 = 1 - pow(b2, (double)opt->step);
     const double step_size = lr / bc1, bc2_sqrt = sqrt(bc2);
-    for (int i = 0; i < ps->n; i++) {
-        rg_tensor *p = ps->items[i];
-        rg_real *m = opt->m[i], *v = opt->v[i];
-        const double decay = p->ndim == 2 ? 1 - lr * opt->weight_decay : 1;
-        for (int64_t j = 0; j < p->numel; j++) {
-            double g = (double)p->grad[j];
-            double x = (double)p->data[j] * decay;
-            double mj = b1 * (double)m[j] + (1 - b1) * g;
-            double vj = b2 * (double)v[j] + (1 - b2) * g * g;
-            m[j] = (rg_real)mj;
-            v[j] = (rg_real)vj;
-            p->data[j] = (rg_real)(x - step_size * (double)m[j] / (sqrt((double)v[j]) / bc2_sqrt + eps));
-        }
-        rg_tensor_bump_version(p);
+    for (int i = 0; i < ps->n;) {
+        int end = decay_run_end(ps, i);
+        const double decay = ps->items[i]->ndim == 2 ? 1 - lr * opt->weight_decay : 1;
+        const int64_t lo = ps->offset[i], n = ps->offset[end] - lo;
+        adamw_flat(ps->data + lo, ps->grad + lo, opt->m_block + lo, opt->v_block + lo, n, decay, b1, b2, step_size,
+                   bc2_sqrt, eps);
+        i = end;
     }
+    for (int i = 0; i < ps->n; i++) rg_tensor_bump_version(ps->items[i]);
 }
 
 void rg_adamw_free(rg_adamw *opt)
 {
-    state_free(opt->m, opt->n);
-    state_free(opt->v, opt->n);
+    free(opt->m);
+    free(opt->v);
+    free(opt->m_block);
+    free(opt->v_block);
     opt->m = opt->v = NULL;
+    opt->m_block = opt->v_block = NULL;
 }
 
-rg_status rg_sgd_init(rg_sgd *opt, const rg_params *ps, double momentum, double weight_decay)
+rg_status rg_sgd_init(rg_sgd *opt, rg_params *ps, double momentum, double weight_decay)
 {
     memset(opt, 0, sizeof *opt);
     if (!(momentum >= 0) || !(weight_decay >= 0))
         return rg_error(RG_ERR_ARG, "sgd: momentum %g and weight_decay %g must be >= 0", momentum, weight_decay);
+    rg_status st = rg_params_pack(ps);
+    if (st) return st;
     opt->momentum = momentum;
     opt->weight_decay = weight_decay;
     opt->n = ps->n;
-    opt->buf = state_new(ps);
-    if (!opt->buf) return rg_error(RG_ERR_NOMEM, "sgd: out of memory for the momentum buffers");
+    opt->buf_block = state_block(ps);
+    if (opt->buf_block) opt->buf = state_views(ps, opt->buf_block);
+    if (!opt->buf) {
+        rg_sgd_free(opt);
+        return rg_error(RG_ERR_NOMEM, "sgd: out of memory for the momentum buffers");
+    }
     return RG_OK;
 }
 
 void rg_sgd_step(rg_sgd *opt, rg_params *ps, double lr)
 {
-    RG_ASSERT(ps->n == opt->n, "sgd: initialized for %d parameters, stepping %d", opt->n, ps->n);
+    check_layout("sgd", ps, opt->n);
     const bool first = opt->step == 0;
+    const double mu = opt->momentum;
     opt->step++;
-    for (int i = 0; i < ps->n; i++) {
-        rg_tensor *p = ps->items[i];
-        rg_real *buf = opt->buf[i];
-        const double wd = p->ndim == 2 ? opt->weight_decay : 0;
-        for (int64_t j = 0; j < p->numel; j++) {
-            double g = (double)p->grad[j] + wd * (double)p->data[j];
-            if (opt->momentum != 0) {
-                buf[j] = (rg_real)(first ? g : opt->momentum * (double)buf[j] + g);
+    for (int i = 0; i < ps->n;) {
+        int end = decay_run_end(ps, i);
+        const double wd = ps->items[i]->ndim == 2 ? opt->weight_decay : 0;
+        const int64_t lo = ps->offset[i], n = ps->offset[end] - lo;
+        rg_real *restrict p = ps->data + lo, *restrict buf = opt->buf_block + lo;
+        const rg_real *restrict gr = ps->grad + lo;
+        for (int64_t j = 0; j < n; j++) {
+            double g = (double)gr[j] + wd * (double)p[j];
+            if (mu != 0) {
+                buf[j] = (rg_real)(first ? g : mu * (double)buf[j] + g);
                 g = (double)buf[j];
             }
-            p->data[j] = (rg_real)((double)p->data[j] - lr * g);
+            p[j] = (rg_real)((double)p[j] - lr * g);
         }
-        rg_tensor_bump_version(p);
+        i = end;
     }
+    for (int i = 0; i < ps->n; i++) rg_tensor_bump_version(ps->items[i]);
 }
 
 void rg_sgd_free(rg_sgd *opt)
 {
-    state_free(opt->buf, opt->n);
+    free(opt->buf);
+    free(opt->buf_block);
     opt->buf = NULL;
+    opt->buf_block = NULL;
 }
 
 double rg_lr_schedule(int64_t s, double peak, int64_t warmup, int64_t total, double min_frac)

@@ -1,11 +1,43 @@
-/* train_step.c: the forward + cross-entropy + backward of one batch, computed in chunks of consecutive rows
- * (gradient accumulation). Shapes: tokens, targets int32 [B, T]; positions int32 [B, T] or NULL. The parameter
- * gradients receive exactly the gradient of the batch's mean loss (each chunk's backward is seeded with its share
- * of the batch's targets), while only one chunk's intermediates are alive at a time: on the reference model at
- * batch 64 x 34 tokens, 8 chunks take the peak resident memory of a training process from 61 MB to 19 MB
- * (bench --chunks 8). */
+/* train_step.c: one training step (rg_train_step: forward, cross-entropy, backward, clip, AdamW) of a batch taken as
+ * length-sorted micro-batches, and the chunked forward + loss + backward it is built on (rg_model_loss_backward).
+ *
+ * Shapes: tokens, targets int32 [B, T], right-padded rows; row b's unpadded length lengths[b] (targets past it are
+ * ignore_index). Micro-batching: rows are sorted by length (stable), split into k groups of ceil(B/k) consecutive
+ * rows, and each group is run padded only to its own longest row, so a batch of mixed lengths costs the tokens it
+ * has instead of B x T. The loss is the mean over every target of the whole batch: each micro-batch's backward is
+ * seeded with its share (its targets over all targets), so the parameter gradients receive exactly the gradient of
+ * the batch's mean loss (up to float rounding), while only one micro-batch's intermediates are alive at a time (the
+ * context is reset before each: the arena's working set is one micro-batch's). */
 #include "nn.h"
 #include "../autograd/autograd.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Forward, loss and backward of rows [0, rows) of tokens/targets (row stride T), seeded with count / total.
+ * Adds the weighted loss to *sum. */
+static rg_status run_micro(rg_ctx *c, rg_model *m, const int32_t *tokens, const int32_t *targets,
+                           const int32_t *positions, int rows, int T, int32_t ignore_index, int64_t count,
+                           int64_t total, double *sum)
+{
+    rg_ctx_reset(c);
+    rg_tensor *logits;
+    rg_status st = rg_model_forward(c, m, tokens, positions, rows, T, NULL, &logits);
+    if (st) return st;
+    rg_tensor *l = rg_cross_entropy(c, logits, targets, ignore_index);
+    rg_real w = (rg_real)((double)count / (double)total);
+    rg_backward(c, l, &w);
+    *sum += (double)w * (double)l->data[0];
+    return RG_OK;
+}
+
+static int64_t count_targets(const int32_t *targets, int64_t n, int32_t ignore_index)
+{
+    int64_t k = 0;
+    for (int64_t i = 0; i < n; i++) k += targets[i] != ignore_index;
+    return k;
+}
 
 rg_status rg_model_loss_backward(rg_ctx *c, rg_model *m, const int32_t *tokens, const int32_t *targets,
                                  const int32_t *positions, int B, int T, int chunks, int32_t ignore_index,
@@ -14,24 +46,121 @@ rg_status rg_model_loss_backward(rg_ctx *c, rg_model *m, const int32_t *tokens, 
     if (B < 1 || T < 1 || chunks < 1)
         return rg_error(RG_ERR_ARG, "loss_backward: B %d, T %d, chunks %d (each must be >= 1)", B, T, chunks);
     if (chunks > B) chunks = B;
-    int64_t total = 0;
-    for (int64_t i = 0; i < (int64_t)B * T; i++) total += targets[i] != ignore_index;
+    int64_t total = count_targets(targets, (int64_t)B * T, ignore_index);
     double sum = 0;
     int per = (B + chunks - 1) / chunks;
     for (int lo = 0; lo < B; lo += per) {
         int rows = lo + per <= B ? per : B - lo;
-        int64_t off = (int64_t)lo * T, count = 0;
-        for (int64_t i = 0; i < (int64_t)rows * T; i++) count += targets[off + i] != ignore_index;
+        int64_t off = (int64_t)lo * T, count = count_targets(targets + off, (int64_t)rows * T, ignore_index);
         if (count == 0) continue; /* no target: contributes nothing to the loss or the gradients */
-        rg_ctx_reset(c);
-        rg_tensor *logits;
-        rg_status st = rg_model_forward(c, m, tokens + off, positions ? positions + off : NULL, rows, T, NULL, &logits);
+        rg_status st = run_micro(c, m, tokens + off, targets + off, positions ? positions + off : NULL, rows, T,
+                                 ignore_index, count, total, &sum);
         if (st) return st;
-        rg_tensor *l = rg_cross_entropy(c, logits, targets + off, ignore_index);
-        rg_real w = (rg_real)((double)count / (double)total);
-        rg_backward(c, l, &w);
-        sum += (double)w * (double)l->data[0];
     }
     *loss = sum;
+    return RG_OK;
+}
+
+/* ------------------------------------------------------------------ the training step */
+
+rg_status rg_trainer_init(rg_trainer *t)
+{
+    memset(t, 0, sizeof *t);
+    t->ctx = rg_ctx_new();
+    return RG_OK;
+}
+
+void rg_trainer_free(rg_trainer *t)
+{
+    rg_ctx_free(t->ctx);
+    free(t->order);
+    free(t->tokens);
+    free(t->targets);
+    free(t->positions);
+    memset(t, 0, sizeof *t);
+}
+
+/* Grows the trainer's buffers to B rows of T (only when a batch is larger than any before). */
+static rg_status trainer_reserve(rg_trainer *t, int B, int T)
+{
+    int64_t need = (int64_t)B * T;
+    if (B > t->cap_rows) {
+        int *order = realloc(t->order, sizeof(int) * (size_t)B);
+        if (!order) return rg_error(RG_ERR_NOMEM, "train step: out of memory for %d rows", B);
+        t->order = order;
+        t->cap_rows = B;
+    }
+    if (need > t->cap) {
+        int32_t *a = realloc(t->tokens, sizeof(int32_t) * (size_t)need);
+        if (a) t->tokens = a;
+        int32_t *b = a ? realloc(t->targets, sizeof(int32_t) * (size_t)need) : NULL;
+        if (b) t->targets = b;
+        int32_t *p = b ? realloc(t->positions, sizeof(int32_t) * (size_t)need) : NULL;
+        if (p) t->positions = p;
+        if (!p) return rg_error(RG_ERR_NOMEM, "train step: out of memory for %lld tokens", (long long)need);
+        t->cap = need;
+    }
+    return RG_OK;
+}
+
+static rg_status check_step(const rg_batch *b, const rg_step_config *cfg)
+{
+    if (!b->tokens || !b->targets || b->B < 1 || b->T < 1)
+        return rg_error(RG_ERR_ARG, "train step: batch %d x %d (each >= 1, tokens and targets given)", b->B, b->T);
+    if (cfg->micro_batches < 1)
+        return rg_error(RG_ERR_ARG, "train step: micro_batches %d (must be >= 1)", cfg->micro_batches);
+    if (!(cfg->clip >= 0) || !isfinite(cfg->lr))
+        return rg_error(RG_ERR_ARG, "train step: clip %g (>= 0) and lr %g (finite)", cfg->clip, cfg->lr);
+    if (cfg->pos_rng && cfg->max_position < b->T)
+        return rg_error(RG_ERR_ARG, "train step: max_position %d < T %d", cfg->max_position, b->T);
+    for (int i = 0; b->lengths && i < b->B; i++)
+        if (b->lengths[i] < 1 || b->lengths[i] > b->T)
+            return rg_error(RG_ERR_ARG, "train step: row %d has length %d outside 1..%d", i, b->lengths[i], b->T);
+    return RG_OK;
+}
+
+rg_status rg_train_step(rg_trainer *t, rg_model *m, rg_adamw *opt, const rg_batch *b, const rg_step_config *cfg,
+                        rg_step_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    rg_flush_denormals(true); /* this thread may not be the one that made the trainer (tensor.h) */
+    rg_status st = check_step(b, cfg);
+    if (st || (st = trainer_reserve(t, b->B, b->T))) return st;
+    const int B = b->B, T = b->T, k = cfg->micro_batches < B ? cfg->micro_batches : B;
+    /* rows by length, stable (insertion sort: B is small) */
+    for (int i = 0; i < B; i++) t->order[i] = i;
+    for (int i = 1; b->lengths && i < B; i++)
+        for (int j = i; j > 0 && b->lengths[t->order[j - 1]] > b->lengths[t->order[j]]; j--) {
+            int x = t->order[j]; t->order[j] = t->order[j - 1]; t->order[j - 1] = x;
+        }
+    const int64_t total = count_targets(b->targets, (int64_t)B * T, cfg->ignore_index);
+    rg_params_zero_grad(&m->params);
+    double sum = 0;
+    const int per = (B + k - 1) / k;
+    for (int lo = 0; lo < B; lo += per) {
+        const int rows = lo + per <= B ? per : B - lo;
+        int Tm = 1; /* this micro-batch's longest row */
+        for (int i = lo; i < lo + rows; i++) {
+            int len = b->lengths ? b->lengths[t->order[i]] : T;
+            if (len > Tm) Tm = len;
+        }
+        for (int i = 0; i < rows; i++) {
+            int64_t src = (int64_t)t->order[lo + i] * T, dst = (int64_t)i * Tm;
+            memcpy(t->tokens + dst, b->tokens + src, sizeof(int32_t) * (size_t)Tm);
+            memcpy(t->targets + dst, b->targets + src, sizeof(int32_t) * (size_t)Tm);
+        }
+        int64_t count = count_targets(t->targets, (int64_t)rows * Tm, cfg->ignore_index);
+        if (cfg->pos_rng) rg_random_positions(cfg->pos_rng, rows, Tm, cfg->max_position, t->positions);
+        out->tokens += (int64_t)rows * Tm;
+        if (count == 0) continue; /* no target: contributes nothing */
+        st = run_micro(t->ctx, m, t->tokens, t->targets, cfg->pos_rng ? t->positions : NULL, rows, Tm,
+                       cfg->ignore_index, count, total, &sum);
+        if (st) return st;
+    }
+    out->loss = sum;
+    out->grad_norm = cfg->clip > 0 ? rg_params_clip_grad_norm(&m->params, cfg->clip)
+                                   : rg_params_grad_norm(&m->params);
+    out->lr = cfg->lr;
+    rg_adamw_step(opt, &m->params, cfg->lr);
     return RG_OK;
 }

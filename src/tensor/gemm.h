@@ -1,22 +1,42 @@
-/* gemm.h: the one place ropegrad calls BLAS. Row-major C = alpha op(A) op(B) + beta C with cblas_sgemm, or
- * cblas_dgemm in the float64 (RG_DOUBLE) build. Internal to the library. */
+/* gemm.h: the one place ropegrad calls matrix-product libraries. Row-major C = alpha op(A) op(B) + beta C.
+ * Internal to the library.
+ *
+ * Kernels: small and medium products run on libxsmm 1.17's JIT kernels (Debian libxsmm-dev: code generated for the
+ * CPU that CPUID reports, AVX-512 or AVX2, so no OPENBLAS_CORETYPE is needed for them); the rest on OpenBLAS
+ * (cblas_sgemm, or cblas_dgemm in the float64 build, -DRG_DOUBLE, with libxsmm's double kernels likewise). Which
+ * product goes where (rg_gemm_uses_xsmm) follows measurements on the training step's shapes (bench/README.md):
+ * libxsmm was 1.1-1.5x faster for every shape with N <= 256 except when both M > 256 and K > 1024, and equal or
+ * slower on the large model's 1024-wide products. libxsmm 1.17 JIT kernels need alpha = 1, beta 0 or 1, and an
+ * untransposed B in row-major terms; rg_gemm transposes a small B (N*K <= 65536) into a per-thread scratch buffer
+ * and sends everything else to OpenBLAS. When OpenBLAS runs its generic SSE kernels (a CPU newer than the
+ * installed OpenBLAS; blas.h), EVERY product goes to libxsmm (any size, alpha and beta applied after the product),
+ * so a program gets AVX-512/AVX2 kernels with no OPENBLAS_CORETYPE and no re-execution. Products of 4 MFLOP or
+ * more are split by rows over the library's thread pool (pool.h). Setting RG_GEMM=blas in the environment sends
+ * every product to OpenBLAS (read once, for A/B measurements). */
 #ifndef RG_GEMM_H
 #define RG_GEMM_H
 
-#include <cblas.h>
+#include <stdbool.h>
 #include "tensor.h"
 
 /* C [M, N] = alpha * op(A) [M, K] * op(B) [K, N] + beta * C; lda/ldb/ldc are the row strides as stored. */
-static inline void rg_gemm(bool trans_a, bool trans_b, int M, int N, int K, rg_real alpha, const rg_real *A,
-                           int lda, const rg_real *B, int ldb, rg_real beta, rg_real *C, int ldc)
-{
-#ifdef RG_DOUBLE
-    cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, M, N, K,
-                alpha, A, lda, B, ldb, beta, C, ldc);
-#else
-    cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, M, N, K,
-                alpha, A, lda, B, ldb, beta, C, ldc);
-#endif
-}
+void rg_gemm(bool trans_a, bool trans_b, int M, int N, int K, rg_real alpha, const rg_real *A, int lda,
+             const rg_real *B, int ldb, rg_real beta, rg_real *C, int ldc);
+
+/* A kernel for one fixed product shape, looked up once (rg_mm_get) and run many times (rg_mm_run): for loops of
+ * equal-shaped products such as attention's per-(batch, head) products. */
+typedef struct {
+    void *fn;                 /* the libxsmm kernel, or NULL: rg_mm_run then calls OpenBLAS */
+    bool trans_a;
+    int M, N, K, lda, ldb, ldc;
+    rg_real beta;
+} rg_mm;
+
+/* C = op(A) B + beta C (alpha 1, B untransposed, beta 0 or 1; aborts otherwise). */
+rg_mm rg_mm_get(bool trans_a, int M, int N, int K, int lda, int ldb, int ldc, rg_real beta);
+void rg_mm_run(const rg_mm *k, const rg_real *A, const rg_real *B, rg_real *C);
+
+/* True if rg_gemm sends this product (alpha 1, beta 0 or 1, B untransposed) to libxsmm. */
+bool rg_gemm_uses_xsmm(int M, int N, int K);
 
 #endif

@@ -19,6 +19,14 @@ rg_tensor *rg_matmul(rg_ctx *c, rg_tensor *a, rg_tensor *b, bool trans_a, bool t
 /* y = x W^T + b (torch.nn.functional.linear): x [..., in], W [out, in], bias [out] or NULL -> [..., out]. */
 rg_tensor *rg_linear(rg_ctx *c, rg_tensor *x, rg_tensor *w, rg_tensor *bias);
 
+/* ---- fused (ops_fused.c): one node each, the intermediate never stored twice ---- */
+
+/* gelu(x W^T + b) (rg_gelu of rg_linear in one op): x [..., in], W [out, in], b [out] (required) -> [..., out]. */
+rg_tensor *rg_linear_gelu(rg_ctx *c, rg_tensor *x, rg_tensor *w, rg_tensor *b);
+/* r + x W^T + b (rg_add of r and rg_linear in one op, the add folded into the GEMM with beta = 1): r [..., out]
+ * with the same leading dims as x. */
+rg_tensor *rg_linear_residual(rg_ctx *c, rg_tensor *x, rg_tensor *w, rg_tensor *b, rg_tensor *r);
+
 /* ---- elementwise (ops_elementwise.c) ---- */
 
 /* a (+ - *) b with broadcasting (NumPy/PyTorch rules: shapes aligned from the right, each dim equal or 1 in one

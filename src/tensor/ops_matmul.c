@@ -126,7 +126,11 @@ static void linear_backward(rg_tensor *node)
     int in = w->shape[1], out_f = w->shape[0];
     int rows = (int)(x->numel / in);
     const rg_real *dy = node->grad;
-    if (wants_grad(x)) rg_gemm(false, false, rows, in, out_f, 1, dy, out_f, w->data, in, 1, rg_grad_of(x), in);
+    if (wants_grad(x)) { /* written (beta 0) when x's gradient buffer is new: no zero-fill first */
+        bool fresh;
+        rg_real *dx = rg_grad_fresh(x, &fresh);
+        rg_gemm(false, false, rows, in, out_f, 1, dy, out_f, w->data, in, fresh ? 0 : 1, dx, in);
+    }
     if (wants_grad(w)) rg_gemm(true, false, out_f, in, rows, 1, dy, out_f, x->data, in, 1, rg_grad_of(w), in);
     if (wants_grad(bias)) {
         rg_real *db = rg_grad_of(bias);

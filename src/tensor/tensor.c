@@ -1,12 +1,18 @@
 /* tensor.c: errors, the arena, the step context, tensor and parameter creation. See tensor.h. */
 #include "tensor.h"
+#include "pool.h"
 
 #include <cblas.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#define RG_MXCSR_FTZ_DAZ 0x8040u /* bit 15 flush-to-zero, bit 6 denormals-are-zero */
+#endif
 
 /* ---------------------------------------------------------------- errors */
 
@@ -74,6 +80,7 @@ void *rg_arena_alloc(rg_arena *a, size_t bytes)
     void *p = b->mem + b->used;
     b->used += need;
     a->used += need;
+    a->bytes_total += need;
     if (a->used > a->high_water) a->high_water = a->used;
     return p;
 }
@@ -129,8 +136,35 @@ void rg_arena_free(rg_arena *a)
 
 /* ---------------------------------------------------------------- context */
 
+bool rg_flush_denormals(bool on)
+{
+#ifdef RG_MXCSR_FTZ_DAZ
+    unsigned csr = _mm_getcsr();
+    bool was = (csr & RG_MXCSR_FTZ_DAZ) == RG_MXCSR_FTZ_DAZ;
+    _mm_setcsr(on ? csr | RG_MXCSR_FTZ_DAZ : csr & ~RG_MXCSR_FTZ_DAZ);
+    return was;
+#else
+    (void)on;
+    return false;
+#endif
+}
+
+/* OpenBLAS (pthreads build) stops its worker threads; its next threaded call starts them again from the calling
+ * thread, and a new thread inherits its creator's MXCSR, so the workers then run with FTZ and DAZ too. Weak: absent
+ * from other BLAS builds (then the workers keep their own setting). */
+extern void blas_thread_shutdown_(void) __attribute__((weak));
+
+static void restart_blas_workers(void)
+{
+    if (blas_thread_shutdown_) blas_thread_shutdown_();
+}
+
+static pthread_once_t workers_once = PTHREAD_ONCE_INIT;
+
 rg_ctx *rg_ctx_new(void)
 {
+    rg_flush_denormals(true); /* tensor.h: the library computes with FTZ and DAZ */
+    pthread_once(&workers_once, restart_blas_workers); /* OpenBLAS's workers started before main: restart them */
     rg_ctx *c = calloc(1, sizeof *c);
     if (!c) RG_FATAL("out of memory allocating a context");
     c->grad_enabled = true;
@@ -327,8 +361,22 @@ rg_real *rg_grad_of(rg_tensor *t)
     return t->grad;
 }
 
+rg_real *rg_grad_fresh(rg_tensor *t, bool *fresh)
+{
+    *fresh = !t->grad;
+    if (!t->grad) {
+        RG_ASSERT(t->ctx, "gradient of %s: the tensor has no context and no gradient buffer", t->name);
+        t->grad = rg_arena_alloc(&t->ctx->arena, ((size_t)t->numel + 1) * sizeof(rg_real));
+        t->grad[t->numel] = (rg_real)NAN; /* guard element checked by rg_backward */
+    }
+    return t->grad;
+}
+
 void rg_set_num_threads(int n)
 {
     RG_ASSERT(n >= 1, "rg_set_num_threads: %d threads (must be >= 1)", n);
+    rg_flush_denormals(true);
     openblas_set_num_threads(n);
+    restart_blas_workers(); /* the workers start again from this thread, with its FTZ/DAZ */
+    rg_pool_resize(n);      /* ropegrad's own workers (libxsmm products, attention) */
 }

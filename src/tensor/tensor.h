@@ -67,6 +67,7 @@ typedef struct {
     size_t used;            /* bytes handed out since the last reset */
     size_t high_water;      /* the most bytes ever handed out between two resets */
     size_t n_mallocs;       /* blocks ever malloc'ed (for the no-allocation test) */
+    uint64_t bytes_total;   /* bytes ever handed out (the benchmark's bytes written per step, as a difference) */
 } rg_arena;
 
 /* Returns `bytes` of 64-byte-aligned memory. Grows the arena when needed; aborts with the requested size if the
@@ -103,6 +104,8 @@ typedef struct rg_tensor {
     char name[RG_NAME_LEN];
     bool requires_grad;
     bool is_param;            /* persistent storage (rg_param_new); gradient accumulates across backward calls */
+    bool packed;              /* data and grad point into a parameter registry's blocks (rg_params_pack in nn.h):
+                               * its gradient guard element is 0 (the block's padding), not NaN */
     unsigned version;         /* bumped by every in-place write (rg_tensor_bump_version) */
     bool output_saved;        /* set by ops whose backward reads this result's own data (exp, tanh, softmax,
                                * log_softmax): rg_backward aborts if the result was written in place since */
@@ -129,7 +132,8 @@ struct rg_ctx {
     unsigned generation;
 };
 
-/* Creates a context with gradients enabled. Aborts only if the system has no memory. */
+/* Creates a context with gradients enabled, and sets flush-to-zero and denormals-are-zero on the calling thread
+ * (rg_flush_denormals). Aborts only if the system has no memory. */
 rg_ctx *rg_ctx_new(void);
 void rg_ctx_free(rg_ctx *c);
 /* Empties the arena and the tape (call once per step). Tensors made on the context become invalid. */
@@ -172,13 +176,35 @@ rg_tensor *rg_node_new_view(rg_ctx *c, const rg_op *op, int ndim, const int *sha
                             rg_real *data);
 /* The gradient buffer of t, allocated (zeroed) on first use: from the arena for intermediates. */
 rg_real *rg_grad_of(rg_tensor *t);
+/* The gradient buffer of t for a backward rule that WRITES every element of it when *fresh comes back true (then
+ * the buffer was just allocated, uninitialized: no zero-fill for a value the rule overwrites anyway) and
+ * accumulates (+=) otherwise (an earlier rule already wrote it, or it is a parameter's). */
+rg_real *rg_grad_fresh(rg_tensor *t, bool *fresh);
 /* Shape check that aborts with the op's name and both shapes. */
 void rg_check_same_shape(const char *op, const rg_tensor *a, const rg_tensor *b);
 
+/* ---------------------------------------------------------------- denormals */
+
+/* Subnormal floats (|x| < 1.18e-38 in float32) make x86 arithmetic 10-100x slower per operation (measured here:
+ * a 256^3 sgemm with one subnormal operand ran 87-358x slower). ropegrad therefore computes with flush-to-zero
+ * (FTZ: a subnormal result becomes 0) and denormals-are-zero (DAZ: a subnormal operand reads as 0), the MXCSR
+ * bits of the calling thread: rg_ctx_new and rg_train_step set them, so every step of a program (and every GEMM
+ * it makes on that thread, OpenBLAS's and libxsmm's) runs that way without a call of its own. On normal data the
+ * results are the same bit for bit (tests/test_train_step.c); values below 1.18e-38 (2.2e-308 in float64) become 0.
+ * OpenBLAS's worker threads (2+ threads) are started before main with the default MXCSR: the first rg_ctx_new and
+ * every rg_set_num_threads restart them from the calling thread so that they inherit FTZ/DAZ (do not call those
+ * while another thread of yours is inside a BLAS call). No-op off x86. */
+
+/* Sets (on = true) or clears FTZ and DAZ for the calling thread. Returns whether both were set before. */
+bool rg_flush_denormals(bool on);
+
 /* ---------------------------------------------------------------- threads */
 
-/* Sets the number of threads OpenBLAS uses (n >= 1). The OPENBLAS_NUM_THREADS environment variable sets the
- * default at start-up. ropegrad itself runs single-threaded around GEMM (no OpenMP, no oversubscription). */
+/* Sets the threads of a step (n >= 1): OpenBLAS's (large products) and ropegrad's own pool of n - 1 workers next to
+ * the calling thread (libxsmm products split by rows, attention split by batch rows; src/tensor/pool.h), all with
+ * FTZ/DAZ (see denormals). Without a call: OpenBLAS's default (the OPENBLAS_NUM_THREADS environment variable, else
+ * every CPU) and no pool workers. Call it from one thread, while no step runs. The elementwise ops run on the
+ * calling thread only. */
 void rg_set_num_threads(int n);
 
 #endif

@@ -1,0 +1,155 @@
+/* ops_fused.c: fused ops of the transformer block, each one node with one analytic backward, so that an
+ * intermediate is neither written nor read back a second time.
+ *
+ *   rg_linear_gelu      y = gelu(x W^T + b)          x [..., in], W [out, in], b [out] -> [..., out]
+ *                       Forward: the GEMM writes pre = x W^T (beta 0), one pass adds the bias in place and writes
+ *                       y = gelu(pre) (pre is saved). Backward: dpre = G gelu'(pre) (written, never zero-filled),
+ *                       db += sum_rows dpre, dx (+)= dpre W, dW += dpre^T x. Same formulas as rg_gelu after
+ *                       rg_linear (docs/derivatives.md rows "linear" and "gelu").
+ *   rg_linear_residual  y = r + x W^T + b            r [..., out] (the residual stream)
+ *                       Forward: one pass writes r + b into y, the GEMM adds x W^T with beta = 1 (the residual add
+ *                       folded into the output GEMM). Backward: dr += G, db += sum_rows G, dx (+)= G W,
+ *                       dW += G^T x (rows "add" and "linear").
+ * "(+)=": when the input's gradient buffer is fresh (rg_grad_fresh) the GEMM writes it (beta 0) instead of
+ * accumulating into a zero-filled buffer. */
+#include "ops.h"
+#include "gemm.h"
+#include "fastmath.h"
+
+#include <string.h>
+
+static void linear_gelu_backward(rg_tensor *node);
+static void linear_residual_backward(rg_tensor *node);
+static const rg_op OP_LINEAR_GELU = {"linear_gelu", linear_gelu_backward};
+static const rg_op OP_LINEAR_RESIDUAL = {"linear_residual", linear_residual_backward};
+
+static inline bool wants_grad(const rg_tensor *t) { return t && t->requires_grad; }
+
+#define GELU_C 0.7978845608028654 /* sqrt(2/pi) */
+#define GELU_A 0.044715
+
+static void check_linear(const char *op, const rg_tensor *x, const rg_tensor *w, const rg_tensor *b)
+{
+    char sx[64], sw[64], sb[64];
+    int in = x->shape[x->ndim - 1];
+    if (w->ndim != 2 || w->shape[1] != in || !b || b->ndim != 1 || b->shape[0] != w->shape[0])
+        RG_FATAL("%s: x %s, weight %s (want [out, %d]), bias %s (want [out])", op, rg_shape_str(x, sx, 64),
+                 rg_shape_str(w, sw, 64), in, b ? rg_shape_str(b, sb, 64) : "none");
+}
+
+/* pre[r, :] += b; y = 0.5 pre (1 + tanh(c (pre + a pre^3))) */
+RG_VECTORIZE static void bias_gelu(rg_real *restrict y, rg_real *restrict pre, const rg_real *restrict b,
+                                   int64_t rows, int n)
+{
+    for (int64_t r = 0; r < rows; r++) {
+        rg_real *p = pre + r * n, *o = y + r * n;
+        for (int j = 0; j < n; j++) {
+            rg_real v = p[j] + b[j];
+            p[j] = v;
+            o[j] = (rg_real)0.5 * v * (1 + rg_tanh_fast((rg_real)GELU_C * (v + (rg_real)GELU_A * v * v * v)));
+        }
+    }
+}
+
+/* d[r, :] = g gelu'(pre) and db += sum_rows d */
+RG_VECTORIZE static void gelu_grad_bias(rg_real *restrict d, rg_real *restrict db, const rg_real *restrict g,
+                                        const rg_real *restrict pre, int64_t rows, int n)
+{
+    for (int64_t r = 0; r < rows; r++) {
+        const rg_real *p = pre + r * n, *gr = g + r * n;
+        rg_real *dr = d + r * n;
+        for (int j = 0; j < n; j++) {
+            rg_real v = p[j], t = rg_tanh_fast((rg_real)GELU_C * (v + (rg_real)GELU_A * v * v * v));
+            rg_real dt = (rg_real)GELU_C * (1 + 3 * (rg_real)GELU_A * v * v);
+            dr[j] = gr[j] * ((rg_real)0.5 * (1 + t) + (rg_real)0.5 * v * (1 - t * t) * dt);
+        }
+        if (db)
+            for (int j = 0; j < n; j++) db[j] += dr[j];
+    }
+}
+
+/* y[r, :] = res[r, :] + b */
+RG_VECTORIZE static void residual_bias(rg_real *restrict y, const rg_real *restrict res, const rg_real *restrict b,
+                                       int64_t rows, int n)
+{
+    for (int64_t r = 0; r < rows; r++)
+        for (int j = 0; j < n; j++) y[r * n + j] = res[r * n + j] + b[j];
+}
+
+/* db += sum_rows g; dres (if not NULL) = or += g */
+RG_VECTORIZE static void residual_grads(rg_real *restrict db, rg_real *restrict dres, bool fresh,
+                                        const rg_real *restrict g, int64_t rows, int n)
+{
+    for (int64_t r = 0; r < rows; r++) {
+        const rg_real *gr = g + r * n;
+        if (db)
+            for (int j = 0; j < n; j++) db[j] += gr[j];
+        if (dres && fresh)
+            for (int j = 0; j < n; j++) dres[r * n + j] = gr[j];
+        else if (dres)
+            for (int j = 0; j < n; j++) dres[r * n + j] += gr[j];
+    }
+}
+
+rg_tensor *rg_linear_gelu(rg_ctx *c, rg_tensor *x, rg_tensor *w, rg_tensor *b)
+{
+    check_linear("linear_gelu", x, w, b);
+    const int in = w->shape[1], out_f = w->shape[0];
+    const int64_t rows = x->numel / in;
+    int shape[RG_MAX_DIMS];
+    memcpy(shape, x->shape, sizeof shape);
+    shape[x->ndim - 1] = out_f;
+    rg_tensor *y = rg_node_new(c, &OP_LINEAR_GELU, x->ndim, shape, 3, (rg_tensor *[]){x, w, b});
+    rg_real *pre = rg_arena_alloc(&c->arena, (size_t)(rows * out_f) * sizeof(rg_real));
+    rg_gemm(false, true, (int)rows, out_f, in, 1, x->data, in, w->data, in, 0, pre, out_f);
+    bias_gelu(y->data, pre, b->data, rows, out_f);
+    y->saved = pre;
+    return y;
+}
+
+/* Shared by both backward rules: dx (+)= D W and dW += D^T x for D [rows, out]. */
+static void linear_input_grads(rg_tensor *x, rg_tensor *w, const rg_real *D, int64_t rows, int in, int out_f)
+{
+    if (wants_grad(x)) {
+        bool fresh;
+        rg_real *dx = rg_grad_fresh(x, &fresh);
+        rg_gemm(false, false, (int)rows, in, out_f, 1, D, out_f, w->data, in, fresh ? 0 : 1, dx, in);
+    }
+    if (wants_grad(w)) rg_gemm(true, false, out_f, in, (int)rows, 1, D, out_f, x->data, in, 1, rg_grad_of(w), in);
+}
+
+static void linear_gelu_backward(rg_tensor *node)
+{
+    rg_tensor *x = node->src[0], *w = node->src[1], *b = node->src[2];
+    const int in = w->shape[1], out_f = w->shape[0];
+    const int64_t rows = x->numel / in;
+    rg_real *d = rg_arena_alloc(&node->ctx->arena, (size_t)(rows * out_f) * sizeof(rg_real));
+    gelu_grad_bias(d, wants_grad(b) ? rg_grad_of(b) : NULL, node->grad, node->saved, rows, out_f);
+    linear_input_grads(x, w, d, rows, in, out_f);
+}
+
+rg_tensor *rg_linear_residual(rg_ctx *c, rg_tensor *x, rg_tensor *w, rg_tensor *b, rg_tensor *res)
+{
+    check_linear("linear_residual", x, w, b);
+    const int in = w->shape[1], out_f = w->shape[0];
+    const int64_t rows = x->numel / in;
+    char sr[64], sx[64];
+    if (res->numel != rows * out_f || res->shape[res->ndim - 1] != out_f || res->ndim != x->ndim)
+        RG_FATAL("linear_residual: residual %s does not match x %s with %d outputs", rg_shape_str(res, sr, 64),
+                 rg_shape_str(x, sx, 64), out_f);
+    rg_tensor *y = rg_node_new(c, &OP_LINEAR_RESIDUAL, res->ndim, res->shape, 4, (rg_tensor *[]){x, w, b, res});
+    residual_bias(y->data, res->data, b->data, rows, out_f);
+    rg_gemm(false, true, (int)rows, out_f, in, 1, x->data, in, w->data, in, 1, y->data, out_f);
+    return y;
+}
+
+static void linear_residual_backward(rg_tensor *node)
+{
+    rg_tensor *x = node->src[0], *w = node->src[1], *b = node->src[2], *res = node->src[3];
+    const int in = w->shape[1], out_f = w->shape[0];
+    const int64_t rows = x->numel / in;
+    bool fresh = false;
+    rg_real *dres = wants_grad(res) ? rg_grad_fresh(res, &fresh) : NULL;
+    residual_grads(wants_grad(b) ? rg_grad_of(b) : NULL, dres, fresh, node->grad, rows, out_f);
+    linear_input_grads(x, w, node->grad, rows, in, out_f);
+}

@@ -1,0 +1,131 @@
+/* pool.c: a fixed set of worker threads that run the parts of one job at a time (see pool.h). A job is published
+ * under a mutex with a generation number; workers wait on a condition variable and the caller waits for the count
+ * of finished parts. Jobs here take 50 us or more, so the wake-up latency of a condition variable is acceptable and
+ * no thread spins on a machine shared with other processes. */
+#include "pool.h"
+#include "tensor.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+#define MAX_WORKERS 63
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wake = PTHREAD_COND_INITIALIZER, done_cv = PTHREAD_COND_INITIALIZER;
+static pthread_mutex_t busy = PTHREAD_MUTEX_INITIALIZER; /* one job at a time */
+static pthread_t workers[MAX_WORKERS];
+static int n_workers;     /* running */
+static int wanted = 1;    /* threads asked for by rg_pool_resize (a forked child starts its workers again) */
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static unsigned long generation;
+static bool stopping;
+static rg_pool_fn job_fn;
+static void *job_arg;
+static int job_parts, job_done;
+static _Thread_local bool in_job;
+
+typedef struct { int index; unsigned long start; } worker_arg; /* start: the generation when it was made */
+static worker_arg worker_args[MAX_WORKERS];
+
+static void *worker_main(void *p)
+{
+    const int index = ((worker_arg *)p)->index; /* runs part index + 1 */
+    unsigned long seen = ((worker_arg *)p)->start; /* a job published before this thread first runs is its own */
+    rg_flush_denormals(true);
+    in_job = true;
+    pthread_mutex_lock(&mu);
+    for (;;) {
+        while (!stopping && generation == seen) pthread_cond_wait(&wake, &mu);
+        if (stopping) break;
+        seen = generation;
+        rg_pool_fn fn = job_fn;
+        void *arg = job_arg;
+        int parts = job_parts;
+        pthread_mutex_unlock(&mu);
+        if (index + 1 < parts) fn(arg, index + 1, parts);
+        pthread_mutex_lock(&mu);
+        if (++job_done == n_workers) pthread_cond_signal(&done_cv);
+    }
+    pthread_mutex_unlock(&mu);
+    return NULL;
+}
+
+int rg_pool_threads(void) { return in_job ? 1 : wanted; }
+
+static void start_workers(int n);
+
+/* After fork() only the forking thread exists in the child: forget the parent's workers (and whatever locks they
+ * held); the child's first job starts its own. */
+static void atfork_child(void)
+{
+    pthread_mutex_t m0 = PTHREAD_MUTEX_INITIALIZER;
+    pthread_cond_t c0 = PTHREAD_COND_INITIALIZER;
+    mu = m0;
+    busy = m0;
+    wake = c0;
+    done_cv = c0;
+    n_workers = 0;
+    stopping = false;
+    in_job = false;
+}
+
+static void register_atfork(void) { pthread_atfork(NULL, NULL, atfork_child); }
+
+void rg_pool_run(rg_pool_fn fn, void *arg, int nparts)
+{
+    if (!in_job && n_workers != wanted - 1 && nparts > 1) rg_pool_resize(wanted); /* e.g. in a forked child */
+    if (nparts <= 1 || n_workers == 0 || in_job || pthread_mutex_trylock(&busy) != 0) {
+        for (int i = 0; i < nparts; i++) fn(arg, i, nparts);
+        return;
+    }
+    if (nparts > 1 + n_workers) { /* fewer workers started than asked for */
+        pthread_mutex_unlock(&busy);
+        for (int i = 0; i < nparts; i++) fn(arg, i, nparts);
+        return;
+    }
+    pthread_mutex_lock(&mu);
+    job_fn = fn;
+    job_arg = arg;
+    job_parts = nparts;
+    job_done = 0;
+    generation++;
+    pthread_cond_broadcast(&wake);
+    pthread_mutex_unlock(&mu);
+    in_job = true;
+    fn(arg, 0, nparts);
+    in_job = false;
+    pthread_mutex_lock(&mu);
+    while (job_done < n_workers) pthread_cond_wait(&done_cv, &mu);
+    pthread_mutex_unlock(&mu);
+    pthread_mutex_unlock(&busy);
+}
+
+void rg_pool_resize(int n)
+{
+    RG_ASSERT(n >= 1, "pool: %d threads", n);
+    if (n - 1 > MAX_WORKERS) n = MAX_WORKERS + 1;
+    pthread_once(&atfork_once, register_atfork);
+    wanted = n;
+    start_workers(n);
+}
+
+static void start_workers(int n)
+{
+    pthread_mutex_lock(&busy);
+    if (n_workers) {
+        pthread_mutex_lock(&mu);
+        stopping = true;
+        pthread_cond_broadcast(&wake);
+        pthread_mutex_unlock(&mu);
+        for (int i = 0; i < n_workers; i++) pthread_join(workers[i], NULL);
+        stopping = false;
+        n_workers = 0;
+    }
+    for (int i = 0; i < n - 1; i++) {
+        worker_args[i].index = i;
+        worker_args[i].start = generation; /* no job runs now: `busy` is held */
+        if (pthread_create(&workers[i], NULL, worker_main, &worker_args[i]) != 0) break; /* fewer workers */
+        n_workers++;
+    }
+    pthread_mutex_unlock(&busy);
+}
