@@ -11,7 +11,9 @@
  *   - checkpoints with hostile /run, /config, /optim or /rng contents are refused with exit 2 and a message naming
  *     the checkpoint, before anything is built;
  *   - --config FILE (JSON) and --print-config; the data file through $ROPEGRAD_DATA for a binary outside the
- *     repository.
+ *     repository;
+ *   - the final report is not marked partial and shows the resolved settings, the learning-rate schedule and the
+ *     generated test lengths; --replot CSV and --compare A B through the program, and their option hygiene.
  * The binary is found through RG_BUILD_DIR (set by tests/run.sh) or build/. */
 #define _DEFAULT_SOURCE /* realpath */
 #include "common.h"
@@ -267,6 +269,56 @@ static void test_short_run_writes_everything_and_eval_reproduces(void **state)
     char rows2[2048];
     csv_rows(out2, "rope", rows2, sizeof rows2);
     if (strcmp(rows, rows2) != 0) fail_msg("--eval differs from the run:\nrun:\n%seval:\n%s", rows, rows2);
+}
+
+/* The short run's report, then --replot and --compare on it (and on its --eval twin). */
+static void test_report_replot_and_compare(void **state)
+{
+    char out[512], md[600], re[512], csv[600], json[600];
+    static char text[1 << 16];
+    snprintf(out, sizeof out, "%s/run", tmpdir);
+    snprintf(md, sizeof md, "%s/report.md", out);
+    read_text(md, text, sizeof text);
+    const char *want[] = {"# Length extrapolation report\n", "## Settings", "\"test_lens\":\t\"8,20\"",
+                          "learning-rate schedule: new: warmup", "copy: test sets generated (not in the data file; "
+                          "same generator and seed rule): n=20\n"};
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++)
+        if (!strstr(text, want[i])) fail_msg("report.md lacks '%s':\n%s", want[i], text);
+    assert_null(strstr(text, "PARTIAL"));
+    snprintf(json, sizeof json, "%s/report.json", out);
+    read_text(json, text, sizeof text);
+    assert_non_null(strstr(text, "\"generated_test_lengths\""));
+    assert_non_null(strstr(text, "\"partial\":\tfalse"));
+
+    snprintf(csv, sizeof csv, "%s/report.csv", out);
+    snprintf(re, sizeof re, "%s/replot", tmpdir);
+    int rc = run("--replot %s --out %s --quiet", csv, re);
+    if (rc != 0) fail_msg("--replot exited %d:\n%s", rc, logbuf);
+    const char *files[] = {"extrapolation.dat", "extrapolation.gp", "curves_copy.dat", "curves_copy.gp"};
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++)
+        if (!exists(re, files[i])) fail_msg("--replot did not write %s/%s", re, files[i]);
+    snprintf(json, sizeof json, "%s/eval/report.json", tmpdir);
+    rc = run("--compare %s %s", csv, json);
+    if (rc != 0) fail_msg("--compare exited %d:\n%s", rc, logbuf);
+    if (!strstr(logbuf, "rope+pi") || !strstr(logbuf, "A: ") || !strstr(logbuf, "cells whose intervals do not"))
+        fail_msg("--compare printed:\n%s", logbuf);
+
+    /* option hygiene: what does not apply is refused (2), a missing file fails (1) */
+    struct { const char *args; int rc; const char *msg; } cases[] = {
+        {"--replot %s --lr 1", 2, "does not apply with --replot"},
+        {"--replot %s --task copy", 2, "does not apply with --replot"},
+        {"--compare %s", 2, "second report is missing"},
+        {"--compare %s %s --out x", 2, "does not apply with --compare"},
+        {"--replot %s --compare a b", 2, "does not apply"},
+        {"--replot %s --print-config", 2, "does not apply"},
+        {"--replot %s.missing", 1, "cannot read"},
+        {"--compare %s %s.missing", 1, "cannot read"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        rc = run(cases[i].args, csv, csv);
+        if (rc != cases[i].rc || !strstr(logbuf, cases[i].msg))
+            fail_msg("'%s' exited %d (want %d):\n%s", cases[i].args, rc, cases[i].rc, logbuf);
+    }
 }
 
 /* The data file is found next to the executable's repository, else through $ROPEGRAD_DATA: a copy of the binary
@@ -611,6 +663,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_bad_flags_exit_2_and_write_nothing, reset),
         cmocka_unit_test_setup(test_short_run_writes_everything_and_eval_reproduces, reset),
+        cmocka_unit_test_setup(test_report_replot_and_compare, reset),
         cmocka_unit_test_setup(test_options_that_do_not_apply_are_refused, reset),
         cmocka_unit_test_setup(test_data_file_from_the_environment, reset),
         cmocka_unit_test_setup(test_seed_options, reset),

@@ -208,7 +208,37 @@ static const char *fmt_stat(const to_stat *s, bool exact, char *buf, size_t cap)
     return buf;
 }
 
-static void md_header(to_out *w, const to_options *o, const to_report_meta *meta, const provenance *p)
+/* The learning-rate schedule this invocation ran with, in words. */
+static void lr_schedule_text(const to_options *o, char *b, size_t cap)
+{
+    if (!o->resume[0])
+        snprintf(b, cap, "new: warmup %d then cosine from step 0 to %d, down to %g x lr", o->warmup, o->lr_total,
+                 o->min_lr_frac);
+    else if (o->lr_mode == TO_LR_RESTART)
+        snprintf(b, cap, "restart (resume): a new warmup %d + cosine from step %d to %d, down to %g x lr", o->warmup,
+                 o->lr_start, o->lr_total, o->min_lr_frac);
+    else
+        snprintf(b, cap, "continue (resume): the checkpoint's warmup + cosine from step %d to %d goes on; steps past "
+                 "%d run at %g x lr", o->lr_start, o->lr_total, o->lr_total, o->min_lr_frac);
+}
+
+/* The test lengths of task whose evaluation sets were generated (not read from the data file), ascending, into
+ * out (room for TO_MAX_TABLE_LENS). Returns their count. */
+static int generated_lens(const to_table *t, int task, int *out)
+{
+    int n = 0;
+    for (int j = 0; j < t->n_lens[task]; j++)
+        for (int i = 0; i < t->n_res; i++) {
+            const to_result *r = &t->res[i];
+            int q = 0;
+            while (r->task == (rg_task)task && q < r->n_lens && r->lens[q] != t->lens[task][j]) q++;
+            if (r->task == (rg_task)task && q < r->n_lens && r->generated[q]) { out[n++] = t->lens[task][j]; break; }
+        }
+    return n;
+}
+
+static void md_header(to_out *w, const to_options *o, const to_table *t, const to_report_meta *meta,
+                      const provenance *p)
 {
     if (meta->partial) {
         to_out_printf(w, "# Length extrapolation report — PARTIAL\n\n**Partial report: written while runs are "
@@ -229,7 +259,18 @@ static void md_header(to_out *w, const to_options *o, const to_report_meta *meta
                      "clip %g, warmup %d then cosine to %g x lr%s\n", o->steps, o->batch, L, o->lr, o->beta1, o->beta2,
                   o->eps, o->weight_decay, o->clip, o->warmup, o->min_lr_frac,
                   o->random_positions ? ", randomized positions" : "");
+    char lr[256];
+    lr_schedule_text(o, lr, sizeof lr);
+    to_out_printf(w, "- learning-rate schedule: %s\n", lr);
     to_out_printf(w, "- evaluation: greedy decoding with the KV cache on %s\n", o->data);
+    for (int task = 0; task < RG_TASK_COUNT; task++) {
+        int gen[TO_MAX_TABLE_LENS], ng = generated_lens(t, task, gen);
+        if (!t->n_lens[task]) continue;
+        to_out_printf(w, "- %s: test sets generated (not in the data file; same generator and seed rule): ",
+                      rg_task_name((rg_task)task));
+        for (int i = 0; i < ng; i++) to_out_printf(w, "%sn=%d", i ? ", " : "", gen[i]);
+        to_out_printf(w, "%s\n", ng ? "" : "none");
+    }
     to_out_printf(w, "- RoPE extensions (rows rope+ext) apply beyond the training length with s = (2n+3)/%d; at "
                      "n <= %d s = 1 and they equal plain RoPE\n\n", 2 * L + 3, L);
     to_out_printf(w, "## How to read the tables\n\n"
@@ -278,11 +319,11 @@ static int write_md(const to_options *o, const to_table *t, const to_report_meta
 {
     to_out w;
     if (to_out_open(&w, o->out, "report.md")) return -1;
-    md_header(&w, o, meta, p);
+    md_header(&w, o, t, meta, p);
     int L = t->train_len;
     to_out_printf(&w, "- ✗ marks a row whose mean exact match at n = %d (the training length) is below 0.9: the "
                       "model did not learn the task, so its extrapolation numbers say nothing about the encoding.\n"
-                      "- Plots: extrapolation.svg (per task, heatmaps of exact match and token accuracy), "
+                      "- Plots (gnuplot): extrapolation.svg (per task, heatmaps of exact match and token accuracy), "
                       "curves_<task>.svg (against n, with the seeds and the 95%% band), loss_<task>.svg (training "
                       "loss of every run).\n\n", L);
     for (int task = 0; task < RG_TASK_COUNT; task++) {
@@ -291,6 +332,10 @@ static int write_md(const to_options *o, const to_table *t, const to_report_meta
         md_table(&w, t, task, true);
         md_table(&w, t, task, false);
     }
+    char *settings = to_options_json(o);
+    to_out_printf(&w, "## Settings\n\nThe resolved settings of this invocation (a valid --config file for a new "
+                      "run):\n\n```json\n%s\n```\n", settings ? settings : "(out of memory)");
+    cJSON_free(settings);
     return to_out_close(&w);
 }
 
@@ -381,6 +426,7 @@ static cJSON *json_runs(const to_result *res, int n_res)
             cJSON_AddNumberToObject(e, "n", r->lens[j]);
             cJSON_AddItemToObject(e, "exact_match", num_or_null(r->exact[j]));
             cJSON_AddItemToObject(e, "token_acc", num_or_null(r->token_acc[j]));
+            cJSON_AddBoolToObject(e, "generated", r->generated[j]);
             cJSON_AddItemToArray(rs, e);
         }
         cJSON_AddItemToArray(runs, o);
@@ -405,6 +451,17 @@ static int write_json(const to_options *o, const to_table *t, const to_report_me
         cJSON_AddNumberToObject(root, "runs_total", meta->runs_total);
     }
     cJSON_AddItemToObject(root, "config", json_config(o));
+    char *settings = to_options_json(o), lr[256];
+    cJSON *sj = settings ? cJSON_Parse(settings) : NULL;
+    cJSON_free(settings);
+    cJSON_AddItemToObject(root, "settings", sj ? sj : cJSON_CreateNull());
+    lr_schedule_text(o, lr, sizeof lr);
+    cJSON_AddStringToObject(root, "lr_schedule", lr);
+    cJSON *gen = cJSON_AddObjectToObject(root, "generated_test_lengths");
+    for (int task = 0; task < RG_TASK_COUNT; task++) {
+        int g[TO_MAX_TABLE_LENS], ng = generated_lens(t, task, g);
+        if (t->n_lens[task]) cJSON_AddItemToObject(gen, rg_task_name((rg_task)task), cJSON_CreateIntArray(g, ng));
+    }
     cJSON *st = cJSON_AddObjectToObject(root, "statistics");
     cJSON_AddStringToObject(st, "interval", "Student t interval of the seed mean, clipped to [0, 1] (ci95_t); "
                                             "percentile bootstrap of the mean, seeded per cell (ci95_bootstrap)");
@@ -464,57 +521,4 @@ int to_report(const to_options *o, const to_result *res, int n_res, const to_rep
     if (rc == 0 && to_plot(&t, o->out, runs)) rc = -1;
     to_table_free(&t);
     return rc;
-}
-
-int to_write_report(const to_options *o, const to_result *res, int n_res, double wall_seconds, const char *command)
-{
-    to_report_meta meta = {wall_seconds, command, false, 0, 0};
-    return to_report(o, res, n_res, &meta);
-}
-
-/* ------------------------------------------------------------------ results handed from a job to the parent */
-
-int to_result_save(const char *path, const to_result *res, int n)
-{
-    FILE *f = fopen(path, "w");
-    if (!f) { fprintf(stderr, "train_order: cannot write %s: %s\n", path, strerror(errno)); return -1; }
-    for (int i = 0; i < n; i++) {
-        const to_result *r = &res[i];
-        fprintf(f, "%d %d %d %d %lld %.17g %.17g %d", (int)r->task, (int)r->pos, (int)r->ext, r->seed,
-                (long long)r->steps, r->final_loss, r->train_seconds, r->n_lens);
-        for (int j = 0; j < r->n_lens; j++) fprintf(f, " %d %.17g %.17g", r->lens[j], r->exact[j], r->token_acc[j]);
-        fputc('\n', f);
-    }
-    return fclose(f) == 0 ? 0 : -1;
-}
-
-int to_result_load(const char *path, to_result *res, int max)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) return -1;
-    int n = 0;
-    while (n < max) {
-        to_result *r = &res[n];
-        int task, pos, ext;
-        long long steps;
-        char a[64], b[64];
-        if (fscanf(f, "%d %d %d %d %lld %63s %lf %d", &task, &pos, &ext, &r->seed, &steps, a, &r->train_seconds,
-                   &r->n_lens) != 8 || r->n_lens < 0 || r->n_lens > TO_MAX_LENS)
-            break;
-        r->final_loss = strtod(a, NULL); /* may be "nan" (evaluation only) */
-        r->task = (rg_task)task;
-        r->pos = (rg_pos_kind)pos;
-        r->ext = (rg_rope_ext)ext;
-        r->steps = steps;
-        int ok = 1;
-        for (int j = 0; j < r->n_lens && ok; j++) {
-            ok = fscanf(f, "%d %63s %63s", &r->lens[j], a, b) == 3;
-            r->exact[j] = strtod(a, NULL);
-            r->token_acc[j] = strtod(b, NULL);
-        }
-        if (!ok) break;
-        n++;
-    }
-    fclose(f);
-    return n;
 }

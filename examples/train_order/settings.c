@@ -18,8 +18,9 @@
 
 typedef enum { K_INT, K_DOUBLE, K_BOOL, K_PATH, K_LIST, K_ACTION } kind;
 /* the modes an option applies to: any; a new run only (the checkpoint's value is used by --resume / --eval);
- * training (a new run or --resume, not --eval); --resume only */
-typedef enum { M_ANY, M_NEW, M_TRAIN, M_RESUME } mode;
+ * training (a new run or --resume, not --eval); --resume only; a report tool (--replot, --compare: only --out
+ * with --replot and --quiet go with them) */
+typedef enum { M_ANY, M_NEW, M_TRAIN, M_RESUME, M_TOOL } mode;
 
 typedef struct setting setting;
 struct setting {
@@ -101,6 +102,10 @@ static const setting table[] = {
          "evaluation sets (default: data/eval_sets.h5 of the repository, or $ROPEGRAD_DATA)"),
     PATH("resume", M_ANY, resume, "CKPT", "continue a run from its checkpoint to --steps, then evaluate"),
     PATH("eval", M_ANY, eval, "CKPT", "evaluate a saved checkpoint only"),
+    PATH("replot", M_TOOL, replot, "CSV",
+         "re-draw the plots of a report.csv into --out (default: the CSV's folder), no training"),
+    PATH("compare", M_TOOL, compare[0], "A B",
+         "print two reports (report.csv or report.json) side by side, cell by cell"),
     BOOL("quiet", M_ANY, false, quiet, "no progress output"),
     BOOL("print-config", M_ANY, false, print_config, "print the resolved settings as JSON and exit"),
     ACTION("help", NULL, "this text"),
@@ -285,7 +290,8 @@ static void load_config(to_options *o, const char *path)
             s = find("seed"); /* [5] is the one seed 5, not the seeds 1..5 */
         char origin[TO_PATH + 128], value[8192];
         snprintf(origin, sizeof origin, "--config %s: %s", path, item->string);
-        if (!s || !s->name || s->kind == K_ACTION || !strcmp(s->name, "print-config") || !strcmp(s->name, "config"))
+        if (!s || !s->name || s->kind == K_ACTION || s->mode == M_TOOL || !strcmp(s->name, "print-config") ||
+            !strcmp(s->name, "config"))
             to_usage_error("the keys --print-config writes", "%s: unknown setting", origin);
         json_to_text(item, value, sizeof value, origin);
         apply(s, o, value, origin);
@@ -352,6 +358,7 @@ static void parse_pass(int argc, char **argv, to_options *o, int pass)
             to_usage_error("the full option name (see --help)", "'%s' is an abbreviation of --%s", tok, s->name);
         bool is_config = !strcmp(s->name, "config");
         if (pass == 1) {
+            if (s->off == F(compare[0]) && optind < argc && strncmp(argv[optind], "--", 2)) optind++; /* its B */
             if (is_config && given_cli[ch]) to_usage_error("one --config", "--config given twice");
             if (is_config) { given_cli[ch] = true; apply(s, o, optarg, "--config"); }
             continue;
@@ -363,13 +370,35 @@ static void parse_pass(int argc, char **argv, to_options *o, int pass)
         if (s->kind == K_BOOL && optarg) to_usage_error("no value", "%s takes no value", origin);
         apply(s, o, s->kind == K_BOOL ? NULL : optarg, origin);
         given_cli[ch] = given_any[ch] = true;
+        if (s->off == F(compare[0])) { /* --compare A B: B is the next argument */
+            if (optind >= argc || !strncmp(argv[optind], "--", 2))
+                to_usage_error("--compare A B (two report files)", "--compare %s: the second report is missing",
+                               o->compare[0]);
+            apply(s, o, argv[optind], origin);
+            memmove(o->compare[1], o->compare[0], TO_PATH);
+            apply(s, o, optarg, origin);
+            optind++;
+        }
     }
     if (optind < argc) to_usage_error("options only (see --help)", "unexpected argument '%s'", argv[optind]);
 }
 
 /* Options that do not apply to the mode are errors. */
-static void check_modes(const to_options *o)
+static void check_modes(to_options *o)
 {
+    const char *tool = o->replot[0] ? "--replot" : o->compare[0][0] ? "--compare" : NULL;
+    for (int i = 0; tool && i < N_SETTINGS; i++) {
+        const setting *s = &table[i];
+        if (!given_any[i] || !s->name || s->off == F(quiet) || (s->off == F(out) && o->replot[0])) continue;
+        if (s->mode == M_TOOL && !strcmp(tool + 2, s->name)) continue;
+        to_usage_error(o->replot[0] ? "--out DIR and --quiet with --replot" : "--quiet with --compare",
+                       "--%s does not apply with %s", s->name, tool);
+    }
+    if (o->replot[0] && !given_any[find("out") - table]) { /* default: the CSV's own folder */
+        const char *slash = strrchr(o->replot, '/');
+        if (!slash) snprintf(o->out, sizeof o->out, ".");
+        else snprintf(o->out, sizeof o->out, "%.*s", (int)(slash - o->replot + (slash == o->replot)), o->replot);
+    }
     const char *ck = o->resume[0] ? "--resume" : o->eval[0] ? "--eval" : NULL;
     for (int i = 0; i < N_SETTINGS; i++) {
         const setting *s = &table[i];
@@ -404,7 +433,8 @@ char *to_options_json(const to_options *o)
     cJSON *root = cJSON_CreateObject();
     for (int i = 0; i < N_SETTINGS; i++) {
         const setting *s = &table[i];
-        if (!s->name || s->kind == K_ACTION || !strcmp(s->name, "print-config") || !strcmp(s->name, "config"))
+        if (!s->name || s->kind == K_ACTION || s->mode == M_TOOL || !strcmp(s->name, "print-config") ||
+            !strcmp(s->name, "config"))
             continue;
         if (!strcmp(s->name, "seed") && o->n_seeds != 1) continue;
         if (!strcmp(s->name, "seeds") && o->n_seeds == 1) continue;

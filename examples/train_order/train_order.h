@@ -5,8 +5,8 @@
  * Files of the program: main.c (defaults -> parse -> check -> build -> run -> free), settings.c (the table of every
  * option: usage, parsing, --config JSON, --print-config, the checkpoint's /run group), lists.c (the list-valued
  * options), options.c (the checks before anything is built), outdir.c (the output folder: lock, refusal of another
- * invocation's results), pool.c (the job pool: one process and one pipe per run), run.c (one run), report.c (the
- * report). */
+ * invocation's results), pool.c (the job pool: one process and one pipe per run), run.c (one run); the report in report.h (report.c,
+ * stats.c, plot.c, compare.c). */
 #ifndef TRAIN_ORDER_H
 #define TRAIN_ORDER_H
 
@@ -58,6 +58,8 @@ typedef struct {
     char eval[TO_PATH];
     char data[TO_PATH];
     char config[TO_PATH];
+    char replot[TO_PATH];      /* --replot CSV: re-draw a report's plots into out, nothing trained */
+    char compare[2][TO_PATH];  /* --compare A B: print the cell-by-cell comparison of two reports */
     bool quiet, overwrite, print_config;
     bool steps_given;          /* --steps on the command line or in --config */
     rg_model_config model;     /* the reference model; pos set per run */
@@ -158,13 +160,6 @@ rg_status to_evalset_get(const to_options *o, rg_task task, int n, rg_evalset *e
  * that checkpoint. */
 int to_run(const to_options *o, rg_task task, rg_pos_kind pos, int seed, to_result *res);
 
-/* ------------------------------------------------------------------ report.c */
-
-/* Writes report.md, report.csv, report.json and extrapolation.svg (gnuplot) into o->out. Returns 0 or -1. */
-int to_write_report(const to_options *o, const to_result *res, int n_res, double wall_seconds, const char *command);
-
-/* Results of a run in a small text file (one line per variant). No longer used by the pool (pipes). */
-int to_result_save(const char *path, const to_result *res, int n);
-int to_result_load(const char *path, to_result *res, int max);
+/* The report (to_report, to_replot, to_compare) is declared in report.h. */
 
 #endif
