@@ -350,9 +350,17 @@ static int evaluate_variant(const to_options *o, rg_model *m, const rg_run_state
         int n = o->test_lens[i];
         r->lens[i] = n;
         double s = (double)(2 * n + 3) / (double)L_tokens;
-        m->cfg.rope_ext = (v == 0 || s <= 1) ? RG_ROPE_EXT_NONE : r->ext;
-        m->cfg.rope_scale = s > 1 ? s : 1;
-        m->cfg.rope_orig_len = L_tokens;
+        if (r->pos == RG_POS_ROPE || r->pos == RG_POS_ROPE_HALF) {
+            rg_rope_scaling sc = rg_model_rope_scaling(m);
+            sc.rope_type = (v == 0 || s <= 1) ? RG_ROPE_EXT_NONE : r->ext;
+            sc.factor = s > 1 ? s : 1;
+            sc.original_max_position_embeddings = L_tokens;
+            if (rg_model_set_rope_scaling(m, &sc)) {
+                fprintf(stderr, "%s: RoPE scaling %s at n=%d: %s\n", tag, rg_rope_ext_name(sc.rope_type), n,
+                        rg_last_error());
+                return -1;
+            }
+        }
         rg_evalset es;
         bool generated;
         if (to_evalset_get(o, r->task, n, &es, &generated)) {

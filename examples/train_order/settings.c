@@ -52,8 +52,10 @@ static const setting table[] = {
          "read settings from a JSON file (keys as --print-config writes them); flags win"),
     LIST("task", M_NEW, to_parse_task, to_print_task, "T", "copy | reverse | sort | all, or a comma list",
          "copy, reverse, sort, all, or a comma list of them"),
-    LIST("pos", M_NEW, to_parse_pos, to_print_pos, "LIST", "position encodings, or all",
-         "none, sinusoidal, learned, t5, xl, alibi, rope, rope-half, all, or a comma list"),
+    LIST("pos", M_NEW, to_parse_pos, to_print_pos, "LIST",
+         "position encodings: none, sinusoidal, learned, t5, xl, alibi, rope,\n"
+         "                         rope-half, fire; or all",
+         "none, sinusoidal, learned, t5, xl, alibi, rope, rope-half, fire, all, or a comma list"),
     LIST("seed", M_NEW, to_parse_seed, to_print_seeds, "S", "one seed S", "an integer from 1 to 1000000"),
     LIST("seeds", M_NEW, to_parse_seeds, to_print_seeds, "N|LIST", "seeds 1..N, or a comma list of seeds",
          "N from 1 to 1000, or a comma list of distinct seeds from 1 to 1000000"),
