@@ -12,6 +12,8 @@
  *     the checkpoint, before anything is built;
  *   - --config FILE (JSON) and --print-config; the data file through $ROPEGRAD_DATA for a binary outside the
  *     repository;
+ *   - --variants all: the rope θ=500k and +rand rows (not for none), fixed --rope-scaling factors, their files and
+ *     labels; --eval of a variant's checkpoint keeps its label; conflicting variant options exit 2;
  *   - the final report is not marked partial and shows the resolved settings, the learning-rate schedule and the
  *     generated test lengths; --replot CSV and --compare A B through the program, and their option hygiene.
  * The binary is found through RG_BUILD_DIR (set by tests/run.sh) or build/. */
@@ -206,7 +208,8 @@ static void test_bad_flags_exit_2_and_write_nothing(void **state)
 
 /* ------------------------------------------------------------------ a short run, from another folder */
 
-/* The exact_match and token_acc of the rows of report.csv for one encoding, as "ext n em acc" lines. */
+/* The exact_match and token_acc of the rows of report.csv for one encoding (base variant), as "ext n em acc"
+ * lines. */
 static void csv_rows(const char *dir, const char *enc, char *out, size_t cap)
 {
     char p[1024], line[512];
@@ -215,12 +218,12 @@ static void csv_rows(const char *dir, const char *enc, char *out, size_t cap)
     if (!f) fail_msg("no %s", p);
     out[0] = 0;
     while (fgets(line, sizeof line, f)) {
-        char task[32], e[32], ext[32];
+        char task[32], e[32], var[32], ext[32];
         int seed, n;
         long long steps;
         double loss, secs, em, acc;
-        if (sscanf(line, "%31[^,],%31[^,],%31[^,],%d,%lld,%lf,%lf,%d,%lf,%lf", task, e, ext, &seed, &steps, &loss,
-                   &secs, &n, &em, &acc) == 10 && strcmp(e, enc) == 0) {
+        if (sscanf(line, "%31[^,],%31[^,],%31[^,],%31[^,],%d,%lld,%lf,%lf,%d,%lf,%lf", task, e, var, ext, &seed, &steps,
+                   &loss, &secs, &n, &em, &acc) == 11 && strcmp(e, enc) == 0 && strcmp(var, "base") == 0) {
             char row[128];
             snprintf(row, sizeof row, "%s %d %.6g %.6g\n", ext, n, em, acc);
             strncat(out, row, cap - strlen(out) - 1);
@@ -319,6 +322,65 @@ static void test_report_replot_and_compare(void **state)
         if (rc != cases[i].rc || !strstr(logbuf, cases[i].msg))
             fail_msg("'%s' exited %d (want %d):\n%s", cases[i].args, rc, cases[i].rc, logbuf);
     }
+}
+
+/* --variants all on a tiny grid: which runs exist, what they are called, and that --eval of a variant's checkpoint
+ * reports it under the same label. */
+static void test_variants_grid(void **state)
+{
+    char out[512], csv[600], ck[600];
+    static char text[1 << 16];
+    snprintf(out, sizeof out, "%s/variants", tmpdir);
+    int rc = run("--task copy --pos none,alibi,rope --variants all --steps 4 --batch 4 --test-lens 8,20 "
+                 "--rope-scaling yarn,yarn:2 --jobs 2 --quiet --out %s", out);
+    if (rc != 0) fail_msg("variants grid exited %d:\n%s", rc, logbuf);
+    const char *files[] = {"ckpt/copy-none-seed1.h5", "ckpt/copy-alibi-seed1.h5", "ckpt/copy-rope-seed1.h5",
+                           "ckpt/copy-rope-theta500k-seed1.h5", "ckpt/copy-alibi-rand-seed1.h5",
+                           "ckpt/copy-rope-rand-seed1.h5", "runs/copy-rope-theta500k-seed1/train.csv",
+                           "runs/copy-alibi-rand-seed1/train.csv"};
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++)
+        if (!exists(out, files[i])) fail_msg("the grid did not write %s/%s", out, files[i]);
+    assert_false(exists(out, "ckpt/copy-none-rand-seed1.h5")); /* NoPE reads no positions */
+    assert_false(exists(out, "ckpt/copy-alibi-theta500k-seed1.h5"));
+    snprintf(csv, sizeof csv, "%s/report.csv", out);
+    read_text(csv, text, sizeof text);
+    const char *rows[] = {"copy,rope,theta500k,none,1,", "copy,rope,theta500k,yarn:2,1,", "copy,alibi,rand,none,1,",
+                          "copy,rope,rand,yarn,1,", "copy,rope,base,yarn:2,1,", "copy,none,base,none,1,"};
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++)
+        if (!strstr(text, rows[i])) fail_msg("report.csv lacks '%s':\n%s", rows[i], text);
+    assert_int_equal(count_lines(text), 1 + 2 * (3 + 3 * 3)); /* none, alibi, alibi+rand; 3 rope runs x 3 rows */
+    snprintf(csv, sizeof csv, "%s/report.md", out);
+    read_text(csv, text, sizeof text);
+    const char *labels[] = {"| rope θ=500k |", "| alibi+rand |", "| rope+rand+yarn:2 |", "| rope θ=500k+yarn |"};
+    for (size_t i = 0; i < sizeof labels / sizeof *labels; i++)
+        if (!strstr(text, labels[i])) fail_msg("report.md lacks '%s'", labels[i]);
+    /* a variant's checkpoint evaluated alone keeps its variant */
+    const char *ckpts[] = {"copy-rope-theta500k-seed1", "copy-alibi-rand-seed1"};
+    const char *want[] = {"copy,rope,theta500k,none,1,", "copy,alibi,rand,none,1,"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(ck, sizeof ck, "%s/ckpt/%s.h5", out, ckpts[i]);
+        rc = run("--eval %s --test-lens 8 --rope-ext none --quiet --out %s/ev%d", ck, tmpdir, i);
+        if (rc != 0) fail_msg("--eval %s exited %d:\n%s", ck, rc, logbuf);
+        snprintf(csv, sizeof csv, "%s/ev%d/report.csv", tmpdir, i);
+        read_text(csv, text, sizeof text);
+        if (!strstr(text, want[i])) fail_msg("--eval %s:\n%s", ck, text);
+    }
+    /* conflicting or misplaced variant settings */
+    struct { const char *args, *msg; } bad[] = {
+        {"--variants rand --random-positions", "--random-positions with --variants"},
+        {"--variants all --rope-theta 500000", "--rope-theta 500000 with --variants theta500k"},
+        {"--variants fast", "--variants: 'fast' is not valid"},
+        {"--rope-scaling yarn --rope-ext pi", "--rope-scaling and --rope-ext together"},
+        {"--rope-scaling yarn:0.5", "--rope-scaling: 'yarn:0.5' is not valid"},
+        {"--rope-scaling yarn,yarn", "--rope-scaling: 'yarn,yarn' is not valid"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        rc = run("%s --steps 2 --quiet --out %s/bad%zu", bad[i].args, tmpdir, i);
+        if (rc != 2 || !strstr(logbuf, bad[i].msg)) fail_msg("'%s' exited %d:\n%s", bad[i].args, rc, logbuf);
+    }
+    snprintf(ck, sizeof ck, "%s/ckpt/copy-rope-seed1.h5", out);
+    rc = run("--eval %s --variants all --quiet --out %s/bad_eval", ck, tmpdir);
+    if (rc != 2 || !strstr(logbuf, "--variants does not apply with --eval")) fail_msg("exit %d:\n%s", rc, logbuf);
 }
 
 /* The data file is found next to the executable's repository, else through $ROPEGRAD_DATA: a copy of the binary
@@ -634,11 +696,11 @@ static void test_config_file_and_print_config(void **state)
         assert_int_equal(run("--config %s --print-config", cfg2), 0);
         if (!strstr(logbuf, seeds[i][1])) fail_msg("seeds %s: want %s in\n%s", seeds[i][0], seeds[i][1], logbuf);
     }
-    /* a run with it: the model and the settings are in the checkpoint */
+    /* a run with it: the model and the settings are in the checkpoint (random positions: the run is rope+rand) */
     snprintf(out, sizeof out, "%s/cfgrun", tmpdir);
     int rc = run("--config %s --quiet --out %s", cfg, out);
     if (rc != 0) fail_msg("--config run exited %d:\n%s", rc, logbuf);
-    snprintf(ck, sizeof ck, "%s/ckpt/copy-rope-seed1.h5", out);
+    snprintf(ck, sizeof ck, "%s/ckpt/copy-rope-rand-seed1.h5", out);
     assert_true(tc_h5_attr(ck, "/config", "d_model") == 32);
     assert_true(tc_h5_attr(ck, "/run", "batch") == 4);
     assert_true(tc_h5_attr(ck, "/run", "random_positions") == 1);
@@ -664,6 +726,7 @@ int main(void)
         cmocka_unit_test_setup(test_bad_flags_exit_2_and_write_nothing, reset),
         cmocka_unit_test_setup(test_short_run_writes_everything_and_eval_reproduces, reset),
         cmocka_unit_test_setup(test_report_replot_and_compare, reset),
+        cmocka_unit_test_setup(test_variants_grid, reset),
         cmocka_unit_test_setup(test_options_that_do_not_apply_are_refused, reset),
         cmocka_unit_test_setup(test_data_file_from_the_environment, reset),
         cmocka_unit_test_setup(test_seed_options, reset),

@@ -74,18 +74,30 @@ void to_out_discard(to_out *w)
 
 const char *to_row_label(const to_row *r, char *buf, size_t cap)
 {
-    if (r->ext == RG_ROPE_EXT_NONE) snprintf(buf, cap, "%s", rg_pos_name(r->pos));
-    else snprintf(buf, cap, "%s+%s", rg_pos_name(r->pos), rg_rope_ext_name(r->ext));
-    return buf;
+    return to_label(r->pos, r->variant, r->ext, r->ext_factor, buf, cap);
 }
 
-static long row_key(rg_task t, rg_pos_kind p, rg_rope_ext e) { return (long)t * 10000L + (long)p * 100L + (long)e; }
+/* The order of rows: task, encoding, variant, extension (none first), factor (per length first). */
+static int cmp_ident(rg_task t1, rg_pos_kind p1, to_variant v1, rg_rope_ext e1, double f1, rg_task t2, rg_pos_kind p2,
+                     to_variant v2, rg_rope_ext e2, double f2)
+{
+    long a = (long)t1 * 1000000L + (long)p1 * 10000L + (long)v1 * 100L + (long)e1;
+    long b = (long)t2 * 1000000L + (long)p2 * 10000L + (long)v2 * 100L + (long)e2;
+    if (a != b) return (a > b) - (a < b);
+    return (f1 > f2) - (f1 < f2);
+}
+
+static bool row_of(const to_row *r, const to_result *x)
+{
+    return cmp_ident(r->task, r->pos, r->variant, r->ext, r->ext_factor, x->task, x->pos, x->variant, x->ext,
+                     x->ext_factor) == 0;
+}
 
 static int cmp_row(const void *a, const void *b)
 {
     const to_row *x = a, *y = b;
-    long kx = row_key(x->task, x->pos, x->ext), ky = row_key(y->task, y->pos, y->ext);
-    return (kx > ky) - (kx < ky);
+    return cmp_ident(x->task, x->pos, x->variant, x->ext, x->ext_factor, y->task, y->pos, y->variant, y->ext,
+                     y->ext_factor);
 }
 
 static int cmp_int(const void *a, const void *b) { return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b); }
@@ -101,9 +113,10 @@ int to_table_build(to_table *t, const to_result *res, int n_res, int train_len)
     for (int i = 0; i < n_res; i++) {
         int k;
         for (k = 0; k < t->n_rows; k++)
-            if (row_key(t->rows[k].task, t->rows[k].pos, t->rows[k].ext) == row_key(res[i].task, res[i].pos, res[i].ext))
-                break;
-        if (k == t->n_rows) t->rows[t->n_rows++] = (to_row){res[i].task, res[i].pos, res[i].ext, 0, NULL};
+            if (row_of(&t->rows[k], &res[i])) break;
+        if (k == t->n_rows)
+            t->rows[t->n_rows++] = (to_row){res[i].task, res[i].pos, res[i].variant, res[i].ext, res[i].ext_factor, 0,
+                                            NULL};
         t->rows[k].n_runs++;
         rg_task task = res[i].task;
         for (int j = 0; j < res[i].n_lens; j++) {
@@ -127,8 +140,7 @@ int to_table_build(to_table *t, const to_result *res, int n_res, int train_len)
     qsort(t->rows, (size_t)t->n_rows, sizeof *t->rows, cmp_row);
     for (int i = 0; i < n_res; i++)
         for (int k = 0; k < t->n_rows; k++)
-            if (row_key(t->rows[k].task, t->rows[k].pos, t->rows[k].ext) == row_key(res[i].task, res[i].pos, res[i].ext))
-                t->rows[k].runs[t->rows[k].n_runs++] = i;
+            if (row_of(&t->rows[k], &res[i])) t->rows[k].runs[t->rows[k].n_runs++] = i;
     for (int task = 0; task < RG_TASK_COUNT; task++) qsort(t->lens[task], (size_t)t->n_lens[task], sizeof(int), cmp_int);
     return 0;
 nomem:
@@ -155,7 +167,10 @@ void to_table_cell(const to_table *t, const to_row *r, int n, bool exact, to_sta
         for (int j = 0; j < x->n_lens; j++)
             if (x->lens[j] == n) v[i] = exact ? x->exact[j] : x->token_acc[j];
     }
-    to_stat_compute(v, r->n_runs, to_cell_seed(r->task, r->pos, r->ext, n, exact), s);
+    /* the variant and a fixed factor enter the bootstrap seed so that base rows keep the seeds they had */
+    uint64_t seed = to_cell_seed(r->task, r->pos, r->ext, n, exact) ^ ((uint64_t)r->variant << 20) ^
+                    ((uint64_t)(r->ext_factor * 1000) << 24);
+    to_stat_compute(v, r->n_runs, seed, s);
     if (v != values && v != stack) free(v);
 }
 
@@ -271,8 +286,15 @@ static void md_header(to_out *w, const to_options *o, const to_table *t, const t
         for (int i = 0; i < ng; i++) to_out_printf(w, "%sn=%d", i ? ", " : "", gen[i]);
         to_out_printf(w, "%s\n", ng ? "" : "none");
     }
-    to_out_printf(w, "- RoPE extensions (rows rope+ext) apply beyond the training length with s = (2n+3)/%d; at "
-                     "n <= %d s = 1 and they equal plain RoPE\n\n", 2 * L + 3, L);
+    to_out_printf(w, "- RoPE scaling (rows rope+TYPE, --rope-scaling, HF rope_type names) per test length: beyond the "
+                     "training length with factor s = (2n+3)/%d and original_max_position_embeddings %d; at n <= %d "
+                     "s = 1 and they equal plain RoPE. Rows rope+TYPE:F use the fixed factor F at every length, as "
+                     "an HF rope_scaling config does\n", 2 * L + 3, 2 * L + 3, L);
+    to_out_printf(w, "- training variants: rows `θ=500k` are rope / rope-half trained and evaluated with rope_theta "
+                     "500000 (the others %g); rows `+rand` are trained with randomized positions (Ruoss et al. "
+                     "2023): each training sequence of T tokens gets a sorted uniform random subset of T distinct "
+                     "positions from [0, %d); they are evaluated, like every row, at positions 0..T-1\n\n",
+                  o->model.rope_base == TO_THETA_500K ? 10000.0 : o->model.rope_base, o->max_position);
     to_out_printf(w, "## How to read the tables\n\n"
         "- Exact match cells: mean ± sd [95%% interval] · k/N, over the N seeds of the row; k/N counts the seeds "
         "whose exact match is >= %.1f. Outcomes are often bimodal (most seeds 0, one seed high): k/N shows that "
@@ -303,7 +325,7 @@ static void md_table(to_out *w, const to_table *t, int task, bool exact)
         const to_row *r = &t->rows[k];
         if (r->task != (rg_task)task) continue;
         to_stat s;
-        char label[64], cell[128];
+        char label[96], cell[128];
         to_out_printf(w, "| %s%s | %d |", to_row_label(r, label, sizeof label), to_row_learned(t, r) ? "" : " ✗",
                       r->n_runs);
         for (int j = 0; j < t->n_lens[task]; j++) {
@@ -345,13 +367,16 @@ static int write_csv(const to_options *o, const to_result *res, int n_res)
 {
     to_out w;
     if (to_out_open(&w, o->out, "report.csv")) return -1;
-    to_out_printf(&w, "task,encoding,rope_ext,seed,steps,final_loss,train_seconds,n,exact_match,token_acc,train_len\n");
+    to_out_printf(&w, "%s\n", TO_CSV_HEADER);
     for (int i = 0; i < n_res; i++)
-        for (int j = 0; j < res[i].n_lens; j++)
-            to_out_printf(&w, "%s,%s,%s,%d,%lld,%.9g,%.3f,%d,%.9g,%.9g,%d\n", rg_task_name(res[i].task),
-                          rg_pos_name(res[i].pos), rg_rope_ext_name(res[i].ext), res[i].seed, (long long)res[i].steps,
-                          res[i].final_loss, res[i].train_seconds, res[i].lens[j], res[i].exact[j],
-                          res[i].token_acc[j], o->train_len);
+        for (int j = 0; j < res[i].n_lens; j++) {
+            char ext[48];
+            to_out_printf(&w, "%s,%s,%s,%s,%d,%lld,%.9g,%.3f,%d,%.9g,%.9g,%d,%d\n", rg_task_name(res[i].task),
+                          rg_pos_name(res[i].pos), to_variant_name(res[i].variant),
+                          to_ext_text(res[i].ext, res[i].ext_factor, ext, sizeof ext), res[i].seed,
+                          (long long)res[i].steps, res[i].final_loss, res[i].train_seconds, res[i].lens[j],
+                          res[i].exact[j], res[i].token_acc[j], o->train_len, res[i].generated[j] ? 1 : 0);
+        }
     return to_out_close(&w);
 }
 
@@ -414,8 +439,11 @@ static cJSON *json_runs(const to_result *res, int n_res)
         const to_result *r = &res[i];
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "task", rg_task_name(r->task));
+        char ext[48], label[96];
         cJSON_AddStringToObject(o, "encoding", rg_pos_name(r->pos));
-        cJSON_AddStringToObject(o, "rope_ext", rg_rope_ext_name(r->ext));
+        cJSON_AddStringToObject(o, "variant", to_variant_name(r->variant));
+        cJSON_AddStringToObject(o, "rope_ext", to_ext_text(r->ext, r->ext_factor, ext, sizeof ext));
+        cJSON_AddStringToObject(o, "label", to_label(r->pos, r->variant, r->ext, r->ext_factor, label, sizeof label));
         cJSON_AddNumberToObject(o, "seed", r->seed);
         cJSON_AddNumberToObject(o, "steps", (double)r->steps);
         cJSON_AddItemToObject(o, "final_loss", num_or_null(r->final_loss));
@@ -477,8 +505,11 @@ static int write_json(const to_options *o, const to_table *t, const to_report_me
             int n = t->lens[r->task][j];
             cJSON *c = cJSON_CreateObject();
             cJSON_AddStringToObject(c, "task", rg_task_name(r->task));
+            char ext[48], label[96];
             cJSON_AddStringToObject(c, "encoding", rg_pos_name(r->pos));
-            cJSON_AddStringToObject(c, "rope_ext", rg_rope_ext_name(r->ext));
+            cJSON_AddStringToObject(c, "variant", to_variant_name(r->variant));
+            cJSON_AddStringToObject(c, "rope_ext", to_ext_text(r->ext, r->ext_factor, ext, sizeof ext));
+            cJSON_AddStringToObject(c, "label", to_row_label(r, label, sizeof label));
             cJSON_AddNumberToObject(c, "n", n);
             to_stat s;
             to_table_cell(t, r, n, true, &s, v);

@@ -1,7 +1,8 @@
 /* run.c: one run of the experiment: train the reference model on a task with short sequences (n <= L_train),
  * checkpoint it, log it (runs/<task>-<pos>-seed<S>/train.csv), and evaluate it by greedy decoding on the
- * evaluation sets at every test length; RoPE runs are also evaluated with each evaluation-time extension at
- * s = (2n+3) / (2 L_train + 3). */
+ * evaluation sets at every test length; RoPE runs are also evaluated with each evaluation-time extension
+ * (rg_model_set_rope_scaling) at s = (2n+3) / (2 L_train + 3) per test length, or at a fixed factor. A run is one
+ * training variant (to_variant): the encoding as configured, rope_theta 500000, or randomized positions. */
 #include "train_order.h"
 
 #include <errno.h>
@@ -130,7 +131,7 @@ typedef struct {
     rg_model *m;
     rg_adamw *opt;
     rg_run_state *rs;
-    const char *tag, *ckpt;
+    const char *tag, *name, *ckpt; /* tag: "copy/rope+rand/seed1" in messages; name: runs/<name>/ */
     rg_task_batch batch;
     micro_batches mb;
     int32_t *positions;          /* [batch cap] with random positions, else NULL */
@@ -202,9 +203,7 @@ static int trainer_init(trainer *t)
         return -1;
     }
     char dir[TO_PATH + 160], path[TO_PATH + 192];
-    snprintf(dir, sizeof dir, "%s/runs/%s", o->out, t->tag);
-    for (char *p = dir + strlen(o->out) + 6; *p; p++)
-        if (*p == '/') *p = '-';
+    snprintf(dir, sizeof dir, "%.*s/runs/%s", TO_PATH - 1, o->out, t->name);
     snprintf(path, sizeof path, "%s/train.csv", dir);
     if (to_make_dir(dir) || !(t->csv = fopen(path, "w"))) {
         fprintf(stderr, "%s: cannot write %s: %s\n", t->tag, path, strerror(errno));
@@ -257,9 +256,10 @@ static void log_step(trainer *t, double loss, double lr, double grad_norm, int64
 
 /* Trains m from rs->step to o->steps, saving to ckpt. Returns 0 or -1. */
 static int train(const to_options *o, rg_task task, rg_model *m, rg_adamw *opt, rg_run_state *rs, const char *ckpt,
-                 const char *tag, double *final_loss)
+                 const char *tag, const char *name, double *final_loss)
 {
-    trainer t = {.o = o, .task = task, .m = m, .opt = opt, .rs = rs, .tag = tag, .ckpt = ckpt, .row_loss = NAN};
+    trainer t = {.o = o, .task = task, .m = m, .opt = opt, .rs = rs, .tag = tag, .name = name, .ckpt = ckpt,
+                 .row_loss = NAN};
     int rc = trainer_init(&t) ? -1 : 0;
     while (rc == 0 && rs->step < o->steps) {
         double loss, grad_norm, lr = lr_at(o, rs->step);
@@ -351,9 +351,11 @@ static int evaluate_variant(const to_options *o, rg_model *m, const rg_run_state
         r->lens[i] = n;
         double s = (double)(2 * n + 3) / (double)L_tokens;
         if (r->pos == RG_POS_ROPE || r->pos == RG_POS_ROPE_HALF) {
+            /* per test length: s beyond the training length (none at or below it); fixed: the factor everywhere */
+            bool on = v != 0 && (r->ext_factor > 0 || s > 1);
             rg_rope_scaling sc = rg_model_rope_scaling(m);
-            sc.rope_type = (v == 0 || s <= 1) ? RG_ROPE_EXT_NONE : r->ext;
-            sc.factor = s > 1 ? s : 1;
+            sc.rope_type = on ? r->ext : RG_ROPE_EXT_NONE;
+            sc.factor = !on ? 1 : r->ext_factor > 0 ? r->ext_factor : s;
             sc.original_max_position_embeddings = L_tokens;
             if (rg_model_set_rope_scaling(m, &sc)) {
                 fprintf(stderr, "%s: RoPE scaling %s at n=%d: %s\n", tag, rg_rope_ext_name(sc.rope_type), n,
@@ -376,16 +378,30 @@ static int evaluate_variant(const to_options *o, rg_model *m, const rg_run_state
             fprintf(stderr, "%s: evaluation at n=%d: %s\n", tag, n, rg_last_error());
             return -1;
         }
+        char ext[48] = "";
+        if (v) to_ext_text(r->ext, r->ext_factor, ext, sizeof ext);
         if (!o->quiet)
             fprintf(stderr, "%s%s%s: evaluated n=%d%s (%d/%d): exact_match %.3f, token_acc %.3f\n", tag,
-                    v ? "+" : "", v ? rg_rope_ext_name(r->ext) : "", n, generated ? " (generated set)" : "", i + 1,
-                    o->n_test_lens, r->exact[i], r->token_acc[i]);
+                    v ? "+" : "", ext, n, generated ? " (generated set)" : "", i + 1, o->n_test_lens, r->exact[i],
+                    r->token_acc[i]);
     }
     return 0;
 }
 
-int to_run(const to_options *o, rg_task task, rg_pos_kind pos, int seed, to_result *res)
+int to_run(const to_options *o_in, const to_job *job, to_result *res)
 {
+    /* the settings of this run: the invocation's, with the job's training variant applied (a checkpoint's run is
+       the variant its own settings make it) */
+    static to_options ov;
+    ov = *o_in;
+    const to_options *o = &ov;
+    if (!o->resume[0] && !o->eval[0]) {
+        if (job->variant == TO_VAR_RAND) ov.random_positions = true;
+        if (job->variant == TO_VAR_THETA500K) ov.model.rope_base = TO_THETA_500K;
+    }
+    rg_task task = job->task;
+    rg_pos_kind pos = job->pos;
+    int seed = job->seed;
     rg_model *m = NULL;
     rg_adamw opt;
     static rg_run_state rs;
@@ -393,19 +409,23 @@ int to_run(const to_options *o, rg_task task, rg_pos_kind pos, int seed, to_resu
         if (m) { rg_adamw_free(&opt); rg_model_free(m); } /* built, then refused */
         return -1;
     }
-    char tag[128], ckpt[TO_PATH + 128];
-    snprintf(tag, sizeof tag, "%s/%s/seed%d", rg_task_name(task), rg_pos_name(pos), seed);
-    snprintf(ckpt, sizeof ckpt, "%s/ckpt/%s-%s-seed%d.h5", o->out, rg_task_name(task), rg_pos_name(pos), seed);
+    to_variant variant = to_variant_of(o, pos);
+    char tag[160], label[96], name[128], ckpt[TO_PATH + 160];
+    snprintf(tag, sizeof tag, "%s/%s/seed%d", rg_task_name(task),
+             to_label(pos, variant, RG_ROPE_EXT_NONE, 0, label, sizeof label), seed);
+    to_run_name(task, pos, variant, seed, name, sizeof name);
+    snprintf(ckpt, sizeof ckpt, "%.*s/ckpt/%s.h5", TO_PATH - 1, o->out, name);
     int n_res = -1;
     double final_loss = NAN, t0 = to_now_seconds();
-    if (!o->eval[0] && train(o, task, m, &opt, &rs, ckpt, tag, &final_loss)) goto done;
+    if (!o->eval[0] && train(o, task, m, &opt, &rs, ckpt, tag, name, &final_loss)) goto done;
     double train_s = to_now_seconds() - t0;
     bool rope = pos == RG_POS_ROPE || pos == RG_POS_ROPE_HALF;
     int n_var = 1 + (rope ? o->n_exts : 0);
     for (int v = 0; v < n_var; v++) {
         to_result *r = &res[v];
         memset(r, 0, sizeof *r);
-        *r = (to_result){.task = task, .pos = pos, .ext = v ? o->exts[v - 1] : RG_ROPE_EXT_NONE, .seed = seed,
+        *r = (to_result){.task = task, .pos = pos, .variant = variant, .ext = v ? o->exts[v - 1] : RG_ROPE_EXT_NONE,
+                         .ext_factor = v ? o->ext_factor[v - 1] : 0, .seed = seed,
                          .n_lens = o->n_test_lens, .final_loss = final_loss, .train_seconds = train_s,
                          .steps = rs.step};
         if (evaluate_variant(o, m, &rs, tag, v, r)) goto done;

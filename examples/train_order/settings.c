@@ -91,10 +91,20 @@ static const setting table[] = {
     LIST("test-lens", M_ANY, to_parse_test_lens, to_print_test_lens, "LIST",
          "comma list of test n (lengths missing from the data file are generated)",
          "a comma list of up to 16 distinct lengths from 1 to 999"),
-    LIST("rope-ext", M_ANY, to_parse_rope_ext, to_print_rope_ext, "LIST",
-         "pi,ntk,yarn,llama3 | all | none: RoPE rows evaluated with each extension\n"
-         "                         at s = (2n+3)/(2 train_len+3)",
-         "pi, ntk, yarn, llama3 (each once), all, none"),
+    LIST("rope-scaling", M_ANY, to_parse_rope_ext, to_print_rope_ext, "LIST",
+         "RoPE rows evaluated with HF rope_type TYPE[:FACTOR] each (linear or pi, ntk,\n"
+         "                         dynamic, yarn, llama3 | all | none): TYPE alone scales each test length by\n"
+         "                         s = (2n+3)/(2 train_len+3) (none at n <= train_len); TYPE:FACTOR fixes the\n"
+         "                         factor for every length, as an HF config does",
+         "TYPE or TYPE:FACTOR (TYPE linear, pi, ntk, dynamic, yarn, llama3; FACTOR in [1, 1000]), comma-separated, "
+         "each once; all; none"),
+    LIST("rope-ext", M_ANY, to_parse_rope_ext, to_print_rope_ext, "LIST", "the older name of --rope-scaling",
+         "TYPE or TYPE:FACTOR (TYPE linear, pi, ntk, dynamic, yarn, llama3; FACTOR in [1, 1000]), comma-separated, "
+         "each once; all; none"),
+    LIST("variants", M_NEW, to_parse_variants, to_print_variants, "LIST",
+         "training variants: base (the encoding), theta500k (rope/rope-half with\n"
+         "                         rope_theta 500000), rand (randomized positions, every encoding but none) | all",
+         "base, theta500k, rand (each once), or all"),
     INT("threads", M_ANY, false, threads, 1, 256, "N", "OpenBLAS threads per run"),
     INT("jobs", M_ANY, false, jobs, 1, 256, "N", "runs in parallel (default: online CPUs)"),
     PATH("out", M_ANY, out, "DIR", "output folder (refused if it holds files, unless --overwrite)"),
@@ -163,6 +173,7 @@ void to_options_default(to_options *o)
     memcpy(o->test_lens, lens, sizeof lens);
     o->n_test_lens = 6;
     to_parse_rope_ext(o, (char[]){"all"});
+    o->variants[TO_VAR_BASE] = true;
     o->threads = 1;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     o->jobs = ncpu > 0 ? (int)ncpu : 1;
@@ -413,6 +424,8 @@ static void check_modes(to_options *o)
         if (s->mode == M_RESUME && !o->resume[0])
             to_usage_error("--lr-schedule with --resume", "--%s applies only with --resume", s->name);
     }
+    if (given_any[find("rope-ext") - table] && given_any[find("rope-scaling") - table])
+        to_usage_error("one of --rope-scaling and --rope-ext (its older name)", "--rope-scaling and --rope-ext together");
     if (given_cli[find("seed") - table] && given_cli[find("seeds") - table])
         to_usage_error("one of --seed S and --seeds N|LIST", "--seed and --seeds together");
 }
@@ -440,6 +453,7 @@ char *to_options_json(const to_options *o)
             continue;
         if (!strcmp(s->name, "seed") && o->n_seeds != 1) continue;
         if (!strcmp(s->name, "seeds") && o->n_seeds == 1) continue;
+        if (!strcmp(s->name, "rope-ext")) continue; /* printed as rope_scaling */
         if (s->mode == M_RESUME && !o->resume[0]) continue; /* not used in this mode */
         const char *p = (const char *)o + s->off;
         char key[64], text[8192];

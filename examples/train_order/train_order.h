@@ -19,7 +19,7 @@
 #include "task/task.h"
 
 #define TO_MAX_LENS 16
-#define TO_MAX_EXTS 4
+#define TO_MAX_EXTS 8
 #define TO_PATH 1024
 #define TO_MAX_MICRO 16
 #define TO_MAX_SEEDS 1000
@@ -27,6 +27,13 @@
 #define TO_EVAL_FILE "data/eval_sets.h5" /* the canonical evaluation sets, in the repository */
 #define TO_MAX_PARAMS 1e8      /* the largest model train_order builds (400 MB of float32, 1.2 GB with AdamW) */
 #define TO_MAX_TEST_N 999      /* longest test n: streams 1000 * task + n stay distinct per (task, n) */
+
+/* The training variants of a run (--variants; issue 15): the encoding as configured; RoPE with rope_theta
+ * TO_THETA_500K (Llama 3's base; rope and rope-half only); randomized positions (Ruoss et al. 2023; every encoding
+ * that reads positions, i.e. all but none). A variant is part of a result's identity: its label is in every table,
+ * CSV, JSON, plot and comparison. */
+typedef enum { TO_VAR_BASE = 0, TO_VAR_THETA500K, TO_VAR_RAND, TO_VAR_COUNT } to_variant;
+#define TO_THETA_500K 500000.0
 
 /* What a resume does with the learning-rate schedule (--lr-schedule). */
 typedef enum {
@@ -43,7 +50,9 @@ typedef struct {
     double lr, min_lr_frac, weight_decay, clip, beta1, beta2, eps;
     int test_lens[TO_MAX_LENS], n_test_lens;
     rg_rope_ext exts[TO_MAX_EXTS];
+    double ext_factor[TO_MAX_EXTS]; /* 0: s = (2n+3)/(2 train_len+3) per test length; else this fixed factor (HF) */
     int n_exts;
+    bool variants[TO_VAR_COUNT];    /* the training variants of the grid (--variants) */
     bool random_positions;
     int max_position;          /* random positions are drawn from [0, max_position) */
     int threads, jobs;
@@ -70,7 +79,9 @@ typedef struct {
 typedef struct {
     rg_task task;
     rg_pos_kind pos;
+    to_variant variant;        /* how it was trained (to_variant_of its settings) */
     rg_rope_ext ext;           /* RG_ROPE_EXT_NONE for the encoding itself */
+    double ext_factor;         /* 0: per test length s; else the fixed factor */
     int seed;
     int n_lens;
     int lens[TO_MAX_LENS];
@@ -91,12 +102,29 @@ int to_parse_seeds(to_options *o, char *v);       /* N (1..N) or a comma list of
 int to_parse_test_lens(to_options *o, char *v);   /* up to 16 distinct lengths 1..TO_MAX_TEST_N */
 int to_parse_rope_ext(to_options *o, char *v);    /* pi,ntk,yarn,llama3 | all | none */
 int to_parse_lr_schedule(to_options *o, char *v); /* continue | restart */
+int to_parse_variants(to_options *o, char *v);    /* base,theta500k,rand | all */
 void to_print_task(const to_options *o, char *b, size_t n);
 void to_print_pos(const to_options *o, char *b, size_t n);
 void to_print_seeds(const to_options *o, char *b, size_t n);
 void to_print_test_lens(const to_options *o, char *b, size_t n);
 void to_print_rope_ext(const to_options *o, char *b, size_t n);
 void to_print_lr_schedule(const to_options *o, char *b, size_t n);
+void to_print_variants(const to_options *o, char *b, size_t n);
+
+/* Variants and labels (one home for every name a result is shown under). */
+const char *to_variant_name(to_variant v);               /* "base", "theta500k", "rand": CSV, JSON, file names */
+int to_variant_parse(const char *name, to_variant *v);   /* 0, or -1 for an unknown name */
+bool to_variant_applies(to_variant v, rg_pos_kind pos);  /* theta500k: rope, rope-half; rand: all but none */
+/* The variant a run with settings o and encoding pos is (randomized positions win; then rope_theta 500000). */
+to_variant to_variant_of(const to_options *o, rg_pos_kind pos);
+/* "yarn" (per test length) or "yarn:4" (fixed factor 4): the rope_ext text of CSV/JSON and --rope-scaling. */
+const char *to_ext_text(rg_rope_ext e, double factor, char *buf, size_t cap);
+/* Parses that text (HF names linear/default accepted). 0, or -1 (unknown type, factor outside [1, 1000]). */
+int to_ext_parse(const char *text, rg_rope_ext *e, double *factor);
+/* A row's label: "rope", "rope θ=500k", "alibi+rand", "rope+rand+yarn", "rope+yarn:4". */
+const char *to_label(rg_pos_kind pos, to_variant v, rg_rope_ext e, double factor, char *buf, size_t cap);
+/* The run's name in file names: "copy-rope-seed1", "copy-rope-theta500k-seed1", "copy-alibi-rand-seed1". */
+const char *to_run_name(rg_task task, rg_pos_kind pos, to_variant v, int seed, char *buf, size_t cap);
 
 /* ------------------------------------------------------------------ settings.c: the option table */
 
@@ -138,7 +166,7 @@ int to_make_dir(const char *path);
 
 /* ------------------------------------------------------------------ pool.c: the job pool */
 
-typedef struct { rg_task task; rg_pos_kind pos; int seed; } to_job;
+typedef struct { rg_task task; rg_pos_kind pos; to_variant variant; int seed; } to_job;
 
 /* Runs the jobs, at most o->jobs processes at a time; each child hands its results back through its own pipe.
  * After each finished job, on_partial (if not NULL) is called with the results so far. Writes the results into
@@ -155,10 +183,10 @@ double to_now_seconds(void);
  * 1000 * task + n, RG_EVAL_COUNT samples), which reproduces the file's sets exactly; *generated tells which. */
 rg_status to_evalset_get(const to_options *o, rg_task task, int n, rg_evalset *es, bool *generated);
 
-/* Trains (or resumes, or only evaluates) one run and writes its variants to res (up to 1 + TO_MAX_EXTS); returns
- * the number written, or -1 with a message on stderr. With o->resume or o->eval set, task, pos and seed come from
- * that checkpoint. */
-int to_run(const to_options *o, rg_task task, rg_pos_kind pos, int seed, to_result *res);
+/* Trains (or resumes, or only evaluates) one run of training variant `variant` and writes its evaluated rows to
+ * res (the encoding, then each RoPE extension: up to 1 + TO_MAX_EXTS); returns the number written, or -1 with a
+ * message on stderr. With o->resume or o->eval set, task, pos, seed and the variant come from that checkpoint. */
+int to_run(const to_options *o, const to_job *job, to_result *res);
 
 /* The report (to_report, to_replot, to_compare) is declared in report.h. */
 
