@@ -14,6 +14,8 @@
  *     repository;
  *   - --variants all: the rope θ=500k and +rand rows (not for none), fixed --rope-scaling factors, their files and
  *     labels; --eval of a variant's checkpoint keeps its label; conflicting variant options exit 2;
+ *   - --eval-every: runs/<run>/eval.csv at every E steps, the report's steps-to-0.99 column, and training that is
+ *     bit for bit the same with and without the measurements;
  *   - the final report is not marked partial and shows the resolved settings, the learning-rate schedule and the
  *     generated test lengths; --replot CSV and --compare A B through the program, and their option hygiene.
  * The binary is found through RG_BUILD_DIR (set by tests/run.sh) or build/. */
@@ -383,6 +385,55 @@ static void test_variants_grid(void **state)
     if (rc != 2 || !strstr(logbuf, "--variants does not apply with --eval")) fail_msg("exit %d:\n%s", rc, logbuf);
 }
 
+/* The first four columns (step, loss, lr, grad_norm) of a train.csv. */
+static void train_columns(const char *path, char *out, size_t cap)
+{
+    static char text[1 << 14];
+    read_text(path, text, sizeof text);
+    out[0] = 0;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        char *p = line;
+        for (int c = 0; c < 4 && p; c++) p = strchr(p + 1, ',');
+        if (p) *p = 0;
+        strncat(out, line, cap - strlen(out) - 2);
+        strcat(out, "\n");
+    }
+}
+
+/* Steps-to-learn: the held-out measurements are logged every E steps and do not change training. */
+static void test_eval_every(void **state)
+{
+    char out[2][512], path[700], text[4096];
+    static char cols[2][1 << 14];
+    for (int i = 0; i < 2; i++) {
+        snprintf(out[i], sizeof out[i], "%s/learn%d", tmpdir, i);
+        int rc = run("--pos rope --steps 20 --batch 4 --test-lens 8 --rope-scaling none --log-every 5 "
+                     "--eval-every %d --quiet --out %s", i ? 0 : 5, out[i]);
+        if (rc != 0) fail_msg("--eval-every %d exited %d:\n%s", i ? 0 : 5, rc, logbuf);
+        snprintf(path, sizeof path, "%s/runs/copy-rope-seed1/train.csv", out[i]);
+        train_columns(path, cols[i], sizeof cols[i]);
+    }
+    if (strcmp(cols[0], cols[1]) != 0) fail_msg("training differs with measurements:\n%s---\n%s", cols[0], cols[1]);
+    assert_int_equal(count_lines(cols[0]), 5);
+    snprintf(path, sizeof path, "%s/runs/copy-rope-seed1/eval.csv", out[0]);
+    read_text(path, text, sizeof text);
+    assert_int_equal(strncmp(text, "step,exact_match,token_acc,eval_seconds\n5,", 42), 0);
+    assert_int_equal(count_lines(text), 5); /* header + steps 5, 10, 15, 20 */
+    assert_false(exists(out[1], "runs/copy-rope-seed1/eval.csv"));
+    snprintf(path, sizeof path, "%s/report.md", out[0]);
+    static char md[1 << 16];
+    read_text(path, md, sizeof md);
+    if (!strstr(md, "| steps to 0.99 |") || !strstr(md, "within 20 · 0/1 |") || !strstr(md, "every 5 steps and at the last, 64 samples"))
+        fail_msg("report.md:\n%s", md);
+    snprintf(path, sizeof path, "%s/report.csv", out[0]);
+    read_text(path, text, sizeof text);
+    assert_non_null(strstr(text, ",steps_to_learn\n"));
+    assert_non_null(strstr(text, ",-1\n"));
+    snprintf(path, sizeof path, "%s/report.md", out[1]);
+    read_text(path, md, sizeof md);
+    assert_null(strstr(md, "steps to 0.99"));
+}
+
 /* The data file is found next to the executable's repository, else through $ROPEGRAD_DATA: a copy of the binary
  * outside the repository needs the variable, and says so. */
 static void test_data_file_from_the_environment(void **state)
@@ -727,6 +778,7 @@ int main(void)
         cmocka_unit_test_setup(test_short_run_writes_everything_and_eval_reproduces, reset),
         cmocka_unit_test_setup(test_report_replot_and_compare, reset),
         cmocka_unit_test_setup(test_variants_grid, reset),
+        cmocka_unit_test_setup(test_eval_every, reset),
         cmocka_unit_test_setup(test_options_that_do_not_apply_are_refused, reset),
         cmocka_unit_test_setup(test_data_file_from_the_environment, reset),
         cmocka_unit_test_setup(test_seed_options, reset),

@@ -23,6 +23,7 @@ typedef struct {
     const char *task, *pos, *variant, *ext; /* variant NULL: an older report (base) */
     double seed, steps, loss, secs, n, em, acc;
     int generated;             /* 0 or 1; -1: not in the file */
+    double learn;              /* steps_to_learn (0 when not in the file) */
 } point;
 
 /* Finds or appends the run of x's identity. NULL with a message on too many runs or no memory. */
@@ -64,8 +65,11 @@ static int add_point(loader *l, const char *where, const point *p)
     else if (!(isnan(p->em) || (p->em >= 0 && p->em <= 1))) why = "exact_match is not in [0, 1] (or nan)";
     else if (!(isnan(p->acc) || (p->acc >= 0 && p->acc <= 1))) why = "token_acc is not in [0, 1] (or nan)";
     else if (isnan(p->em) != isnan(p->acc)) why = "exact_match and token_acc: one is nan, the other is not";
+    else if (!(p->learn >= -1 && p->learn <= p->steps && p->learn == floor(p->learn)))
+        why = "steps_to_learn is not -1, 0 or a step from 1 to steps";
     if (why) { fprintf(stderr, "train_order: %s%s: %s\n", l->path, where, why); return -1; }
     x.seed = (int)p->seed;
+    x.steps_to_learn = (int64_t)p->learn;
     to_result *r = run_of(l, &x, where);
     if (!r) return -1;
     int n = (int)p->n;
@@ -99,10 +103,13 @@ static bool number(const char *s, double *v)
 }
 
 /* The columns of report.csv: every header of every version names a subset; the first ten are required. */
-enum { C_TASK, C_ENC, C_EXT, C_SEED, C_STEPS, C_LOSS, C_SECS, C_N, C_EM, C_ACC, C_VARIANT, C_TRAIN_LEN, C_GEN, C_COUNT };
+enum {
+    C_TASK, C_ENC, C_EXT, C_SEED, C_STEPS, C_LOSS, C_SECS, C_N, C_EM, C_ACC, C_VARIANT, C_TRAIN_LEN, C_GEN, C_LEARN,
+    C_COUNT
+};
 static const char *const COLUMNS[C_COUNT] = {"task", "encoding", "rope_ext", "seed", "steps", "final_loss",
                                              "train_seconds", "n", "exact_match", "token_acc", "variant", "train_len",
-                                             "generated"};
+                                             "generated", "steps_to_learn"};
 #define C_REQUIRED 10
 
 /* Reads the header into col[c] (the field index of column c, -1 when absent); *nf gets the field count. */
@@ -168,7 +175,7 @@ static int csv_line(loader *l, char *line, const int col[C_COUNT], int nf, const
     }
     point p = {field[col[C_TASK]], field[col[C_ENC]], col[C_VARIANT] >= 0 ? field[col[C_VARIANT]] : NULL,
                field[col[C_EXT]], v[C_SEED], v[C_STEPS], v[C_LOSS], v[C_SECS], v[C_N], v[C_EM], v[C_ACC],
-               col[C_GEN] >= 0 ? (int)v[C_GEN] : -1};
+               col[C_GEN] >= 0 ? (int)v[C_GEN] : -1, col[C_LEARN] >= 0 ? v[C_LEARN] : 0};
     return add_point(l, where, &p);
 }
 
@@ -251,7 +258,11 @@ static int load_json(loader *l, int *train_len)
         const cJSON *t = cJSON_GetObjectItemCaseSensitive(run, "task"), *p = cJSON_GetObjectItemCaseSensitive(run, "encoding");
         const cJSON *e = cJSON_GetObjectItemCaseSensitive(run, "rope_ext"), *rs = cJSON_GetObjectItemCaseSensitive(run, "results"), *x;
         const cJSON *va = cJSON_GetObjectItemCaseSensitive(run, "variant");
-        double seed, steps, loss, secs;
+        double seed, steps, loss, secs, learn = 0;
+        if (cJSON_GetObjectItemCaseSensitive(run, "steps_to_learn") && !json_num(run, "steps_to_learn", &learn)) {
+            fprintf(stderr, "train_order: %s%s: steps_to_learn is not a number\n", l->path, where);
+            goto done;
+        }
         if (!cJSON_IsString(t) || !cJSON_IsString(p) || !cJSON_IsString(e) || !cJSON_IsArray(rs) ||
             (va && !cJSON_IsString(va)) || !json_num(run, "seed", &seed) || !json_num(run, "steps", &steps) ||
             !json_num(run, "final_loss", &loss) || !json_num(run, "train_seconds", &secs)) {
@@ -270,7 +281,7 @@ static int load_json(loader *l, int *train_len)
                 goto done;
             }
             point pt = {t->valuestring, p->valuestring, va ? va->valuestring : NULL, e->valuestring, seed, steps, loss,
-                        secs, n, em, acc, g ? cJSON_IsTrue(g) : -1};
+                        secs, n, em, acc, g ? cJSON_IsTrue(g) : -1, learn};
             if (add_point(l, where, &pt)) goto done;
         }
     }

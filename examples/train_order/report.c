@@ -181,6 +181,47 @@ bool to_row_learned(const to_table *t, const to_row *r)
     return s.n == 0 || s.mean >= 0.9;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+void to_row_steps_to_learn(const to_table *t, const to_row *r, to_learn_stat *s)
+{
+    *s = (to_learn_stat){0, 0, NAN, NAN, 0};
+    double v[TO_MAX_SEEDS];
+    for (int i = 0; i < r->n_runs; i++) {
+        const to_result *x = &t->res[r->runs[i]];
+        if (x->steps_to_learn == 0) continue;
+        s->n++;
+        if (x->steps > s->max_steps) s->max_steps = x->steps;
+        if (x->steps_to_learn > 0 && s->k < TO_MAX_SEEDS) v[s->k++] = (double)x->steps_to_learn;
+    }
+    if (s->k == 0) return;
+    qsort(v, (size_t)s->k, sizeof *v, cmp_double);
+    double sum = 0;
+    for (int i = 0; i < s->k; i++) sum += v[i];
+    s->mean = sum / s->k;
+    s->median = s->k % 2 ? v[s->k / 2] : 0.5 * (v[s->k / 2 - 1] + v[s->k / 2]);
+}
+
+const char *to_learn_text(const to_learn_stat *s, char *buf, size_t cap)
+{
+    if (s->n == 0) snprintf(buf, cap, "n/a");
+    else if (s->k == 0) snprintf(buf, cap, "not within %lld · 0/%d", (long long)s->max_steps, s->n);
+    else if (s->k == 1) snprintf(buf, cap, "%.0f · 1/%d", s->mean, s->n);
+    else snprintf(buf, cap, "%.0f (median %.0f) · %d/%d", s->mean, s->median, s->k, s->n);
+    return buf;
+}
+
+bool to_table_has_learn(const to_table *t)
+{
+    for (int i = 0; i < t->n_res; i++)
+        if (t->res[i].steps_to_learn != 0) return true;
+    return false;
+}
+
 /* ------------------------------------------------------------------ provenance */
 
 typedef struct {
@@ -316,10 +357,12 @@ static void md_table(to_out *w, const to_table *t, int task, bool exact)
     int L = t->train_len;
     to_out_printf(w, "### %s: %s\n\n| encoding | seeds |", rg_task_name((rg_task)task),
                   exact ? "exact match" : "token accuracy");
+    bool learn = exact && to_table_has_learn(t);
     for (int j = 0; j < t->n_lens[task]; j++)
         to_out_printf(w, " n=%d%s |", t->lens[task][j], t->lens[task][j] == L ? " (train)" : "");
+    if (learn) to_out_printf(w, " steps to %.2f |", TO_LEARNED_EXACT);
     to_out_printf(w, "\n|---|---|");
-    for (int j = 0; j < t->n_lens[task]; j++) to_out_printf(w, "---|");
+    for (int j = 0; j < t->n_lens[task] + learn; j++) to_out_printf(w, "---|");
     to_out_printf(w, "\n");
     for (int k = 0; k < t->n_rows; k++) {
         const to_row *r = &t->rows[k];
@@ -331,6 +374,11 @@ static void md_table(to_out *w, const to_table *t, int task, bool exact)
         for (int j = 0; j < t->n_lens[task]; j++) {
             to_table_cell(t, r, t->lens[task][j], exact, &s, NULL);
             to_out_printf(w, " %s |", fmt_stat(&s, exact, cell, sizeof cell));
+        }
+        if (learn) {
+            to_learn_stat ls;
+            to_row_steps_to_learn(t, r, &ls);
+            to_out_printf(w, " %s |", to_learn_text(&ls, cell, sizeof cell));
         }
         to_out_printf(w, "\n");
     }
@@ -347,7 +395,15 @@ static int write_md(const to_options *o, const to_table *t, const to_report_meta
                       "model did not learn the task, so its extrapolation numbers say nothing about the encoding.\n"
                       "- Plots (gnuplot): extrapolation.svg (per task, heatmaps of exact match and token accuracy), "
                       "curves_<task>.svg (against n, with the seeds and the 95%% band), loss_<task>.svg (training "
-                      "loss of every run).\n\n", L);
+                      "loss of every run).\n", L);
+    if (to_table_has_learn(t))
+        to_out_printf(&w, "- steps to %.2f (last column of the exact-match tables): the first step at which a run's "
+                          "held-out exact match (every %d steps and at the last, %d samples at each of up to %d lengths n <= %d, not "
+                          "the test sets' samples) reached %.2f; mean (median) over the seeds that reached it, and "
+                          "k/N of the measured seeds that did; \"not within S\": none did in S steps. RoPE scaling "
+                          "rows repeat their run's value (the scaling is applied only at evaluation).\n",
+                      TO_LEARNED_EXACT, o->eval_every, TO_HELDOUT_COUNT, TO_HELDOUT_LENS, L, TO_LEARNED_EXACT);
+    to_out_printf(&w, "\n");
     for (int task = 0; task < RG_TASK_COUNT; task++) {
         if (!t->n_lens[task]) continue;
         to_out_printf(&w, "## %s\n\n", rg_task_name((rg_task)task));
@@ -371,11 +427,12 @@ static int write_csv(const to_options *o, const to_result *res, int n_res)
     for (int i = 0; i < n_res; i++)
         for (int j = 0; j < res[i].n_lens; j++) {
             char ext[48];
-            to_out_printf(&w, "%s,%s,%s,%s,%d,%lld,%.9g,%.3f,%d,%.9g,%.9g,%d,%d\n", rg_task_name(res[i].task),
+            to_out_printf(&w, "%s,%s,%s,%s,%d,%lld,%.9g,%.3f,%d,%.9g,%.9g,%d,%d,%lld\n", rg_task_name(res[i].task),
                           rg_pos_name(res[i].pos), to_variant_name(res[i].variant),
                           to_ext_text(res[i].ext, res[i].ext_factor, ext, sizeof ext), res[i].seed,
                           (long long)res[i].steps, res[i].final_loss, res[i].train_seconds, res[i].lens[j],
-                          res[i].exact[j], res[i].token_acc[j], o->train_len, res[i].generated[j] ? 1 : 0);
+                          res[i].exact[j], res[i].token_acc[j], o->train_len, res[i].generated[j] ? 1 : 0,
+                          (long long)res[i].steps_to_learn);
         }
     return to_out_close(&w);
 }
@@ -448,6 +505,7 @@ static cJSON *json_runs(const to_result *res, int n_res)
         cJSON_AddNumberToObject(o, "steps", (double)r->steps);
         cJSON_AddItemToObject(o, "final_loss", num_or_null(r->final_loss));
         cJSON_AddNumberToObject(o, "train_seconds", r->train_seconds);
+        cJSON_AddNumberToObject(o, "steps_to_learn", (double)r->steps_to_learn);
         cJSON *rs = cJSON_AddArrayToObject(o, "results");
         for (int j = 0; j < r->n_lens; j++) {
             cJSON *e = cJSON_CreateObject();
@@ -496,6 +554,29 @@ static int write_json(const to_options *o, const to_table *t, const to_report_me
     cJSON_AddNumberToObject(st, "level", TO_CI_LEVEL);
     cJSON_AddNumberToObject(st, "bootstrap_resamples", TO_BOOT_REPS);
     cJSON_AddNumberToObject(st, "pass_exact_match", TO_PASS_EXACT);
+    cJSON_AddStringToObject(st, "steps_to_learn", "per run: the first step with held-out exact match >= "
+                            "learned_exact_match (n <= train_len, every eval_every steps); -1 not reached within "
+                            "steps, 0 not measured. Per row (rows[].steps_to_learn): over the measured seeds, k "
+                            "reaching it, mean and median of their steps, max_steps");
+    cJSON_AddNumberToObject(st, "learned_exact_match", TO_LEARNED_EXACT);
+    cJSON *rows = cJSON_AddArrayToObject(root, "rows");
+    for (int k = 0; k < t->n_rows; k++) {
+        const to_row *r = &t->rows[k];
+        char label[96];
+        to_learn_stat ls;
+        to_row_steps_to_learn(t, r, &ls);
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddStringToObject(x, "task", rg_task_name(r->task));
+        cJSON_AddStringToObject(x, "label", to_row_label(r, label, sizeof label));
+        cJSON_AddNumberToObject(x, "seeds", r->n_runs);
+        cJSON *l = cJSON_AddObjectToObject(x, "steps_to_learn");
+        cJSON_AddNumberToObject(l, "n", ls.n);
+        cJSON_AddNumberToObject(l, "k", ls.k);
+        cJSON_AddItemToObject(l, "mean", num_or_null(ls.mean));
+        cJSON_AddItemToObject(l, "median", num_or_null(ls.median));
+        cJSON_AddNumberToObject(l, "max_steps", (double)ls.max_steps);
+        cJSON_AddItemToArray(rows, x);
+    }
     cJSON *cells = cJSON_AddArrayToObject(root, "cells");
     for (int k = 0; k < t->n_rows; k++) {
         const to_row *r = &t->rows[k];

@@ -77,7 +77,7 @@ uint64_t to_cell_seed(rg_task task, rg_pos_kind pos, rg_rope_ext ext, int n, boo
 /* report.csv's header. Older reports (without variant, train_len or generated) still load: to_report_load reads
  * the columns by name. */
 #define TO_CSV_HEADER "task,encoding,variant,rope_ext,seed,steps,final_loss,train_seconds,n,exact_match,token_acc," \
-                      "train_len,generated"   /* distinct test lengths per task in one report */
+                      "train_len,generated,steps_to_learn"   /* distinct test lengths per task in one report */
 
 /* One row of the report: a (task, encoding, training variant, RoPE extension) and the indices of its runs (one per
  * seed). */
@@ -110,6 +110,16 @@ void to_table_cell(const to_table *t, const to_row *r, int n, bool exact, to_sta
 /* False when the row's mean exact match at the training length is below 0.9 (the model did not learn the task, so
  * its extrapolation says nothing about the encoding; marked ✗); true when it is not below, or not evaluated. */
 bool to_row_learned(const to_table *t, const to_row *r);
+/* Steps-to-learn of a row over its seeds: n runs measured (steps_to_learn != 0), k of them reached
+ * TO_LEARNED_EXACT; mean and median of the k steps (NaN when k = 0); max_steps: the longest of the n runs (the
+ * "not within" bound). */
+typedef struct { int n, k; double mean, median; int64_t max_steps; } to_learn_stat;
+void to_row_steps_to_learn(const to_table *t, const to_row *r, to_learn_stat *s);
+/* "1200 (median 1100) · 3/3", "not within 3000 · 0/3", "n/a". */
+const char *to_learn_text(const to_learn_stat *s, char *buf, size_t cap);
+/* Whether any run of the table measured steps-to-learn (else the reports leave the column out). */
+bool to_table_has_learn(const to_table *t);
+
 /* "rope+pi", "alibi", "rope θ=500k", "alibi+rand", "rope+yarn:4": the row's label (to_label). */
 const char *to_row_label(const to_row *r, char *buf, size_t cap);
 

@@ -66,6 +66,64 @@ static rg_status evaluate_set(rg_model *m, const rg_evalset *es, double *exact, 
     return st;
 }
 
+/* ------------------------------------------------------------------ the held-out set (steps-to-learn) */
+
+/* Prompts and expected continuations of the held-out set of a run (see TO_HELDOUT_SEED). */
+typedef struct {
+    int n_lens, lens[TO_HELDOUT_LENS];
+    int32_t *prompts[TO_HELDOUT_LENS], *want[TO_HELDOUT_LENS];
+} heldout;
+
+static void heldout_free(heldout *h)
+{
+    for (int i = 0; i < TO_HELDOUT_LENS; i++) { free(h->prompts[i]); free(h->want[i]); }
+    memset(h, 0, sizeof *h);
+}
+
+static rg_status heldout_init(heldout *h, rg_task task, int L)
+{
+    memset(h, 0, sizeof *h);
+    for (int q = 1; q <= TO_HELDOUT_LENS; q++) {
+        int n = (q * L + TO_HELDOUT_LENS - 1) / TO_HELDOUT_LENS;
+        if (h->n_lens && h->lens[h->n_lens - 1] == n) continue;
+        int k = h->n_lens++;
+        h->lens[k] = n;
+        h->prompts[k] = malloc(sizeof(int32_t) * TO_HELDOUT_COUNT * (size_t)(n + 2));
+        h->want[k] = malloc(sizeof(int32_t) * TO_HELDOUT_COUNT * (size_t)(n + 1));
+        int32_t *x = malloc(sizeof(int32_t) * 2 * (size_t)n);
+        rg_status st = h->prompts[k] && h->want[k] && x ? RG_OK : rg_error(RG_ERR_NOMEM, "held-out set: out of memory");
+        rg_rng rng;
+        rg_rng_seed(&rng, TO_HELDOUT_SEED, rg_eval_stream(task, n));
+        for (int i = 0; i < TO_HELDOUT_COUNT && st == RG_OK; i++) {
+            st = rg_task_sample(task, &rng, n, x, x + n);
+            if (st == RG_OK) st = rg_task_prompt(x, n, h->prompts[k] + (int64_t)i * (n + 2));
+            if (st == RG_OK) st = rg_task_expected(task, x, n, h->want[k] + (int64_t)i * (n + 1));
+        }
+        free(x);
+        if (st) { heldout_free(h); return st; }
+    }
+    return RG_OK;
+}
+
+/* Exact match and token accuracy over the whole held-out set (each length has the same number of samples). */
+static rg_status heldout_eval(const heldout *h, rg_model *m, double *exact, double *token_acc)
+{
+    *exact = *token_acc = 0;
+    double tokens = 0;
+    for (int k = 0; k < h->n_lens; k++) {
+        int n = h->lens[k];
+        double em, acc;
+        rg_status st = rg_evaluate(m, h->prompts[k], h->want[k], TO_HELDOUT_COUNT, n + 2, n + 1, 0, TO_HELDOUT_COUNT,
+                                   &em, &acc);
+        if (st) return st;
+        *exact += em / h->n_lens;
+        *token_acc += acc * (n + 1);
+        tokens += n + 1;
+    }
+    *token_acc /= tokens;
+    return RG_OK;
+}
+
 /* ------------------------------------------------------------------ micro-batches */
 
 /* The rows of a sampled batch regrouped into o->micro_batches micro-batches of consecutive lengths (rows sorted by
@@ -138,6 +196,10 @@ typedef struct {
     rg_ctx *c;
     rg_rng *data_rng, *pos_rng;
     FILE *csv;                   /* runs/<run>/train.csv */
+    FILE *eval_csv;              /* runs/<run>/eval.csv (with --eval-every) */
+    heldout held;
+    int64_t steps_to_learn;      /* as to_result (carried over a resume through /run steps_to_learn) */
+    double eval_seconds;         /* spent on held-out measurements */
     double t0, win_t0, win_loss;
     double row_loss;             /* the loss of the last train.csv row (the mean since the row before) */
     int64_t win_steps, win_tokens, start;
@@ -210,6 +272,18 @@ static int trainer_init(trainer *t)
         return -1;
     }
     fprintf(t->csv, "step,loss,lr,grad_norm,tokens_per_s,elapsed_s\n");
+    if (o->eval_every) {
+        snprintf(path, sizeof path, "%s/eval.csv", dir);
+        if (heldout_init(&t->held, t->task, o->train_len)) {
+            fprintf(stderr, "%s: %s\n", t->tag, rg_last_error());
+            return -1;
+        }
+        if (!(t->eval_csv = fopen(path, "w"))) {
+            fprintf(stderr, "%s: cannot write %s: %s\n", t->tag, path, strerror(errno));
+            return -1;
+        }
+        fprintf(t->eval_csv, "step,exact_match,token_acc,eval_seconds\n");
+    }
     t->t0 = t->win_t0 = to_now_seconds();
     t->start = t->rs->step;
     return 0;
@@ -218,6 +292,8 @@ static int trainer_init(trainer *t)
 static void trainer_free(trainer *t)
 {
     if (t->csv) fclose(t->csv);
+    if (t->eval_csv) fclose(t->eval_csv);
+    heldout_free(&t->held);
     free(t->positions);
     rg_ctx_free(t->c);
     micro_free(&t->mb);
@@ -254,12 +330,41 @@ static void log_step(trainer *t, double loss, double lr, double grad_norm, int64
     if (row) { t->row_loss = mean; t->win_loss = 0; t->win_steps = 0; t->win_tokens = 0; t->win_t0 = now; }
 }
 
+/* Every o->eval_every steps (and at the last): exact match on the held-out set, a row of eval.csv, and the first
+ * step reaching TO_LEARNED_EXACT (kept in the run state, so that a resume carries it on). 0 or -1. */
+static int measure(trainer *t)
+{
+    const to_options *o = t->o;
+    int64_t s = t->rs->step;
+    if (!o->eval_every || (s % o->eval_every != 0 && s != o->steps)) return 0;
+    double t0 = to_now_seconds(), em, acc;
+    if (heldout_eval(&t->held, t->m, &em, &acc)) {
+        fprintf(stderr, "%s: held-out evaluation at step %lld: %s\n", t->tag, (long long)s, rg_last_error());
+        return -1;
+    }
+    double secs = to_now_seconds() - t0;
+    t->eval_seconds += secs;
+    fprintf(t->eval_csv, "%lld,%.6g,%.6g,%.4f\n", (long long)s, em, acc, secs);
+    fflush(t->eval_csv);
+    if (em >= TO_LEARNED_EXACT && t->steps_to_learn <= 0) {
+        t->steps_to_learn = s;
+        if (!o->quiet)
+            fprintf(stderr, "%s: step %lld: held-out exact match %.3f >= %.2f (steps to learn)\n", t->tag,
+                    (long long)s, em, TO_LEARNED_EXACT);
+    }
+    if (rg_run_state_set_int(t->rs, "steps_to_learn", t->steps_to_learn > 0 ? t->steps_to_learn : -1)) {
+        fprintf(stderr, "%s: %s\n", t->tag, rg_last_error());
+        return -1;
+    }
+    return 0;
+}
+
 /* Trains m from rs->step to o->steps, saving to ckpt. Returns 0 or -1. */
 static int train(const to_options *o, rg_task task, rg_model *m, rg_adamw *opt, rg_run_state *rs, const char *ckpt,
-                 const char *tag, const char *name, double *final_loss)
+                 const char *tag, const char *name, double *final_loss, int64_t *steps_to_learn)
 {
     trainer t = {.o = o, .task = task, .m = m, .opt = opt, .rs = rs, .tag = tag, .name = name, .ckpt = ckpt,
-                 .row_loss = NAN};
+                 .row_loss = NAN, .steps_to_learn = *steps_to_learn};
     int rc = trainer_init(&t) ? -1 : 0;
     while (rc == 0 && rs->step < o->steps) {
         double loss, grad_norm, lr = lr_at(o, rs->step);
@@ -274,12 +379,18 @@ static int train(const to_options *o, rg_task task, rg_model *m, rg_adamw *opt, 
             break;
         }
         log_step(&t, loss, lr, grad_norm, tokens);
+        if (measure(&t)) { rc = -1; break; }
         if ((rs->step % o->ckpt_every == 0 || rs->step == o->steps) && rg_checkpoint_save(ckpt, m, opt, rs)) {
             fprintf(stderr, "%s: %s\n", tag, rg_last_error());
             rc = -1;
         }
     }
     *final_loss = t.row_loss; /* the mean over the last log window (at most --log-every steps) */
+    if (o->eval_every && t.steps_to_learn == 0) t.steps_to_learn = -1; /* measured, not reached */
+    *steps_to_learn = t.steps_to_learn;
+    if (o->eval_every && !o->quiet)
+        fprintf(stderr, "%s: held-out measurements took %.2f s of %.2f s\n", tag, t.eval_seconds,
+                to_now_seconds() - t.t0);
     trainer_free(&t);
     return rc;
 }
@@ -417,7 +528,15 @@ int to_run(const to_options *o_in, const to_job *job, to_result *res)
     snprintf(ckpt, sizeof ckpt, "%.*s/ckpt/%s.h5", TO_PATH - 1, o->out, name);
     int n_res = -1;
     double final_loss = NAN, t0 = to_now_seconds();
-    if (!o->eval[0] && train(o, task, m, &opt, &rs, ckpt, tag, name, &final_loss)) goto done;
+    int64_t steps_to_learn = 0; /* a checkpoint's, if it measured: -1 (not reached by its step) or the step */
+    const rg_run_attr *a = rg_run_state_attr(&rs, "steps_to_learn");
+    if (a && (a->type != RG_RUN_ATTR_INT || a->i < -1 || a->i == 0 || a->i > rs.step)) {
+        fprintf(stderr, "%s: checkpoint %s: /run steps_to_learn is not -1 or a step from 1 to the checkpoint's "
+                "step %lld\n", tag, o->resume[0] ? o->resume : o->eval, (long long)rs.step);
+        goto done;
+    }
+    if (a) steps_to_learn = a->i;
+    if (!o->eval[0] && train(o, task, m, &opt, &rs, ckpt, tag, name, &final_loss, &steps_to_learn)) goto done;
     double train_s = to_now_seconds() - t0;
     bool rope = pos == RG_POS_ROPE || pos == RG_POS_ROPE_HALF;
     int n_var = 1 + (rope ? o->n_exts : 0);
@@ -427,7 +546,7 @@ int to_run(const to_options *o_in, const to_job *job, to_result *res)
         *r = (to_result){.task = task, .pos = pos, .variant = variant, .ext = v ? o->exts[v - 1] : RG_ROPE_EXT_NONE,
                          .ext_factor = v ? o->ext_factor[v - 1] : 0, .seed = seed,
                          .n_lens = o->n_test_lens, .final_loss = final_loss, .train_seconds = train_s,
-                         .steps = rs.step};
+                         .steps = rs.step, .steps_to_learn = steps_to_learn};
         if (evaluate_variant(o, m, &rs, tag, v, r)) goto done;
     }
     n_res = n_var;

@@ -84,6 +84,9 @@ static const setting table[] = {
         "length-sorted micro-batches per batch (same samples and loss, less padding)"),
     INT("ckpt-every", M_TRAIN, true, ckpt_every, 1, TO_MAX_STEPS, "N", "steps between checkpoints (and the last)"),
     INT("log-every", M_TRAIN, true, log_every, 1, TO_MAX_STEPS, "N", "steps between rows of runs/<run>/train.csv"),
+    INT("eval-every", M_TRAIN, false, eval_every, 0, TO_MAX_STEPS, "E",
+        "steps between held-out exact-match measurements at n <= train_len\n"
+        "                         (runs/<run>/eval.csv; the report's steps to 0.99); 0: none"),
     LIST("lr-schedule", M_RESUME, to_parse_lr_schedule, to_print_lr_schedule, "MODE",
          "with --resume: continue (the checkpoint's schedule; past its end, the final\n"
          "                         rate) or restart (a new warmup + cosine from the resume step to --steps)",
@@ -179,6 +182,7 @@ void to_options_default(to_options *o)
     o->jobs = ncpu > 0 ? (int)ncpu : 1;
     o->ckpt_every = 1000;
     o->log_every = 10;
+    o->eval_every = 100;
     o->micro_batches = 8;
     snprintf(o->out, sizeof o->out, "out");
     o->model = rg_model_config_default();

@@ -27,6 +27,15 @@
 #define TO_EVAL_FILE "data/eval_sets.h5" /* the canonical evaluation sets, in the repository */
 #define TO_MAX_PARAMS 1e8      /* the largest model train_order builds (400 MB of float32, 1.2 GB with AdamW) */
 #define TO_MAX_TEST_N 999      /* longest test n: streams 1000 * task + n stay distinct per (task, n) */
+/* Steps-to-learn (issue 15 §5): every --eval-every steps a run measures exact match on a held-out set of
+ * TO_HELDOUT_COUNT samples at each of up to 4 lengths n <= train_len (train_len/4, /2, 3/4 rounded up, and
+ * train_len), drawn with rg_task_sample from PCG32 seed TO_HELDOUT_SEED, stream 1000 * task + n: not the test
+ * sets' seed (RG_EVAL_SEED) nor the training streams. The first step with exact match >= TO_LEARNED_EXACT over the
+ * whole set is the run's steps_to_learn. */
+#define TO_HELDOUT_SEED 0x686f6c646f7574ULL
+#define TO_HELDOUT_COUNT 64
+#define TO_HELDOUT_LENS 4
+#define TO_LEARNED_EXACT 0.99
 
 /* The training variants of a run (--variants; issue 15): the encoding as configured; RoPE with rope_theta
  * TO_THETA_500K (Llama 3's base; rope and rope-half only); randomized positions (Ruoss et al. 2023; every encoding
@@ -59,6 +68,7 @@ typedef struct {
     int micro_batches;         /* length-sorted micro-batches per batch (same samples and loss, less padding) */
     int ckpt_every;            /* steps between checkpoints (the last step always saves) */
     int log_every;             /* steps between rows of runs/<run>/train.csv */
+    int eval_every;            /* steps between held-out measurements (runs/<run>/eval.csv); 0: none */
     int lr_start;              /* the step the learning-rate schedule starts from (0; the resume step on restart) */
     int lr_total;              /* the schedule's last step (steps, unless a resume continues a shorter schedule) */
     to_lr_mode lr_mode;
@@ -88,6 +98,8 @@ typedef struct {
     double exact[TO_MAX_LENS], token_acc[TO_MAX_LENS];
     double final_loss, train_seconds;
     int64_t steps;
+    int64_t steps_to_learn;    /* the first step with held-out exact match >= TO_LEARNED_EXACT; -1 not reached
+                                  within `steps`; 0 not measured (--eval-every 0, --eval, older reports) */
     bool generated[TO_MAX_LENS]; /* the evaluation set of lens[i] was generated (not in the data file) */
 } to_result;
 
