@@ -423,7 +423,8 @@ static void test_eval_every(void **state)
     snprintf(path, sizeof path, "%s/report.md", out[0]);
     static char md[1 << 16];
     read_text(path, md, sizeof md);
-    if (!strstr(md, "| steps to 0.99 |") || !strstr(md, "within 20 · 0/1 |") || !strstr(md, "every 5 steps and at the last, 64 samples"))
+    if (!strstr(md, "| steps to 0.99 |") || !strstr(md, "within 20 · 0/1 |") ||
+        !strstr(md, "every 5 steps and at the last, 64 samples"))
         fail_msg("report.md:\n%s", md);
     snprintf(path, sizeof path, "%s/report.csv", out[0]);
     read_text(path, text, sizeof text);

@@ -35,7 +35,10 @@ static to_result *run_of(loader *l, const to_result *x, const char *where)
             r->ext_factor == x->ext_factor && r->seed == x->seed)
             return r;
     }
-    if (l->n == MAX_RUNS) { fprintf(stderr, "train_order: %s%s: more than %d runs\n", l->path, where, MAX_RUNS); return NULL; }
+    if (l->n == MAX_RUNS) {
+        fprintf(stderr, "train_order: %s%s: more than %d runs\n", l->path, where, MAX_RUNS);
+        return NULL;
+    }
     if (l->n == l->cap) {
         int cap = l->cap ? 2 * l->cap : 64;
         to_result *p = realloc(l->res, sizeof *p * (size_t)cap);
@@ -57,8 +60,10 @@ static int add_point(loader *l, const char *where, const point *p)
     else if (rg_pos_parse(p->pos, &x.pos)) why = "unknown encoding";
     else if (p->variant && to_variant_parse(p->variant, &x.variant)) why = "unknown variant";
     else if (to_ext_parse(p->ext, &x.ext, &x.ext_factor)) why = "unknown rope_ext";
-    else if (!(p->seed >= 0 && p->seed <= 1000000 && p->seed == floor(p->seed))) why = "seed is not an integer in 0..1000000";
-    else if (!(p->steps >= 0 && p->steps <= 1e12 && p->steps == floor(p->steps))) why = "steps is not an integer in 0..10^12";
+    else if (!(p->seed >= 0 && p->seed <= 1000000 && p->seed == floor(p->seed)))
+        why = "seed is not an integer in 0..1000000";
+    else if (!(p->steps >= 0 && p->steps <= 1e12 && p->steps == floor(p->steps)))
+        why = "steps is not an integer in 0..10^12";
     else if (!(isnan(p->loss) || (p->loss >= 0 && isfinite(p->loss)))) why = "final_loss is not a number >= 0 (or nan)";
     else if (!(p->secs >= 0 && isfinite(p->secs))) why = "train_seconds is not a number >= 0";
     else if (!(p->n >= 1 && p->n <= RG_TASK_MAX_N && p->n == floor(p->n))) why = "n is not an integer in 1..100000";

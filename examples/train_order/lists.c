@@ -1,6 +1,6 @@
 /* lists.c: the list-valued options of train_order (--task, --pos, --seed, --seeds, --test-lens, --rope-scaling
- * (alias --rope-ext), --lr-schedule, --variants): each a parser from the flag's text into to_options (0, or -1 for a value outside the allowed
- * ones) and a printer back to that text (what --print-config and --help show). The table in settings.c names
+ * (alias --rope-ext), --lr-schedule, --variants): each a parser from the flag's text into to_options (0, or -1
+ * for a value outside the allowed ones) and a printer back to that text (what --print-config and --help show). The table in settings.c names
  * them. Also the names of the training variants and the labels every output shows a result under. */
 #include "train_order.h"
 

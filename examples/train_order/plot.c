@@ -391,7 +391,8 @@ static int write_loss(const to_table *t, const char *dir, const char *runs_dir, 
     to_out d, g;
     if (to_out_open(&d, dir, dname)) return -1;
     if (to_out_open(&g, dir, gname)) { to_out_discard(&d); return -1; }
-    to_out_printf(&g, "# %s: training loss of every %s run (data: %s, one block per run, from runs/<task>-<pos>[-<variant>]"
+    to_out_printf(&g, "# %s: training loss of every %s run (data: %s, one block per run, from "
+                      "runs/<task>-<pos>[-<variant>]"
                       "-seed<S>/train.csv)\nif (!exists('outfile')) outfile = '%s'\nset encoding utf8\n"
                       "set terminal svg size 1200,700 dynamic noenhanced background rgb 'white' font '" FONT "'\n"
                       "set output outfile\nset title '%s: training loss (every seed, one colour per encoding)' "

@@ -398,7 +398,8 @@ static int write_md(const to_options *o, const to_table *t, const to_report_meta
                       "loss of every run).\n", L);
     if (to_table_has_learn(t))
         to_out_printf(&w, "- steps to %.2f (last column of the exact-match tables): the first step at which a run's "
-                          "held-out exact match (every %d steps and at the last, %d samples at each of up to %d lengths n <= %d, not "
+                          "held-out exact match (every %d steps and at the last, %d samples at each of up to %d "
+                          "lengths n <= %d, not "
                           "the test sets' samples) reached %.2f; mean (median) over the seeds that reached it, and "
                           "k/N of the measured seeds that did; \"not within S\": none did in S steps. RoPE scaling "
                           "rows repeat their run's value (the scaling is applied only at evaluation).\n",

@@ -429,7 +429,8 @@ static void check_modes(to_options *o)
             to_usage_error("--lr-schedule with --resume", "--%s applies only with --resume", s->name);
     }
     if (given_any[find("rope-ext") - table] && given_any[find("rope-scaling") - table])
-        to_usage_error("one of --rope-scaling and --rope-ext (its older name)", "--rope-scaling and --rope-ext together");
+        to_usage_error("one of --rope-scaling and --rope-ext (its older name)",
+                       "--rope-scaling and --rope-ext together");
     if (given_cli[find("seed") - table] && given_cli[find("seeds") - table])
         to_usage_error("one of --seed S and --seeds N|LIST", "--seed and --seeds together");
 }

@@ -5,8 +5,8 @@
  * Files of the program: main.c (defaults -> parse -> check -> build -> run -> free), settings.c (the table of every
  * option: usage, parsing, --config JSON, --print-config, the checkpoint's /run group), lists.c (the list-valued
  * options), options.c (the checks before anything is built), outdir.c (the output folder: lock, refusal of another
- * invocation's results), pool.c (the job pool: one process and one pipe per run), run.c (one run); the report in report.h (report.c,
- * stats.c, plot.c, compare.c). */
+ * invocation's results), pool.c (the job pool: one process and one pipe per run), run.c (one run); the report in
+ * report.h (report.c, stats.c, plot.c, compare.c). */
 #ifndef TRAIN_ORDER_H
 #define TRAIN_ORDER_H
 
