@@ -302,6 +302,8 @@ static void test_report_replot_and_compare(void **state)
     const char *files[] = {"extrapolation.dat", "extrapolation.gp", "curves_copy.dat", "curves_copy.gp"};
     for (size_t i = 0; i < sizeof files / sizeof *files; i++)
         if (!exists(re, files[i])) fail_msg("--replot did not write %s/%s", re, files[i]);
+    rc = run("--replot %s --quiet", csv); /* default: into the CSV's own folder */
+    if (rc != 0 || !exists(out, "extrapolation.gp")) fail_msg("--replot into its folder exited %d:\n%s", rc, logbuf);
     snprintf(json, sizeof json, "%s/eval/report.json", tmpdir);
     rc = run("--compare %s %s", csv, json);
     if (rc != 0) fail_msg("--compare exited %d:\n%s", rc, logbuf);
