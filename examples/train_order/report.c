@@ -181,47 +181,6 @@ bool to_row_learned(const to_table *t, const to_row *r)
     return s.n == 0 || s.mean >= 0.9;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-void to_row_steps_to_learn(const to_table *t, const to_row *r, to_learn_stat *s)
-{
-    *s = (to_learn_stat){0, 0, NAN, NAN, 0};
-    double v[TO_MAX_SEEDS];
-    for (int i = 0; i < r->n_runs; i++) {
-        const to_result *x = &t->res[r->runs[i]];
-        if (x->steps_to_learn == 0) continue;
-        s->n++;
-        if (x->steps > s->max_steps) s->max_steps = x->steps;
-        if (x->steps_to_learn > 0 && s->k < TO_MAX_SEEDS) v[s->k++] = (double)x->steps_to_learn;
-    }
-    if (s->k == 0) return;
-    qsort(v, (size_t)s->k, sizeof *v, cmp_double);
-    double sum = 0;
-    for (int i = 0; i < s->k; i++) sum += v[i];
-    s->mean = sum / s->k;
-    s->median = s->k % 2 ? v[s->k / 2] : 0.5 * (v[s->k / 2 - 1] + v[s->k / 2]);
-}
-
-const char *to_learn_text(const to_learn_stat *s, char *buf, size_t cap)
-{
-    if (s->n == 0) snprintf(buf, cap, "n/a");
-    else if (s->k == 0) snprintf(buf, cap, "not within %lld · 0/%d", (long long)s->max_steps, s->n);
-    else if (s->k == 1) snprintf(buf, cap, "%.0f · 1/%d", s->mean, s->n);
-    else snprintf(buf, cap, "%.0f (median %.0f) · %d/%d", s->mean, s->median, s->k, s->n);
-    return buf;
-}
-
-bool to_table_has_learn(const to_table *t)
-{
-    for (int i = 0; i < t->n_res; i++)
-        if (t->res[i].steps_to_learn != 0) return true;
-    return false;
-}
-
 /* ------------------------------------------------------------------ provenance */
 
 typedef struct {

@@ -110,7 +110,7 @@ void to_table_cell(const to_table *t, const to_row *r, int n, bool exact, to_sta
 /* False when the row's mean exact match at the training length is below 0.9 (the model did not learn the task, so
  * its extrapolation says nothing about the encoding; marked ✗); true when it is not below, or not evaluated. */
 bool to_row_learned(const to_table *t, const to_row *r);
-/* Steps-to-learn of a row over its seeds: n runs measured (steps_to_learn != 0), k of them reached
+/* Steps-to-learn of a row over its seeds (stats.c): n runs measured (steps_to_learn != 0), k of them reached
  * TO_LEARNED_EXACT; mean and median of the k steps (NaN when k = 0); max_steps: the longest of the n runs (the
  * "not within" bound). */
 typedef struct { int n, k; double mean, median; int64_t max_steps; } to_learn_stat;
