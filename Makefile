@@ -107,14 +107,16 @@ sanitize: deps
 	  EXTRA_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 	  EXTRA_LDFLAGS="-fsanitize=address,undefined" test
 
-# The main job: every position encoding on the copy task, one seed, 3000 steps; writes out/report.md.
+# The main job: every position encoding on the copy task, one seed, 3000 steps, the base variant only (no
+# rope θ=500k or +rand rows: those are in `make experiment`); writes out/report.md.
 # A second `make run` is refused while out/ holds the first one's results: RUN_ARGS=--overwrite writes into it.
 run: all
 	$(BUILD)/examples/train_order --task copy --pos all --seeds 1 --out out $(RUN_ARGS)
 
-# The full grid: three tasks, every encoding and RoPE extension, three seeds; writes out/experiment/report.md.
+# The full grid: three tasks, every encoding and RoPE extension, every training variant (base, rope θ=500k,
+# +rand for every encoding but none), three seeds; writes out/experiment/report.md.
 experiment: all
-	$(BUILD)/examples/train_order --task all --pos all --seeds 3 --out out/experiment $(RUN_ARGS)
+	$(BUILD)/examples/train_order --task all --pos all --variants all --seeds 3 --out out/experiment $(RUN_ARGS)
 
 # The benchmark of issue 8 (bench/README.md): the C training step next to PyTorch's, and the sgemm ceiling, run
 # once with the environment as given and once with OPENBLAS_CORETYPE=Haswell. A benchmark, never part of `make test`.

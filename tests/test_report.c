@@ -311,9 +311,9 @@ static void test_report_contents(void **state)
     int lines = 0;
     for (char *p = csv; *p; p++) lines += *p == '\n';
     assert_int_equal(lines, 1 + 12 * 4);
-    assert_non_null(strstr(csv, "task,encoding,rope_ext,seed,steps,final_loss,train_seconds,n,exact_match,token_acc,train_len\n"));
-    assert_non_null(strstr(csv, "\ncopy,alibi,none,6,300,0.3,16.000,24,0.61,0.8,16\n"));
-    assert_non_null(strstr(csv, "\nreverse,none,none,2,300,0.1,12.000,32,nan,nan,16\n"));
+    assert_non_null(strstr(csv, TO_CSV_HEADER "\n"));
+    assert_non_null(strstr(csv, "\ncopy,alibi,base,none,6,300,0.3,16.000,24,0.61,0.8,16,0,0\n"));
+    assert_non_null(strstr(csv, "\nreverse,none,base,none,2,300,0.1,12.000,32,nan,nan,16,0,0\n"));
     free(csv);
 
     /* report.json: cJSON parses it; cells carry the statistics and per-seed values */
@@ -594,7 +594,9 @@ static void test_hostile_report_csv_is_refused(void **state)
         {"copy,rope,none,1.5,300,0.1,10,16,1,1,16\n", "line 3: seed is not an integer"},
         {"copy,rope,none,-1,300,0.1,10,16,1,1,16\n", "line 3: seed is not an integer"},
         {"copy,rope,none,1,300,0.1,10,16,1,1,17\n", "line 3: train_len"},
-        {"copy,rope,none,1,300,0.1,10,16,1,1,16x\n", "line 3: field 11 '16x' is not a number"},
+        {"copy,rope,none,1,300,0.1,10,16,1,1,16x\n", "line 3: field 11 '16x' (train_len) is not a number"},
+        {"copy,rope,yarn:0.5,1,300,0.1,10,16,1,1,16\n", "line 3: unknown rope_ext"},
+        {"copy,rope,yarn:4x,1,300,0.1,10,16,1,1,16\n", "line 3: unknown rope_ext"},
         {"copy,rope,none,1,300,inf,10,16,1,1,16\n", "line 3: final_loss"},
         {"copy,rope,none,1,300,0.1,1e999,16,1,1,16\n", "line 3: field 7"},
         {"copy,rope,none,1,300,0.1,10,16,nan,0.5,16\n", "line 3: exact_match and token_acc"},
@@ -751,6 +753,163 @@ static void test_compare_two_reports(void **state)
     free(t);
 }
 
+/* Training variants and fixed RoPE factors are rows of their own in every output, and survive a reload; an older
+ * report.csv (no variant column) loads as the base variant; an unknown variant or column is refused. */
+static void test_variants_are_rows_everywhere(void **state)
+{
+    char out[512];
+    make_dir(out, sizeof out, "variants");
+    to_result res[8];
+    int n = 0;
+    double e[4] = {1, 1, 0.5, 0}, a[4] = {1, 1, 0.8, 0.3}, e2[4] = {1, 1, 0.9, 0.4};
+    res[n++] = result(RG_TASK_COPY, RG_POS_ROPE, RG_ROPE_EXT_NONE, 1, e, a);
+    res[n] = result(RG_TASK_COPY, RG_POS_ROPE, RG_ROPE_EXT_NONE, 1, e2, a);
+    res[n++].variant = TO_VAR_THETA500K;
+    res[n] = result(RG_TASK_COPY, RG_POS_ALIBI, RG_ROPE_EXT_NONE, 1, e2, a);
+    res[n++].variant = TO_VAR_RAND;
+    res[n] = result(RG_TASK_COPY, RG_POS_ROPE, RG_ROPE_EXT_YARN, 1, e2, a);
+    res[n++].ext_factor = 4;
+    res[n++] = result(RG_TASK_COPY, RG_POS_ROPE, RG_ROPE_EXT_YARN, 1, e, a);
+    res[0].generated[2] = true;
+    to_options o = options(out);
+    to_report_meta meta = {1, "t", false, 0, 0};
+    assert_int_equal(to_report(&o, res, n, &meta), 0);
+    char *md = slurp(out, "report.md"), *csv = slurp(out, "report.csv"), *js = slurp(out, "report.json");
+    const char *md_rows[] = {"| rope | 1 |", "| rope+yarn | 1 |", "| rope+yarn:4 | 1 |", "| rope θ=500k | 1 |",
+                             "| alibi+rand | 1 |"};
+    for (size_t i = 0; i < sizeof md_rows / sizeof *md_rows; i++)
+        if (!strstr(md, md_rows[i])) fail_msg("report.md lacks '%s':\n%s", md_rows[i], md);
+    assert_non_null(strstr(md, "copy: test sets generated (not in the data file; same generator and seed rule): n=24"));
+    const char *csv_rows[] = {"copy,rope,base,none,1,", "copy,rope,theta500k,none,1,", "copy,alibi,rand,none,1,",
+                              "copy,rope,base,yarn:4,1,", ",24,0.5,0.8,16,1,0\n", ",24,0.9,0.8,16,0,0\n"};
+    for (size_t i = 0; i < sizeof csv_rows / sizeof *csv_rows; i++)
+        if (!strstr(csv, csv_rows[i])) fail_msg("report.csv lacks '%s':\n%s", csv_rows[i], csv);
+    const char *js_keys[] = {"\"label\":\t\"rope θ=500k\"", "\"label\":\t\"alibi+rand\"", "\"variant\":\t\"rand\"",
+                             "\"rope_ext\":\t\"yarn:4\""};
+    for (size_t i = 0; i < sizeof js_keys / sizeof *js_keys; i++)
+        if (!strstr(js, js_keys[i])) fail_msg("report.json lacks '%s'", js_keys[i]);
+    free(md);
+    free(csv);
+    free(js);
+    /* CSV and JSON read back with the same identities and values */
+    const char *files[] = {"report.csv", "report.json"};
+    for (int f = 0; f < 2; f++) {
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s", out, files[f]);
+        to_result *back;
+        int nb, tl;
+        assert_int_equal(to_report_load(path, &back, &nb, &tl), 0);
+        assert_int_equal(nb, n);
+        for (int i = 0; i < n; i++) {
+            assert_int_equal(back[i].variant, res[i].variant);
+            assert_int_equal(back[i].ext, res[i].ext);
+            assert_true(back[i].ext_factor == res[i].ext_factor);
+            assert_true(back[i].exact[2] == res[i].exact[2]);
+            assert_int_equal(back[i].generated[2], res[i].generated[2]);
+        }
+        free(back);
+    }
+    /* an older CSV (no variant, no generated) loads as base; bad variants and columns are refused */
+    char path[600];
+    snprintf(path, sizeof path, "%s/variants.csv", tmpdir);
+    struct { const char *text; int rc; const char *why; } cases[] = {
+        {"task,encoding,rope_ext,seed,steps,final_loss,train_seconds,n,exact_match,token_acc\n"
+         "copy,rope,none,1,300,0.1,10,8,1,1\n", 0, NULL},
+        {TO_CSV_HEADER "\ncopy,rope,fast,none,1,300,0.1,10,8,1,1,16,0,0\n", -1, "line 2: unknown variant"},
+        {TO_CSV_HEADER "\ncopy,rope,base,none,1,300,0.1,10,8,1,1,16,2,0\n", -1, "line 2: generated is not 0 or 1"},
+        {"task,encoding,colour,rope_ext,seed,steps,final_loss,train_seconds,n,exact_match,token_acc\n", -1,
+         "line 1: not a report.csv header (column 'colour')"},
+        {"task,encoding,seed,steps,final_loss,train_seconds,n,exact_match,token_acc\n", -1,
+         "line 1: not a report.csv header (no column rope_ext)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        FILE *f = fopen(path, "w");
+        fputs(cases[i].text, f);
+        fclose(f);
+        to_result *back = NULL;
+        int nb, tl;
+        char *msg;
+        int rc = CAPTURE(&msg, to_report_load(path, &back, &nb, &tl));
+        if (rc != cases[i].rc || (cases[i].why && !strstr(msg, cases[i].why)))
+            fail_msg("case %zu: rc %d:\n%s", i, rc, msg);
+        if (rc == 0) assert_int_equal(back[0].variant, TO_VAR_BASE);
+        free(back);
+        free(msg);
+    }
+}
+
+/* Steps-to-learn: the column appears when a run measured it; mean (median) over the seeds that reached 0.99, k/N of
+ * the measured ones, "not within S" when none did; it survives CSV and JSON; a bad value in a file is refused. */
+static void test_steps_to_learn_column(void **state)
+{
+    char out[512];
+    make_dir(out, sizeof out, "learn");
+    to_result res[8];
+    int n = 0;
+    double e[4] = {1, 1, 0.5, 0}, a[4] = {1, 1, 0.8, 0.3};
+    int64_t alibi[3] = {1200, -1, 1000}, none[2] = {-1, -1}, rope[3] = {700, 900, 200};
+    for (int s = 0; s < 3; s++) {
+        res[n] = result(RG_TASK_COPY, RG_POS_ALIBI, RG_ROPE_EXT_NONE, s + 1, e, a);
+        res[n].steps = 3000;
+        res[n++].steps_to_learn = alibi[s];
+    }
+    for (int s = 0; s < 2; s++) {
+        res[n] = result(RG_TASK_COPY, RG_POS_NONE, RG_ROPE_EXT_NONE, s + 1, e, a);
+        res[n].steps = 3000;
+        res[n++].steps_to_learn = none[s];
+    }
+    for (int s = 0; s < 3; s++) {
+        res[n] = result(RG_TASK_COPY, RG_POS_ROPE, RG_ROPE_EXT_NONE, s + 1, e, a);
+        res[n].steps = 3000;
+        res[n++].steps_to_learn = rope[s];
+    }
+    to_options o = options(out);
+    o.eval_every = 100;
+    to_report_meta meta = {1, "t", false, 0, 0};
+    assert_int_equal(to_report(&o, res, n, &meta), 0);
+    char *md = slurp(out, "report.md");
+    const char *must[] = {" steps to 0.99 |\n", "[0.000, 0.000] · 0/3 | 1100 (median 1100) · 2/3 |\n",
+                          "[0.000, 0.000] · 0/2 | not within 3000 · 0/2 |\n",
+                          "[0.000, 0.000] · 0/3 | 600 (median 700) · 3/3 |\n"};
+    for (size_t i = 0; i < sizeof must / sizeof *must; i++)
+        if (!strstr(md, must[i]))
+            fail_msg("report.md lacks '%s':\n%s", must[i], strstr(md, "### copy") ? strstr(md, "### copy") : md);
+    free(md);
+    const char *files[] = {"report.csv", "report.json"};
+    for (int f = 0; f < 2; f++) {
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s", out, files[f]);
+        to_result *back;
+        int nb, tl;
+        assert_int_equal(to_report_load(path, &back, &nb, &tl), 0);
+        assert_int_equal(nb, n);
+        for (int i = 0; i < n; i++) assert_int_equal(back[i].steps_to_learn, res[i].steps_to_learn);
+        free(back);
+    }
+    /* the fixture without measurements has no such column */
+    char out2[512];
+    make_dir(out2, sizeof out2, "learn_none");
+    assert_int_equal(write_fixture_report(out2, false), 0);
+    md = slurp(out2, "report.md");
+    assert_null(strstr(md, "steps to 0.99"));
+    free(md);
+    char path[600];
+    snprintf(path, sizeof path, "%s/learn.csv", tmpdir);
+    const char *bad[] = {"5000", "-2", "1.5", "x"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        FILE *f = fopen(path, "w");
+        fprintf(f, TO_CSV_HEADER "\ncopy,rope,base,none,1,3000,0.1,10,8,1,1,16,0,%s\n", bad[i]);
+        fclose(f);
+        to_result *back = NULL;
+        int nb, tl;
+        char *msg;
+        assert_int_equal(CAPTURE(&msg, to_report_load(path, &back, &nb, &tl)), -1);
+        if (!strstr(msg, "line 2")) fail_msg("'%s': %s", bad[i], msg);
+        free(msg);
+        free(back);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -769,6 +928,8 @@ int main(void)
         cmocka_unit_test(test_hostile_report_csv_is_refused),
         cmocka_unit_test(test_mutated_reports_load_or_fail_cleanly),
         cmocka_unit_test(test_compare_two_reports),
+        cmocka_unit_test(test_variants_are_rows_everywhere),
+        cmocka_unit_test(test_steps_to_learn_column),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

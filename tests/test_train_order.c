@@ -11,7 +11,13 @@
  *   - checkpoints with hostile /run, /config, /optim or /rng contents are refused with exit 2 and a message naming
  *     the checkpoint, before anything is built;
  *   - --config FILE (JSON) and --print-config; the data file through $ROPEGRAD_DATA for a binary outside the
- *     repository.
+ *     repository;
+ *   - --variants all: the rope θ=500k and +rand rows (not for none), fixed --rope-scaling factors, their files and
+ *     labels; --eval of a variant's checkpoint keeps its label; conflicting variant options exit 2;
+ *   - --eval-every: runs/<run>/eval.csv at every E steps, the report's steps-to-0.99 column, and training that is
+ *     bit for bit the same with and without the measurements;
+ *   - the final report is not marked partial and shows the resolved settings, the learning-rate schedule and the
+ *     generated test lengths; --replot CSV and --compare A B through the program, and their option hygiene.
  * The binary is found through RG_BUILD_DIR (set by tests/run.sh) or build/. */
 #define _DEFAULT_SOURCE /* realpath */
 #include "common.h"
@@ -204,7 +210,8 @@ static void test_bad_flags_exit_2_and_write_nothing(void **state)
 
 /* ------------------------------------------------------------------ a short run, from another folder */
 
-/* The exact_match and token_acc of the rows of report.csv for one encoding, as "ext n em acc" lines. */
+/* The exact_match and token_acc of the rows of report.csv for one encoding (base variant), as "ext n em acc"
+ * lines. */
 static void csv_rows(const char *dir, const char *enc, char *out, size_t cap)
 {
     char p[1024], line[512];
@@ -213,12 +220,12 @@ static void csv_rows(const char *dir, const char *enc, char *out, size_t cap)
     if (!f) fail_msg("no %s", p);
     out[0] = 0;
     while (fgets(line, sizeof line, f)) {
-        char task[32], e[32], ext[32];
+        char task[32], e[32], var[32], ext[32];
         int seed, n;
         long long steps;
         double loss, secs, em, acc;
-        if (sscanf(line, "%31[^,],%31[^,],%31[^,],%d,%lld,%lf,%lf,%d,%lf,%lf", task, e, ext, &seed, &steps, &loss,
-                   &secs, &n, &em, &acc) == 10 && strcmp(e, enc) == 0) {
+        if (sscanf(line, "%31[^,],%31[^,],%31[^,],%31[^,],%d,%lld,%lf,%lf,%d,%lf,%lf", task, e, var, ext, &seed, &steps,
+                   &loss, &secs, &n, &em, &acc) == 11 && strcmp(e, enc) == 0 && strcmp(var, "base") == 0) {
             char row[128];
             snprintf(row, sizeof row, "%s %d %.6g %.6g\n", ext, n, em, acc);
             strncat(out, row, cap - strlen(out) - 1);
@@ -267,6 +274,167 @@ static void test_short_run_writes_everything_and_eval_reproduces(void **state)
     char rows2[2048];
     csv_rows(out2, "rope", rows2, sizeof rows2);
     if (strcmp(rows, rows2) != 0) fail_msg("--eval differs from the run:\nrun:\n%seval:\n%s", rows, rows2);
+}
+
+/* The short run's report, then --replot and --compare on it (and on its --eval twin). */
+static void test_report_replot_and_compare(void **state)
+{
+    char out[512], md[600], re[512], csv[600], json[600];
+    static char text[1 << 16];
+    snprintf(out, sizeof out, "%s/run", tmpdir);
+    snprintf(md, sizeof md, "%s/report.md", out);
+    read_text(md, text, sizeof text);
+    const char *want[] = {"# Length extrapolation report\n", "## Settings", "\"test_lens\":\t\"8,20\"",
+                          "learning-rate schedule: new: warmup", "copy: test sets generated (not in the data file; "
+                          "same generator and seed rule): n=20\n"};
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++)
+        if (!strstr(text, want[i])) fail_msg("report.md lacks '%s':\n%s", want[i], text);
+    assert_null(strstr(text, "PARTIAL"));
+    snprintf(json, sizeof json, "%s/report.json", out);
+    read_text(json, text, sizeof text);
+    assert_non_null(strstr(text, "\"generated_test_lengths\""));
+    assert_non_null(strstr(text, "\"partial\":\tfalse"));
+
+    snprintf(csv, sizeof csv, "%s/report.csv", out);
+    snprintf(re, sizeof re, "%s/replot", tmpdir);
+    int rc = run("--replot %s --out %s --quiet", csv, re);
+    if (rc != 0) fail_msg("--replot exited %d:\n%s", rc, logbuf);
+    const char *files[] = {"extrapolation.dat", "extrapolation.gp", "curves_copy.dat", "curves_copy.gp"};
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++)
+        if (!exists(re, files[i])) fail_msg("--replot did not write %s/%s", re, files[i]);
+    rc = run("--replot %s --quiet", csv); /* default: into the CSV's own folder */
+    if (rc != 0 || !exists(out, "extrapolation.gp")) fail_msg("--replot into its folder exited %d:\n%s", rc, logbuf);
+    snprintf(json, sizeof json, "%s/eval/report.json", tmpdir);
+    rc = run("--compare %s %s", csv, json);
+    if (rc != 0) fail_msg("--compare exited %d:\n%s", rc, logbuf);
+    if (!strstr(logbuf, "rope+pi") || !strstr(logbuf, "A: ") || !strstr(logbuf, "cells whose intervals do not"))
+        fail_msg("--compare printed:\n%s", logbuf);
+
+    /* option hygiene: what does not apply is refused (2), a missing file fails (1) */
+    struct { const char *args; int rc; const char *msg; } cases[] = {
+        {"--replot %s --lr 1", 2, "does not apply with --replot"},
+        {"--replot %s --task copy", 2, "does not apply with --replot"},
+        {"--compare %s", 2, "second report is missing"},
+        {"--compare %s %s --out x", 2, "does not apply with --compare"},
+        {"--replot %s --compare a b", 2, "does not apply"},
+        {"--replot %s --print-config", 2, "does not apply"},
+        {"--replot %s.missing", 1, "cannot read"},
+        {"--compare %s %s.missing", 1, "cannot read"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        rc = run(cases[i].args, csv, csv);
+        if (rc != cases[i].rc || !strstr(logbuf, cases[i].msg))
+            fail_msg("'%s' exited %d (want %d):\n%s", cases[i].args, rc, cases[i].rc, logbuf);
+    }
+}
+
+/* --variants all on a tiny grid: which runs exist, what they are called, and that --eval of a variant's checkpoint
+ * reports it under the same label. */
+static void test_variants_grid(void **state)
+{
+    char out[512], csv[600], ck[600];
+    static char text[1 << 16];
+    snprintf(out, sizeof out, "%s/variants", tmpdir);
+    int rc = run("--task copy --pos none,alibi,rope --variants all --steps 4 --batch 4 --test-lens 8,20 "
+                 "--rope-scaling yarn,yarn:2 --jobs 2 --quiet --out %s", out);
+    if (rc != 0) fail_msg("variants grid exited %d:\n%s", rc, logbuf);
+    const char *files[] = {"ckpt/copy-none-seed1.h5", "ckpt/copy-alibi-seed1.h5", "ckpt/copy-rope-seed1.h5",
+                           "ckpt/copy-rope-theta500k-seed1.h5", "ckpt/copy-alibi-rand-seed1.h5",
+                           "ckpt/copy-rope-rand-seed1.h5", "runs/copy-rope-theta500k-seed1/train.csv",
+                           "runs/copy-alibi-rand-seed1/train.csv"};
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++)
+        if (!exists(out, files[i])) fail_msg("the grid did not write %s/%s", out, files[i]);
+    assert_false(exists(out, "ckpt/copy-none-rand-seed1.h5")); /* NoPE reads no positions */
+    assert_false(exists(out, "ckpt/copy-alibi-theta500k-seed1.h5"));
+    snprintf(csv, sizeof csv, "%s/report.csv", out);
+    read_text(csv, text, sizeof text);
+    const char *rows[] = {"copy,rope,theta500k,none,1,", "copy,rope,theta500k,yarn:2,1,", "copy,alibi,rand,none,1,",
+                          "copy,rope,rand,yarn,1,", "copy,rope,base,yarn:2,1,", "copy,none,base,none,1,"};
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++)
+        if (!strstr(text, rows[i])) fail_msg("report.csv lacks '%s':\n%s", rows[i], text);
+    assert_int_equal(count_lines(text), 1 + 2 * (3 + 3 * 3)); /* none, alibi, alibi+rand; 3 rope runs x 3 rows */
+    snprintf(csv, sizeof csv, "%s/report.md", out);
+    read_text(csv, text, sizeof text);
+    const char *labels[] = {"| rope θ=500k |", "| alibi+rand |", "| rope+rand+yarn:2 |", "| rope θ=500k+yarn |"};
+    for (size_t i = 0; i < sizeof labels / sizeof *labels; i++)
+        if (!strstr(text, labels[i])) fail_msg("report.md lacks '%s'", labels[i]);
+    /* a variant's checkpoint evaluated alone keeps its variant */
+    const char *ckpts[] = {"copy-rope-theta500k-seed1", "copy-alibi-rand-seed1"};
+    const char *want[] = {"copy,rope,theta500k,none,1,", "copy,alibi,rand,none,1,"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(ck, sizeof ck, "%s/ckpt/%s.h5", out, ckpts[i]);
+        rc = run("--eval %s --test-lens 8 --rope-ext none --quiet --out %s/ev%d", ck, tmpdir, i);
+        if (rc != 0) fail_msg("--eval %s exited %d:\n%s", ck, rc, logbuf);
+        snprintf(csv, sizeof csv, "%s/ev%d/report.csv", tmpdir, i);
+        read_text(csv, text, sizeof text);
+        if (!strstr(text, want[i])) fail_msg("--eval %s:\n%s", ck, text);
+    }
+    /* conflicting or misplaced variant settings */
+    struct { const char *args, *msg; } bad[] = {
+        {"--variants rand --random-positions", "--random-positions with --variants"},
+        {"--variants all --rope-theta 500000", "--rope-theta 500000 with --variants theta500k"},
+        {"--variants fast", "--variants: 'fast' is not valid"},
+        {"--rope-scaling yarn --rope-ext pi", "--rope-scaling and --rope-ext together"},
+        {"--rope-scaling yarn:0.5", "--rope-scaling: 'yarn:0.5' is not valid"},
+        {"--rope-scaling yarn,yarn", "--rope-scaling: 'yarn,yarn' is not valid"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        rc = run("%s --steps 2 --quiet --out %s/bad%zu", bad[i].args, tmpdir, i);
+        if (rc != 2 || !strstr(logbuf, bad[i].msg)) fail_msg("'%s' exited %d:\n%s", bad[i].args, rc, logbuf);
+    }
+    snprintf(ck, sizeof ck, "%s/ckpt/copy-rope-seed1.h5", out);
+    rc = run("--eval %s --variants all --quiet --out %s/bad_eval", ck, tmpdir);
+    if (rc != 2 || !strstr(logbuf, "--variants does not apply with --eval")) fail_msg("exit %d:\n%s", rc, logbuf);
+}
+
+/* The first four columns (step, loss, lr, grad_norm) of a train.csv. */
+static void train_columns(const char *path, char *out, size_t cap)
+{
+    static char text[1 << 14];
+    read_text(path, text, sizeof text);
+    out[0] = 0;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        char *p = line;
+        for (int c = 0; c < 4 && p; c++) p = strchr(p + 1, ',');
+        if (p) *p = 0;
+        strncat(out, line, cap - strlen(out) - 2);
+        strcat(out, "\n");
+    }
+}
+
+/* Steps-to-learn: the held-out measurements are logged every E steps and do not change training. */
+static void test_eval_every(void **state)
+{
+    char out[2][512], path[700], text[4096];
+    static char cols[2][1 << 14];
+    for (int i = 0; i < 2; i++) {
+        snprintf(out[i], sizeof out[i], "%s/learn%d", tmpdir, i);
+        int rc = run("--pos rope --steps 20 --batch 4 --test-lens 8 --rope-scaling none --log-every 5 "
+                     "--eval-every %d --quiet --out %s", i ? 0 : 5, out[i]);
+        if (rc != 0) fail_msg("--eval-every %d exited %d:\n%s", i ? 0 : 5, rc, logbuf);
+        snprintf(path, sizeof path, "%s/runs/copy-rope-seed1/train.csv", out[i]);
+        train_columns(path, cols[i], sizeof cols[i]);
+    }
+    if (strcmp(cols[0], cols[1]) != 0) fail_msg("training differs with measurements:\n%s---\n%s", cols[0], cols[1]);
+    assert_int_equal(count_lines(cols[0]), 5);
+    snprintf(path, sizeof path, "%s/runs/copy-rope-seed1/eval.csv", out[0]);
+    read_text(path, text, sizeof text);
+    assert_int_equal(strncmp(text, "step,exact_match,token_acc,eval_seconds\n5,", 42), 0);
+    assert_int_equal(count_lines(text), 5); /* header + steps 5, 10, 15, 20 */
+    assert_false(exists(out[1], "runs/copy-rope-seed1/eval.csv"));
+    snprintf(path, sizeof path, "%s/report.md", out[0]);
+    static char md[1 << 16];
+    read_text(path, md, sizeof md);
+    if (!strstr(md, "| steps to 0.99 |") || !strstr(md, "within 20 · 0/1 |") ||
+        !strstr(md, "every 5 steps and at the last, 64 samples"))
+        fail_msg("report.md:\n%s", md);
+    snprintf(path, sizeof path, "%s/report.csv", out[0]);
+    read_text(path, text, sizeof text);
+    assert_non_null(strstr(text, ",steps_to_learn\n"));
+    assert_non_null(strstr(text, ",-1\n"));
+    snprintf(path, sizeof path, "%s/report.md", out[1]);
+    read_text(path, md, sizeof md);
+    assert_null(strstr(md, "steps to 0.99"));
 }
 
 /* The data file is found next to the executable's repository, else through $ROPEGRAD_DATA: a copy of the binary
@@ -582,11 +750,11 @@ static void test_config_file_and_print_config(void **state)
         assert_int_equal(run("--config %s --print-config", cfg2), 0);
         if (!strstr(logbuf, seeds[i][1])) fail_msg("seeds %s: want %s in\n%s", seeds[i][0], seeds[i][1], logbuf);
     }
-    /* a run with it: the model and the settings are in the checkpoint */
+    /* a run with it: the model and the settings are in the checkpoint (random positions: the run is rope+rand) */
     snprintf(out, sizeof out, "%s/cfgrun", tmpdir);
     int rc = run("--config %s --quiet --out %s", cfg, out);
     if (rc != 0) fail_msg("--config run exited %d:\n%s", rc, logbuf);
-    snprintf(ck, sizeof ck, "%s/ckpt/copy-rope-seed1.h5", out);
+    snprintf(ck, sizeof ck, "%s/ckpt/copy-rope-rand-seed1.h5", out);
     assert_true(tc_h5_attr(ck, "/config", "d_model") == 32);
     assert_true(tc_h5_attr(ck, "/run", "batch") == 4);
     assert_true(tc_h5_attr(ck, "/run", "random_positions") == 1);
@@ -611,6 +779,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_bad_flags_exit_2_and_write_nothing, reset),
         cmocka_unit_test_setup(test_short_run_writes_everything_and_eval_reproduces, reset),
+        cmocka_unit_test_setup(test_report_replot_and_compare, reset),
+        cmocka_unit_test_setup(test_variants_grid, reset),
+        cmocka_unit_test_setup(test_eval_every, reset),
         cmocka_unit_test_setup(test_options_that_do_not_apply_are_refused, reset),
         cmocka_unit_test_setup(test_data_file_from_the_environment, reset),
         cmocka_unit_test_setup(test_seed_options, reset),

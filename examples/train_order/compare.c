@@ -12,22 +12,33 @@
 #define MAX_LINES 2000000        /* lines of a report.csv */
 #define MAX_JSON_BYTES (256L << 20)
 
-static const char CSV_HEADER[] = "task,encoding,rope_ext,seed,steps,final_loss,train_seconds,n,exact_match,token_acc";
-
 typedef struct {
     to_result *res;
     int n, cap;
     const char *path;
 } loader;
 
-/* Finds or appends the run (task, pos, ext, seed). NULL with a message on too many runs or no memory. */
-static to_result *run_of(loader *l, rg_task task, rg_pos_kind pos, rg_rope_ext ext, int seed, const char *where)
+/* One (run, n) point as read from a file: text fields unchecked, numbers unchecked. */
+typedef struct {
+    const char *task, *pos, *variant, *ext; /* variant NULL: an older report (base) */
+    double seed, steps, loss, secs, n, em, acc;
+    int generated;             /* 0 or 1; -1: not in the file */
+    double learn;              /* steps_to_learn (0 when not in the file) */
+} point;
+
+/* Finds or appends the run of x's identity. NULL with a message on too many runs or no memory. */
+static to_result *run_of(loader *l, const to_result *x, const char *where)
 {
     for (int i = l->n - 1; i >= 0; i--) {
         to_result *r = &l->res[i];
-        if (r->task == task && r->pos == pos && r->ext == ext && r->seed == seed) return r;
+        if (r->task == x->task && r->pos == x->pos && r->variant == x->variant && r->ext == x->ext &&
+            r->ext_factor == x->ext_factor && r->seed == x->seed)
+            return r;
     }
-    if (l->n == MAX_RUNS) { fprintf(stderr, "train_order: %s%s: more than %d runs\n", l->path, where, MAX_RUNS); return NULL; }
+    if (l->n == MAX_RUNS) {
+        fprintf(stderr, "train_order: %s%s: more than %d runs\n", l->path, where, MAX_RUNS);
+        return NULL;
+    }
     if (l->n == l->cap) {
         int cap = l->cap ? 2 * l->cap : 64;
         to_result *p = realloc(l->res, sizeof *p * (size_t)cap);
@@ -36,52 +47,54 @@ static to_result *run_of(loader *l, rg_task task, rg_pos_kind pos, rg_rope_ext e
         l->cap = cap;
     }
     to_result *r = &l->res[l->n++];
-    memset(r, 0, sizeof *r);
-    r->task = task;
-    r->pos = pos;
-    r->ext = ext;
-    r->seed = seed;
+    *r = *x;
     return r;
 }
 
 /* Validates one (run, n) point and adds it. where: " line 12" or " runs[3]". 0 or -1 with a message. */
-static int add_point(loader *l, const char *where, const char *task_s, const char *pos_s, const char *ext_s,
-                     double seed, double steps, double loss, double secs, double n, double em, double acc)
+static int add_point(loader *l, const char *where, const point *p)
 {
-    rg_task task;
-    rg_pos_kind pos;
-    rg_rope_ext ext;
+    to_result x = {0};
     const char *why = NULL;
-    if (rg_task_parse(task_s, &task)) why = "unknown task";
-    else if (rg_pos_parse(pos_s, &pos)) why = "unknown encoding";
-    else if (rg_rope_ext_parse(ext_s, &ext)) why = "unknown rope_ext";
-    else if (!(seed >= 0 && seed <= 1000000 && seed == floor(seed))) why = "seed is not an integer in 0..1000000";
-    else if (!(steps >= 0 && steps <= 1e12 && steps == floor(steps))) why = "steps is not an integer in 0..10^12";
-    else if (!(isnan(loss) || (loss >= 0 && isfinite(loss)))) why = "final_loss is not a number >= 0 (or nan)";
-    else if (!(secs >= 0 && isfinite(secs))) why = "train_seconds is not a number >= 0";
-    else if (!(n >= 1 && n <= RG_TASK_MAX_N && n == floor(n))) why = "n is not an integer in 1..100000";
-    else if (!(isnan(em) || (em >= 0 && em <= 1))) why = "exact_match is not in [0, 1] (or nan)";
-    else if (!(isnan(acc) || (acc >= 0 && acc <= 1))) why = "token_acc is not in [0, 1] (or nan)";
-    else if (isnan(em) != isnan(acc)) why = "exact_match and token_acc: one is nan, the other is not";
+    if (rg_task_parse(p->task, &x.task)) why = "unknown task";
+    else if (rg_pos_parse(p->pos, &x.pos)) why = "unknown encoding";
+    else if (p->variant && to_variant_parse(p->variant, &x.variant)) why = "unknown variant";
+    else if (to_ext_parse(p->ext, &x.ext, &x.ext_factor)) why = "unknown rope_ext";
+    else if (!(p->seed >= 0 && p->seed <= 1000000 && p->seed == floor(p->seed)))
+        why = "seed is not an integer in 0..1000000";
+    else if (!(p->steps >= 0 && p->steps <= 1e12 && p->steps == floor(p->steps)))
+        why = "steps is not an integer in 0..10^12";
+    else if (!(isnan(p->loss) || (p->loss >= 0 && isfinite(p->loss)))) why = "final_loss is not a number >= 0 (or nan)";
+    else if (!(p->secs >= 0 && isfinite(p->secs))) why = "train_seconds is not a number >= 0";
+    else if (!(p->n >= 1 && p->n <= RG_TASK_MAX_N && p->n == floor(p->n))) why = "n is not an integer in 1..100000";
+    else if (!(isnan(p->em) || (p->em >= 0 && p->em <= 1))) why = "exact_match is not in [0, 1] (or nan)";
+    else if (!(isnan(p->acc) || (p->acc >= 0 && p->acc <= 1))) why = "token_acc is not in [0, 1] (or nan)";
+    else if (isnan(p->em) != isnan(p->acc)) why = "exact_match and token_acc: one is nan, the other is not";
+    else if (!(p->learn >= -1 && p->learn <= p->steps && p->learn == floor(p->learn)))
+        why = "steps_to_learn is not -1, 0 or a step from 1 to steps";
     if (why) { fprintf(stderr, "train_order: %s%s: %s\n", l->path, where, why); return -1; }
-    to_result *r = run_of(l, task, pos, ext, (int)seed, where);
+    x.seed = (int)p->seed;
+    x.steps_to_learn = (int64_t)p->learn;
+    to_result *r = run_of(l, &x, where);
     if (!r) return -1;
+    int n = (int)p->n;
     for (int j = 0; j < r->n_lens; j++)
-        if (r->lens[j] == (int)n) {
-            fprintf(stderr, "train_order: %s%s: n = %d appears twice for %s/%s/%s seed %d\n", l->path, where, (int)n,
-                    task_s, pos_s, ext_s, (int)seed);
+        if (r->lens[j] == n) {
+            fprintf(stderr, "train_order: %s%s: n = %d appears twice for %s/%s/%s/%s seed %d\n", l->path, where, n,
+                    p->task, p->pos, p->variant ? p->variant : "base", p->ext, x.seed);
             return -1;
         }
     if (r->n_lens == TO_MAX_LENS) {
         fprintf(stderr, "train_order: %s%s: more than %d test lengths in one run\n", l->path, where, TO_MAX_LENS);
         return -1;
     }
-    r->steps = (int64_t)steps;
-    r->final_loss = loss;
-    r->train_seconds = secs;
-    r->lens[r->n_lens] = (int)n;
-    r->exact[r->n_lens] = em;
-    r->token_acc[r->n_lens++] = acc;
+    r->steps = (int64_t)p->steps;
+    r->final_loss = p->loss;
+    r->train_seconds = p->secs;
+    r->lens[r->n_lens] = n;
+    r->exact[r->n_lens] = p->em;
+    r->generated[r->n_lens] = p->generated == 1;
+    r->token_acc[r->n_lens++] = p->acc;
     return 0;
 }
 
@@ -94,12 +107,89 @@ static bool number(const char *s, double *v)
     return end != s && *end == 0 && errno != ERANGE;
 }
 
+/* The columns of report.csv: every header of every version names a subset; the first ten are required. */
+enum {
+    C_TASK, C_ENC, C_EXT, C_SEED, C_STEPS, C_LOSS, C_SECS, C_N, C_EM, C_ACC, C_VARIANT, C_TRAIN_LEN, C_GEN, C_LEARN,
+    C_COUNT
+};
+static const char *const COLUMNS[C_COUNT] = {"task", "encoding", "rope_ext", "seed", "steps", "final_loss",
+                                             "train_seconds", "n", "exact_match", "token_acc", "variant", "train_len",
+                                             "generated", "steps_to_learn"};
+#define C_REQUIRED 10
+
+/* Reads the header into col[c] (the field index of column c, -1 when absent); *nf gets the field count. */
+static int csv_header(loader *l, char *line, int col[C_COUNT], int *nf)
+{
+    for (int c = 0; c < C_COUNT; c++) col[c] = -1;
+    *nf = 0;
+    for (char *p = line; p; (*nf)++) {
+        char *comma = strchr(p, ',');
+        if (comma) *comma = 0;
+        int c = 0;
+        while (c < C_COUNT && strcmp(p, COLUMNS[c]) != 0) c++;
+        if (c == C_COUNT || col[c] >= 0 || *nf == C_COUNT) {
+            fprintf(stderr, "train_order: %s line 1: not a report.csv header (column '%s')\n  expected: %s\n", l->path,
+                    p, TO_CSV_HEADER);
+            return -1;
+        }
+        col[c] = *nf;
+        p = comma ? comma + 1 : NULL;
+    }
+    for (int c = 0; c < C_REQUIRED; c++)
+        if (col[c] < 0) {
+            fprintf(stderr, "train_order: %s line 1: not a report.csv header (no column %s)\n  expected: %s\n",
+                    l->path, COLUMNS[c], TO_CSV_HEADER);
+            return -1;
+        }
+    return 0;
+}
+
+/* One data line by the header's columns. 0 or -1 with a message. */
+static int csv_line(loader *l, char *line, const int col[C_COUNT], int nf, const char *where, int *train_len)
+{
+    char *field[C_COUNT];
+    int k = 0;
+    for (char *p = line; p && k <= nf; k++) {
+        if (k < nf) field[k] = p;
+        p = strchr(p, ',');
+        if (p) *p++ = 0;
+    }
+    if (k != nf) {
+        fprintf(stderr, "train_order: %s%s: %d fields, expected %d\n", l->path, where, k, nf);
+        return -1;
+    }
+    double v[C_COUNT];
+    for (int c = C_SEED; c < C_COUNT; c++)
+        if (c != C_VARIANT && col[c] >= 0 && !number(field[col[c]], &v[c])) {
+            fprintf(stderr, "train_order: %s%s: field %d '%s' (%s) is not a number\n", l->path, where, col[c] + 1,
+                    field[col[c]], COLUMNS[c]);
+            return -1;
+        }
+    if (col[C_TRAIN_LEN] >= 0) {
+        double tl = v[C_TRAIN_LEN];
+        if (!(tl >= 1 && tl <= 1000 && tl == floor(tl)) || (*train_len >= 0 && *train_len != (int)tl)) {
+            fprintf(stderr, "train_order: %s%s: train_len is not an integer in 1..1000 or differs from the first "
+                            "line's\n", l->path, where);
+            return -1;
+        }
+        *train_len = (int)tl;
+    }
+    if (col[C_GEN] >= 0 && v[C_GEN] != 0 && v[C_GEN] != 1) {
+        fprintf(stderr, "train_order: %s%s: generated is not 0 or 1\n", l->path, where);
+        return -1;
+    }
+    point p = {field[col[C_TASK]], field[col[C_ENC]], col[C_VARIANT] >= 0 ? field[col[C_VARIANT]] : NULL,
+               field[col[C_EXT]], v[C_SEED], v[C_STEPS], v[C_LOSS], v[C_SECS], v[C_N], v[C_EM], v[C_ACC],
+               col[C_GEN] >= 0 ? (int)v[C_GEN] : -1, col[C_LEARN] >= 0 ? v[C_LEARN] : 0};
+    return add_point(l, where, &p);
+}
+
 static int load_csv(loader *l, int *train_len)
 {
     FILE *f = fopen(l->path, "r");
     if (!f) { fprintf(stderr, "train_order: cannot read %s: %s\n", l->path, strerror(errno)); return -1; }
     char line[1024], where[48];
-    int rc = -1, has_len = 0;
+    int rc = -1, col[C_COUNT], nf = 0;
     long lineno = 0;
     *train_len = -1;
     while (fgets(line, sizeof line, f)) {
@@ -110,44 +200,7 @@ static int load_csv(loader *l, int *train_len)
         else if (!feof(f)) { fprintf(stderr, "train_order: %s%s: line too long\n", l->path, where); goto done; }
         if (len && line[len - 1] == '\r') line[--len] = 0;
         if (lineno > MAX_LINES) { fprintf(stderr, "train_order: %s: more than %d lines\n", l->path, MAX_LINES); goto done; }
-        if (lineno == 1) {
-            has_len = strcmp(line, CSV_HEADER) != 0;
-            if (has_len && (strncmp(line, CSV_HEADER, sizeof CSV_HEADER - 1) != 0 ||
-                            strcmp(line + sizeof CSV_HEADER - 1, ",train_len") != 0)) {
-                fprintf(stderr, "train_order: %s line 1: not a report.csv header\n  expected: %s,train_len\n",
-                        l->path, CSV_HEADER);
-                goto done;
-            }
-            continue;
-        }
-        char *field[12];
-        int nf = 0;
-        for (char *p = line;; p++) {
-            if (nf == 12) break;
-            field[nf++] = p;
-            p = strchr(p, ',');
-            if (!p) break;
-            *p = 0;
-        }
-        double v[8];
-        if (nf != 10 + has_len) {
-            fprintf(stderr, "train_order: %s%s: %d fields, expected %d\n", l->path, where, nf, 10 + has_len);
-            goto done;
-        }
-        for (int i = 0; i < 7 + has_len; i++)
-            if (!number(field[3 + i], &v[i])) {
-                fprintf(stderr, "train_order: %s%s: field %d '%s' is not a number\n", l->path, where, 4 + i, field[3 + i]);
-                goto done;
-            }
-        if (has_len) {
-            if (!(v[7] >= 1 && v[7] <= 1000 && v[7] == floor(v[7])) || (*train_len >= 0 && *train_len != (int)v[7])) {
-                fprintf(stderr, "train_order: %s%s: train_len is not an integer in 1..1000 or differs from the first "
-                                "line's\n", l->path, where);
-                goto done;
-            }
-            *train_len = (int)v[7];
-        }
-        if (add_point(l, where, field[0], field[1], field[2], v[0], v[1], v[2], v[3], v[4], v[5], v[6])) goto done;
+        if (lineno == 1 ? csv_header(l, line, col, &nf) : csv_line(l, line, col, nf, where, train_len)) goto done;
     }
     if (ferror(f)) { fprintf(stderr, "train_order: cannot read %s: %s\n", l->path, strerror(errno)); goto done; }
     if (lineno == 0) { fprintf(stderr, "train_order: %s: empty file (no report.csv header)\n", l->path); goto done; }
@@ -209,23 +262,32 @@ static int load_json(loader *l, int *train_len)
         snprintf(where, sizeof where, " runs[%d]", i++);
         const cJSON *t = cJSON_GetObjectItemCaseSensitive(run, "task"), *p = cJSON_GetObjectItemCaseSensitive(run, "encoding");
         const cJSON *e = cJSON_GetObjectItemCaseSensitive(run, "rope_ext"), *rs = cJSON_GetObjectItemCaseSensitive(run, "results"), *x;
-        double seed, steps, loss, secs;
+        const cJSON *va = cJSON_GetObjectItemCaseSensitive(run, "variant");
+        double seed, steps, loss, secs, learn = 0;
+        if (cJSON_GetObjectItemCaseSensitive(run, "steps_to_learn") && !json_num(run, "steps_to_learn", &learn)) {
+            fprintf(stderr, "train_order: %s%s: steps_to_learn is not a number\n", l->path, where);
+            goto done;
+        }
         if (!cJSON_IsString(t) || !cJSON_IsString(p) || !cJSON_IsString(e) || !cJSON_IsArray(rs) ||
-            !json_num(run, "seed", &seed) || !json_num(run, "steps", &steps) || !json_num(run, "final_loss", &loss) ||
-            !json_num(run, "train_seconds", &secs)) {
-            fprintf(stderr, "train_order: %s%s: needs task, encoding, rope_ext (strings), seed, steps, final_loss, "
-                            "train_seconds (numbers) and results (an array)\n", l->path, where);
+            (va && !cJSON_IsString(va)) || !json_num(run, "seed", &seed) || !json_num(run, "steps", &steps) ||
+            !json_num(run, "final_loss", &loss) || !json_num(run, "train_seconds", &secs)) {
+            fprintf(stderr, "train_order: %s%s: needs task, encoding, rope_ext (strings; variant a string if given), "
+                            "seed, steps, final_loss, train_seconds (numbers) and results (an array)\n", l->path, where);
             goto done;
         }
         if (cJSON_GetArraySize(rs) == 0) { fprintf(stderr, "train_order: %s%s: no results\n", l->path, where); goto done; }
         cJSON_ArrayForEach(x, rs) {
             double n, em, acc;
-            if (!json_num(x, "n", &n) || !json_num(x, "exact_match", &em) || !json_num(x, "token_acc", &acc)) {
-                fprintf(stderr, "train_order: %s%s: a result needs n, exact_match and token_acc\n", l->path, where);
+            const cJSON *g = cJSON_GetObjectItemCaseSensitive(x, "generated");
+            if (!json_num(x, "n", &n) || !json_num(x, "exact_match", &em) || !json_num(x, "token_acc", &acc) ||
+                (g && !cJSON_IsBool(g))) {
+                fprintf(stderr, "train_order: %s%s: a result needs n, exact_match and token_acc (and generated, if "
+                                "given, true or false)\n", l->path, where);
                 goto done;
             }
-            if (add_point(l, where, t->valuestring, p->valuestring, e->valuestring, seed, steps, loss, secs, n, em, acc))
-                goto done;
+            point pt = {t->valuestring, p->valuestring, va ? va->valuestring : NULL, e->valuestring, seed, steps, loss,
+                        secs, n, em, acc, g ? cJSON_IsTrue(g) : -1, learn};
+            if (add_point(l, where, &pt)) goto done;
         }
     }
     rc = 0;
@@ -252,7 +314,8 @@ int to_report_load(const char *path, to_result **res, int *n_res, int *train_len
 static const to_row *find_row(const to_table *t, const to_row *like)
 {
     for (int k = 0; k < t->n_rows; k++)
-        if (t->rows[k].task == like->task && t->rows[k].pos == like->pos && t->rows[k].ext == like->ext)
+        if (t->rows[k].task == like->task && t->rows[k].pos == like->pos && t->rows[k].variant == like->variant &&
+            t->rows[k].ext == like->ext && t->rows[k].ext_factor == like->ext_factor)
             return &t->rows[k];
     return NULL;
 }
@@ -292,7 +355,7 @@ static int compare_metric(const to_table *a, const to_table *b, bool exact, FILE
                 if (ra) to_table_cell(a, ra, lens[j], exact, &sa, NULL);
                 if (rb) to_table_cell(b, rb, lens[j], exact, &sb, NULL);
                 if (sa.n == 0 && sb.n == 0) continue;
-                char ta[64], tb[64], label[64];
+                char ta[64], tb[64], label[96];
                 cell_text(&sa, exact, ta, sizeof ta);
                 cell_text(&sb, exact, tb, sizeof tb);
                 const char *ov;

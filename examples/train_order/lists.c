@@ -1,7 +1,7 @@
-/* lists.c: the list-valued options of train_order (--task, --pos, --seed, --seeds, --test-lens, --rope-ext,
- * --lr-schedule): each a parser from the flag's text into to_options (0, or -1 for a value outside the allowed
- * ones) and a printer back to that text (what --print-config and --help show). The table in settings.c names
- * them. */
+/* lists.c: the list-valued options of train_order (--task, --pos, --seed, --seeds, --test-lens, --rope-scaling
+ * (alias --rope-ext), --lr-schedule, --variants): each a parser from the flag's text into to_options (0, or -1
+ * for a value outside the allowed ones) and a printer back to that text (what --print-config and --help show). The table in settings.c names
+ * them. Also the names of the training variants and the labels every output shows a result under. */
 #include "train_order.h"
 
 #include <errno.h>
@@ -133,16 +133,18 @@ int to_parse_rope_ext(to_options *o, char *v)
 {
     o->n_exts = 0;
     if (strcmp(v, "none") == 0) return 0;
-    char all[] = "pi,ntk,yarn,llama3";
+    char all[] = "pi,ntk,yarn,llama3,dynamic";
     if (strcmp(v, "all") == 0) v = all;
     char *it[TO_MAX_EXTS];
     int n = split(v, it, TO_MAX_EXTS);
     for (int i = 0; i < n; i++) {
         rg_rope_ext e;
-        if (rg_rope_ext_parse(it[i], &e) || e == RG_ROPE_EXT_NONE) return -1;
+        double f;
+        if (to_ext_parse(it[i], &e, &f) || e == RG_ROPE_EXT_NONE) return -1;
         for (int j = 0; j < i; j++)
-            if (o->exts[j] == e) return -1;
-        o->exts[o->n_exts++] = e;
+            if (o->exts[j] == e && o->ext_factor[j] == f) return -1;
+        o->exts[o->n_exts] = e;
+        o->ext_factor[o->n_exts++] = f;
     }
     return n > 0 ? 0 : -1;
 }
@@ -150,8 +152,104 @@ int to_parse_rope_ext(to_options *o, char *v)
 void to_print_rope_ext(const to_options *o, char *b, size_t n)
 {
     snprintf(b, n, "%s", o->n_exts ? "" : "none");
-    for (int i = 0; i < o->n_exts; i++)
-        snprintf(b + strlen(b), n - strlen(b), "%s%s", i ? "," : "", rg_rope_ext_name(o->exts[i]));
+    for (int i = 0; i < o->n_exts; i++) {
+        char t[48];
+        snprintf(b + strlen(b), n - strlen(b), "%s%s", i ? "," : "", to_ext_text(o->exts[i], o->ext_factor[i], t,
+                 sizeof t));
+    }
+}
+
+const char *to_ext_text(rg_rope_ext e, double factor, char *buf, size_t cap)
+{
+    if (factor > 0) snprintf(buf, cap, "%s:%g", rg_rope_ext_name(e), factor);
+    else snprintf(buf, cap, "%s", rg_rope_ext_name(e));
+    return buf;
+}
+
+int to_ext_parse(const char *text, rg_rope_ext *e, double *factor)
+{
+    char type[32];
+    const char *colon = strchr(text, ':');
+    size_t len = colon ? (size_t)(colon - text) : strlen(text);
+    if (len == 0 || len >= sizeof type) return -1;
+    memcpy(type, text, len);
+    type[len] = 0;
+    if (rg_rope_ext_parse(type, e)) return -1;
+    *factor = 0;
+    if (!colon) return 0;
+    char *end;
+    errno = 0;
+    *factor = strtod(colon + 1, &end);
+    if (errno || end == colon + 1 || *end || !(*factor >= 1 && *factor <= 1000) || *e == RG_ROPE_EXT_NONE) return -1;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ training variants */
+
+static const char *const VARIANT_NAMES[TO_VAR_COUNT] = {"base", "theta500k", "rand"};
+
+const char *to_variant_name(to_variant v) { return (unsigned)v < TO_VAR_COUNT ? VARIANT_NAMES[v] : "?"; }
+
+int to_variant_parse(const char *name, to_variant *v)
+{
+    for (int i = 0; i < TO_VAR_COUNT; i++)
+        if (strcmp(name, VARIANT_NAMES[i]) == 0) { *v = (to_variant)i; return 0; }
+    return -1;
+}
+
+bool to_variant_applies(to_variant v, rg_pos_kind pos)
+{
+    if (v == TO_VAR_THETA500K) return pos == RG_POS_ROPE || pos == RG_POS_ROPE_HALF;
+    if (v == TO_VAR_RAND) return pos != RG_POS_NONE; /* NoPE reads no positions: +rand would be the same model */
+    return true;
+}
+
+to_variant to_variant_of(const to_options *o, rg_pos_kind pos)
+{
+    if (o->random_positions && to_variant_applies(TO_VAR_RAND, pos)) return TO_VAR_RAND;
+    if (o->model.rope_base == TO_THETA_500K && to_variant_applies(TO_VAR_THETA500K, pos)) return TO_VAR_THETA500K;
+    return TO_VAR_BASE;
+}
+
+int to_parse_variants(to_options *o, char *v)
+{
+    memset(o->variants, 0, sizeof o->variants);
+    char all[] = "base,theta500k,rand";
+    if (strcmp(v, "all") == 0) v = all;
+    char *it[TO_VAR_COUNT];
+    int n = split(v, it, TO_VAR_COUNT);
+    for (int i = 0; i < n; i++) {
+        to_variant x;
+        if (to_variant_parse(it[i], &x) || o->variants[x]) return -1;
+        o->variants[x] = true;
+    }
+    return n > 0 ? 0 : -1;
+}
+
+void to_print_variants(const to_options *o, char *b, size_t n)
+{
+    b[0] = 0;
+    for (int i = 0; i < TO_VAR_COUNT; i++)
+        if (o->variants[i]) snprintf(b + strlen(b), n - strlen(b), "%s%s", b[0] ? "," : "", VARIANT_NAMES[i]);
+}
+
+const char *to_label(rg_pos_kind pos, to_variant v, rg_rope_ext e, double factor, char *buf, size_t cap)
+{
+    char ext[48] = "";
+    if (e != RG_ROPE_EXT_NONE) {
+        ext[0] = '+';
+        to_ext_text(e, factor, ext + 1, sizeof ext - 1);
+    }
+    snprintf(buf, cap, "%s%s%s", rg_pos_name(pos), v == TO_VAR_THETA500K ? " θ=500k" : v == TO_VAR_RAND ? "+rand" : "",
+             ext);
+    return buf;
+}
+
+const char *to_run_name(rg_task task, rg_pos_kind pos, to_variant v, int seed, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%s-%s%s%s-seed%d", rg_task_name(task), rg_pos_name(pos), v ? "-" : "",
+             v ? to_variant_name(v) : "", seed);
+    return buf;
 }
 
 int to_parse_lr_schedule(to_options *o, char *v)

@@ -1,29 +1,50 @@
 /* main.c: examples/train_order, the length-extrapolation experiment (issue 7): defaults -> parse -> check ->
- * build (the output folder and the jobs) -> run (the job pool) -> report -> free. Exit status: 0 on success, 1 on
- * any failed run or output, 2 on a bad command line (nothing written). */
-#include "train_order.h"
+ * build (the output folder and the jobs) -> run (the job pool) -> report -> free. Two report tools skip training:
+ * --replot CSV (to_replot) and --compare A B (to_compare). Exit status: 0 on success, 1 on any failed run or
+ * output, 2 on a bad command line (nothing written). */
+#include "report.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-typedef struct { const char *cmd; double t0; } report_ctx;
+typedef struct { const char *cmd; double t0; int done, total; } report_ctx;
 
-/* After each finished job: a report of the runs so far, so that a long grid stopped early still leaves one. */
+/* After each finished job but the last: a report of the runs so far, marked partial, so that a long grid stopped
+ * early still leaves one. */
 static void partial_report(const to_options *o, const to_result *res, int n, void *ctx)
 {
-    const report_ctx *r = ctx;
-    if (n) to_write_report(o, res, n, to_now_seconds() - r->t0, r->cmd);
+    report_ctx *r = ctx;
+    r->done++;
+    if (n) to_report(o, res, n, &(to_report_meta){to_now_seconds() - r->t0, r->cmd, true, r->done, r->total});
 }
 
-/* The jobs: the checkpoint's one run, or the grid of (task, encoding, seed). */
+/* --replot CSV and --compare A B: 0, or 1 on failure. */
+static int report_tool(const to_options *o)
+{
+    if (o->replot[0]) return to_make_dir(o->out) || to_replot(o->replot, o->out) ? 1 : 0;
+    if (to_compare(o->compare[0], o->compare[1], stdout)) return 1;
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
+/* The jobs: the checkpoint's one run, or the grid of (task, variant, encoding, seed); a variant only for the
+ * encodings it applies to (to_variant_applies). */
 static int make_jobs(const to_options *o, to_job *jobs)
 {
     int n = 0;
+    if (o->resume[0] || o->eval[0]) { /* the one run of the checkpoint (its variant: to_run) */
+        for (int t = 0; t < RG_TASK_COUNT; t++)
+            for (int p = 0; p < RG_POS_COUNT; p++)
+                if (o->tasks[t] && o->pos[p]) jobs[n++] = (to_job){(rg_task)t, (rg_pos_kind)p, TO_VAR_BASE,
+                                                                   o->seed_list[0]};
+        return n;
+    }
     for (int t = 0; t < RG_TASK_COUNT; t++)
-        for (int p = 0; p < RG_POS_COUNT; p++)
-            for (int s = 0; s < o->n_seeds; s++)
-                if (o->tasks[t] && o->pos[p]) jobs[n++] = (to_job){(rg_task)t, (rg_pos_kind)p, o->seed_list[s]};
+        for (int v = 0; v < TO_VAR_COUNT; v++)
+            for (int p = 0; p < RG_POS_COUNT; p++)
+                for (int s = 0; s < o->n_seeds; s++)
+                    if (o->tasks[t] && o->variants[v] && o->pos[p] && to_variant_applies((to_variant)v, (rg_pos_kind)p))
+                        jobs[n++] = (to_job){(rg_task)t, (rg_pos_kind)p, (to_variant)v, o->seed_list[s]};
     return n;
 }
 
@@ -66,6 +87,7 @@ int main(int argc, char **argv)
     to_options o;
     to_options_default(&o);
     to_options_parse(argc, argv, &o);
+    if (o.replot[0] || o.compare[0][0]) return report_tool(&o);
     to_options_check(&o);
     if (o.print_config) { to_options_print(&o, stdout); return 0; }
 
@@ -74,19 +96,19 @@ int main(int argc, char **argv)
     int lock = to_outdir_claim(&o);
     if (lock < 0) return lock == -2 ? 2 : 1; /* 2: a folder of another invocation's results */
     if (write_settings(&o)) return 1;
-    to_job *jobs = calloc((size_t)RG_TASK_COUNT * RG_POS_COUNT * (size_t)o.n_seeds, sizeof *jobs);
+    to_job *jobs = calloc((size_t)RG_TASK_COUNT * RG_POS_COUNT * TO_VAR_COUNT * (size_t)o.n_seeds, sizeof *jobs);
     int n_jobs = jobs ? make_jobs(&o, jobs) : 0;
     to_result *all = calloc((size_t)n_jobs * (1 + TO_MAX_EXTS) + 1, sizeof *all);
     if (!jobs || !all) { fprintf(stderr, "train_order: out of memory\n"); return 1; }
     if (o.jobs > n_jobs) o.jobs = n_jobs;
     rg_set_num_threads(o.threads);
 
-    report_ctx ctx = {cmd, to_now_seconds()};
+    report_ctx ctx = {cmd, to_now_seconds(), 0, n_jobs};
     int n_all = 0;
     int failed = to_pool_run(&o, jobs, n_jobs, all, &n_all, partial_report, &ctx);
     double wall = to_now_seconds() - ctx.t0;
     int rc = failed ? 1 : 0;
-    if (n_all && to_write_report(&o, all, n_all, wall, cmd)) rc = 1;
+    if (n_all && to_report(&o, all, n_all, &(to_report_meta){wall, cmd, false, n_jobs - failed, n_jobs})) rc = 1;
     if (!o.quiet)
         fprintf(stderr, "train_order: %d run(s), %d failed, %.1f s; report in %s/report.md\n", n_jobs, failed, wall,
                 o.out);

@@ -105,12 +105,12 @@ static void from_checkpoint(to_options *o)
 /* A resume never replaces its source checkpoint unless --overwrite. */
 static void check_resume_target(const to_options *o)
 {
-    char out[2 * TO_PATH];
+    char out[2 * TO_PATH], name[128];
     int t = 0, p = 0;
     while (!o->tasks[t]) t++;
     while (!o->pos[p]) p++;
-    snprintf(out, sizeof out, "%s/ckpt/%s-%s-seed%d.h5", o->out, rg_task_name((rg_task)t), rg_pos_name((rg_pos_kind)p),
-             o->seed_list[0]);
+    snprintf(out, sizeof out, "%s/ckpt/%s.h5", o->out, to_run_name((rg_task)t, (rg_pos_kind)p,
+             to_variant_of(o, (rg_pos_kind)p), o->seed_list[0], name, sizeof name));
     struct stat a, b;
     if (!o->overwrite && stat(o->resume, &a) == 0 && stat(out, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
         to_usage_error("another --out (or --overwrite to replace it)", "--resume %s: the resumed run would be saved "
@@ -123,13 +123,14 @@ static void check_lengths(const to_options *o)
     char src[TO_PATH + 32] = "";
     if (o->resume[0] || o->eval[0]) snprintf(src, sizeof src, "checkpoint %s: ", o->resume[0] ? o->resume : o->eval);
     int T = 2 * o->train_len + 3;
+    bool rand = o->random_positions || o->variants[TO_VAR_RAND];
     if (o->pos[RG_POS_LEARNED] && T > o->model.max_len)
         to_usage_error("2 train_len + 3 <= max_len with learned positions", "%strain_len %d: sequences of %d tokens "
                        "pass the learned position table (max_len %d)", src, o->train_len, T, o->model.max_len);
-    if (o->random_positions && T > o->max_position)
+    if (rand && T > o->max_position)
         to_usage_error("2 train_len + 3 <= max_position with random positions", "%strain_len %d: sequences of %d "
                        "tokens need more random positions than [0, %d) has", src, o->train_len, T, o->max_position);
-    if (o->random_positions && o->pos[RG_POS_LEARNED] && o->max_position > o->model.max_len)
+    if (rand && o->pos[RG_POS_LEARNED] && o->max_position > o->model.max_len)
         to_usage_error("max_position <= max_len with learned positions", "%smax_position %d: random positions pass "
                        "the learned position table (max_len %d)", src, o->max_position, o->model.max_len);
     for (int p = 0; p < RG_POS_COUNT; p++) {
@@ -163,9 +164,22 @@ static void check_data(const to_options *o)
         }
 }
 
+/* The variants of a new run's grid must give distinct rows: a setting that already makes every run a variant
+ * cannot be combined with that variant. */
+static void check_variants(const to_options *o)
+{
+    if (o->random_positions && (o->variants[TO_VAR_RAND] || o->variants[TO_VAR_THETA500K]))
+        to_usage_error("--random-positions with --variants base (every run is then +rand), or --variants without "
+                       "--random-positions", "--random-positions with --variants including rand or theta500k");
+    if (o->model.rope_base == TO_THETA_500K && o->variants[TO_VAR_THETA500K])
+        to_usage_error("--variants theta500k with the default --rope-theta", "--rope-theta 500000 with --variants "
+                       "theta500k: the base rope rows would be the theta500k rows");
+}
+
 void to_options_check(to_options *o)
 {
     if (o->resume[0] && o->eval[0]) to_usage_error("one of them", "--resume and --eval together");
+    if (!o->resume[0] && !o->eval[0]) check_variants(o);
     o->lr_total = o->steps;
     if (!o->max_position) o->max_position = o->model.max_len; /* the default: the whole learned table */
     if (o->resume[0] || o->eval[0]) from_checkpoint(o);

@@ -5,7 +5,7 @@
  * - curves_<task>.svg: exact match and token accuracy against n; top the encodings (one colour each), bottom RoPE
  *   and its extensions (one colour per extension, a marker per RoPE variant); the mean line, the 95% t band and
  *   every seed's value as a point; the training length is a labelled black line over a shaded trained range.
- * - loss_<task>.svg: the training loss of every run from its log runs/<task>-<pos>-seed<S>/train.csv (columns
+ * - loss_<task>.svg: the training loss of every run from its log runs/<run>/train.csv (to_run_name) (columns
  *   step,loss,...), one colour per encoding; missing logs are skipped.
  * Each figure's data (.dat) and script (.gp) are kept beside it: `gnuplot curves_copy.gp` in the folder redraws it.
  * gnuplot runs with fork/exec and an argument vector (no shell), in the output folder, and reads only file names
@@ -145,7 +145,7 @@ static void heat_panel(to_out *g, const to_table *t, int task, int block, bool e
         to_out_printf(g, "%s\"%d%s\" %d", j ? ", " : "", t->lens[task][j], t->lens[task][j] == t->train_len ?
                       "\\n(train)" : "", j);
     to_out_printf(g, ")\nset ytics (");
-    char label[64];
+    char label[96];
     for (int k = 0, r = 0; k < t->n_rows; k++)
         if (t->rows[k].task == (rg_task)task)
             to_out_printf(g, "%s\"%s%s\" %d", r ? ", " : "", to_row_label(&t->rows[k], label, sizeof label),
@@ -233,7 +233,7 @@ static void curve_panel(to_out *g, const to_table *t, int task, int p, bool exac
                   exact ? "exact match" : "token accuracy", p ? "RoPE and its extensions" : "encodings",
                   exact ? "exact match" : "token accuracy");
     int ycol = exact ? 2 : 5, s = 0;
-    char label[64];
+    char label[96];
     for (int k = 0; k < t->n_rows; k++) {
         const to_row *r = &t->rows[k];
         if (r->task != (rg_task)task || !in_panel(r, p)) continue;
@@ -245,8 +245,8 @@ static void curve_panel(to_out *g, const to_table *t, int task, int p, bool exac
         to_out_printf(g, "%s'curves_%s.dat' index %d using 1:%d:%d with filledcurves fs transparent solid 0.12 "
                          "noborder lc rgb '%s' notitle, \\\n", s ? ", \\\n     " : "", cname, b, ycol + 1, ycol + 2, c);
         to_out_printf(g, "     '' index %d using 1:%d with linespoints lw 2 pt %d ps 1.1 dt %d lc rgb '%s' title '%s', "
-                         "\\\n", b, ycol, mk, p && r->pos == RG_POS_ROPE_HALF ? 2 : 1, c, to_row_label(r, label,
-                         sizeof label));
+                         "\\\n", b, ycol, mk, p ? (r->pos == RG_POS_ROPE_HALF ? 2 : 1) : 1 + (int)r->variant, c,
+                      to_row_label(r, label, sizeof label));
         to_out_printf(g, "     '' index %d using 1:%d with points pt 6 ps 0.6 lc rgb '%s' notitle", b + 1,
                       exact ? 2 : 3, c);
         s++;
@@ -273,7 +273,7 @@ static int write_curves(const to_table *t, const char *dir, int task, char *name
         if (r->task != (rg_task)task) continue;
         block_of[k] = block;
         block += 2;
-        char label[64];
+        char label[96];
         double *ve = malloc(sizeof(double) * 2 * (size_t)r->n_runs), *va = ve ? ve + r->n_runs : NULL;
         if (!ve) break;
         to_out_printf(&d, "# %s %s: n exact_mean exact_lo exact_hi token_mean token_lo token_hi\n", cname,
@@ -391,31 +391,35 @@ static int write_loss(const to_table *t, const char *dir, const char *runs_dir, 
     to_out d, g;
     if (to_out_open(&d, dir, dname)) return -1;
     if (to_out_open(&g, dir, gname)) { to_out_discard(&d); return -1; }
-    to_out_printf(&g, "# %s: training loss of every %s run (data: %s, one block per run, from runs/<task>-<pos>-"
-                      "seed<S>/train.csv)\nif (!exists('outfile')) outfile = '%s'\nset encoding utf8\n"
+    to_out_printf(&g, "# %s: training loss of every %s run (data: %s, one block per run, from "
+                      "runs/<task>-<pos>[-<variant>]"
+                      "-seed<S>/train.csv)\nif (!exists('outfile')) outfile = '%s'\nset encoding utf8\n"
                       "set terminal svg size 1200,700 dynamic noenhanced background rgb 'white' font '" FONT "'\n"
                       "set output outfile\nset title '%s: training loss (every seed, one colour per encoding)' "
                       "font ',14'\nset xlabel 'step'\nset ylabel 'loss (log scale)'\nset logscale y\n"
                       "set grid lc rgb '#dddddd' lw 0.5 dt 3\nset key outside right top font ',11'\nplot ",
                   gname, cname, dname, name, cname);
     int block = 0, drawn = 0;
-    bool titled[RG_POS_COUNT] = {false};
+    bool titled[RG_POS_COUNT][TO_VAR_COUNT] = {{false}};
     for (int k = 0; k < t->n_rows; k++) {
         const to_row *r = &t->rows[k];
         if (r->task != (rg_task)task || r->ext != RG_ROPE_EXT_NONE) continue;
+        char label[96], run[128];
+        to_label(r->pos, r->variant, RG_ROPE_EXT_NONE, 0, label, sizeof label);
         for (int i = 0; i < r->n_runs; i++) {
             int seed = t->res[r->runs[i]].seed;
             char path[TO_PATH + 128];
-            snprintf(path, sizeof path, "%s/%s-%s-seed%d/train.csv", runs_dir, cname, rg_pos_name(r->pos), seed);
-            to_out_printf(&d, "# %s %s seed %d: step loss\n", cname, rg_pos_name(r->pos), seed);
+            snprintf(path, sizeof path, "%s/%s/train.csv", runs_dir, to_run_name((rg_task)task, r->pos, r->variant,
+                     seed, run, sizeof run));
+            to_out_printf(&d, "# %s %s seed %d: step loss\n", cname, label, seed);
             int n = copy_log(&d, path);
             to_out_printf(&d, "\n\n");
-            if (n > 0) {
-                to_out_printf(&g, "%s'%s' index %d using 1:2 with lines lw 1.5 lc rgb '%s' ", drawn ? ", \\\n     " : "",
-                              dname, block, colour_of((int)r->pos));
-                if (titled[r->pos]) to_out_printf(&g, "notitle");
-                else to_out_printf(&g, "title '%s'", rg_pos_name(r->pos));
-                titled[r->pos] = true;
+            if (n > 0) { /* one colour per encoding, one dash type per training variant */
+                to_out_printf(&g, "%s'%s' index %d using 1:2 with lines lw 1.5 dt %d lc rgb '%s' ",
+                              drawn ? ", \\\n     " : "", dname, block, 1 + (int)r->variant, colour_of((int)r->pos));
+                if (titled[r->pos][r->variant]) to_out_printf(&g, "notitle");
+                else to_out_printf(&g, "title '%s'", label);
+                titled[r->pos][r->variant] = true;
                 drawn++;
             }
             block++;

@@ -40,7 +40,7 @@ static ssize_t read_all(int fd, void *p, size_t n)
 static _Noreturn void child_main(const to_options *o, const to_job *j, int fd)
 {
     to_result res[1 + TO_MAX_EXTS];
-    int n = to_run(o, j->task, j->pos, j->seed, res);
+    int n = to_run(o, j, res);
     int rc = n < 0 || write_all(fd, &n, sizeof n) || (n > 0 && write_all(fd, res, sizeof *res * (size_t)n));
     fflush(NULL);
     _exit(rc ? 1 : 0);
@@ -111,7 +111,7 @@ int to_pool_run(const to_options *o, const to_job *jobs, int n_jobs, to_result *
         if (next < n_jobs && running < o->jobs) {
             int i = next++;
             if (o->jobs == 1) { /* in this process */
-                counts[i] = to_run(o, jobs[i].task, jobs[i].pos, jobs[i].seed, slots + i * (1 + TO_MAX_EXTS));
+                counts[i] = to_run(o, &jobs[i], slots + i * (1 + TO_MAX_EXTS));
                 if (counts[i] < 0) { counts[i] = 0; failed++; }
             } else if (start(o, &jobs[i], &kids[i]) == 0) {
                 running++;

@@ -74,18 +74,30 @@ void to_out_discard(to_out *w)
 
 const char *to_row_label(const to_row *r, char *buf, size_t cap)
 {
-    if (r->ext == RG_ROPE_EXT_NONE) snprintf(buf, cap, "%s", rg_pos_name(r->pos));
-    else snprintf(buf, cap, "%s+%s", rg_pos_name(r->pos), rg_rope_ext_name(r->ext));
-    return buf;
+    return to_label(r->pos, r->variant, r->ext, r->ext_factor, buf, cap);
 }
 
-static long row_key(rg_task t, rg_pos_kind p, rg_rope_ext e) { return (long)t * 10000L + (long)p * 100L + (long)e; }
+/* The order of rows: task, encoding, variant, extension (none first), factor (per length first). */
+static int cmp_ident(rg_task t1, rg_pos_kind p1, to_variant v1, rg_rope_ext e1, double f1, rg_task t2, rg_pos_kind p2,
+                     to_variant v2, rg_rope_ext e2, double f2)
+{
+    long a = (long)t1 * 1000000L + (long)p1 * 10000L + (long)v1 * 100L + (long)e1;
+    long b = (long)t2 * 1000000L + (long)p2 * 10000L + (long)v2 * 100L + (long)e2;
+    if (a != b) return (a > b) - (a < b);
+    return (f1 > f2) - (f1 < f2);
+}
+
+static bool row_of(const to_row *r, const to_result *x)
+{
+    return cmp_ident(r->task, r->pos, r->variant, r->ext, r->ext_factor, x->task, x->pos, x->variant, x->ext,
+                     x->ext_factor) == 0;
+}
 
 static int cmp_row(const void *a, const void *b)
 {
     const to_row *x = a, *y = b;
-    long kx = row_key(x->task, x->pos, x->ext), ky = row_key(y->task, y->pos, y->ext);
-    return (kx > ky) - (kx < ky);
+    return cmp_ident(x->task, x->pos, x->variant, x->ext, x->ext_factor, y->task, y->pos, y->variant, y->ext,
+                     y->ext_factor);
 }
 
 static int cmp_int(const void *a, const void *b) { return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b); }
@@ -101,9 +113,10 @@ int to_table_build(to_table *t, const to_result *res, int n_res, int train_len)
     for (int i = 0; i < n_res; i++) {
         int k;
         for (k = 0; k < t->n_rows; k++)
-            if (row_key(t->rows[k].task, t->rows[k].pos, t->rows[k].ext) == row_key(res[i].task, res[i].pos, res[i].ext))
-                break;
-        if (k == t->n_rows) t->rows[t->n_rows++] = (to_row){res[i].task, res[i].pos, res[i].ext, 0, NULL};
+            if (row_of(&t->rows[k], &res[i])) break;
+        if (k == t->n_rows)
+            t->rows[t->n_rows++] = (to_row){res[i].task, res[i].pos, res[i].variant, res[i].ext, res[i].ext_factor, 0,
+                                            NULL};
         t->rows[k].n_runs++;
         rg_task task = res[i].task;
         for (int j = 0; j < res[i].n_lens; j++) {
@@ -127,8 +140,7 @@ int to_table_build(to_table *t, const to_result *res, int n_res, int train_len)
     qsort(t->rows, (size_t)t->n_rows, sizeof *t->rows, cmp_row);
     for (int i = 0; i < n_res; i++)
         for (int k = 0; k < t->n_rows; k++)
-            if (row_key(t->rows[k].task, t->rows[k].pos, t->rows[k].ext) == row_key(res[i].task, res[i].pos, res[i].ext))
-                t->rows[k].runs[t->rows[k].n_runs++] = i;
+            if (row_of(&t->rows[k], &res[i])) t->rows[k].runs[t->rows[k].n_runs++] = i;
     for (int task = 0; task < RG_TASK_COUNT; task++) qsort(t->lens[task], (size_t)t->n_lens[task], sizeof(int), cmp_int);
     return 0;
 nomem:
@@ -155,7 +167,10 @@ void to_table_cell(const to_table *t, const to_row *r, int n, bool exact, to_sta
         for (int j = 0; j < x->n_lens; j++)
             if (x->lens[j] == n) v[i] = exact ? x->exact[j] : x->token_acc[j];
     }
-    to_stat_compute(v, r->n_runs, to_cell_seed(r->task, r->pos, r->ext, n, exact), s);
+    /* the variant and a fixed factor enter the bootstrap seed so that base rows keep the seeds they had */
+    uint64_t seed = to_cell_seed(r->task, r->pos, r->ext, n, exact) ^ ((uint64_t)r->variant << 20) ^
+                    ((uint64_t)(r->ext_factor * 1000) << 24);
+    to_stat_compute(v, r->n_runs, seed, s);
     if (v != values && v != stack) free(v);
 }
 
@@ -208,7 +223,37 @@ static const char *fmt_stat(const to_stat *s, bool exact, char *buf, size_t cap)
     return buf;
 }
 
-static void md_header(to_out *w, const to_options *o, const to_report_meta *meta, const provenance *p)
+/* The learning-rate schedule this invocation ran with, in words. */
+static void lr_schedule_text(const to_options *o, char *b, size_t cap)
+{
+    if (!o->resume[0])
+        snprintf(b, cap, "new: warmup %d then cosine from step 0 to %d, down to %g x lr", o->warmup, o->lr_total,
+                 o->min_lr_frac);
+    else if (o->lr_mode == TO_LR_RESTART)
+        snprintf(b, cap, "restart (resume): a new warmup %d + cosine from step %d to %d, down to %g x lr", o->warmup,
+                 o->lr_start, o->lr_total, o->min_lr_frac);
+    else
+        snprintf(b, cap, "continue (resume): the checkpoint's warmup + cosine from step %d to %d goes on; steps past "
+                 "%d run at %g x lr", o->lr_start, o->lr_total, o->lr_total, o->min_lr_frac);
+}
+
+/* The test lengths of task whose evaluation sets were generated (not read from the data file), ascending, into
+ * out (room for TO_MAX_TABLE_LENS). Returns their count. */
+static int generated_lens(const to_table *t, int task, int *out)
+{
+    int n = 0;
+    for (int j = 0; j < t->n_lens[task]; j++)
+        for (int i = 0; i < t->n_res; i++) {
+            const to_result *r = &t->res[i];
+            int q = 0;
+            while (r->task == (rg_task)task && q < r->n_lens && r->lens[q] != t->lens[task][j]) q++;
+            if (r->task == (rg_task)task && q < r->n_lens && r->generated[q]) { out[n++] = t->lens[task][j]; break; }
+        }
+    return n;
+}
+
+static void md_header(to_out *w, const to_options *o, const to_table *t, const to_report_meta *meta,
+                      const provenance *p)
 {
     if (meta->partial) {
         to_out_printf(w, "# Length extrapolation report — PARTIAL\n\n**Partial report: written while runs are "
@@ -229,9 +274,27 @@ static void md_header(to_out *w, const to_options *o, const to_report_meta *meta
                      "clip %g, warmup %d then cosine to %g x lr%s\n", o->steps, o->batch, L, o->lr, o->beta1, o->beta2,
                   o->eps, o->weight_decay, o->clip, o->warmup, o->min_lr_frac,
                   o->random_positions ? ", randomized positions" : "");
+    char lr[256];
+    lr_schedule_text(o, lr, sizeof lr);
+    to_out_printf(w, "- learning-rate schedule: %s\n", lr);
     to_out_printf(w, "- evaluation: greedy decoding with the KV cache on %s\n", o->data);
-    to_out_printf(w, "- RoPE extensions (rows rope+ext) apply beyond the training length with s = (2n+3)/%d; at "
-                     "n <= %d s = 1 and they equal plain RoPE\n\n", 2 * L + 3, L);
+    for (int task = 0; task < RG_TASK_COUNT; task++) {
+        int gen[TO_MAX_TABLE_LENS], ng = generated_lens(t, task, gen);
+        if (!t->n_lens[task]) continue;
+        to_out_printf(w, "- %s: test sets generated (not in the data file; same generator and seed rule): ",
+                      rg_task_name((rg_task)task));
+        for (int i = 0; i < ng; i++) to_out_printf(w, "%sn=%d", i ? ", " : "", gen[i]);
+        to_out_printf(w, "%s\n", ng ? "" : "none");
+    }
+    to_out_printf(w, "- RoPE scaling (rows rope+TYPE, --rope-scaling, HF rope_type names) per test length: beyond the "
+                     "training length with factor s = (2n+3)/%d and original_max_position_embeddings %d; at n <= %d "
+                     "s = 1 and they equal plain RoPE. Rows rope+TYPE:F use the fixed factor F at every length, as "
+                     "an HF rope_scaling config does\n", 2 * L + 3, 2 * L + 3, L);
+    to_out_printf(w, "- training variants: rows `θ=500k` are rope / rope-half trained and evaluated with rope_theta "
+                     "500000 (the others %g); rows `+rand` are trained with randomized positions (Ruoss et al. "
+                     "2023): each training sequence of T tokens gets a sorted uniform random subset of T distinct "
+                     "positions from [0, %d); they are evaluated, like every row, at positions 0..T-1\n\n",
+                  o->model.rope_base == TO_THETA_500K ? 10000.0 : o->model.rope_base, o->max_position);
     to_out_printf(w, "## How to read the tables\n\n"
         "- Exact match cells: mean ± sd [95%% interval] · k/N, over the N seeds of the row; k/N counts the seeds "
         "whose exact match is >= %.1f. Outcomes are often bimodal (most seeds 0, one seed high): k/N shows that "
@@ -253,21 +316,28 @@ static void md_table(to_out *w, const to_table *t, int task, bool exact)
     int L = t->train_len;
     to_out_printf(w, "### %s: %s\n\n| encoding | seeds |", rg_task_name((rg_task)task),
                   exact ? "exact match" : "token accuracy");
+    bool learn = exact && to_table_has_learn(t);
     for (int j = 0; j < t->n_lens[task]; j++)
         to_out_printf(w, " n=%d%s |", t->lens[task][j], t->lens[task][j] == L ? " (train)" : "");
+    if (learn) to_out_printf(w, " steps to %.2f |", TO_LEARNED_EXACT);
     to_out_printf(w, "\n|---|---|");
-    for (int j = 0; j < t->n_lens[task]; j++) to_out_printf(w, "---|");
+    for (int j = 0; j < t->n_lens[task] + learn; j++) to_out_printf(w, "---|");
     to_out_printf(w, "\n");
     for (int k = 0; k < t->n_rows; k++) {
         const to_row *r = &t->rows[k];
         if (r->task != (rg_task)task) continue;
         to_stat s;
-        char label[64], cell[128];
+        char label[96], cell[128];
         to_out_printf(w, "| %s%s | %d |", to_row_label(r, label, sizeof label), to_row_learned(t, r) ? "" : " ✗",
                       r->n_runs);
         for (int j = 0; j < t->n_lens[task]; j++) {
             to_table_cell(t, r, t->lens[task][j], exact, &s, NULL);
             to_out_printf(w, " %s |", fmt_stat(&s, exact, cell, sizeof cell));
+        }
+        if (learn) {
+            to_learn_stat ls;
+            to_row_steps_to_learn(t, r, &ls);
+            to_out_printf(w, " %s |", to_learn_text(&ls, cell, sizeof cell));
         }
         to_out_printf(w, "\n");
     }
@@ -278,19 +348,32 @@ static int write_md(const to_options *o, const to_table *t, const to_report_meta
 {
     to_out w;
     if (to_out_open(&w, o->out, "report.md")) return -1;
-    md_header(&w, o, meta, p);
+    md_header(&w, o, t, meta, p);
     int L = t->train_len;
     to_out_printf(&w, "- ✗ marks a row whose mean exact match at n = %d (the training length) is below 0.9: the "
                       "model did not learn the task, so its extrapolation numbers say nothing about the encoding.\n"
-                      "- Plots: extrapolation.svg (per task, heatmaps of exact match and token accuracy), "
+                      "- Plots (gnuplot): extrapolation.svg (per task, heatmaps of exact match and token accuracy), "
                       "curves_<task>.svg (against n, with the seeds and the 95%% band), loss_<task>.svg (training "
-                      "loss of every run).\n\n", L);
+                      "loss of every run).\n", L);
+    if (to_table_has_learn(t))
+        to_out_printf(&w, "- steps to %.2f (last column of the exact-match tables): the first step at which a run's "
+                          "held-out exact match (every %d steps and at the last, %d samples at each of up to %d "
+                          "lengths n <= %d, not "
+                          "the test sets' samples) reached %.2f; mean (median) over the seeds that reached it, and "
+                          "k/N of the measured seeds that did; \"not within S\": none did in S steps. RoPE scaling "
+                          "rows repeat their run's value (the scaling is applied only at evaluation).\n",
+                      TO_LEARNED_EXACT, o->eval_every, TO_HELDOUT_COUNT, TO_HELDOUT_LENS, L, TO_LEARNED_EXACT);
+    to_out_printf(&w, "\n");
     for (int task = 0; task < RG_TASK_COUNT; task++) {
         if (!t->n_lens[task]) continue;
         to_out_printf(&w, "## %s\n\n", rg_task_name((rg_task)task));
         md_table(&w, t, task, true);
         md_table(&w, t, task, false);
     }
+    char *settings = to_options_json(o);
+    to_out_printf(&w, "## Settings\n\nThe resolved settings of this invocation (a valid --config file for a new "
+                      "run):\n\n```json\n%s\n```\n", settings ? settings : "(out of memory)");
+    cJSON_free(settings);
     return to_out_close(&w);
 }
 
@@ -300,13 +383,17 @@ static int write_csv(const to_options *o, const to_result *res, int n_res)
 {
     to_out w;
     if (to_out_open(&w, o->out, "report.csv")) return -1;
-    to_out_printf(&w, "task,encoding,rope_ext,seed,steps,final_loss,train_seconds,n,exact_match,token_acc,train_len\n");
+    to_out_printf(&w, "%s\n", TO_CSV_HEADER);
     for (int i = 0; i < n_res; i++)
-        for (int j = 0; j < res[i].n_lens; j++)
-            to_out_printf(&w, "%s,%s,%s,%d,%lld,%.9g,%.3f,%d,%.9g,%.9g,%d\n", rg_task_name(res[i].task),
-                          rg_pos_name(res[i].pos), rg_rope_ext_name(res[i].ext), res[i].seed, (long long)res[i].steps,
-                          res[i].final_loss, res[i].train_seconds, res[i].lens[j], res[i].exact[j],
-                          res[i].token_acc[j], o->train_len);
+        for (int j = 0; j < res[i].n_lens; j++) {
+            char ext[48];
+            to_out_printf(&w, "%s,%s,%s,%s,%d,%lld,%.9g,%.3f,%d,%.9g,%.9g,%d,%d,%lld\n", rg_task_name(res[i].task),
+                          rg_pos_name(res[i].pos), to_variant_name(res[i].variant),
+                          to_ext_text(res[i].ext, res[i].ext_factor, ext, sizeof ext), res[i].seed,
+                          (long long)res[i].steps, res[i].final_loss, res[i].train_seconds, res[i].lens[j],
+                          res[i].exact[j], res[i].token_acc[j], o->train_len, res[i].generated[j] ? 1 : 0,
+                          (long long)res[i].steps_to_learn);
+        }
     return to_out_close(&w);
 }
 
@@ -369,18 +456,23 @@ static cJSON *json_runs(const to_result *res, int n_res)
         const to_result *r = &res[i];
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "task", rg_task_name(r->task));
+        char ext[48], label[96];
         cJSON_AddStringToObject(o, "encoding", rg_pos_name(r->pos));
-        cJSON_AddStringToObject(o, "rope_ext", rg_rope_ext_name(r->ext));
+        cJSON_AddStringToObject(o, "variant", to_variant_name(r->variant));
+        cJSON_AddStringToObject(o, "rope_ext", to_ext_text(r->ext, r->ext_factor, ext, sizeof ext));
+        cJSON_AddStringToObject(o, "label", to_label(r->pos, r->variant, r->ext, r->ext_factor, label, sizeof label));
         cJSON_AddNumberToObject(o, "seed", r->seed);
         cJSON_AddNumberToObject(o, "steps", (double)r->steps);
         cJSON_AddItemToObject(o, "final_loss", num_or_null(r->final_loss));
         cJSON_AddNumberToObject(o, "train_seconds", r->train_seconds);
+        cJSON_AddNumberToObject(o, "steps_to_learn", (double)r->steps_to_learn);
         cJSON *rs = cJSON_AddArrayToObject(o, "results");
         for (int j = 0; j < r->n_lens; j++) {
             cJSON *e = cJSON_CreateObject();
             cJSON_AddNumberToObject(e, "n", r->lens[j]);
             cJSON_AddItemToObject(e, "exact_match", num_or_null(r->exact[j]));
             cJSON_AddItemToObject(e, "token_acc", num_or_null(r->token_acc[j]));
+            cJSON_AddBoolToObject(e, "generated", r->generated[j]);
             cJSON_AddItemToArray(rs, e);
         }
         cJSON_AddItemToArray(runs, o);
@@ -405,12 +497,46 @@ static int write_json(const to_options *o, const to_table *t, const to_report_me
         cJSON_AddNumberToObject(root, "runs_total", meta->runs_total);
     }
     cJSON_AddItemToObject(root, "config", json_config(o));
+    char *settings = to_options_json(o), lr[256];
+    cJSON *sj = settings ? cJSON_Parse(settings) : NULL;
+    cJSON_free(settings);
+    cJSON_AddItemToObject(root, "settings", sj ? sj : cJSON_CreateNull());
+    lr_schedule_text(o, lr, sizeof lr);
+    cJSON_AddStringToObject(root, "lr_schedule", lr);
+    cJSON *gen = cJSON_AddObjectToObject(root, "generated_test_lengths");
+    for (int task = 0; task < RG_TASK_COUNT; task++) {
+        int g[TO_MAX_TABLE_LENS], ng = generated_lens(t, task, g);
+        if (t->n_lens[task]) cJSON_AddItemToObject(gen, rg_task_name((rg_task)task), cJSON_CreateIntArray(g, ng));
+    }
     cJSON *st = cJSON_AddObjectToObject(root, "statistics");
     cJSON_AddStringToObject(st, "interval", "Student t interval of the seed mean, clipped to [0, 1] (ci95_t); "
                                             "percentile bootstrap of the mean, seeded per cell (ci95_bootstrap)");
     cJSON_AddNumberToObject(st, "level", TO_CI_LEVEL);
     cJSON_AddNumberToObject(st, "bootstrap_resamples", TO_BOOT_REPS);
     cJSON_AddNumberToObject(st, "pass_exact_match", TO_PASS_EXACT);
+    cJSON_AddStringToObject(st, "steps_to_learn", "per run: the first step with held-out exact match >= "
+                            "learned_exact_match (n <= train_len, every eval_every steps); -1 not reached within "
+                            "steps, 0 not measured. Per row (rows[].steps_to_learn): over the measured seeds, k "
+                            "reaching it, mean and median of their steps, max_steps");
+    cJSON_AddNumberToObject(st, "learned_exact_match", TO_LEARNED_EXACT);
+    cJSON *rows = cJSON_AddArrayToObject(root, "rows");
+    for (int k = 0; k < t->n_rows; k++) {
+        const to_row *r = &t->rows[k];
+        char label[96];
+        to_learn_stat ls;
+        to_row_steps_to_learn(t, r, &ls);
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddStringToObject(x, "task", rg_task_name(r->task));
+        cJSON_AddStringToObject(x, "label", to_row_label(r, label, sizeof label));
+        cJSON_AddNumberToObject(x, "seeds", r->n_runs);
+        cJSON *l = cJSON_AddObjectToObject(x, "steps_to_learn");
+        cJSON_AddNumberToObject(l, "n", ls.n);
+        cJSON_AddNumberToObject(l, "k", ls.k);
+        cJSON_AddItemToObject(l, "mean", num_or_null(ls.mean));
+        cJSON_AddItemToObject(l, "median", num_or_null(ls.median));
+        cJSON_AddNumberToObject(l, "max_steps", (double)ls.max_steps);
+        cJSON_AddItemToArray(rows, x);
+    }
     cJSON *cells = cJSON_AddArrayToObject(root, "cells");
     for (int k = 0; k < t->n_rows; k++) {
         const to_row *r = &t->rows[k];
@@ -420,8 +546,11 @@ static int write_json(const to_options *o, const to_table *t, const to_report_me
             int n = t->lens[r->task][j];
             cJSON *c = cJSON_CreateObject();
             cJSON_AddStringToObject(c, "task", rg_task_name(r->task));
+            char ext[48], label[96];
             cJSON_AddStringToObject(c, "encoding", rg_pos_name(r->pos));
-            cJSON_AddStringToObject(c, "rope_ext", rg_rope_ext_name(r->ext));
+            cJSON_AddStringToObject(c, "variant", to_variant_name(r->variant));
+            cJSON_AddStringToObject(c, "rope_ext", to_ext_text(r->ext, r->ext_factor, ext, sizeof ext));
+            cJSON_AddStringToObject(c, "label", to_row_label(r, label, sizeof label));
             cJSON_AddNumberToObject(c, "n", n);
             to_stat s;
             to_table_cell(t, r, n, true, &s, v);
@@ -464,57 +593,4 @@ int to_report(const to_options *o, const to_result *res, int n_res, const to_rep
     if (rc == 0 && to_plot(&t, o->out, runs)) rc = -1;
     to_table_free(&t);
     return rc;
-}
-
-int to_write_report(const to_options *o, const to_result *res, int n_res, double wall_seconds, const char *command)
-{
-    to_report_meta meta = {wall_seconds, command, false, 0, 0};
-    return to_report(o, res, n_res, &meta);
-}
-
-/* ------------------------------------------------------------------ results handed from a job to the parent */
-
-int to_result_save(const char *path, const to_result *res, int n)
-{
-    FILE *f = fopen(path, "w");
-    if (!f) { fprintf(stderr, "train_order: cannot write %s: %s\n", path, strerror(errno)); return -1; }
-    for (int i = 0; i < n; i++) {
-        const to_result *r = &res[i];
-        fprintf(f, "%d %d %d %d %lld %.17g %.17g %d", (int)r->task, (int)r->pos, (int)r->ext, r->seed,
-                (long long)r->steps, r->final_loss, r->train_seconds, r->n_lens);
-        for (int j = 0; j < r->n_lens; j++) fprintf(f, " %d %.17g %.17g", r->lens[j], r->exact[j], r->token_acc[j]);
-        fputc('\n', f);
-    }
-    return fclose(f) == 0 ? 0 : -1;
-}
-
-int to_result_load(const char *path, to_result *res, int max)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) return -1;
-    int n = 0;
-    while (n < max) {
-        to_result *r = &res[n];
-        int task, pos, ext;
-        long long steps;
-        char a[64], b[64];
-        if (fscanf(f, "%d %d %d %d %lld %63s %lf %d", &task, &pos, &ext, &r->seed, &steps, a, &r->train_seconds,
-                   &r->n_lens) != 8 || r->n_lens < 0 || r->n_lens > TO_MAX_LENS)
-            break;
-        r->final_loss = strtod(a, NULL); /* may be "nan" (evaluation only) */
-        r->task = (rg_task)task;
-        r->pos = (rg_pos_kind)pos;
-        r->ext = (rg_rope_ext)ext;
-        r->steps = steps;
-        int ok = 1;
-        for (int j = 0; j < r->n_lens && ok; j++) {
-            ok = fscanf(f, "%d %63s %63s", &r->lens[j], a, b) == 3;
-            r->exact[j] = strtod(a, NULL);
-            r->token_acc[j] = strtod(b, NULL);
-        }
-        if (!ok) break;
-        n++;
-    }
-    fclose(f);
-    return n;
 }

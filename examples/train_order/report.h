@@ -24,7 +24,7 @@ typedef struct {
 } to_report_meta;
 
 /* Writes report.md, report.csv, report.json and the plots (extrapolation.svg: per task the exact-match and
- * token-accuracy heatmaps; curves_<task>.svg; loss_<task>.svg from <o->out>/runs/<task>-<pos>-seed<S>/train.csv
+ * token-accuracy heatmaps; curves_<task>.svg; loss_<task>.svg from <o->out>/runs/<run>/train.csv (to_run_name)
  * where those logs exist) into o->out. Returns 0, or -1 with a message on stderr naming the file that could not be
  * written (a missing gnuplot is a warning, not an error: the data and scripts are still written). */
 int to_report(const to_options *o, const to_result *res, int n_res, const to_report_meta *meta);
@@ -35,7 +35,7 @@ int to_report(const to_options *o, const to_result *res, int n_res, const to_rep
 int to_replot(const char *report_csv, const char *out_dir);
 
 /* Compares two reports (each a report.csv or a report.json, by the name's ending) cell by cell: for every (task,
- * encoding, RoPE extension, n) in either, both exact-match means with their 95% t intervals and k/N seeds, and
+ * encoding, variant, RoPE extension, n) in either, both exact-match means with their 95% t intervals and k/N seeds, and
  * whether the intervals overlap; then the same for token accuracy. Prints the table to out. Returns 0, or -1 with a
  * message on stderr (a file that cannot be read or validated, or a failed write to out). */
 int to_compare(const char *report_a, const char *report_b, FILE *out);
@@ -73,13 +73,20 @@ uint64_t to_cell_seed(rg_task task, rg_pos_kind pos, rg_rope_ext ext, int n, boo
 
 /* ------------------------------------------------------------------ the table of a report (report.c) */
 
-#define TO_MAX_TABLE_LENS 64   /* distinct test lengths per task in one report */
+#define TO_MAX_TABLE_LENS 64
+/* report.csv's header. Older reports (without variant, train_len or generated) still load: to_report_load reads
+ * the columns by name. */
+#define TO_CSV_HEADER "task,encoding,variant,rope_ext,seed,steps,final_loss,train_seconds,n,exact_match,token_acc," \
+                      "train_len,generated,steps_to_learn"   /* distinct test lengths per task in one report */
 
-/* One row of the report: a (task, encoding, RoPE extension) and the indices of its runs (one per seed). */
+/* One row of the report: a (task, encoding, training variant, RoPE extension) and the indices of its runs (one per
+ * seed). */
 typedef struct {
     rg_task task;
     rg_pos_kind pos;
+    to_variant variant;
     rg_rope_ext ext;
+    double ext_factor;         /* 0: per test length; else the fixed RoPE scaling factor */
     int n_runs;
     int *runs;
 } to_row;
@@ -87,7 +94,7 @@ typedef struct {
 typedef struct {
     const to_result *res;
     int n_res;
-    to_row *rows;              /* ordered by task, encoding, extension (none first) */
+    to_row *rows;              /* ordered by task, encoding, variant, extension (none first), factor */
     int n_rows;
     int lens[RG_TASK_COUNT][TO_MAX_TABLE_LENS]; /* per task the union of the runs' test lengths, ascending */
     int n_lens[RG_TASK_COUNT];
@@ -103,7 +110,17 @@ void to_table_cell(const to_table *t, const to_row *r, int n, bool exact, to_sta
 /* False when the row's mean exact match at the training length is below 0.9 (the model did not learn the task, so
  * its extrapolation says nothing about the encoding; marked ✗); true when it is not below, or not evaluated. */
 bool to_row_learned(const to_table *t, const to_row *r);
-/* "rope+pi", "alibi": the row's label. */
+/* Steps-to-learn of a row over its seeds (stats.c): n runs measured (steps_to_learn != 0), k of them reached
+ * TO_LEARNED_EXACT; mean and median of the k steps (NaN when k = 0); max_steps: the longest of the n runs (the
+ * "not within" bound). */
+typedef struct { int n, k; double mean, median; int64_t max_steps; } to_learn_stat;
+void to_row_steps_to_learn(const to_table *t, const to_row *r, to_learn_stat *s);
+/* "1200 (median 1100) · 3/3", "not within 3000 · 0/3", "n/a". */
+const char *to_learn_text(const to_learn_stat *s, char *buf, size_t cap);
+/* Whether any run of the table measured steps-to-learn (else the reports leave the column out). */
+bool to_table_has_learn(const to_table *t);
+
+/* "rope+pi", "alibi", "rope θ=500k", "alibi+rand", "rope+yarn:4": the row's label (to_label). */
 const char *to_row_label(const to_row *r, char *buf, size_t cap);
 
 /* ------------------------------------------------------------------ checked output files (report.c) */

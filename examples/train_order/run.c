@@ -1,7 +1,8 @@
 /* run.c: one run of the experiment: train the reference model on a task with short sequences (n <= L_train),
  * checkpoint it, log it (runs/<task>-<pos>-seed<S>/train.csv), and evaluate it by greedy decoding on the
- * evaluation sets at every test length; RoPE runs are also evaluated with each evaluation-time extension at
- * s = (2n+3) / (2 L_train + 3). */
+ * evaluation sets at every test length; RoPE runs are also evaluated with each evaluation-time extension
+ * (rg_model_set_rope_scaling) at s = (2n+3) / (2 L_train + 3) per test length, or at a fixed factor. A run is one
+ * training variant (to_variant): the encoding as configured, rope_theta 500000, or randomized positions. */
 #include "train_order.h"
 
 #include <errno.h>
@@ -65,6 +66,64 @@ static rg_status evaluate_set(rg_model *m, const rg_evalset *es, double *exact, 
     return st;
 }
 
+/* ------------------------------------------------------------------ the held-out set (steps-to-learn) */
+
+/* Prompts and expected continuations of the held-out set of a run (see TO_HELDOUT_SEED). */
+typedef struct {
+    int n_lens, lens[TO_HELDOUT_LENS];
+    int32_t *prompts[TO_HELDOUT_LENS], *want[TO_HELDOUT_LENS];
+} heldout;
+
+static void heldout_free(heldout *h)
+{
+    for (int i = 0; i < TO_HELDOUT_LENS; i++) { free(h->prompts[i]); free(h->want[i]); }
+    memset(h, 0, sizeof *h);
+}
+
+static rg_status heldout_init(heldout *h, rg_task task, int L)
+{
+    memset(h, 0, sizeof *h);
+    for (int q = 1; q <= TO_HELDOUT_LENS; q++) {
+        int n = (q * L + TO_HELDOUT_LENS - 1) / TO_HELDOUT_LENS;
+        if (h->n_lens && h->lens[h->n_lens - 1] == n) continue;
+        int k = h->n_lens++;
+        h->lens[k] = n;
+        h->prompts[k] = malloc(sizeof(int32_t) * TO_HELDOUT_COUNT * (size_t)(n + 2));
+        h->want[k] = malloc(sizeof(int32_t) * TO_HELDOUT_COUNT * (size_t)(n + 1));
+        int32_t *x = malloc(sizeof(int32_t) * 2 * (size_t)n);
+        rg_status st = h->prompts[k] && h->want[k] && x ? RG_OK : rg_error(RG_ERR_NOMEM, "held-out set: out of memory");
+        rg_rng rng;
+        rg_rng_seed(&rng, TO_HELDOUT_SEED, rg_eval_stream(task, n));
+        for (int i = 0; i < TO_HELDOUT_COUNT && st == RG_OK; i++) {
+            st = rg_task_sample(task, &rng, n, x, x + n);
+            if (st == RG_OK) st = rg_task_prompt(x, n, h->prompts[k] + (int64_t)i * (n + 2));
+            if (st == RG_OK) st = rg_task_expected(task, x, n, h->want[k] + (int64_t)i * (n + 1));
+        }
+        free(x);
+        if (st) { heldout_free(h); return st; }
+    }
+    return RG_OK;
+}
+
+/* Exact match and token accuracy over the whole held-out set (each length has the same number of samples). */
+static rg_status heldout_eval(const heldout *h, rg_model *m, double *exact, double *token_acc)
+{
+    *exact = *token_acc = 0;
+    double tokens = 0;
+    for (int k = 0; k < h->n_lens; k++) {
+        int n = h->lens[k];
+        double em, acc;
+        rg_status st = rg_evaluate(m, h->prompts[k], h->want[k], TO_HELDOUT_COUNT, n + 2, n + 1, 0, TO_HELDOUT_COUNT,
+                                   &em, &acc);
+        if (st) return st;
+        *exact += em / h->n_lens;
+        *token_acc += acc * (n + 1);
+        tokens += n + 1;
+    }
+    *token_acc /= tokens;
+    return RG_OK;
+}
+
 /* ------------------------------------------------------------------ training */
 
 /* Everything one training loop holds. */
@@ -74,11 +133,15 @@ typedef struct {
     rg_model *m;
     rg_adamw *opt;
     rg_run_state *rs;
-    const char *tag, *ckpt;
+    const char *tag, *name, *ckpt; /* tag: "copy/rope+rand/seed1" in messages; name: runs/<name>/ */
     rg_task_batch batch;
     rg_trainer tr;               /* the library's step state (micro-batch buffers, context) */
     rg_rng *data_rng, *pos_rng;
     FILE *csv;                   /* runs/<run>/train.csv */
+    FILE *eval_csv;              /* runs/<run>/eval.csv (with --eval-every) */
+    heldout held;
+    int64_t steps_to_learn;      /* as to_result (carried over a resume through /run steps_to_learn) */
+    double eval_seconds;         /* spent on held-out measurements */
     double t0, win_t0, win_loss;
     double row_loss;             /* the loss of the last train.csv row (the mean since the row before) */
     int64_t win_steps, win_tokens, start;
@@ -130,15 +193,25 @@ static int trainer_init(trainer *t)
         return -1;
     }
     char dir[TO_PATH + 160], path[TO_PATH + 192];
-    snprintf(dir, sizeof dir, "%s/runs/%s", o->out, t->tag);
-    for (char *p = dir + strlen(o->out) + 6; *p; p++)
-        if (*p == '/') *p = '-';
+    snprintf(dir, sizeof dir, "%.*s/runs/%s", TO_PATH - 1, o->out, t->name);
     snprintf(path, sizeof path, "%s/train.csv", dir);
     if (to_make_dir(dir) || !(t->csv = fopen(path, "w"))) {
         fprintf(stderr, "%s: cannot write %s: %s\n", t->tag, path, strerror(errno));
         return -1;
     }
     fprintf(t->csv, "step,loss,lr,grad_norm,tokens_per_s,elapsed_s\n");
+    if (o->eval_every) {
+        snprintf(path, sizeof path, "%s/eval.csv", dir);
+        if (heldout_init(&t->held, t->task, o->train_len)) {
+            fprintf(stderr, "%s: %s\n", t->tag, rg_last_error());
+            return -1;
+        }
+        if (!(t->eval_csv = fopen(path, "w"))) {
+            fprintf(stderr, "%s: cannot write %s: %s\n", t->tag, path, strerror(errno));
+            return -1;
+        }
+        fprintf(t->eval_csv, "step,exact_match,token_acc,eval_seconds\n");
+    }
     t->t0 = t->win_t0 = to_now_seconds();
     t->start = t->rs->step;
     return 0;
@@ -147,6 +220,8 @@ static int trainer_init(trainer *t)
 static void trainer_free(trainer *t)
 {
     if (t->csv) fclose(t->csv);
+    if (t->eval_csv) fclose(t->eval_csv);
+    heldout_free(&t->held);
     rg_trainer_free(&t->tr);
     rg_task_batch_free(&t->batch);
 }
@@ -181,11 +256,41 @@ static void log_step(trainer *t, double loss, double lr, double grad_norm, int64
     if (row) { t->row_loss = mean; t->win_loss = 0; t->win_steps = 0; t->win_tokens = 0; t->win_t0 = now; }
 }
 
+/* Every o->eval_every steps (and at the last): exact match on the held-out set, a row of eval.csv, and the first
+ * step reaching TO_LEARNED_EXACT (kept in the run state, so that a resume carries it on). 0 or -1. */
+static int measure(trainer *t)
+{
+    const to_options *o = t->o;
+    int64_t s = t->rs->step;
+    if (!o->eval_every || (s % o->eval_every != 0 && s != o->steps)) return 0;
+    double t0 = to_now_seconds(), em, acc;
+    if (heldout_eval(&t->held, t->m, &em, &acc)) {
+        fprintf(stderr, "%s: held-out evaluation at step %lld: %s\n", t->tag, (long long)s, rg_last_error());
+        return -1;
+    }
+    double secs = to_now_seconds() - t0;
+    t->eval_seconds += secs;
+    fprintf(t->eval_csv, "%lld,%.6g,%.6g,%.4f\n", (long long)s, em, acc, secs);
+    fflush(t->eval_csv);
+    if (em >= TO_LEARNED_EXACT && t->steps_to_learn <= 0) {
+        t->steps_to_learn = s;
+        if (!o->quiet)
+            fprintf(stderr, "%s: step %lld: held-out exact match %.3f >= %.2f (steps to learn)\n", t->tag,
+                    (long long)s, em, TO_LEARNED_EXACT);
+    }
+    if (rg_run_state_set_int(t->rs, "steps_to_learn", t->steps_to_learn > 0 ? t->steps_to_learn : -1)) {
+        fprintf(stderr, "%s: %s\n", t->tag, rg_last_error());
+        return -1;
+    }
+    return 0;
+}
+
 /* Trains m from rs->step to o->steps, saving to ckpt. Returns 0 or -1. */
 static int train(const to_options *o, rg_task task, rg_model *m, rg_adamw *opt, rg_run_state *rs, const char *ckpt,
-                 const char *tag, double *final_loss)
+                 const char *tag, const char *name, double *final_loss, int64_t *steps_to_learn)
 {
-    trainer t = {.o = o, .task = task, .m = m, .opt = opt, .rs = rs, .tag = tag, .ckpt = ckpt, .row_loss = NAN};
+    trainer t = {.o = o, .task = task, .m = m, .opt = opt, .rs = rs, .tag = tag, .name = name, .ckpt = ckpt,
+                 .row_loss = NAN, .steps_to_learn = *steps_to_learn};
     int rc = trainer_init(&t) ? -1 : 0;
     while (rc == 0 && rs->step < o->steps) {
         double loss, grad_norm, lr = lr_at(o, rs->step);
@@ -200,12 +305,18 @@ static int train(const to_options *o, rg_task task, rg_model *m, rg_adamw *opt, 
             break;
         }
         log_step(&t, loss, lr, grad_norm, tokens);
+        if (measure(&t)) { rc = -1; break; }
         if ((rs->step % o->ckpt_every == 0 || rs->step == o->steps) && rg_checkpoint_save(ckpt, m, opt, rs)) {
             fprintf(stderr, "%s: %s\n", tag, rg_last_error());
             rc = -1;
         }
     }
     *final_loss = t.row_loss; /* the mean over the last log window (at most --log-every steps) */
+    if (o->eval_every && t.steps_to_learn == 0) t.steps_to_learn = -1; /* measured, not reached */
+    *steps_to_learn = t.steps_to_learn;
+    if (o->eval_every && !o->quiet)
+        fprintf(stderr, "%s: held-out measurements took %.2f s of %.2f s\n", tag, t.eval_seconds,
+                to_now_seconds() - t.t0);
     trainer_free(&t);
     return rc;
 }
@@ -276,9 +387,19 @@ static int evaluate_variant(const to_options *o, rg_model *m, const rg_run_state
         int n = o->test_lens[i];
         r->lens[i] = n;
         double s = (double)(2 * n + 3) / (double)L_tokens;
-        m->cfg.rope_ext = (v == 0 || s <= 1) ? RG_ROPE_EXT_NONE : r->ext;
-        m->cfg.rope_scale = s > 1 ? s : 1;
-        m->cfg.rope_orig_len = L_tokens;
+        if (r->pos == RG_POS_ROPE || r->pos == RG_POS_ROPE_HALF) {
+            /* per test length: s beyond the training length (none at or below it); fixed: the factor everywhere */
+            bool on = v != 0 && (r->ext_factor > 0 || s > 1);
+            rg_rope_scaling sc = rg_model_rope_scaling(m);
+            sc.rope_type = on ? r->ext : RG_ROPE_EXT_NONE;
+            sc.factor = !on ? 1 : r->ext_factor > 0 ? r->ext_factor : s;
+            sc.original_max_position_embeddings = L_tokens;
+            if (rg_model_set_rope_scaling(m, &sc)) {
+                fprintf(stderr, "%s: RoPE scaling %s at n=%d: %s\n", tag, rg_rope_ext_name(sc.rope_type), n,
+                        rg_last_error());
+                return -1;
+            }
+        }
         rg_evalset es;
         bool generated;
         if (to_evalset_get(o, r->task, n, &es, &generated)) {
@@ -294,16 +415,30 @@ static int evaluate_variant(const to_options *o, rg_model *m, const rg_run_state
             fprintf(stderr, "%s: evaluation at n=%d: %s\n", tag, n, rg_last_error());
             return -1;
         }
+        char ext[48] = "";
+        if (v) to_ext_text(r->ext, r->ext_factor, ext, sizeof ext);
         if (!o->quiet)
             fprintf(stderr, "%s%s%s: evaluated n=%d%s (%d/%d): exact_match %.3f, token_acc %.3f\n", tag,
-                    v ? "+" : "", v ? rg_rope_ext_name(r->ext) : "", n, generated ? " (generated set)" : "", i + 1,
-                    o->n_test_lens, r->exact[i], r->token_acc[i]);
+                    v ? "+" : "", ext, n, generated ? " (generated set)" : "", i + 1, o->n_test_lens, r->exact[i],
+                    r->token_acc[i]);
     }
     return 0;
 }
 
-int to_run(const to_options *o, rg_task task, rg_pos_kind pos, int seed, to_result *res)
+int to_run(const to_options *o_in, const to_job *job, to_result *res)
 {
+    /* the settings of this run: the invocation's, with the job's training variant applied (a checkpoint's run is
+       the variant its own settings make it) */
+    static to_options ov;
+    ov = *o_in;
+    const to_options *o = &ov;
+    if (!o->resume[0] && !o->eval[0]) {
+        if (job->variant == TO_VAR_RAND) ov.random_positions = true;
+        if (job->variant == TO_VAR_THETA500K) ov.model.rope_base = TO_THETA_500K;
+    }
+    rg_task task = job->task;
+    rg_pos_kind pos = job->pos;
+    int seed = job->seed;
     rg_model *m = NULL;
     rg_adamw opt;
     static rg_run_state rs;
@@ -311,21 +446,33 @@ int to_run(const to_options *o, rg_task task, rg_pos_kind pos, int seed, to_resu
         if (m) { rg_adamw_free(&opt); rg_model_free(m); } /* built, then refused */
         return -1;
     }
-    char tag[128], ckpt[TO_PATH + 128];
-    snprintf(tag, sizeof tag, "%s/%s/seed%d", rg_task_name(task), rg_pos_name(pos), seed);
-    snprintf(ckpt, sizeof ckpt, "%s/ckpt/%s-%s-seed%d.h5", o->out, rg_task_name(task), rg_pos_name(pos), seed);
+    to_variant variant = to_variant_of(o, pos);
+    char tag[160], label[96], name[128], ckpt[TO_PATH + 160];
+    snprintf(tag, sizeof tag, "%s/%s/seed%d", rg_task_name(task),
+             to_label(pos, variant, RG_ROPE_EXT_NONE, 0, label, sizeof label), seed);
+    to_run_name(task, pos, variant, seed, name, sizeof name);
+    snprintf(ckpt, sizeof ckpt, "%.*s/ckpt/%s.h5", TO_PATH - 1, o->out, name);
     int n_res = -1;
     double final_loss = NAN, t0 = to_now_seconds();
-    if (!o->eval[0] && train(o, task, m, &opt, &rs, ckpt, tag, &final_loss)) goto done;
+    int64_t steps_to_learn = 0; /* a checkpoint's, if it measured: -1 (not reached by its step) or the step */
+    const rg_run_attr *a = rg_run_state_attr(&rs, "steps_to_learn");
+    if (a && (a->type != RG_RUN_ATTR_INT || a->i < -1 || a->i == 0 || a->i > rs.step)) {
+        fprintf(stderr, "%s: checkpoint %s: /run steps_to_learn is not -1 or a step from 1 to the checkpoint's "
+                "step %lld\n", tag, o->resume[0] ? o->resume : o->eval, (long long)rs.step);
+        goto done;
+    }
+    if (a) steps_to_learn = a->i;
+    if (!o->eval[0] && train(o, task, m, &opt, &rs, ckpt, tag, name, &final_loss, &steps_to_learn)) goto done;
     double train_s = to_now_seconds() - t0;
     bool rope = pos == RG_POS_ROPE || pos == RG_POS_ROPE_HALF;
     int n_var = 1 + (rope ? o->n_exts : 0);
     for (int v = 0; v < n_var; v++) {
         to_result *r = &res[v];
         memset(r, 0, sizeof *r);
-        *r = (to_result){.task = task, .pos = pos, .ext = v ? o->exts[v - 1] : RG_ROPE_EXT_NONE, .seed = seed,
+        *r = (to_result){.task = task, .pos = pos, .variant = variant, .ext = v ? o->exts[v - 1] : RG_ROPE_EXT_NONE,
+                         .ext_factor = v ? o->ext_factor[v - 1] : 0, .seed = seed,
                          .n_lens = o->n_test_lens, .final_loss = final_loss, .train_seconds = train_s,
-                         .steps = rs.step};
+                         .steps = rs.step, .steps_to_learn = steps_to_learn};
         if (evaluate_variant(o, m, &rs, tag, v, r)) goto done;
     }
     n_res = n_var;

@@ -18,8 +18,9 @@
 
 typedef enum { K_INT, K_DOUBLE, K_BOOL, K_PATH, K_LIST, K_ACTION } kind;
 /* the modes an option applies to: any; a new run only (the checkpoint's value is used by --resume / --eval);
- * training (a new run or --resume, not --eval); --resume only */
-typedef enum { M_ANY, M_NEW, M_TRAIN, M_RESUME } mode;
+ * training (a new run or --resume, not --eval); --resume only; a report tool (--replot, --compare: only --out
+ * with --replot and --quiet go with them) */
+typedef enum { M_ANY, M_NEW, M_TRAIN, M_RESUME, M_TOOL } mode;
 
 typedef struct setting setting;
 struct setting {
@@ -51,8 +52,10 @@ static const setting table[] = {
          "read settings from a JSON file (keys as --print-config writes them); flags win"),
     LIST("task", M_NEW, to_parse_task, to_print_task, "T", "copy | reverse | sort | all, or a comma list",
          "copy, reverse, sort, all, or a comma list of them"),
-    LIST("pos", M_NEW, to_parse_pos, to_print_pos, "LIST", "position encodings, or all",
-         "none, sinusoidal, learned, t5, xl, alibi, rope, rope-half, all, or a comma list"),
+    LIST("pos", M_NEW, to_parse_pos, to_print_pos, "LIST",
+         "position encodings: none, sinusoidal, learned, t5, xl, alibi, rope,\n"
+         "                         rope-half, fire; or all",
+         "none, sinusoidal, learned, t5, xl, alibi, rope, rope-half, fire, all, or a comma list"),
     LIST("seed", M_NEW, to_parse_seed, to_print_seeds, "S", "one seed S", "an integer from 1 to 1000000"),
     LIST("seeds", M_NEW, to_parse_seeds, to_print_seeds, "N|LIST", "seeds 1..N, or a comma list of seeds",
          "N from 1 to 1000, or a comma list of distinct seeds from 1 to 1000000"),
@@ -81,6 +84,9 @@ static const setting table[] = {
         "length-sorted micro-batches per batch (same samples and loss, less padding)"),
     INT("ckpt-every", M_TRAIN, true, ckpt_every, 1, TO_MAX_STEPS, "N", "steps between checkpoints (and the last)"),
     INT("log-every", M_TRAIN, true, log_every, 1, TO_MAX_STEPS, "N", "steps between rows of runs/<run>/train.csv"),
+    INT("eval-every", M_TRAIN, false, eval_every, 0, TO_MAX_STEPS, "E",
+        "steps between held-out exact-match measurements at n <= train_len\n"
+        "                         (runs/<run>/eval.csv; the report's steps to 0.99); 0: none"),
     LIST("lr-schedule", M_RESUME, to_parse_lr_schedule, to_print_lr_schedule, "MODE",
          "with --resume: continue (the checkpoint's schedule; past its end, the final\n"
          "                         rate) or restart (a new warmup + cosine from the resume step to --steps)",
@@ -88,10 +94,20 @@ static const setting table[] = {
     LIST("test-lens", M_ANY, to_parse_test_lens, to_print_test_lens, "LIST",
          "comma list of test n (lengths missing from the data file are generated)",
          "a comma list of up to 16 distinct lengths from 1 to 999"),
-    LIST("rope-ext", M_ANY, to_parse_rope_ext, to_print_rope_ext, "LIST",
-         "pi,ntk,yarn,llama3 | all | none: RoPE rows evaluated with each extension\n"
-         "                         at s = (2n+3)/(2 train_len+3)",
-         "pi, ntk, yarn, llama3 (each once), all, none"),
+    LIST("rope-scaling", M_ANY, to_parse_rope_ext, to_print_rope_ext, "LIST",
+         "RoPE rows evaluated with HF rope_type TYPE[:FACTOR] each (linear or pi, ntk,\n"
+         "                         dynamic, yarn, llama3 | all | none): TYPE alone scales each test length by\n"
+         "                         s = (2n+3)/(2 train_len+3) (none at n <= train_len); TYPE:FACTOR fixes the\n"
+         "                         factor for every length, as an HF config does",
+         "TYPE or TYPE:FACTOR (TYPE linear, pi, ntk, dynamic, yarn, llama3; FACTOR in [1, 1000]), comma-separated, "
+         "each once; all; none"),
+    LIST("rope-ext", M_ANY, to_parse_rope_ext, to_print_rope_ext, "LIST", "the older name of --rope-scaling",
+         "TYPE or TYPE:FACTOR (TYPE linear, pi, ntk, dynamic, yarn, llama3; FACTOR in [1, 1000]), comma-separated, "
+         "each once; all; none"),
+    LIST("variants", M_NEW, to_parse_variants, to_print_variants, "LIST",
+         "training variants: base (the encoding), theta500k (rope/rope-half with\n"
+         "                         rope_theta 500000), rand (randomized positions, every encoding but none) | all",
+         "base, theta500k, rand (each once), or all"),
     INT("threads", M_ANY, false, threads, 1, 256, "N", "OpenBLAS threads per run"),
     INT("jobs", M_ANY, false, jobs, 1, 256, "N", "runs in parallel (default: online CPUs)"),
     PATH("out", M_ANY, out, "DIR", "output folder (refused if it holds files, unless --overwrite)"),
@@ -101,6 +117,10 @@ static const setting table[] = {
          "evaluation sets (default: data/eval_sets.h5 of the repository, or $ROPEGRAD_DATA)"),
     PATH("resume", M_ANY, resume, "CKPT", "continue a run from its checkpoint to --steps, then evaluate"),
     PATH("eval", M_ANY, eval, "CKPT", "evaluate a saved checkpoint only"),
+    PATH("replot", M_TOOL, replot, "CSV",
+         "re-draw the plots of a report.csv into --out (default: the CSV's folder), no training"),
+    PATH("compare", M_TOOL, compare[0], "A B",
+         "print two reports (report.csv or report.json) side by side, cell by cell"),
     BOOL("quiet", M_ANY, false, quiet, "no progress output"),
     BOOL("print-config", M_ANY, false, print_config, "print the resolved settings as JSON and exit"),
     ACTION("help", NULL, "this text"),
@@ -156,11 +176,13 @@ void to_options_default(to_options *o)
     memcpy(o->test_lens, lens, sizeof lens);
     o->n_test_lens = 6;
     to_parse_rope_ext(o, (char[]){"all"});
+    o->variants[TO_VAR_BASE] = true;
     o->threads = 1;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     o->jobs = ncpu > 0 ? (int)ncpu : 1;
     o->ckpt_every = 1000;
     o->log_every = 10;
+    o->eval_every = 100;
     o->micro_batches = 8;
     snprintf(o->out, sizeof o->out, "out");
     o->model = rg_model_config_default();
@@ -285,7 +307,8 @@ static void load_config(to_options *o, const char *path)
             s = find("seed"); /* [5] is the one seed 5, not the seeds 1..5 */
         char origin[TO_PATH + 128], value[8192];
         snprintf(origin, sizeof origin, "--config %s: %s", path, item->string);
-        if (!s || !s->name || s->kind == K_ACTION || !strcmp(s->name, "print-config") || !strcmp(s->name, "config"))
+        if (!s || !s->name || s->kind == K_ACTION || s->mode == M_TOOL || !strcmp(s->name, "print-config") ||
+            !strcmp(s->name, "config"))
             to_usage_error("the keys --print-config writes", "%s: unknown setting", origin);
         json_to_text(item, value, sizeof value, origin);
         apply(s, o, value, origin);
@@ -352,6 +375,7 @@ static void parse_pass(int argc, char **argv, to_options *o, int pass)
             to_usage_error("the full option name (see --help)", "'%s' is an abbreviation of --%s", tok, s->name);
         bool is_config = !strcmp(s->name, "config");
         if (pass == 1) {
+            if (s->off == F(compare[0]) && optind < argc && strncmp(argv[optind], "--", 2)) optind++; /* its B */
             if (is_config && given_cli[ch]) to_usage_error("one --config", "--config given twice");
             if (is_config) { given_cli[ch] = true; apply(s, o, optarg, "--config"); }
             continue;
@@ -363,13 +387,35 @@ static void parse_pass(int argc, char **argv, to_options *o, int pass)
         if (s->kind == K_BOOL && optarg) to_usage_error("no value", "%s takes no value", origin);
         apply(s, o, s->kind == K_BOOL ? NULL : optarg, origin);
         given_cli[ch] = given_any[ch] = true;
+        if (s->off == F(compare[0])) { /* --compare A B: B is the next argument */
+            if (optind >= argc || !strncmp(argv[optind], "--", 2))
+                to_usage_error("--compare A B (two report files)", "--compare %s: the second report is missing",
+                               o->compare[0]);
+            apply(s, o, argv[optind], origin);
+            memmove(o->compare[1], o->compare[0], TO_PATH);
+            apply(s, o, optarg, origin);
+            optind++;
+        }
     }
     if (optind < argc) to_usage_error("options only (see --help)", "unexpected argument '%s'", argv[optind]);
 }
 
 /* Options that do not apply to the mode are errors. */
-static void check_modes(const to_options *o)
+static void check_modes(to_options *o)
 {
+    const char *tool = o->replot[0] ? "--replot" : o->compare[0][0] ? "--compare" : NULL;
+    for (int i = 0; tool && i < N_SETTINGS; i++) {
+        const setting *s = &table[i];
+        if (!given_any[i] || !s->name || s->off == F(quiet) || (s->off == F(out) && o->replot[0])) continue;
+        if (s->mode == M_TOOL && !strcmp(tool + 2, s->name)) continue;
+        to_usage_error(o->replot[0] ? "--out DIR and --quiet with --replot" : "--quiet with --compare",
+                       "--%s does not apply with %s", s->name, tool);
+    }
+    if (o->replot[0] && !given_any[find("out") - table]) { /* default: the CSV's own folder */
+        const char *slash = strrchr(o->replot, '/');
+        if (!slash) snprintf(o->out, sizeof o->out, ".");
+        else snprintf(o->out, sizeof o->out, "%.*s", (int)(slash - o->replot + (slash == o->replot)), o->replot);
+    }
     const char *ck = o->resume[0] ? "--resume" : o->eval[0] ? "--eval" : NULL;
     for (int i = 0; i < N_SETTINGS; i++) {
         const setting *s = &table[i];
@@ -382,6 +428,9 @@ static void check_modes(const to_options *o)
         if (s->mode == M_RESUME && !o->resume[0])
             to_usage_error("--lr-schedule with --resume", "--%s applies only with --resume", s->name);
     }
+    if (given_any[find("rope-ext") - table] && given_any[find("rope-scaling") - table])
+        to_usage_error("one of --rope-scaling and --rope-ext (its older name)",
+                       "--rope-scaling and --rope-ext together");
     if (given_cli[find("seed") - table] && given_cli[find("seeds") - table])
         to_usage_error("one of --seed S and --seeds N|LIST", "--seed and --seeds together");
 }
@@ -404,10 +453,12 @@ char *to_options_json(const to_options *o)
     cJSON *root = cJSON_CreateObject();
     for (int i = 0; i < N_SETTINGS; i++) {
         const setting *s = &table[i];
-        if (!s->name || s->kind == K_ACTION || !strcmp(s->name, "print-config") || !strcmp(s->name, "config"))
+        if (!s->name || s->kind == K_ACTION || s->mode == M_TOOL || !strcmp(s->name, "print-config") ||
+            !strcmp(s->name, "config"))
             continue;
         if (!strcmp(s->name, "seed") && o->n_seeds != 1) continue;
         if (!strcmp(s->name, "seeds") && o->n_seeds == 1) continue;
+        if (!strcmp(s->name, "rope-ext")) continue; /* printed as rope_scaling */
         if (s->mode == M_RESUME && !o->resume[0]) continue; /* not used in this mode */
         const char *p = (const char *)o + s->off;
         char key[64], text[8192];

@@ -1,6 +1,6 @@
 /* stats.c: statistics of a report cell over seeds: mean, sample sd, the 95% Student t interval of the mean, a
  * seeded percentile bootstrap interval, and k/N seeds reaching exact match >= 0.5. Values are proportions, so the
- * intervals are clipped to [0, 1]. */
+ * intervals are clipped to [0, 1]. Also the steps-to-learn of a row (mean, median, k/N of its seeds). */
 #include "report.h"
 
 #include <math.h>
@@ -135,4 +135,42 @@ uint64_t to_cell_seed(rg_task task, rg_pos_kind pos, rg_rope_ext ext, int n, boo
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     return z ^ (z >> 31);
+}
+
+/* ------------------------------------------------------------------ steps-to-learn of a row */
+
+
+void to_row_steps_to_learn(const to_table *t, const to_row *r, to_learn_stat *s)
+{
+    *s = (to_learn_stat){0, 0, NAN, NAN, 0};
+    double v[TO_MAX_SEEDS];
+    for (int i = 0; i < r->n_runs; i++) {
+        const to_result *x = &t->res[r->runs[i]];
+        if (x->steps_to_learn == 0) continue;
+        s->n++;
+        if (x->steps > s->max_steps) s->max_steps = x->steps;
+        if (x->steps_to_learn > 0 && s->k < TO_MAX_SEEDS) v[s->k++] = (double)x->steps_to_learn;
+    }
+    if (s->k == 0) return;
+    qsort(v, (size_t)s->k, sizeof *v, cmp_double);
+    double sum = 0;
+    for (int i = 0; i < s->k; i++) sum += v[i];
+    s->mean = sum / s->k;
+    s->median = s->k % 2 ? v[s->k / 2] : 0.5 * (v[s->k / 2 - 1] + v[s->k / 2]);
+}
+
+const char *to_learn_text(const to_learn_stat *s, char *buf, size_t cap)
+{
+    if (s->n == 0) snprintf(buf, cap, "n/a");
+    else if (s->k == 0) snprintf(buf, cap, "not within %lld · 0/%d", (long long)s->max_steps, s->n);
+    else if (s->k == 1) snprintf(buf, cap, "%.0f · 1/%d", s->mean, s->n);
+    else snprintf(buf, cap, "%.0f (median %.0f) · %d/%d", s->mean, s->median, s->k, s->n);
+    return buf;
+}
+
+bool to_table_has_learn(const to_table *t)
+{
+    for (int i = 0; i < t->n_res; i++)
+        if (t->res[i].steps_to_learn != 0) return true;
+    return false;
 }

@@ -5,8 +5,8 @@
  * Files of the program: main.c (defaults -> parse -> check -> build -> run -> free), settings.c (the table of every
  * option: usage, parsing, --config JSON, --print-config, the checkpoint's /run group), lists.c (the list-valued
  * options), options.c (the checks before anything is built), outdir.c (the output folder: lock, refusal of another
- * invocation's results), pool.c (the job pool: one process and one pipe per run), run.c (one run), report.c (the
- * report). */
+ * invocation's results), pool.c (the job pool: one process and one pipe per run), run.c (one run); the report in
+ * report.h (report.c, stats.c, plot.c, compare.c). */
 #ifndef TRAIN_ORDER_H
 #define TRAIN_ORDER_H
 
@@ -19,7 +19,7 @@
 #include "task/task.h"
 
 #define TO_MAX_LENS 16
-#define TO_MAX_EXTS 4
+#define TO_MAX_EXTS 8
 #define TO_PATH 1024
 #define TO_MAX_MICRO 16
 #define TO_MAX_SEEDS 1000
@@ -27,6 +27,22 @@
 #define TO_EVAL_FILE "data/eval_sets.h5" /* the canonical evaluation sets, in the repository */
 #define TO_MAX_PARAMS 1e8      /* the largest model train_order builds (400 MB of float32, 1.2 GB with AdamW) */
 #define TO_MAX_TEST_N 999      /* longest test n: streams 1000 * task + n stay distinct per (task, n) */
+/* Steps-to-learn (issue 15 §5): every --eval-every steps a run measures exact match on a held-out set of
+ * TO_HELDOUT_COUNT samples at each of up to 4 lengths n <= train_len (train_len/4, /2, 3/4 rounded up, and
+ * train_len), drawn with rg_task_sample from PCG32 seed TO_HELDOUT_SEED, stream 1000 * task + n: not the test
+ * sets' seed (RG_EVAL_SEED) nor the training streams. The first step with exact match >= TO_LEARNED_EXACT over the
+ * whole set is the run's steps_to_learn. */
+#define TO_HELDOUT_SEED 0x686f6c646f7574ULL
+#define TO_HELDOUT_COUNT 64
+#define TO_HELDOUT_LENS 4
+#define TO_LEARNED_EXACT 0.99
+
+/* The training variants of a run (--variants; issue 15): the encoding as configured; RoPE with rope_theta
+ * TO_THETA_500K (Llama 3's base; rope and rope-half only); randomized positions (Ruoss et al. 2023; every encoding
+ * that reads positions, i.e. all but none). A variant is part of a result's identity: its label is in every table,
+ * CSV, JSON, plot and comparison. */
+typedef enum { TO_VAR_BASE = 0, TO_VAR_THETA500K, TO_VAR_RAND, TO_VAR_COUNT } to_variant;
+#define TO_THETA_500K 500000.0
 
 /* What a resume does with the learning-rate schedule (--lr-schedule). */
 typedef enum {
@@ -43,13 +59,16 @@ typedef struct {
     double lr, min_lr_frac, weight_decay, clip, beta1, beta2, eps;
     int test_lens[TO_MAX_LENS], n_test_lens;
     rg_rope_ext exts[TO_MAX_EXTS];
+    double ext_factor[TO_MAX_EXTS]; /* 0: s = (2n+3)/(2 train_len+3) per test length; else this fixed factor (HF) */
     int n_exts;
+    bool variants[TO_VAR_COUNT];    /* the training variants of the grid (--variants) */
     bool random_positions;
     int max_position;          /* random positions are drawn from [0, max_position) */
     int threads, jobs;
     int micro_batches;         /* length-sorted micro-batches per batch (same samples and loss, less padding) */
     int ckpt_every;            /* steps between checkpoints (the last step always saves) */
     int log_every;             /* steps between rows of runs/<run>/train.csv */
+    int eval_every;            /* steps between held-out measurements (runs/<run>/eval.csv); 0: none */
     int lr_start;              /* the step the learning-rate schedule starts from (0; the resume step on restart) */
     int lr_total;              /* the schedule's last step (steps, unless a resume continues a shorter schedule) */
     to_lr_mode lr_mode;
@@ -58,6 +77,8 @@ typedef struct {
     char eval[TO_PATH];
     char data[TO_PATH];
     char config[TO_PATH];
+    char replot[TO_PATH];      /* --replot CSV: re-draw a report's plots into out, nothing trained */
+    char compare[2][TO_PATH];  /* --compare A B: print the cell-by-cell comparison of two reports */
     bool quiet, overwrite, print_config;
     bool steps_given;          /* --steps on the command line or in --config */
     rg_model_config model;     /* the reference model; pos set per run */
@@ -68,13 +89,17 @@ typedef struct {
 typedef struct {
     rg_task task;
     rg_pos_kind pos;
+    to_variant variant;        /* how it was trained (to_variant_of its settings) */
     rg_rope_ext ext;           /* RG_ROPE_EXT_NONE for the encoding itself */
+    double ext_factor;         /* 0: per test length s; else the fixed factor */
     int seed;
     int n_lens;
     int lens[TO_MAX_LENS];
     double exact[TO_MAX_LENS], token_acc[TO_MAX_LENS];
     double final_loss, train_seconds;
     int64_t steps;
+    int64_t steps_to_learn;    /* the first step with held-out exact match >= TO_LEARNED_EXACT; -1 not reached
+                                  within `steps`; 0 not measured (--eval-every 0, --eval, older reports) */
     bool generated[TO_MAX_LENS]; /* the evaluation set of lens[i] was generated (not in the data file) */
 } to_result;
 
@@ -89,12 +114,29 @@ int to_parse_seeds(to_options *o, char *v);       /* N (1..N) or a comma list of
 int to_parse_test_lens(to_options *o, char *v);   /* up to 16 distinct lengths 1..TO_MAX_TEST_N */
 int to_parse_rope_ext(to_options *o, char *v);    /* pi,ntk,yarn,llama3 | all | none */
 int to_parse_lr_schedule(to_options *o, char *v); /* continue | restart */
+int to_parse_variants(to_options *o, char *v);    /* base,theta500k,rand | all */
 void to_print_task(const to_options *o, char *b, size_t n);
 void to_print_pos(const to_options *o, char *b, size_t n);
 void to_print_seeds(const to_options *o, char *b, size_t n);
 void to_print_test_lens(const to_options *o, char *b, size_t n);
 void to_print_rope_ext(const to_options *o, char *b, size_t n);
 void to_print_lr_schedule(const to_options *o, char *b, size_t n);
+void to_print_variants(const to_options *o, char *b, size_t n);
+
+/* Variants and labels (one home for every name a result is shown under). */
+const char *to_variant_name(to_variant v);               /* "base", "theta500k", "rand": CSV, JSON, file names */
+int to_variant_parse(const char *name, to_variant *v);   /* 0, or -1 for an unknown name */
+bool to_variant_applies(to_variant v, rg_pos_kind pos);  /* theta500k: rope, rope-half; rand: all but none */
+/* The variant a run with settings o and encoding pos is (randomized positions win; then rope_theta 500000). */
+to_variant to_variant_of(const to_options *o, rg_pos_kind pos);
+/* "yarn" (per test length) or "yarn:4" (fixed factor 4): the rope_ext text of CSV/JSON and --rope-scaling. */
+const char *to_ext_text(rg_rope_ext e, double factor, char *buf, size_t cap);
+/* Parses that text (HF names linear/default accepted). 0, or -1 (unknown type, factor outside [1, 1000]). */
+int to_ext_parse(const char *text, rg_rope_ext *e, double *factor);
+/* A row's label: "rope", "rope θ=500k", "alibi+rand", "rope+rand+yarn", "rope+yarn:4". */
+const char *to_label(rg_pos_kind pos, to_variant v, rg_rope_ext e, double factor, char *buf, size_t cap);
+/* The run's name in file names: "copy-rope-seed1", "copy-rope-theta500k-seed1", "copy-alibi-rand-seed1". */
+const char *to_run_name(rg_task task, rg_pos_kind pos, to_variant v, int seed, char *buf, size_t cap);
 
 /* ------------------------------------------------------------------ settings.c: the option table */
 
@@ -136,7 +178,7 @@ int to_make_dir(const char *path);
 
 /* ------------------------------------------------------------------ pool.c: the job pool */
 
-typedef struct { rg_task task; rg_pos_kind pos; int seed; } to_job;
+typedef struct { rg_task task; rg_pos_kind pos; to_variant variant; int seed; } to_job;
 
 /* Runs the jobs, at most o->jobs processes at a time; each child hands its results back through its own pipe.
  * After each finished job, on_partial (if not NULL) is called with the results so far. Writes the results into
@@ -153,18 +195,11 @@ double to_now_seconds(void);
  * 1000 * task + n, RG_EVAL_COUNT samples), which reproduces the file's sets exactly; *generated tells which. */
 rg_status to_evalset_get(const to_options *o, rg_task task, int n, rg_evalset *es, bool *generated);
 
-/* Trains (or resumes, or only evaluates) one run and writes its variants to res (up to 1 + TO_MAX_EXTS); returns
- * the number written, or -1 with a message on stderr. With o->resume or o->eval set, task, pos and seed come from
- * that checkpoint. */
-int to_run(const to_options *o, rg_task task, rg_pos_kind pos, int seed, to_result *res);
+/* Trains (or resumes, or only evaluates) one run of training variant `variant` and writes its evaluated rows to
+ * res (the encoding, then each RoPE extension: up to 1 + TO_MAX_EXTS); returns the number written, or -1 with a
+ * message on stderr. With o->resume or o->eval set, task, pos, seed and the variant come from that checkpoint. */
+int to_run(const to_options *o, const to_job *job, to_result *res);
 
-/* ------------------------------------------------------------------ report.c */
-
-/* Writes report.md, report.csv, report.json and extrapolation.svg (gnuplot) into o->out. Returns 0 or -1. */
-int to_write_report(const to_options *o, const to_result *res, int n_res, double wall_seconds, const char *command);
-
-/* Results of a run in a small text file (one line per variant). No longer used by the pool (pipes). */
-int to_result_save(const char *path, const to_result *res, int n);
-int to_result_load(const char *path, to_result *res, int max);
+/* The report (to_report, to_replot, to_compare) is declared in report.h. */
 
 #endif
