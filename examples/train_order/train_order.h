@@ -60,6 +60,7 @@ typedef struct {
     char config[TO_PATH];
     bool quiet, overwrite, print_config;
     bool steps_given;          /* --steps on the command line or in --config */
+    bool data_parallel;        /* --data-parallel: every MPI rank computes a share of each batch (mpi.h) */
     rg_model_config model;     /* the reference model; pos set per run */
 } to_options;
 
