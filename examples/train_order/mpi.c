@@ -61,7 +61,7 @@ static struct {
     rg_real *all;     /* rank 0: size x n gathered blocks */
     double *losses;   /* rank 0: size losses */
     int64_t cap, n, steps;
-    double comm_s, t0;
+    double wait_s, comm_s, t0; /* barrier (waiting for the slowest rank), gather + sum + bcast, the run's start */
 } dp;
 
 /* Rank 0 tells the others whether the work starts (1) or the program ends before it (0). Every rank calls it once:
@@ -231,6 +231,8 @@ static int dp_jobs(const to_options *o, const to_job *jobs, int n_jobs, to_resul
 static rg_status dp_reduce(rg_real *grad, int64_t n, double *loss, void *ctx)
 {
     double t0 = MPI_Wtime();
+    MPI_Barrier(MPI_COMM_WORLD); /* only to time the wait for the slowest rank apart from the transfer */
+    double t1 = MPI_Wtime();
     MPI_Datatype ty = sizeof(rg_real) == sizeof(float) ? MPI_FLOAT : MPI_DOUBLE;
     if (n > INT_MAX) return rg_error(RG_ERR_ARG, "data-parallel: %lld gradient elements (MPI counts are int)",
                                      (long long)n);
@@ -259,7 +261,8 @@ static rg_status dp_reduce(rg_real *grad, int64_t n, double *loss, void *ctx)
     }
     MPI_Bcast(grad, (int)n, ty, 0, MPI_COMM_WORLD);
     MPI_Bcast(loss, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    dp.comm_s += MPI_Wtime() - t0;
+    dp.wait_s += t1 - t0;
+    dp.comm_s += MPI_Wtime() - t1;
     dp.n = n;
     dp.steps++;
     return RG_OK;
@@ -269,7 +272,7 @@ int to_mpi_share(rg_trainer *t, const char *tag)
 {
     if (!g.active || !g.data_parallel) return 0;
     dp.steps = 0;
-    dp.comm_s = 0;
+    dp.comm_s = dp.wait_s = 0;
     dp.t0 = MPI_Wtime();
     if (rg_trainer_set_share(t, g.rank, g.size, dp_reduce, NULL)) {
         fprintf(stderr, "%s: %s\n", tag, rg_last_error());
@@ -282,10 +285,10 @@ int to_mpi_after_step(const to_options *o, const rg_model *m, const char *tag, i
 {
     if (test_hooks(m, tag, g.rank, step)) return -1;
     if (g.active && g.data_parallel && g.rank == 0 && step == o->steps && dp.steps > 0 && !o->quiet)
-        fprintf(stderr, "%s: data-parallel over %d ranks: %lld steps, %.2f ms/step, of which %.2f ms in the gradient "
-                "reduction (gather + sum + bcast of %lld bytes)\n", tag, g.size, (long long)dp.steps,
-                1e3 * (MPI_Wtime() - dp.t0) / (double)dp.steps, 1e3 * dp.comm_s / (double)dp.steps,
-                (long long)(dp.n * (int64_t)sizeof(rg_real)));
+        fprintf(stderr, "%s: data-parallel over %d ranks: %lld steps, %.2f ms/step; per step %.2f ms waiting for the "
+                "slowest rank, %.2f ms in the gradient sum (gather + add + bcast of %lld bytes)\n", tag, g.size,
+                (long long)dp.steps, 1e3 * (MPI_Wtime() - dp.t0) / (double)dp.steps, 1e3 * dp.wait_s / (double)dp.steps,
+                1e3 * dp.comm_s / (double)dp.steps, (long long)(dp.n * (int64_t)sizeof(rg_real)));
     return 0;
 }
 
