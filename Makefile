@@ -75,9 +75,18 @@ $(BUILD)/tests/gradcheck_%: $(BUILD)/f64/tests/gradcheck_%.o $(TEST_COMMON64) $(
 	$(CC) $(CFLAGS_ALL) -DRG_DOUBLE $^ -o $@ $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(PKG_LIBS)
 # train_order alone reads JSON (--config): cJSON (Debian libcjson-dev).
 CJSON_LIBS = $(shell pkg-config --libs libcjson 2>/dev/null || echo -lcjson)
+# OpenMPI (issue 14, docs/mpi.md): train_order's mpi.c, its only MPI code, is compiled and linked with mpicc's flags
+# when mpicc is found; otherwise it compiles to stubs that refuse an mpirun launch and --data-parallel. The library
+# never includes mpi.h.
+MPICC_FOUND = $(shell command -v mpicc 2>/dev/null)
+MPI_CFLAGS = $(if $(MPICC_FOUND),$(shell mpicc --showme:compile) -DTO_HAVE_MPI)
+MPI_LIBS = $(if $(MPICC_FOUND),$(shell mpicc --showme:link))
+$(BUILD)/f32/examples/train_order/mpi.o: examples/train_order/mpi.c $(wildcard src/*/*.h examples/train_order/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(MPI_CFLAGS) -c $< -o $@
 $(BUILD)/examples/train_order: $(TO_OBJ) $(TASK_LIB) $(LIB32)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(PKG_LIBS) $(CJSON_LIBS)
+	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(PKG_LIBS) $(CJSON_LIBS) $(MPI_LIBS)
 # The report's provenance names the commit: build/git_commit holds `git rev-parse --short HEAD` ("+dirty" with
 # uncommitted changes to tracked files, "unknown" outside a git checkout) and changes only when that does.
 $(BUILD)/git_commit: FORCE
@@ -92,7 +101,7 @@ $(BUILD)/f32/examples/train_order/report.o: examples/train_order/report.c $(BUIL
 # tests/test_report.c links train_order's objects except main.o.
 $(BUILD)/tests/test_report: $(BUILD)/f32/tests/test_report.o $(TEST_COMMON32) $(filter-out %/main.o,$(TO_OBJ)) $(TASK_LIB) $(LIB32)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(PKG_LIBS) $(CJSON_LIBS)
+	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(PKG_LIBS) $(CJSON_LIBS) $(MPI_LIBS)
 $(BUILD)/examples/%: $(BUILD)/f32/examples/%.o $(LIB32)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(PKG_LIBS)

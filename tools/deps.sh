@@ -1,10 +1,10 @@
 #!/bin/sh
 # Installs the Debian packages ropegrad needs, only when they are missing (pkg-config cannot find the libraries,
-# or gnuplot is not on PATH): as root directly, through sudo otherwise; if neither works it prints the exact
+# or gnuplot or OpenMPI's mpicc is not on PATH): as root directly, through sudo otherwise; if neither works it prints the exact
 # command and fails, except when only gnuplot is missing (optional: train_order then skips the plot), which is a
 # warning.
-PKGS="libxsmm-dev libopenblas-dev libhdf5-dev libcmocka-dev libcjson-dev pkg-config gnuplot-nox"
-if command -v pkg-config >/dev/null 2>&1 && pkg-config --exists libxsmm openblas hdf5 cmocka libcjson && command -v gnuplot >/dev/null 2>&1; then
+PKGS="libxsmm-dev libopenblas-dev libhdf5-dev libcmocka-dev libcjson-dev pkg-config gnuplot-nox libopenmpi-dev openmpi-bin"
+if command -v pkg-config >/dev/null 2>&1 && pkg-config --exists libxsmm openblas hdf5 cmocka libcjson && command -v gnuplot >/dev/null 2>&1 && command -v mpicc >/dev/null 2>&1; then
     exit 0
 fi
 CMD="apt-get install -y $PKGS"
@@ -12,7 +12,7 @@ if [ "$(id -u)" = 0 ]; then
     SUDO=""
 elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
     SUDO="sudo"
-elif command -v pkg-config >/dev/null 2>&1 && pkg-config --exists libxsmm openblas hdf5 cmocka libcjson; then
+elif command -v pkg-config >/dev/null 2>&1 && pkg-config --exists libxsmm openblas hdf5 cmocka libcjson && command -v mpicc >/dev/null 2>&1; then
     # only gnuplot is missing: it is optional (train_order then writes everything but the plot)
     echo "deps: gnuplot is missing (train_order will skip the plot); to install it as root: apt-get install -y gnuplot-nox" >&2
     exit 0

@@ -3,6 +3,7 @@
  * --replot CSV (to_replot) and --compare A B (to_compare). Exit status: 0 on success, 1 on any failed run or
  * output, 2 on a bad command line (nothing written). */
 #include "report.h"
+#include "mpi.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -84,12 +85,15 @@ static void command_line(int argc, char **argv, char *cmd, size_t cap)
 int main(int argc, char **argv)
 {
     rg_blas_prefer_fast_kernels(argv); /* OpenBLAS 0.3.21 runs SSE3 kernels on CPUs it does not know */
+    to_mpi_start(&argc, &argv); /* MPI_Init only under mpirun (mpi.h) */
     to_options o;
     to_options_default(&o);
     to_options_parse(argc, argv, &o);
     if (o.replot[0] || o.compare[0][0]) return report_tool(&o);
     to_options_check(&o);
+    to_mpi_check(&o);
     if (o.print_config) { to_options_print(&o, stdout); return 0; }
+    if (to_mpi_rank() > 0) return to_mpi_worker(&o); /* MPI ranks 1..N-1 serve rank 0 (mpi.h) */
 
     static char cmd[8192];
     command_line(argc, argv, cmd, sizeof cmd);
@@ -105,7 +109,7 @@ int main(int argc, char **argv)
 
     report_ctx ctx = {cmd, to_now_seconds(), 0, n_jobs};
     int n_all = 0;
-    int failed = to_pool_run(&o, jobs, n_jobs, all, &n_all, partial_report, &ctx);
+    int failed = to_mpi_pool_run(&o, jobs, n_jobs, all, &n_all, partial_report, &ctx);
     double wall = to_now_seconds() - ctx.t0;
     int rc = failed ? 1 : 0;
     if (n_all && to_report(&o, all, n_all, &(to_report_meta){wall, cmd, false, n_jobs - failed, n_jobs})) rc = 1;

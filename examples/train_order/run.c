@@ -4,6 +4,7 @@
  * (rg_model_set_rope_scaling) at s = (2n+3) / (2 L_train + 3) per test length, or at a fixed factor. A run is one
  * training variant (to_variant): the encoding as configured, rope_theta 500000, or randomized positions. */
 #include "train_order.h"
+#include "mpi.h"
 
 #include <errno.h>
 #include <math.h>
@@ -182,7 +183,8 @@ static int train_step(trainer *t, double lr, double *loss, double *grad_norm, in
 static int trainer_init(trainer *t)
 {
     const to_options *o = t->o;
-    if (rg_task_batch_alloc(&t->batch, o->batch, o->train_len) || rg_trainer_init(&t->tr)) {
+    if (rg_task_batch_alloc(&t->batch, o->batch, o->train_len) || rg_trainer_init(&t->tr) ||
+        to_mpi_share(&t->tr, t->tag)) {
         fprintf(stderr, "%s: %s\n", t->tag, rg_last_error());
         return -1;
     }
@@ -194,7 +196,8 @@ static int trainer_init(trainer *t)
     }
     char dir[TO_PATH + 160], path[TO_PATH + 192];
     snprintf(dir, sizeof dir, "%.*s/runs/%s", TO_PATH - 1, o->out, t->name);
-    snprintf(path, sizeof path, "%s/train.csv", dir);
+    if (to_mpi_writes()) snprintf(path, sizeof path, "%s/train.csv", dir);
+    else snprintf(path, sizeof path, "/dev/null"); /* data-parallel ranks 1..N-1: rank 0 writes the log (mpi.h) */
     if (to_make_dir(dir) || !(t->csv = fopen(path, "w"))) {
         fprintf(stderr, "%s: cannot write %s: %s\n", t->tag, path, strerror(errno));
         return -1;
@@ -304,9 +307,13 @@ static int train(const to_options *o, rg_task task, rg_model *m, rg_adamw *opt, 
             rc = -1;
             break;
         }
-        log_step(&t, loss, lr, grad_norm, tokens);
-        if (measure(&t)) { rc = -1; break; }
-        if ((rs->step % o->ckpt_every == 0 || rs->step == o->steps) && rg_checkpoint_save(ckpt, m, opt, rs)) {
+        if (to_mpi_after_step(o, m, tag, rs->step)) { rc = -1; break; }
+        if (to_mpi_writes()) { /* data-parallel ranks 1..N-1 neither log, measure nor save (mpi.h) */
+            log_step(&t, loss, lr, grad_norm, tokens);
+            if (measure(&t)) { rc = -1; break; }
+        }
+        if ((rs->step % o->ckpt_every == 0 || rs->step == o->steps) && to_mpi_writes() &&
+            rg_checkpoint_save(ckpt, m, opt, rs)) {
             fprintf(stderr, "%s: %s\n", tag, rg_last_error());
             rc = -1;
         }
@@ -465,7 +472,7 @@ int to_run(const to_options *o_in, const to_job *job, to_result *res)
     if (!o->eval[0] && train(o, task, m, &opt, &rs, ckpt, tag, name, &final_loss, &steps_to_learn)) goto done;
     double train_s = to_now_seconds() - t0;
     bool rope = pos == RG_POS_ROPE || pos == RG_POS_ROPE_HALF;
-    int n_var = 1 + (rope ? o->n_exts : 0);
+    int n_var = to_mpi_writes() ? 1 + (rope ? o->n_exts : 0) : 0; /* data-parallel: rank 0 evaluates */
     for (int v = 0; v < n_var; v++) {
         to_result *r = &res[v];
         memset(r, 0, sizeof *r);

@@ -110,6 +110,8 @@ static const setting table[] = {
          "base, theta500k, rand (each once), or all"),
     INT("threads", M_ANY, false, threads, 1, 256, "N", "OpenBLAS threads per run"),
     INT("jobs", M_ANY, false, jobs, 1, 256, "N", "runs in parallel (default: online CPUs)"),
+    BOOL("data-parallel", M_TRAIN, false, data_parallel,
+         "under mpirun: each rank a share of every batch, gradients summed in rank order (docs/mpi.md)"),
     PATH("out", M_ANY, out, "DIR", "output folder (refused if it holds files, unless --overwrite)"),
     BOOL("overwrite", M_ANY, false, overwrite,
          "write into a folder that holds results (and replace a resumed checkpoint)"),

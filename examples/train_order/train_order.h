@@ -81,6 +81,7 @@ typedef struct {
     char compare[2][TO_PATH];  /* --compare A B: print the cell-by-cell comparison of two reports */
     bool quiet, overwrite, print_config;
     bool steps_given;          /* --steps on the command line or in --config */
+    bool data_parallel;        /* --data-parallel: every MPI rank computes a share of each batch (mpi.h) */
     rg_model_config model;     /* the reference model; pos set per run */
 } to_options;
 

@@ -274,17 +274,43 @@ typedef struct {
     int64_t cap;
     int *order;
     int32_t *tokens, *targets, *positions;
+    /* Data parallelism (rg_trainer_set_share; 0, 0, NULL after rg_trainer_init: every micro-batch here, no
+     * reduction, the one-process step bit for bit). */
+    int rank, n_ranks;
+    rg_status (*reduce_grad)(rg_real *grad, int64_t n, double *loss, void *ctx);
+    void *reduce_ctx;
 } rg_trainer;
 
 rg_status rg_trainer_init(rg_trainer *t);
+/* Makes t compute one rank's share of every later step (data parallelism, e.g. over MPI ranks). Micro-batch j
+ * (0-based, in length order) is computed by rank j % n_ranks only; its backward is seeded with its targets over the
+ * WHOLE batch's targets, so the gradients and losses of ranks 0..n_ranks-1 sum to the whole batch's. Every rank
+ * still draws every micro-batch's positions from cfg->pos_rng, so the streams stay in step across ranks.
+ * reduce_grad (NULL: none) is called after the last backward and before clipping with the flat gradient block
+ * (m->params.grad, n = m->params.offset[m->params.n_packed] elements) and *loss this rank's part of the batch's
+ * mean loss; it must replace both with their sums over the ranks, identically on every rank (then every rank
+ * clips and updates to the same parameters). A status other than RG_OK from it is returned by the step with no
+ * update taken (set rg_error's message first). rank 0 of n_ranks 1 with no callback is the one-process step.
+ * Errors: RG_ERR_ARG unless 1 <= n_ranks and 0 <= rank < n_ranks (t unchanged). */
+rg_status rg_trainer_set_share(rg_trainer *t, int rank, int n_ranks,
+                               rg_status (*reduce_grad)(rg_real *grad, int64_t n, double *loss, void *ctx),
+                               void *ctx);
 void rg_trainer_free(rg_trainer *t);
 
 /* One training step: zero the gradients, forward + cross-entropy + backward of every micro-batch (gradient
- * accumulation of the batch's mean loss, see train_step.c), clip, and one AdamW update with cfg->lr.
+ * accumulation of the batch's mean loss, see train_step.c; with rg_trainer_set_share this rank's share, summed
+ * over the ranks by its reduce_grad), clip, and one AdamW update with cfg->lr (rg_train_grad, then the update).
  * Errors (RG_ERR_ARG, nothing changed): B or T < 1, a length outside 1..T, micro_batches < 1, clip < 0, lr not
  * finite, max_position < T with random positions; RG_ERR_NOMEM; and those of rg_model_forward (then no update is
  * taken, the gradients are partial). A non-finite loss is returned, not an error: the update was taken. */
 rg_status rg_train_step(rg_trainer *t, rg_model *m, rg_adamw *opt, const rg_batch *b, const rg_step_config *cfg,
                         rg_step_stats *out);
+
+/* The gradient part of rg_train_step: zero the gradients, forward + cross-entropy + backward of this rank's share
+ * of the micro-batches (all of them unless rg_trainer_set_share gave a share), then the share's reduce_grad if set. Leaves the gradients in
+ * m->params.grad and writes out->loss (this share's part of the batch's mean loss, or the reduced sum), out->lr
+ * and out->tokens (every micro-batch's, whichever rank runs it); out->grad_norm is 0. No update. Errors: those of
+ * rg_train_step and the callback's status. */
+rg_status rg_train_grad(rg_trainer *t, rg_model *m, const rg_batch *b, const rg_step_config *cfg, rg_step_stats *out);
 
 #endif

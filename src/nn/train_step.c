@@ -7,7 +7,10 @@
  * has instead of B x T. The loss is the mean over every target of the whole batch: each micro-batch's backward is
  * seeded with its share (its targets over all targets), so the parameter gradients receive exactly the gradient of
  * the batch's mean loss (up to float rounding), while only one micro-batch's intermediates are alive at a time (the
- * context is reset before each: the arena's working set is one micro-batch's). */
+ * context is reset before each: the arena's working set is one micro-batch's).
+ * Data parallelism (rg_trainer_set_share: rank, n_ranks, reduce_grad): each rank computes its fixed share of the
+ * micro-batches (j % n_ranks == rank), weighted against the whole batch's target count, and the program's callback
+ * sums the ranks' flat gradient blocks (and losses) before clipping and AdamW. */
 #include "nn.h"
 #include "../autograd/autograd.h"
 
@@ -70,6 +73,20 @@ rg_status rg_trainer_init(rg_trainer *t)
     return RG_OK;
 }
 
+rg_status rg_trainer_set_share(rg_trainer *t, int rank, int n_ranks,
+                               rg_status (*reduce_grad)(rg_real *grad, int64_t n, double *loss, void *ctx),
+                               void *ctx)
+{
+    if (n_ranks < 1 || rank < 0 || rank >= n_ranks)
+        return rg_error(RG_ERR_ARG, "train step share: rank %d of %d ranks (1 <= n_ranks, 0 <= rank < n_ranks)",
+                        rank, n_ranks);
+    t->rank = rank;
+    t->n_ranks = n_ranks;
+    t->reduce_grad = reduce_grad;
+    t->reduce_ctx = ctx;
+    return RG_OK;
+}
+
 void rg_trainer_free(rg_trainer *t)
 {
     rg_ctx_free(t->ctx);
@@ -119,14 +136,17 @@ static rg_status check_step(const rg_batch *b, const rg_step_config *cfg)
     return RG_OK;
 }
 
-rg_status rg_train_step(rg_trainer *t, rg_model *m, rg_adamw *opt, const rg_batch *b, const rg_step_config *cfg,
-                        rg_step_stats *out)
+/* Micro-batch j of k is computed by rank j % n_ranks (n_ranks <= 1: every one here). Every rank walks all k
+ * micro-batches in the same order (so the positions RNG advances identically everywhere) and seeds each backward with
+ * its targets over the WHOLE batch's, so the ranks' gradients sum to the batch gradient. */
+rg_status rg_train_grad(rg_trainer *t, rg_model *m, const rg_batch *b, const rg_step_config *cfg, rg_step_stats *out)
 {
     memset(out, 0, sizeof *out);
     rg_flush_denormals(true); /* this thread may not be the one that made the trainer (tensor.h) */
     rg_status st = check_step(b, cfg);
     if (st || (st = trainer_reserve(t, b->B, b->T))) return st;
     const int B = b->B, T = b->T, k = cfg->micro_batches < B ? cfg->micro_batches : B;
+    const int n_ranks = t->n_ranks > 1 ? t->n_ranks : 1;
     /* rows by length, stable (insertion sort: B is small) */
     for (int i = 0; i < B; i++) t->order[i] = i;
     for (int i = 1; b->lengths && i < B; i++)
@@ -137,7 +157,7 @@ rg_status rg_train_step(rg_trainer *t, rg_model *m, rg_adamw *opt, const rg_batc
     rg_params_zero_grad(&m->params);
     double sum = 0;
     const int per = (B + k - 1) / k;
-    for (int lo = 0; lo < B; lo += per) {
+    for (int lo = 0, j = 0; lo < B; lo += per, j++) {
         const int rows = lo + per <= B ? per : B - lo;
         int Tm = 1; /* this micro-batch's longest row */
         for (int i = lo; i < lo + rows; i++) {
@@ -152,15 +172,26 @@ rg_status rg_train_step(rg_trainer *t, rg_model *m, rg_adamw *opt, const rg_batc
         int64_t count = count_targets(t->targets, (int64_t)rows * Tm, cfg->ignore_index);
         if (cfg->pos_rng) rg_random_positions(cfg->pos_rng, rows, Tm, cfg->max_position, t->positions);
         out->tokens += (int64_t)rows * Tm;
-        if (count == 0) continue; /* no target: contributes nothing */
+        if (count == 0 || j % n_ranks != t->rank) continue; /* no target, or another rank's share */
         st = run_micro(t->ctx, m, t->tokens, t->targets, cfg->pos_rng ? t->positions : NULL, rows, Tm,
                        cfg->ignore_index, count, total, &sum);
         if (st) return st;
     }
+    if (t->reduce_grad &&
+        (st = t->reduce_grad(m->params.grad, m->params.offset[m->params.n_packed], &sum, t->reduce_ctx)))
+        return st;
     out->loss = sum;
+    out->lr = cfg->lr;
+    return RG_OK;
+}
+
+rg_status rg_train_step(rg_trainer *t, rg_model *m, rg_adamw *opt, const rg_batch *b, const rg_step_config *cfg,
+                        rg_step_stats *out)
+{
+    rg_status st = rg_train_grad(t, m, b, cfg, out);
+    if (st) return st;
     out->grad_norm = cfg->clip > 0 ? rg_params_clip_grad_norm(&m->params, cfg->clip)
                                    : rg_params_grad_norm(&m->params);
-    out->lr = cfg->lr;
     rg_adamw_step(opt, &m->params, cfg->lr);
     return RG_OK;
 }
