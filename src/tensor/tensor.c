@@ -241,10 +241,6 @@ rg_tensor *rg_tensor_from(rg_ctx *c, int ndim, const int *shape, const rg_real *
 rg_tensor *rg_tensor_1d(rg_ctx *c, int d0) { return rg_tensor_new(c, 1, (int[]){d0}); }
 rg_tensor *rg_tensor_2d(rg_ctx *c, int d0, int d1) { return rg_tensor_new(c, 2, (int[]){d0, d1}); }
 rg_tensor *rg_tensor_3d(rg_ctx *c, int d0, int d1, int d2) { return rg_tensor_new(c, 3, (int[]){d0, d1, d2}); }
-rg_tensor *rg_tensor_4d(rg_ctx *c, int d0, int d1, int d2, int d3)
-{
-    return rg_tensor_new(c, 4, (int[]){d0, d1, d2, d3});
-}
 
 rg_tensor *rg_param_new(const char *name, int ndim, const int *shape)
 {
@@ -303,20 +299,6 @@ bool rg_same_shape(const rg_tensor *a, const rg_tensor *b)
     for (int i = 0; i < a->ndim; i++)
         if (a->shape[i] != b->shape[i]) return false;
     return true;
-}
-
-void rg_check_same_shape(const char *op, const rg_tensor *a, const rg_tensor *b)
-{
-    if (!rg_same_shape(a, b)) {
-        char sa[64], sb[64];
-        RG_FATAL("%s: shapes differ: %s vs %s", op, rg_shape_str(a, sa, 64), rg_shape_str(b, sb, 64));
-    }
-}
-
-void rg_tensor_fill(rg_tensor *t, rg_real v)
-{
-    for (int64_t i = 0; i < t->numel; i++) t->data[i] = v;
-    rg_tensor_bump_version(t);
 }
 
 rg_tensor *rg_node_new(rg_ctx *c, const rg_op *op, int ndim, const int *shape, int nsrc, rg_tensor *const *srcs)

@@ -151,7 +151,6 @@ rg_tensor *rg_tensor_from(rg_ctx *c, int ndim, const int *shape, const rg_real *
 rg_tensor *rg_tensor_1d(rg_ctx *c, int d0);
 rg_tensor *rg_tensor_2d(rg_ctx *c, int d0, int d1);
 rg_tensor *rg_tensor_3d(rg_ctx *c, int d0, int d1, int d2);
-rg_tensor *rg_tensor_4d(rg_ctx *c, int d0, int d1, int d2, int d3);
 
 /* A persistent parameter (malloc'ed data and zeroed grad, requires_grad) named `name` (a state_dict name).
  * Data is zero until initialized. Returns NULL with rg_last_error set if the shape is invalid or memory ran out. */
@@ -165,8 +164,6 @@ void rg_tensor_set_name(rg_tensor *t, const char *name);
 char *rg_shape_str(const rg_tensor *t, char *buf, size_t n);
 /* True if both have the same ndim and shape. */
 bool rg_same_shape(const rg_tensor *a, const rg_tensor *b);
-/* Fills with a value. */
-void rg_tensor_fill(rg_tensor *t, rg_real v);
 
 /* Allocates a result tensor of the given shape for an op and, when the context records and any source requires
  * grad, records the node (op, sources, their versions) on the tape. For op implementers. */
@@ -180,8 +177,6 @@ rg_real *rg_grad_of(rg_tensor *t);
  * the buffer was just allocated, uninitialized: no zero-fill for a value the rule overwrites anyway) and
  * accumulates (+=) otherwise (an earlier rule already wrote it, or it is a parameter's). */
 rg_real *rg_grad_fresh(rg_tensor *t, bool *fresh);
-/* Shape check that aborts with the op's name and both shapes. */
-void rg_check_same_shape(const char *op, const rg_tensor *a, const rg_tensor *b);
 
 /* ---------------------------------------------------------------- denormals */
 
