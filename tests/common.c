@@ -143,6 +143,19 @@ int tc_h5_exists(const char *file, const char *path)
     return r;
 }
 
+rg_model_config tc_tiny_config(rg_pos_kind pos)
+{
+    rg_model_config cfg = rg_model_config_default();
+    cfg.vocab_size = 7;
+    cfg.d_model = 8;
+    cfg.n_heads = 2;
+    cfg.n_layers = 2;
+    cfg.d_ff = 16;
+    cfg.max_len = 16;
+    cfg.pos = pos;
+    return cfg;
+}
+
 rg_model_config tc_fx_config(const char *file)
 {
     rg_model_config cfg = rg_model_config_default();

@@ -47,6 +47,10 @@ void tc_h5_attr_str(const char *file, const char *object, const char *attr, char
 /* True if the file has the dataset or group. */
 int tc_h5_exists(const char *file, const char *path);
 
+/* The tests' shared tiny model config: vocab 7, d_model 8, 2 heads, 2 layers, d_ff 16, max_len 16, causal, encoding
+ * `pos` (the rest as rg_model_config_default). A test sets only what it varies. */
+rg_model_config tc_tiny_config(rg_pos_kind pos);
+
 /* Reference-model fixtures (tests/fixtures/model_*.h5, layout in tests/fixtures/README.md). */
 /* The model config stored in a fixture's root attributes (the encoding and RoPE extension parsed from the string
  * attributes pos_encoding and rope_ext; fails the test if they do not parse). */

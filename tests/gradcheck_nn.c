@@ -184,13 +184,8 @@ static rg_tensor *model_fn(rg_ctx *c, rg_tensor **in, void *user)
 
 static void check_model(const char *name, bool causal, int n_layers)
 {
-    rg_model_config cfg = rg_model_config_default();
-    cfg.vocab_size = 7;
-    cfg.d_model = 8;
-    cfg.n_heads = 2;
+    rg_model_config cfg = tc_tiny_config(RG_POS_NONE);
     cfg.n_layers = n_layers;
-    cfg.d_ff = 16;
-    cfg.max_len = 16;
     cfg.causal = causal;
     rg_model *m;
     assert_int_equal(rg_model_new(&cfg, 5, &m), RG_OK);

@@ -18,14 +18,9 @@ static int32_t tokens[NB * NT], targets[NB * NT];
 
 static rg_model *share_model(void)
 {
-    rg_model_config cfg = rg_model_config_default();
+    rg_model_config cfg = tc_tiny_config(RG_POS_ROPE);
     cfg.vocab_size = V;
-    cfg.d_model = 8;
-    cfg.n_heads = 2;
-    cfg.n_layers = 2;
-    cfg.d_ff = 16;
     cfg.max_len = MAXPOS;
-    cfg.pos = RG_POS_ROPE;
     rg_model *m;
     assert_int_equal(rg_model_new(&cfg, 3, &m), RG_OK);
     rg_rng rng;

@@ -12,14 +12,8 @@ enum { B = 5, T = 6, V = 9 };
 
 static void test_chunks_equal_whole_batch(void **state)
 {
-    rg_model_config cfg = rg_model_config_default();
+    rg_model_config cfg = tc_tiny_config(RG_POS_ROPE);
     cfg.vocab_size = V;
-    cfg.d_model = 8;
-    cfg.n_heads = 2;
-    cfg.n_layers = 2;
-    cfg.d_ff = 16;
-    cfg.max_len = 16;
-    cfg.pos = RG_POS_ROPE;
     rg_model *m;
     assert_int_equal(rg_model_new(&cfg, 3, &m), RG_OK);
     rg_rng rng;
@@ -71,14 +65,9 @@ static void test_chunks_equal_whole_batch(void **state)
 /* A small model with the seed's parameters (N(0, 0.3)). */
 static rg_model *step_model(void)
 {
-    rg_model_config cfg = rg_model_config_default();
+    rg_model_config cfg = tc_tiny_config(RG_POS_ROPE);
     cfg.vocab_size = V;
-    cfg.d_model = 8;
-    cfg.n_heads = 2;
-    cfg.n_layers = 2;
-    cfg.d_ff = 16;
     cfg.max_len = 32;
-    cfg.pos = RG_POS_ROPE;
     rg_model *m;
     assert_int_equal(rg_model_new(&cfg, 3, &m), RG_OK);
     rg_rng rng;
