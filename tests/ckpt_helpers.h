@@ -69,9 +69,6 @@ static inline void run_state(rg_run_state *rs)
 {
     rg_run_state_init(rs);
     rs->step = 17;
-    snprintf(rs->task, sizeof rs->task, "sort");
-    rs->L_train = 12;
-    rs->seed = 0xfeedfacecafebeefULL;
     rs->lr = (rg_lr_state){.step = 17, .peak = 3e-3, .warmup = 5, .total = 100, .min_frac = 0.1, .grad_clip = 1.0};
     rg_rng a, b;
     rg_rng_seed(&a, 1, 1);
@@ -283,6 +280,15 @@ static inline void put_attr(hid_t f, const char *obj, const char *name, hid_t ty
 
 static inline void put_f64(hid_t f, const char *obj, const char *name, double v) { put_attr(f, obj, name, H5T_NATIVE_DOUBLE, &v); }
 static inline void put_i64(hid_t f, const char *obj, const char *name, int64_t v) { put_attr(f, obj, name, H5T_NATIVE_INT64, &v); }
+static inline void put_u64(hid_t f, const char *obj, const char *name, uint64_t v) { put_attr(f, obj, name, H5T_STD_U64LE, &v); }
+/* A fixed-length, NUL-terminated ASCII string attribute (as the library writes strings). */
+static inline void put_str(hid_t f, const char *obj, const char *name, const char *v)
+{
+    hid_t t = H5Tcopy(H5T_C_S1);
+    assert_true(H5Tset_size(t, strlen(v) + 1) >= 0 && H5Tset_strpad(t, H5T_STR_NULLTERM) >= 0);
+    put_attr(f, obj, name, t, v);
+    H5Tclose(t);
+}
 
 /* Sets element `index` of a float dataset to v. */
 static inline void poke(hid_t f, const char *dset, int index, double v)

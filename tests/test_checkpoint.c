@@ -1,6 +1,7 @@
 /* test_checkpoint.c: HDF5 checkpoints (src/io/checkpoint.h): the run state, a bit-identical round trip, resume
- * bit for bit, config mismatches, bad arguments, and every position encoding reloading to the same logits. Bad files
- * are tests/test_ckpt_corrupt.c, the atomic save tests/test_ckpt_save.c, random damage tests/test_ckpt_fuzz.c. */
+ * bit for bit, config mismatches, bad arguments, every position encoding reloading to the same logits, and files
+ * of the older layout (experiment keys in /config) loading. Bad files are tests/test_ckpt_corrupt.c, the atomic
+ * save tests/test_ckpt_save.c, random damage tests/test_ckpt_fuzz.c. */
 #include "ckpt_helpers.h"
 
 static void test_run_state_api(void **state)
@@ -41,6 +42,11 @@ static void test_run_state_api(void **state)
     memset(big, 'x', sizeof big - 1);
     big[sizeof big - 1] = 0;
     assert_int_equal(rg_run_state_set_str(&rs, "big", big), RG_ERR_ARG);
+    /* a string value without its NUL (a state filled by hand) is refused before saving */
+    assert_int_equal(rg_run_state_check(&rs), RG_OK);
+    memset(rs.attrs[0].s, 'y', sizeof rs.attrs[0].s);
+    assert_int_equal(rg_run_state_check(&rs), RG_ERR_ARG);
+    assert_contains(rg_last_error(), "'k': string value not terminated");
 }
 
 /* Typed access to run attributes: missing and wrongly typed are errors, never defaults. */
@@ -95,9 +101,6 @@ static void test_roundtrip_bit_identical(void **state)
     assert_int_equal(opt2.step, 17);
     assert_true(opt2.beta1 == 0.9 && opt2.beta2 == 0.95 && opt2.eps == 1e-8 && opt2.weight_decay == 0.1);
     assert_int_equal(rs2.step, 17);
-    assert_string_equal(rs2.task, "sort");
-    assert_int_equal(rs2.L_train, 12);
-    assert_true(rs2.seed == 0xfeedfacecafebeefULL);
     assert_memory_equal(&rs2.lr, &rs.lr, sizeof rs.lr);
     assert_int_equal(rs2.n_rngs, 2);
     assert_string_equal(rs2.rngs[0].name, "data"); /* creation order kept */
@@ -134,7 +137,8 @@ static void test_roundtrip_bit_identical(void **state)
     assert_int_equal(c.rope_orig_len, want.max_len);
     assert_int_equal(c.t5_num_buckets, want.t5_num_buckets);
     assert_int_equal(rs3.step, 17);
-    assert_string_equal(rs3.task, "sort");
+    assert_int_equal(rs3.n_attrs, 3);
+    assert_string_equal(rg_run_state_attr(&rs3, "git_commit")->s, "88e8183");
     /* a model built from that config loads the checkpoint */
     rg_model *m3 = NULL;
     assert_int_equal(rg_model_new(&c, 3, &m3), RG_OK);
@@ -429,6 +433,67 @@ static void test_every_encoding_reloads(void **state)
     rg_ctx_free(c);
 }
 
+/* Files written before the experiment settings moved to /run hold /config task (string), L_train (int64) and seed
+ * (uint64), with the same format_version 1. The library no longer writes them; on reading they are ignored: such a
+ * file loads (parameters, moments and run state as saved), also with values the old reader refused. */
+static void test_legacy_config_keys_ignored(void **state)
+{
+    (void)state;
+    char ref[256], p[256];
+    rg_model *m = new_model(1);
+    rg_adamw opt;
+    new_adamw(&opt, m);
+    fill_moments(&opt, m, 5);
+    rg_run_state rs;
+    run_state(&rs);
+    path_in(ref, sizeof ref, "legacy_ref.h5");
+    assert_int_equal(rg_checkpoint_save(ref, m, &opt, &rs), RG_OK);
+    snapshot s = snap(m, &opt);
+    hid_t f = open_rw(ref);
+    const char *gone[] = {"task", "L_train", "seed"};
+    for (int i = 0; i < 3; i++)
+        if (H5Aexists_by_name(f, "/config", gone[i], H5P_DEFAULT) != 0) fail_msg("/config %s is still written", gone[i]);
+    H5Fclose(f);
+    for (int k = 0; k < 2; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "legacy%d.h5", k);
+        f = open_copy(ref, p, sizeof p, name);
+        if (k == 0) { /* as train_order wrote them */
+            put_str(f, "/config", "task", "sort");
+            put_i64(f, "/config", "L_train", 12);
+            put_u64(f, "/config", "seed", 0xfeedfacecafebeefULL);
+        } else { /* values the old reader refused: not read any more */
+            put_f64(f, "/config", "task", 1.5);
+            put_i64(f, "/config", "L_train", (int64_t)1 << 40);
+            put_i64(f, "/config", "seed", -3);
+        }
+        close_edit(f, p);
+        rg_model *m2 = new_model(2);
+        rg_adamw opt2;
+        new_adamw(&opt2, m2);
+        rg_run_state rs2, rs3;
+        rg_model_config c;
+        if (rg_checkpoint_load(p, m2, &opt2, &rs2) != RG_OK) fail_msg("load %s: %s", name, rg_last_error());
+        assert_same(&s, m2, &opt2, name);
+        if (rg_checkpoint_read_config(p, &c, &rs3) != RG_OK) fail_msg("read_config %s: %s", name, rg_last_error());
+        assert_int_equal(c.d_model, m->cfg.d_model);
+        const rg_run_state *got[] = {&rs2, &rs3};
+        for (int j = 0; j < 2; j++) {
+            assert_int_equal(got[j]->step, rs.step);
+            assert_memory_equal(&got[j]->lr, &rs.lr, sizeof rs.lr);
+            assert_int_equal(got[j]->n_rngs, rs.n_rngs);
+            assert_memory_equal(&got[j]->rngs[0].rng, &rs.rngs[0].rng, sizeof(rg_rng));
+            assert_int_equal(got[j]->n_attrs, rs.n_attrs); /* nothing of /config shows up as a run attribute */
+            for (int i = 0; i < 3; i++) assert_null(rg_run_state_attr(got[j], gone[i]));
+        }
+        rg_adamw_free(&opt2);
+        rg_model_free(m2);
+    }
+    snap_free(&s);
+    rg_adamw_free(&opt);
+    rg_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -440,6 +505,7 @@ int main(void)
         cmocka_unit_test(test_config_mismatch),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_every_encoding_reloads),
+        cmocka_unit_test(test_legacy_config_keys_ignored),
     };
     return cmocka_run_group_tests_name("checkpoint", tests, setup, teardown);
 }

@@ -37,8 +37,6 @@ static void m_rng_dtype(hid_t f)
 static void m_no_has_adamw(hid_t f) { assert_true(H5Adelete_by_name(f, "optim", "has_adamw", H5P_DEFAULT) >= 0); }
 static void m_d_ff_float(hid_t f) { put_f64(f, "/config", "d_ff", 32.0); }
 static void m_n_heads_zero(hid_t f) { put_i64(f, "/config", "n_heads", 0); }
-static void m_seed_negative(hid_t f) { put_i64(f, "/config", "seed", -3); }
-static void m_L_train_huge(hid_t f) { put_i64(f, "/config", "L_train", (int64_t)1 << 31); }
 static void m_run_attr_compound(hid_t f)
 {
     hsize_t two = 2;
@@ -217,8 +215,6 @@ static const struct {
     {"n_heads 0", m_n_heads_zero, NULL, STATE, RG_ERR_FORMAT, "/config: ", NULL},
     {"n_layers 4096", m_n_layers_4096, NULL, STATE, RG_ERR_FORMAT, "n_layers 4096, but /params has the layers of 2", NULL},
     {"vocab_size 12", m_vocab, NULL, STATE, RG_ERR_FORMAT, "/params/tok_emb.weight is not [12, 16]", NULL},
-    {"seed < 0", m_seed_negative, NULL, STATE, RG_ERR_FORMAT, "attribute 'seed' on /config = -3 is negative", NULL},
-    {"L_train 2^31", m_L_train_huge, NULL, STATE, RG_ERR_FORMAT, "'L_train' on /config = 2147483648 is outside", NULL},
     {"/run attribute of 2 values", m_run_attr_compound, NULL, STATE, RG_ERR_FORMAT, "/run: attribute 'pair'", NULL},
 };
 
@@ -319,14 +315,14 @@ static void test_strings(void **state)
     long_str[sizeof long_str - 1] = 0;
     hid_t f = open_copy(ref, p, sizeof p, "str.h5");
     put_vlen_str(f, "/config", "pos_encoding", "none");
-    put_vlen_str(f, "/config", "task", "sort");
+    put_vlen_str(f, "/config", "task", "sort"); /* an older file's experiment key: ignored (test_checkpoint) */
     put_vlen_str(f, "/run", "note", "\xce\xb1-rope \xe2\x9c\x93"); /* "α-rope ✓" */
     put_vlen_str(f, "/run", "long", long_str);
     close_edit(f, p);
     rg_model *m = new_model(4);
     rg_run_state rs;
     if (rg_checkpoint_load(p, m, NULL, &rs) != RG_OK) fail_msg("load: %s", rg_last_error());
-    assert_string_equal(rs.task, "sort");
+    assert_null(rg_run_state_attr(&rs, "task"));
     assert_string_equal(rg_run_state_attr(&rs, "note")->s, "\xce\xb1-rope \xe2\x9c\x93");
     assert_string_equal(rg_run_state_attr(&rs, "long")->s, long_str);
     /* written back (UTF-8 and long, fixed length) and read again */

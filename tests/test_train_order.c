@@ -612,11 +612,48 @@ static void test_resume_semantics(void **state)
     assert_true(tc_h5_attr(ckpt, "/", "step") == 5);
 }
 
+/* The run's task, seed and train_len are rows of train_order's settings table, stored in /run (not /config, which is
+ * the model's only): --eval and --resume take them from there (the defaults copy, seed 1, 16 would be wrong here). */
+static void test_task_seed_train_len_in_run_group(void **state)
+{
+    char out[512], ck[700], out2[512], path[700], s[64];
+    static char text[1 << 16];
+    snprintf(out, sizeof out, "%s/rungroup", tmpdir);
+    int rc = run("--task sort --pos rope --seed 7 --train-len 5 --steps 2 --batch 4 --test-lens 8 --rope-ext none "
+                 "--eval-every 0 --quiet --jobs 1 --out %s", out);
+    if (rc != 0) fail_msg("run exited %d:\n%s", rc, logbuf);
+    snprintf(ck, sizeof ck, "%s/ckpt/sort-rope-seed7.h5", out);
+    tc_h5_attr_str(ck, "/run", "task", s, sizeof s);
+    assert_string_equal(s, "sort");
+    assert_true(tc_h5_attr(ck, "/run", "seed") == 7);
+    assert_true(tc_h5_attr(ck, "/run", "train_len") == 5);
+    hid_t f = H5Fopen(ck, H5F_ACC_RDONLY, H5P_DEFAULT);
+    assert_true(f >= 0);
+    const char *gone[] = {"task", "L_train", "seed"};
+    for (int i = 0; i < 3; i++)
+        if (H5Aexists_by_name(f, "/config", gone[i], H5P_DEFAULT) != 0) fail_msg("/config %s is written", gone[i]);
+    H5Fclose(f);
+    const char *modes[] = {"--eval %s --test-lens 8 --rope-ext none --quiet --out %s",
+                           "--resume %s --steps 3 --test-lens 8 --rope-ext none --quiet --out %s"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(out2, sizeof out2, "%s/rungroup%d", tmpdir, i);
+        rc = run(modes[i], ck, out2);
+        if (rc != 0) fail_msg("%.8s exited %d:\n%s", modes[i], rc, logbuf);
+        snprintf(path, sizeof path, "%s/report.csv", out2);
+        read_text(path, text, sizeof text);
+        if (!strstr(text, "\nsort,rope,") || !strstr(text, ",7,")) fail_msg("%.8s: report.csv:\n%s", modes[i], text);
+    }
+    snprintf(path, sizeof path, "%s/ckpt/sort-rope-seed7.h5", out2); /* the resumed run's */
+    assert_true(tc_h5_attr(path, "/", "step") == 3);
+    assert_true(tc_h5_attr(path, "/run", "train_len") == 5 && tc_h5_attr(path, "/run", "seed") == 7);
+}
+
 /* ------------------------------------------------------------------ hostile checkpoints */
 
-typedef enum { SET_INT, SET_DOUBLE, DELETE_ATTR, DELETE_LINK } edit_kind;
+typedef enum { SET_INT, SET_DOUBLE, SET_STR, DELETE_ATTR, DELETE_LINK } edit_kind;
 
-static void edit(const char *path, const char *obj, const char *name, edit_kind k, double v)
+/* Edits obj/name of the checkpoint at path: v for SET_INT and SET_DOUBLE, str for SET_STR; then seals it. */
+static void edit(const char *path, const char *obj, const char *name, edit_kind k, double v, const char *str)
 {
     hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
     assert_true(f >= 0);
@@ -626,7 +663,15 @@ static void edit(const char *path, const char *obj, const char *name, edit_kind 
         hid_t o = H5Oopen(f, obj, H5P_DEFAULT);
         assert_true(o >= 0);
         if (H5Aexists(o, name) > 0) assert_true(H5Adelete(o, name) >= 0);
-        if (k != DELETE_ATTR) {
+        if (k == SET_STR) {
+            hid_t sp = H5Screate(H5S_SCALAR), t = H5Tcopy(H5T_C_S1);
+            assert_true(H5Tset_size(t, strlen(str) + 1) >= 0);
+            hid_t a = H5Acreate2(o, name, t, sp, H5P_DEFAULT, H5P_DEFAULT);
+            assert_true(H5Awrite(a, t, str) >= 0);
+            H5Aclose(a);
+            H5Tclose(t);
+            H5Sclose(sp);
+        } else if (k != DELETE_ATTR) {
             hid_t sp = H5Screate(H5S_SCALAR);
             hid_t t = k == SET_INT ? H5T_STD_I64LE : H5T_IEEE_F64LE;
             hid_t a = H5Acreate2(o, name, t, sp, H5P_DEFAULT, H5P_DEFAULT);
@@ -648,31 +693,41 @@ static void test_hostile_checkpoints_are_refused(void **state)
 {
     char src[700];
     snprintf(src, sizeof src, "%s/resume/ckpt/copy-rope-seed1.h5", tmpdir);
-    struct { const char *obj, *name; edit_kind k; double v; const char *mode, *says; } cases[] = {
-        {"/run", "batch", DELETE_ATTR, 0, "--resume", "/run batch is missing"},
-        {"/run", "batch", SET_INT, 0, "--resume", "/run batch = 0"},
-        {"/run", "batch", SET_INT, 1e6, "--resume", "/run batch = 1000000"},
-        {"/run", "batch", SET_DOUBLE, 8, "--eval", "/run batch is not an integer"},
-        {"/run", "random_positions", DELETE_ATTR, 0, "--resume", "random_positions is missing"},
-        {"/run", "micro_batches", SET_DOUBLE, 2, "--resume", "micro_batches is not an integer"},
-        {"/run", "max_position", SET_INT, -1, "--resume", "max_position = -1"},
-        {"/run", "max_position", SET_INT, 2147483648.0, "--resume", "max_position = 2147483648"},
-        {"/config", "L_train", SET_INT, 100000, "--resume", "L_train = 100000"},
-        {"/config", "L_train", SET_INT, 2147483647, "--eval", "L_train = 2147483647"},
-        {"/config", "n_layers", SET_INT, 4096, "--eval", "n_layers 4096"},
-        {"/config", "d_model", SET_INT, 4096, "--eval", "d_model 4096"},
-        {"/", "step", SET_INT, -1, "--resume", "'step' on / = -1"},
-        {"/optim", "lr_total", SET_INT, 4294967351.0, "--resume", "'lr_total' on /optim = 4294967351"},
-        {"/optim", "lr_total", SET_INT, 0, "--resume", "lr_total = 0"},
-        {"/optim", "lr_peak", SET_DOUBLE, -1, "--resume", "'lr_peak' on /optim = -1"},
-        {NULL, "/rng/positions", DELETE_LINK, 0, "--resume", "/rng/positions is missing"},
-        {NULL, "/rng/data", DELETE_LINK, 0, "--resume", "/rng/data is missing"},
+    struct { const char *obj, *name; edit_kind k; double v; const char *str, *mode, *says; } cases[] = {
+        {"/run", "batch", DELETE_ATTR, 0, NULL, "--resume", "/run batch is missing"},
+        {"/run", "batch", SET_INT, 0, NULL, "--resume", "/run batch = 0"},
+        {"/run", "batch", SET_INT, 1e6, NULL, "--resume", "/run batch = 1000000"},
+        {"/run", "batch", SET_DOUBLE, 8, NULL, "--eval", "/run batch is not an integer"},
+        {"/run", "random_positions", DELETE_ATTR, 0, NULL, "--resume", "random_positions is missing"},
+        {"/run", "micro_batches", SET_DOUBLE, 2, NULL, "--resume", "micro_batches is not an integer"},
+        {"/run", "max_position", SET_INT, -1, NULL, "--resume", "max_position = -1"},
+        {"/run", "max_position", SET_INT, 2147483648.0, NULL, "--resume", "max_position = 2147483648"},
+        /* task, train_len and seed: rows of the settings table in /run, validated like the others */
+        {"/run", "train_len", SET_INT, 100000, NULL, "--resume", "/run train_len = 100000"},
+        {"/run", "train_len", SET_INT, 2147483647, NULL, "--eval", "/run train_len = 2147483647"},
+        {"/run", "train_len", DELETE_ATTR, 0, NULL, "--eval", "/run train_len is missing"},
+        {"/run", "seed", SET_INT, 0, NULL, "--resume", "/run seed = 0 is outside the limits of seed"},
+        {"/run", "seed", SET_INT, 1000001, NULL, "--eval", "/run seed = 1000001"},
+        {"/run", "seed", SET_STR, 0, "1", "--eval", "/run seed is not an integer"},
+        {"/run", "task", DELETE_ATTR, 0, NULL, "--resume", "/run task is missing"},
+        {"/run", "task", SET_INT, 1, NULL, "--eval", "/run task is not a string"},
+        {"/run", "task", SET_STR, 0, "fly", "--eval", "/run task = 'fly' is not one value of --task"},
+        {"/run", "task", SET_STR, 0, "all", "--resume", "/run task = 'all' is not one value of --task"},
+        {"/run", "task", SET_STR, 0, "copy,sort", "--eval", "/run task = 'copy,sort' is not one value"},
+        {"/config", "n_layers", SET_INT, 4096, NULL, "--eval", "n_layers 4096"},
+        {"/config", "d_model", SET_INT, 4096, NULL, "--eval", "d_model 4096"},
+        {"/", "step", SET_INT, -1, NULL, "--resume", "'step' on / = -1"},
+        {"/optim", "lr_total", SET_INT, 4294967351.0, NULL, "--resume", "'lr_total' on /optim = 4294967351"},
+        {"/optim", "lr_total", SET_INT, 0, NULL, "--resume", "lr_total = 0"},
+        {"/optim", "lr_peak", SET_DOUBLE, -1, NULL, "--resume", "'lr_peak' on /optim = -1"},
+        {NULL, "/rng/positions", DELETE_LINK, 0, NULL, "--resume", "/rng/positions is missing"},
+        {NULL, "/rng/data", DELETE_LINK, 0, NULL, "--resume", "/rng/data is missing"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char ck[700];
         snprintf(ck, sizeof ck, "%s/hostile%zu.h5", tmpdir, i);
         copy_file(src, ck);
-        edit(ck, cases[i].obj, cases[i].name, cases[i].k, cases[i].v);
+        edit(ck, cases[i].obj, cases[i].name, cases[i].k, cases[i].v, cases[i].str);
         int rc = run("%s %s --test-lens 8 --quiet --out %s/hostile_out%zu", cases[i].mode, ck, tmpdir, i);
         if (rc != 2) fail_msg("case %zu (%s %s): exit %d, want 2:\n%s", i, cases[i].obj ? cases[i].obj : "",
                               cases[i].name, rc, logbuf);
@@ -688,14 +743,14 @@ static void test_hostile_checkpoints_are_refused(void **state)
     char ck[700];
     snprintf(ck, sizeof ck, "%s/hostile_rp.h5", tmpdir);
     copy_file(src, ck);
-    edit(ck, "/run", "random_positions", SET_INT, 1);
-    edit(ck, "/run", "max_position", SET_INT, 10);
+    edit(ck, "/run", "random_positions", SET_INT, 1, NULL);
+    edit(ck, "/run", "max_position", SET_INT, 10, NULL);
     assert_int_equal(run("--resume %s --test-lens 8 --quiet --out %s/hostile_rp", ck, tmpdir), 2);
     if (!strstr(logbuf, ck) || !strstr(logbuf, "need more random positions than [0, 10)")) fail_msg("%s", logbuf);
     /* a negative beta: refused by the checkpoint's own validation, before anything is built */
     snprintf(ck, sizeof ck, "%s/hostile_beta.h5", tmpdir);
     copy_file(src, ck);
-    edit(ck, "/optim", "beta1", SET_DOUBLE, -0.5);
+    edit(ck, "/optim", "beta1", SET_DOUBLE, -0.5, NULL);
     assert_int_equal(run("--resume %s --steps 6 --test-lens 8 --quiet --out %s/hostile_beta", ck, tmpdir), 2);
     if (!strstr(logbuf, ck) || !strstr(logbuf, "'beta1' on /optim = -0.5")) fail_msg("%s", logbuf);
     /* NaN weights: refused at load, naming the checkpoint and the dataset */
@@ -791,6 +846,7 @@ int main(void)
         cmocka_unit_test_setup(test_folder_with_results_is_refused_unless_overwrite, reset),
         cmocka_unit_test_setup(test_two_invocations_on_one_folder, reset),
         cmocka_unit_test_setup(test_resume_semantics, reset),
+        cmocka_unit_test_setup(test_task_seed_train_len_in_run_group, reset),
         cmocka_unit_test_setup(test_hostile_checkpoints_are_refused, reset),
         cmocka_unit_test_setup(test_config_file_and_print_config, reset),
     };

@@ -21,7 +21,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ref_model import Config, Model  # noqa: E402
 
 
-RUN_ATTRS = {"rope_layout", "task", "L_train", "seed"}   # /config attributes that are not model fields
+DERIVED_ATTRS = {"rope_layout"}             # /config attributes that are not model fields (derived from them)
+# /config attributes of files written before the experiment's settings moved to /run (same format_version 1):
+# their name in /config -> their key in /run (train_order's settings table)
+LEGACY_RUN_ATTRS = {"task": "task", "L_train": "train_len", "seed": "seed"}
 
 
 def _value(v):
@@ -34,15 +37,22 @@ def _value(v):
 
 
 def read_checkpoint(path):
-    """Returns (Config, state_dict with the reference model's shapes, attributes of /config as a dict)."""
+    """Returns (Config, state_dict with the reference model's shapes, the run's settings as a dict).
+
+    The run's settings are the /run attributes (train_order writes task, train_len, seed, batch, ...); for an older
+    file, its /config task, L_train and seed are returned under their /run keys (task, train_len, seed)."""
     with h5py.File(path, "r") as f:
         fmt = _value(f.attrs.get("format", b""))
         if fmt != "ropegrad-checkpoint" or int(f.attrs["format_version"]) != 1:
             raise ValueError(f"{path}: not a ropegrad checkpoint version 1 (format {fmt!r})")
         attrs = {k: _value(v) for k, v in f["config"].attrs.items()}
+        run = {k: _value(v) for k, v in f["run"].attrs.items()}
+        for old, new in LEGACY_RUN_ATTRS.items():
+            if old in attrs and new not in run:
+                run[new] = attrs[old]
         fields = {fl.name for fl in dataclasses.fields(Config)}
-        # every model field is carried; the rest of /config is run state (or derived: rope_layout)
-        ignored = sorted(k for k in attrs if k not in fields and k not in RUN_ATTRS)
+        # every model field is carried; the rest of /config is derived (rope_layout) or an older file's run state
+        ignored = sorted(k for k in attrs if k not in fields and k not in DERIVED_ATTRS and k not in LEGACY_RUN_ATTRS)
         if ignored:
             print(f"{path}: warning: /config attributes the reference model does not know: {', '.join(ignored)}",
                   file=sys.stderr)
@@ -52,7 +62,7 @@ def read_checkpoint(path):
     shapes = {n: p.shape for n, p in Model(cfg).named_parameters()}
     state = {n: (t.reshape(shapes[n]) if n in shapes and t.shape != shapes[n] and t.numel() == shapes[n].numel()
                  else t) for n, t in state.items()}
-    return cfg, state, attrs
+    return cfg, state, run
 
 
 def main():
@@ -62,7 +72,7 @@ def main():
     ap.add_argument("--out", help="write the state_dict here (torch.save)")
     args = ap.parse_args()
 
-    cfg, state, attrs = read_checkpoint(args.checkpoint)
+    cfg, state, _ = read_checkpoint(args.checkpoint)
     model = Model(cfg)
     model.load_state_dict(state, strict=True)
     model.eval()

@@ -347,10 +347,10 @@ def main():
     if a.mode == "eval":
         if not a.ckpt:
             sys.exit("torch_train_order: eval needs --ckpt FILE")
-        cfg, state, attrs = read_checkpoint(a.ckpt)
+        cfg, state, run = read_checkpoint(a.ckpt)
         with h5py.File(a.ckpt, "r") as f:
             steps = int(f.attrs["step"])
-        task, train_len, seed = attrs["task"], int(attrs["L_train"]), int(attrs["seed"])
+        task, train_len, seed = run["task"], int(run["train_len"]), int(run["seed"])
         model = R.Model(cfg)
         model.load_state_dict(state, strict=True)
         chunk = min(a.chunk, 16) if cfg.pos_encoding == "xl" else a.chunk

@@ -62,8 +62,8 @@ static void find_data(to_options *o)
                    env && *env ? "not readable" : "unset");
 }
 
-/* Reads the checkpoint's config and run state; the task, encoding and seed come from it, and so do the training
- * settings (to_settings_from_checkpoint). */
+/* Reads the checkpoint's config and run state; the encoding comes from its config, the task, seed and training
+ * settings from its /run group (to_settings_from_checkpoint). */
 static void from_checkpoint(to_options *o)
 {
     const char *ck = o->resume[0] ? o->resume : o->eval;
@@ -73,22 +73,15 @@ static void from_checkpoint(to_options *o)
                        strerror(errno));
     rg_model_config cfg;
     static rg_run_state rs;
-    rg_task t;
     if (rg_checkpoint_read_config(ck, &cfg, &rs))
         to_usage_error("a checkpoint written by train_order", "%s: %s", flag, rg_last_error());
-    if (rg_task_parse(rs.task, &t))
-        to_usage_error("copy, reverse, sort", "%s: checkpoint %s: /config task: %s", flag, ck, rg_last_error());
     to_settings_from_checkpoint(o, ck, &cfg, &rs);
     if (rg_model_config_validate(&cfg))
         to_usage_error("a valid model config", "%s: checkpoint %s: %s", flag, ck, rg_last_error());
     o->model = cfg;
     o->model.rope_ext = RG_ROPE_EXT_NONE;
-    memset(o->tasks, 0, sizeof o->tasks);
     memset(o->pos, 0, sizeof o->pos);
-    o->tasks[t] = true;
     o->pos[cfg.pos] = true;
-    o->seed_list[0] = (int)rs.seed;
-    o->n_seeds = 1;
     if (o->eval[0]) return;
     if (o->lr_mode == TO_LR_RESTART) {
         if (o->steps <= rs.step)

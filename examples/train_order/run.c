@@ -330,13 +330,10 @@ static int train(const to_options *o, rg_task task, rg_model *m, rg_adamw *opt, 
 
 /* ------------------------------------------------------------------ one run */
 
-/* A new run's state: schedule, settings for a resume (/run), and the RNG streams (1: batches, 2: positions). */
-static int new_run_state(const to_options *o, rg_task task, int seed, rg_run_state *rs)
+/* A new run's state: the RNG streams (1: batches, 2: positions); build() adds the schedule and the settings. */
+static int new_run_state(int seed, rg_run_state *rs)
 {
     rg_run_state_init(rs);
-    snprintf(rs->task, sizeof rs->task, "%s", rg_task_name(task));
-    rs->L_train = o->train_len;
-    rs->seed = (uint64_t)seed;
     rg_rng r;
     rg_rng_seed(&r, (uint64_t)seed, 1);
     if (!rg_run_state_add_rng(rs, "data", &r)) return -1;
@@ -344,27 +341,27 @@ static int new_run_state(const to_options *o, rg_task task, int seed, rg_run_sta
     return rg_run_state_add_rng(rs, "positions", &r) ? 0 : -1;
 }
 
-/* Builds the model and optimizer of a run: new, or read from the checkpoint of --resume / --eval (its task, encoding
- * and seed replace the arguments). Returns 0 or -1 with a message; on -1, *m is NULL or the model and optimizer
- * are built and the caller frees them. */
-static int build(const to_options *o, rg_task *task, rg_pos_kind *pos, int *seed, rg_model **m, rg_adamw *opt,
+/* Builds the model and optimizer of a run: new, or read from the checkpoint of --resume / --eval (its encoding
+ * replaces *pos; task and seed are the checkpoint's already: to_options_check read them from its /run group), and
+ * writes the run's settings into rs's /run group. Returns 0 or -1 with a message; on -1, *m is NULL or the model
+ * and optimizer are built and the caller frees them. */
+static int build(const to_options *o, rg_task task, rg_pos_kind *pos, int seed, rg_model **m, rg_adamw *opt,
                  rg_run_state *rs)
 {
     const char *src = o->resume[0] ? o->resume : o->eval[0] ? o->eval : NULL;
     rg_model_config cfg = o->model;
     cfg.pos = *pos;
     if (src) {
-        if (rg_checkpoint_read_config(src, &cfg, rs) || rg_task_parse(rs->task, task)) {
+        if (rg_checkpoint_read_config(src, &cfg, rs)) {
             fprintf(stderr, "train_order: %s\n", rg_last_error());
             return -1;
         }
         *pos = cfg.pos;
-        *seed = (int)rs->seed;
-    } else if (new_run_state(o, *task, *seed, rs)) {
+    } else if (new_run_state(seed, rs)) {
         fprintf(stderr, "train_order: %s\n", rg_last_error());
         return -1;
     }
-    if (rg_model_new(&cfg, (uint64_t)*seed, m)) {
+    if (rg_model_new(&cfg, (uint64_t)seed, m)) {
         fprintf(stderr, "train_order: %s\n", rg_last_error());
         return -1;
     }
@@ -378,7 +375,7 @@ static int build(const to_options *o, rg_task *task, rg_pos_kind *pos, int *seed
     if (src && to_settings_check_optim(opt, src)) return -1; /* the caller frees m and opt */
     /* the schedule and settings this invocation runs with (a resume may extend --steps or restart the schedule) */
     rs->lr = (rg_lr_state){rs->step, o->lr, o->warmup, o->lr_total, o->min_lr_frac, o->clip};
-    if (to_settings_to_run(o, rs)) {
+    if (to_settings_to_run(o, task, seed, rs)) {
         fprintf(stderr, "train_order: %s\n", rg_last_error());
         return -1;
     }
@@ -389,7 +386,7 @@ static int build(const to_options *o, rg_task *task, rg_pos_kind *pos, int *seed
 static int evaluate_variant(const to_options *o, rg_model *m, const rg_run_state *rs, const char *tag, int v,
                             to_result *r)
 {
-    int L_tokens = 2 * (int)rs->L_train + 3;
+    int L_tokens = 2 * o->train_len + 3; /* a checkpoint's /run train_len, for --resume and --eval */
     for (int i = 0; i < o->n_test_lens; i++) {
         int n = o->test_lens[i];
         r->lens[i] = n;
@@ -449,7 +446,7 @@ int to_run(const to_options *o_in, const to_job *job, to_result *res)
     rg_model *m = NULL;
     rg_adamw opt;
     static rg_run_state rs;
-    if (build(o, &task, &pos, &seed, &m, &opt, &rs)) {
+    if (build(o, task, &pos, seed, &m, &opt, &rs)) {
         if (m) { rg_adamw_free(&opt); rg_model_free(m); } /* built, then refused */
         return -1;
     }

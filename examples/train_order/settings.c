@@ -34,30 +34,33 @@ struct setting {
     int (*parse)(to_options *o, char *value);               /* K_LIST: 0, or -1 (allowed text in list_allowed) */
     void (*print)(const to_options *o, char *buf, size_t n); /* K_LIST */
     const char *arg, *help, *allowed;
+    const char *key;         /* rows without a flag: the /run key */
 };
 
 #define F(field) offsetof(to_options, field)
 
 /* ------------------------------------------------------------------ the table */
 
-#define INT(n, md, r, f, lo, hi, a, h) {n, K_INT, md, r, F(f), lo, hi, false, NULL, NULL, a, h, NULL}
-#define DBL(n, md, f, lo, open, hi, h) {n, K_DOUBLE, md, false, F(f), lo, hi, open, NULL, NULL, "X", h, NULL}
-#define BOOL(n, md, r, f, h) {n, K_BOOL, md, r, F(f), 0, 1, false, NULL, NULL, NULL, h, NULL}
-#define PATH(n, md, f, a, h) {n, K_PATH, md, false, F(f), 1, TO_PATH - 1, false, NULL, NULL, a, h, NULL}
-#define LIST(n, md, p, pr, a, h, al) {n, K_LIST, md, false, 0, 0, 0, false, p, pr, a, h, al}
-#define ACTION(n, a, h) {n, K_ACTION, M_ANY, false, 0, 0, 0, false, NULL, NULL, a, h, NULL}
+#define INT(n, md, r, f, lo, hi, a, h) {n, K_INT, md, r, F(f), lo, hi, false, NULL, NULL, a, h, NULL, NULL}
+#define DBL(n, md, f, lo, open, hi, h) {n, K_DOUBLE, md, false, F(f), lo, hi, open, NULL, NULL, "X", h, NULL, NULL}
+#define BOOL(n, md, r, f, h) {n, K_BOOL, md, r, F(f), 0, 1, false, NULL, NULL, NULL, h, NULL, NULL}
+#define PATH(n, md, f, a, h) {n, K_PATH, md, false, F(f), 1, TO_PATH - 1, false, NULL, NULL, a, h, NULL, NULL}
+/* a value stored in /run that has no flag of its own (the key names it) */
+#define HIDDEN(k, f, lo, hi) {NULL, K_INT, M_ANY, true, F(f), lo, hi, false, NULL, NULL, NULL, NULL, NULL, k}
+#define LIST(n, md, r, p, pr, a, h, al) {n, K_LIST, md, r, 0, 0, 0, false, p, pr, a, h, al, NULL}
+#define ACTION(n, a, h) {n, K_ACTION, M_ANY, false, 0, 0, 0, false, NULL, NULL, a, h, NULL, NULL}
 
 static const setting table[] = {
     PATH("config", M_ANY, config, "FILE",
          "read settings from a JSON file (keys as --print-config writes them); flags win"),
-    LIST("task", M_NEW, to_parse_task, to_print_task, "T", "copy | reverse | sort | all, or a comma list",
+    LIST("task", M_NEW, true, to_parse_task, to_print_task, "T", "copy | reverse | sort | all, or a comma list",
          "copy, reverse, sort, all, or a comma list of them"),
-    LIST("pos", M_NEW, to_parse_pos, to_print_pos, "LIST",
+    LIST("pos", M_NEW, false, to_parse_pos, to_print_pos, "LIST",
          "position encodings: none, sinusoidal, learned, t5, xl, alibi, rope,\n"
          "                         rope-half, fire; or all",
          "none, sinusoidal, learned, t5, xl, alibi, rope, rope-half, fire, all, or a comma list"),
-    LIST("seed", M_NEW, to_parse_seed, to_print_seeds, "S", "one seed S", "an integer from 1 to 1000000"),
-    LIST("seeds", M_NEW, to_parse_seeds, to_print_seeds, "N|LIST", "seeds 1..N, or a comma list of seeds",
+    LIST("seed", M_NEW, false, to_parse_seed, to_print_seeds, "S", "one seed S", "an integer from 1 to 1000000"),
+    LIST("seeds", M_NEW, false, to_parse_seeds, to_print_seeds, "N|LIST", "seeds 1..N, or a comma list of seeds",
          "N from 1 to 1000, or a comma list of distinct seeds from 1 to 1000000"),
     INT("steps", M_TRAIN, true, steps, 1, TO_MAX_STEPS, "N", "training steps (with --resume: the new total)"),
     INT("batch", M_NEW, true, batch, 1, 65536, "N", "batch size"),
@@ -69,7 +72,7 @@ static const setting table[] = {
     DBL("beta2", M_NEW, beta2, 0, false, 0.999999, "AdamW beta2"),
     DBL("eps", M_NEW, eps, 0, true, 1, "AdamW epsilon"),
     DBL("clip", M_NEW, clip, 0, false, 1e6, "max global gradient norm (0: no clipping)"),
-    INT("train-len", M_NEW, false, train_len, 1, 1000, "N", "longest training n (sequences of 2n+3 tokens)"),
+    INT("train-len", M_NEW, true, train_len, 1, 1000, "N", "longest training n (sequences of 2n+3 tokens)"),
     INT("d-model", M_NEW, false, model.d_model, 1, 4096, "N", "model width d_model"),
     INT("n-heads", M_NEW, false, model.n_heads, 1, 256, "N", "attention heads (must divide d_model)"),
     INT("n-layers", M_NEW, false, model.n_layers, 1, 64, "N", "transformer blocks"),
@@ -87,24 +90,24 @@ static const setting table[] = {
     INT("eval-every", M_TRAIN, false, eval_every, 0, TO_MAX_STEPS, "E",
         "steps between held-out exact-match measurements at n <= train_len\n"
         "                         (runs/<run>/eval.csv; the report's steps to 0.99); 0: none"),
-    LIST("lr-schedule", M_RESUME, to_parse_lr_schedule, to_print_lr_schedule, "MODE",
+    LIST("lr-schedule", M_RESUME, false, to_parse_lr_schedule, to_print_lr_schedule, "MODE",
          "with --resume: continue (the checkpoint's schedule; past its end, the final\n"
          "                         rate) or restart (a new warmup + cosine from the resume step to --steps)",
          "continue, restart"),
-    LIST("test-lens", M_ANY, to_parse_test_lens, to_print_test_lens, "LIST",
+    LIST("test-lens", M_ANY, false, to_parse_test_lens, to_print_test_lens, "LIST",
          "comma list of test n (lengths missing from the data file are generated)",
          "a comma list of up to 16 distinct lengths from 1 to 999"),
-    LIST("rope-scaling", M_ANY, to_parse_rope_ext, to_print_rope_ext, "LIST",
+    LIST("rope-scaling", M_ANY, false, to_parse_rope_ext, to_print_rope_ext, "LIST",
          "RoPE rows evaluated with HF rope_type TYPE[:FACTOR] each (linear or pi, ntk,\n"
          "                         dynamic, yarn, llama3 | all | none): TYPE alone scales each test length by\n"
          "                         s = (2n+3)/(2 train_len+3) (none at n <= train_len); TYPE:FACTOR fixes the\n"
          "                         factor for every length, as an HF config does",
          "TYPE or TYPE:FACTOR (TYPE linear, pi, ntk, dynamic, yarn, llama3; FACTOR in [1, 1000]), comma-separated, "
          "each once; all; none"),
-    LIST("rope-ext", M_ANY, to_parse_rope_ext, to_print_rope_ext, "LIST", "the older name of --rope-scaling",
+    LIST("rope-ext", M_ANY, false, to_parse_rope_ext, to_print_rope_ext, "LIST", "the older name of --rope-scaling",
          "TYPE or TYPE:FACTOR (TYPE linear, pi, ntk, dynamic, yarn, llama3; FACTOR in [1, 1000]), comma-separated, "
          "each once; all; none"),
-    LIST("variants", M_NEW, to_parse_variants, to_print_variants, "LIST",
+    LIST("variants", M_NEW, false, to_parse_variants, to_print_variants, "LIST",
          "training variants: base (the encoding), theta500k (rope/rope-half with\n"
          "                         rope_theta 500000), rand (randomized positions, every encoding but none) | all",
          "base, theta500k, rand (each once), or all"),
@@ -126,14 +129,17 @@ static const setting table[] = {
     BOOL("quiet", M_ANY, false, quiet, "no progress output"),
     BOOL("print-config", M_ANY, false, print_config, "print the resolved settings as JSON and exit"),
     ACTION("help", NULL, "this text"),
-    /* not options: stored in /run so that a resume continues the schedule it was on */
-    INT(NULL, M_ANY, true, lr_start, 0, TO_MAX_STEPS, NULL, NULL),
+    /* not options, stored in /run: the run's seed (one of --seed/--seeds; the task is the --task row, one task), and
+     * where the schedule started, so that a resume continues the schedule it was on */
+    HIDDEN("seed", seed_list[0], 1, 1000000),
+    HIDDEN("lr_start", lr_start, 0, TO_MAX_STEPS),
 };
 #define N_SETTINGS ((int)(sizeof table / sizeof *table))
-/* the hidden rows have no flag; their key: */
+/* The key of a row in --config / --print-config JSON and in /run: the flag's name with '_' for '-', or the key of
+ * a hidden row. */
 static const char *key_of(const setting *s, char *buf, size_t n)
 {
-    snprintf(buf, n, "%s", s->name ? s->name : "lr_start");
+    snprintf(buf, n, "%s", s->name ? s->name : s->key);
     for (char *p = buf; *p; p++)
         if (*p == '-') *p = '_';
     return buf;
@@ -152,7 +158,7 @@ static const setting *find_key(const char *key)
 {
     char b[64];
     for (int i = 0; i < N_SETTINGS; i++)
-        if (strcmp(key_of(&table[i], b, sizeof b), key) == 0) return &table[i];
+        if (table[i].name && strcmp(key_of(&table[i], b, sizeof b), key) == 0) return &table[i];
     return NULL;
 }
 
@@ -489,21 +495,33 @@ void to_options_print(const to_options *o, FILE *f)
 
 /* ------------------------------------------------------------------ the checkpoint's /run group */
 
-int to_settings_to_run(const to_options *o, rg_run_state *rs)
+int to_settings_to_run(const to_options *o, rg_task task, int seed, rg_run_state *rs)
 {
+    static to_options run; /* o with this run's task and seed (one process per run: see pool.c, mpi.c) */
+    run = *o;
+    memset(run.tasks, 0, sizeof run.tasks);
+    run.tasks[task] = true;
+    run.seed_list[0] = seed;
+    run.n_seeds = 1;
     for (int i = 0; i < N_SETTINGS; i++) {
         const setting *s = &table[i];
         if (!s->run) continue;
-        char key[64];
-        const char *p = (const char *)o + s->off;
+        char key[64], text[256];
+        const char *p = (const char *)&run + s->off;
         key_of(s, key, sizeof key);
-        int64_t v = s->kind == K_BOOL ? *(const bool *)p : *(const int *)p;
-        if (rg_run_state_set_int(rs, key, v)) return -1;
+        rg_status st;
+        if (s->kind == K_LIST) {
+            s->print(&run, text, sizeof text);
+            st = rg_run_state_set_str(rs, key, text);
+        } else {
+            st = rg_run_state_set_int(rs, key, s->kind == K_BOOL ? *(const bool *)p : *(const int *)p);
+        }
+        if (st) return -1;
     }
     return 0;
 }
 
-/* One value from the checkpoint, checked against the flag's limits; stored unless the command line gave the
+/* One number from the checkpoint, checked against the flag's limits; stored unless the command line gave the
  * setting for this mode (--steps, --ckpt-every, --log-every with --resume). */
 static void from_ckpt(const setting *s, to_options *o, double v, const char *ckpt, const char *where)
 {
@@ -515,13 +533,29 @@ static void from_ckpt(const setting *s, to_options *o, double v, const char *ckp
     }
     char allowed[256];
     allowed_text(s, allowed, sizeof allowed);
-    to_usage_error(allowed, "checkpoint %s: %s = %.17g is outside the limits of --%s", ckpt, where, v,
-                   s->name ? s->name : "lr_start");
+    to_usage_error(allowed, "checkpoint %s: %s = %.17g is outside the limits of %s%s", ckpt, where, v,
+                   s->name ? "--" : "", s->name ? s->name : s->key);
+}
+
+/* One text value from the checkpoint (a K_LIST row): one item (no comma list), read by the flag's own parser, and
+ * exactly what this table writes for one run (the task "sort", not "all" or "copy,sort"). */
+static void from_ckpt_text(const setting *s, to_options *o, const char *v, const char *ckpt, const char *where)
+{
+    static to_options scratch;
+    char text[RG_CKPT_STR_LEN], back[RG_CKPT_STR_LEN] = "";
+    scratch = *o;
+    snprintf(text, sizeof text, "%s", v); /* the parser writes into its argument */
+    if (s->parse(&scratch, text) == 0) s->print(&scratch, back, sizeof back);
+    snprintf(text, sizeof text, "%s", v);
+    if (strchr(v, ',') || strcmp(back, v) != 0)
+        to_usage_error("the value train_order writes for one run (a task: copy, reverse or sort)",
+                       "checkpoint %s: %s = '%s' is not one value of --%s", ckpt, where, v, s->name);
+    s->parse(o, text);
 }
 
 void to_settings_from_checkpoint(to_options *o, const char *ckpt, const rg_model_config *cfg, const rg_run_state *rs)
 {
-    /* the /run group: every row of the table marked run, present and an integer */
+    /* the /run group: every row of the table marked run, present and of its type (lists: a string) */
     for (int i = 0; i < N_SETTINGS; i++) {
         const setting *s = &table[i];
         if (!s->run) continue;
@@ -529,28 +563,28 @@ void to_settings_from_checkpoint(to_options *o, const char *ckpt, const rg_model
         key_of(s, key, sizeof key);
         snprintf(where, sizeof where, "/run %s", key);
         const rg_run_attr *a = rg_run_state_attr(rs, key);
-        if (!a) to_usage_error("a checkpoint written by train_order", "checkpoint %s: %s is missing", ckpt, where);
-        if (a->type != RG_RUN_ATTR_INT)
-            to_usage_error("an integer attribute", "checkpoint %s: %s is not an integer", ckpt, where);
-        from_ckpt(s, o, (double)a->i, ckpt, where);
+        rg_run_attr_type want = s->kind == K_LIST ? RG_RUN_ATTR_STRING : RG_RUN_ATTR_INT;
+        if (!a)
+            to_usage_error("a checkpoint written by this version of train_order (older ones kept the task, "
+                           "train_len and seed in /config: train again)", "checkpoint %s: %s is missing", ckpt,
+                           where);
+        if (a->type != want)
+            to_usage_error(want == RG_RUN_ATTR_INT ? "an integer attribute" : "a string attribute",
+                           "checkpoint %s: %s is not %s", ckpt, where, want == RG_RUN_ATTR_INT ? "an integer" :
+                           "a string");
+        if (s->kind == K_LIST) from_ckpt_text(s, o, a->s, ckpt, where);
+        else from_ckpt(s, o, (double)a->i, ckpt, where);
     }
-    /* the schedule (/optim), the training length (/config) and the model, with the same limits as the flags */
+    o->n_seeds = 1; /* the run's seed, from /run seed */
+    /* the schedule (/optim) and the model (/config), with the same limits as the flags */
     struct { const char *flag, *where; double v; } vals[] = {
         {"lr", "/optim lr_peak", rs->lr.peak}, {"warmup", "/optim lr_warmup", (double)rs->lr.warmup},
         {"min-lr-frac", "/optim lr_min_frac", rs->lr.min_frac}, {"clip", "/optim grad_clip", rs->lr.grad_clip},
-        {"train-len", "/config L_train", (double)rs->L_train}, {"d-model", "/config d_model", cfg->d_model},
-        {"n-heads", "/config n_heads", cfg->n_heads}, {"n-layers", "/config n_layers", cfg->n_layers},
-        {"d-ff", "/config d_ff", cfg->d_ff}, {"max-len", "/config max_len", cfg->max_len},
-        {"rope-theta", "/config rope_base", cfg->rope_base}, {"seed", "/config seed", (double)rs->seed}};
-    for (size_t i = 0; i < sizeof vals / sizeof *vals; i++) {
-        if (!strcmp(vals[i].flag, "seed")) {
-            if (!(vals[i].v >= 1 && vals[i].v <= 1000000))
-                to_usage_error("an integer from 1 to 1000000", "checkpoint %s: /config seed %.17g is outside the "
-                               "limits of --seed", ckpt, vals[i].v);
-            continue;
-        }
+        {"d-model", "/config d_model", cfg->d_model}, {"n-heads", "/config n_heads", cfg->n_heads},
+        {"n-layers", "/config n_layers", cfg->n_layers}, {"d-ff", "/config d_ff", cfg->d_ff},
+        {"max-len", "/config max_len", cfg->max_len}, {"rope-theta", "/config rope_base", cfg->rope_base}};
+    for (size_t i = 0; i < sizeof vals / sizeof *vals; i++)
         from_ckpt(find(vals[i].flag), o, vals[i].v, ckpt, vals[i].where);
-    }
     if (rs->lr.total < 1 || rs->lr.total > TO_MAX_STEPS)
         to_usage_error("an integer from 1 to 100000000", "checkpoint %s: /optim lr_total = %lld is outside the "
                        "limits of --steps", ckpt, (long long)rs->lr.total);

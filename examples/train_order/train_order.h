@@ -151,11 +151,14 @@ void to_options_parse(int argc, char **argv, to_options *o);
 void to_options_print(const to_options *o, FILE *f);
 /* The same JSON text, malloc'ed (free it), for the report (report.md / report.json); NULL when out of memory. */
 char *to_options_json(const to_options *o);
-/* Writes the settings that a resume must reuse into the run state's /run group (one loop over the table). */
-int to_settings_to_run(const to_options *o, rg_run_state *rs);
-/* Reads the training settings of checkpoint ckpt (its config, /optim schedule and /run group) into o, each
- * validated against the limits of its flag; a missing or wrongly typed value is an error naming the checkpoint.
- * Exits 2 with a message naming the checkpoint and the value. */
+/* Writes the settings that a resume or --eval must reuse into the run state's /run group (one loop over the table):
+ * the run's task (string) and seed, train_len, the training settings (integers). 0, or -1 (rg_last_error). */
+int to_settings_to_run(const to_options *o, rg_task task, int seed, rg_run_state *rs);
+/* Reads the settings of checkpoint ckpt (its /run group, /optim schedule and config) into o, each validated
+ * against the limits of its flag: the /run rows of the table, among them the run's task (o->tasks, one), seed
+ * (o->seed_list[0], n_seeds 1) and train_len. A missing or wrongly typed value is an error naming the checkpoint
+ * (a file written before task, train_len and seed moved to /run is refused so). Exits 2 with a message naming the
+ * checkpoint and the value. */
 void to_settings_from_checkpoint(to_options *o, const char *ckpt, const rg_model_config *cfg, const rg_run_state *rs);
 /* The optimizer settings a checkpoint loaded into opt (beta1, beta2, eps, weight_decay), checked against the limits
  * of their flags. 0, or -1 with a message naming the checkpoint. */

@@ -20,9 +20,9 @@
 /* ================================================================== the schema */
 
 /* One scalar attribute of the file, stored at byte offset `off` of a C struct. Integers are stored as int32
- * (F_I32, F_BOOL) or int64 (F_I64), uint64 (F_U64); doubles (F_F64) as float64; F_POS and F_EXT as the encoding's
+ * (F_I32, F_BOOL) or int64 (F_I64); doubles (F_F64) as float64; F_POS and F_EXT as the encoding's
  * and the RoPE extension's names. Reading checks [lo, hi] (doubles: also finite). */
-typedef enum { F_I32, F_BOOL, F_I64, F_U64, F_F64, F_POS, F_EXT } field_type;
+typedef enum { F_I32, F_BOOL, F_I64, F_F64, F_POS, F_EXT } field_type;
 typedef struct {
     const char *name;
     field_type type;
@@ -35,8 +35,10 @@ typedef struct {
 #define INT_FIELD(st, name) {#name, F_I32, offsetof(st, name), INT32_MIN, INT32_MAX, false}
 #define F64_FIELD(st, name) {#name, F_F64, offsetof(st, name), -HUGE_VAL, HUGE_VAL, false}
 
-/* /config: the model (rg_model_config). A new config field is one row here. The values are checked as a whole by
- * rg_model_config_validate after reading. */
+/* /config: the model (rg_model_config), and nothing of the experiment (that is the program's, in /run). A new config
+ * field is one row here. The values are checked as a whole by rg_model_config_validate after reading. Other
+ * attributes of /config are not read: files written before the experiment settings moved to /run also hold task,
+ * L_train and seed there, and load as they are (docs/checkpoint.md, "Older files"). */
 static const field CONFIG_FIELDS[] = {
     INT_FIELD(rg_model_config, vocab_size),
     INT_FIELD(rg_model_config, d_model),
@@ -63,12 +65,6 @@ static const field CONFIG_FIELDS[] = {
     {"fire_init_c", F_F64, offsetof(rg_model_config, fire_init_c), -HUGE_VAL, HUGE_VAL, true},
     {"fire_init_L", F_F64, offsetof(rg_model_config, fire_init_L), -HUGE_VAL, HUGE_VAL, true},
     {"fire_eps", F_F64, offsetof(rg_model_config, fire_eps), -HUGE_VAL, HUGE_VAL, true},
-};
-
-/* /config: the experiment keys of the run state. */
-static const field RUN_CONFIG_FIELDS[] = {
-    {"L_train", F_I64, offsetof(rg_run_state, L_train), 0, INT32_MAX, false},
-    {"seed", F_U64, offsetof(rg_run_state, seed), 0, 0, false},
 };
 
 /* /optim: the learning-rate schedule (rg_lr_state). */
@@ -115,7 +111,6 @@ static herr_t write_fields(hid_t loc, const field *fs, int n, const void *base)
         case F_I32: r = rg_h5_write_int(loc, fs[i].name, H5T_STD_I32LE, *(const int *)p); break;
         case F_BOOL: r = rg_h5_write_int(loc, fs[i].name, H5T_STD_I32LE, *(const bool *)p); break;
         case F_I64: r = rg_h5_write_int(loc, fs[i].name, H5T_STD_I64LE, *(const int64_t *)p); break;
-        case F_U64: r = rg_h5_write_u64(loc, fs[i].name, *(const uint64_t *)p); break;
         case F_F64: r = rg_h5_write_f64(loc, fs[i].name, *(const double *)p); break;
         case F_POS: r = rg_h5_write_str(loc, fs[i].name, rg_pos_name(*(const rg_pos_kind *)p)); break;
         case F_EXT: r = rg_h5_write_str(loc, fs[i].name, rg_rope_ext_name(*(const rg_rope_ext *)p)); break;
@@ -143,7 +138,6 @@ static rg_status read_fields(const rg_h5_src *src, hid_t loc, const char *obj, c
             else if (f->type == F_BOOL) *(bool *)p = v != 0;
             else *(int64_t *)p = v;
             break;
-        case F_U64: st = rg_h5_read_u64(src, loc, obj, f->name, (uint64_t *)p); break;
         case F_F64:
             st = rg_h5_read_f64(src, loc, obj, f->name, (double *)p);
             if (!st && !(isfinite(*(double *)p) && *(double *)p >= f->lo && *(double *)p <= f->hi))
@@ -171,7 +165,6 @@ static void field_str(const field *f, const void *base, char *buf, size_t n)
     case F_I32: snprintf(buf, n, "%d", *(const int *)p); break;
     case F_BOOL: snprintf(buf, n, "%d", *(const bool *)p ? 1 : 0); break;
     case F_I64: snprintf(buf, n, "%lld", (long long)*(const int64_t *)p); break;
-    case F_U64: snprintf(buf, n, "%llu", (unsigned long long)*(const uint64_t *)p); break;
     case F_F64: snprintf(buf, n, "%.17g", *(const double *)p); break;
     case F_POS: snprintf(buf, n, "'%s'", rg_pos_name(*(const rg_pos_kind *)p)); break;
     case F_EXT: snprintf(buf, n, "'%s'", rg_rope_ext_name(*(const rg_rope_ext *)p)); break;
@@ -207,8 +200,6 @@ static herr_t write_all(hid_t f, const rg_model *m, const rg_adamw *opt, const r
     if (r < 0 || (*what = "/config", g = rg_h5_create_group(f, "config")) < 0) return -1;
     r = write_fields(g, CONFIG_FIELDS, N_OF(CONFIG_FIELDS), &cfg);
     if (r >= 0) r = rg_h5_write_str(g, "rope_layout", rope_layout_of(cfg.pos));
-    if (r >= 0) r = rg_h5_write_str(g, "task", rs->task);
-    if (r >= 0) r = write_fields(g, RUN_CONFIG_FIELDS, N_OF(RUN_CONFIG_FIELDS), rs);
     if (H5Gclose(g) < 0 || r < 0) return -1;
     if ((*what = "/params", write_params(f, "params", &m->params, NULL)) < 0) return -1;
     if ((*what = "/optim", g = rg_h5_create_group(f, "optim")) < 0) return -1;
@@ -443,8 +434,6 @@ static rg_status read_state(const rg_h5_src *src, hid_t f, loaded *out)
     if (!st && strcmp(layout, rope_layout_of(out->cfg.pos)) != 0)
         st = rg_h5_err(src, RG_ERR_FORMAT, "/config: rope_layout '%s' does not match pos_encoding '%s' (expected "
                        "'%s')", layout, rg_pos_name(out->cfg.pos), rope_layout_of(out->cfg.pos));
-    if (!st) st = rg_h5_read_str_buf(src, g, "/config", "task", out->rs.task, sizeof out->rs.task);
-    if (!st) st = read_fields(src, g, "/config", RUN_CONFIG_FIELDS, N_OF(RUN_CONFIG_FIELDS), &out->rs);
     if (g >= 0) H5Gclose(g);
     g = -1;
     int64_t has = 0;

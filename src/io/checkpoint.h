@@ -1,14 +1,18 @@
-/* checkpoint.h: HDF5 checkpoints of a model, its AdamW state and the training run (step, RNGs, experiment settings,
- * learning-rate schedule position). The file layout is documented in docs/checkpoint.md; in short:
+/* checkpoint.h: HDF5 checkpoints of a model, its AdamW state and the training run (step, learning-rate schedule
+ * position, named RNGs, and an opaque group of the experiment's own settings). The file layout is documented in docs/checkpoint.md; in short:
  *
  *   /                      attributes format = "ropegrad-checkpoint", format_version = 1, step
- *   /config                attributes: the model config (rg_model_config) + task, L_train, seed
+ *   /config                attributes: the model config (rg_model_config) and rope_layout
  *   /params/<name>         one dataset per parameter (state_dict name), registry order, C order, float32
  *   /optim                 attributes: lr schedule (lr_step, lr_peak, lr_warmup, lr_total, lr_min_frac, grad_clip);
  *                          with an optimizer also has_adamw = 1, step, beta1, beta2, eps, weight_decay
  *   /optim/exp_avg/<name>, /optim/exp_avg_sq/<name>   AdamW moments (only with an optimizer)
  *   /rng/<name>            uint64 [2] = (state, inc) per named RNG
- *   /run                   attributes: free-form experiment attributes (int64, float64 or string)
+ *   /run                   attributes: free-form experiment attributes (int64, float64 or string); the library
+ *                          stores them and checks their types, their meaning is the program's (task, seed, ...)
+ *
+ * Files written before the experiment settings moved to /run (format_version 1 as well) also hold /config task,
+ * L_train and seed: those three attributes are ignored on reading (not validated, not returned), so such files load.
  *
  * The file starts with a 512-byte user block holding a CRC-32 of the rest (guard.h), checked before HDF5 parses
  * anything; a file without one (older, or rewritten by another tool) is first read in a forked probe process, so
@@ -50,7 +54,7 @@
 #define RG_CKPT_MAX_RNGS 4     /* named RNGs per run state */
 #define RG_CKPT_MAX_ATTRS 16   /* free-form attributes per run state */
 #define RG_CKPT_KEY_LEN 32     /* RNG names and attribute keys, including the terminating NUL */
-#define RG_CKPT_STR_LEN 1024   /* task and string attribute values, including the terminating NUL */
+#define RG_CKPT_STR_LEN 1024   /* string attribute values, including the terminating NUL */
 #define RG_CKPT_MAX_STEP 2147483647 /* steps, lr_warmup, lr_total: at most 2^31 - 1 (what an int holds) */
 
 /* Learning-rate schedule settings and position (see rg_lr_schedule). */
@@ -82,9 +86,6 @@ typedef struct {
  * A training loop can draw from the RNGs stored here directly (rg_run_state_rng), so a save captures them. */
 typedef struct {
     int64_t step;                      /* training steps completed */
-    char task[RG_CKPT_STR_LEN];        /* experiment task name ("" if none) */
-    int64_t L_train;                   /* training sequence length */
-    uint64_t seed;                     /* experiment seed */
     rg_lr_state lr;                    /* learning-rate schedule */
     int n_rngs;
     rg_named_rng rngs[RG_CKPT_MAX_RNGS];
@@ -92,7 +93,7 @@ typedef struct {
     rg_run_attr attrs[RG_CKPT_MAX_ATTRS];
 } rg_run_state;
 
-/* A zeroed run state (step 0, no RNGs, no attributes, task ""). */
+/* A zeroed run state (step 0, zero schedule, no RNGs, no attributes). */
 void rg_run_state_init(rg_run_state *rs);
 /* Adds the RNG `name` with state *init, or overwrites it if the name exists. Returns the stored RNG (use it for
  * drawing) or NULL with rg_last_error set (RG_ERR_ARG: name empty, too long, containing '/', or the state is full). */
@@ -113,7 +114,7 @@ rg_status rg_run_state_get_int(const rg_run_state *rs, const char *key, int64_t 
 rg_status rg_run_state_get_double(const rg_run_state *rs, const char *key, double lo, double hi, double *v);
 rg_status rg_run_state_get_str(const rg_run_state *rs, const char *key, const char **v);
 /* RG_ERR_ARG if rs is not consistent (counts out of range, an empty, too long or duplicate name, a name with '/',
- * an unknown attribute type, task not NUL-terminated): checked by rg_checkpoint_save before writing. */
+ * an unknown attribute type, a string value not NUL-terminated): checked by rg_checkpoint_save before writing. */
 rg_status rg_run_state_check(const rg_run_state *rs);
 /* The RNG `name` into *out, or RG_ERR_FORMAT "run state has no RNG 'positions'" (*out = NULL). */
 rg_status rg_run_state_get_rng(rg_run_state *rs, const char *name, rg_rng **out);

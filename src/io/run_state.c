@@ -152,9 +152,11 @@ rg_status rg_run_state_check(const rg_run_state *rs)
         for (int j = rng ? 0 : rs->n_rngs; j < i; j++)
             if (strcmp(key, j < rs->n_rngs ? rs->rngs[j].name : rs->attrs[j - rs->n_rngs].key) == 0)
                 return rg_error(RG_ERR_ARG, "run state: two %s named '%s'", rng ? "RNGs" : "attributes", key);
-        if (!rng && (unsigned)rs->attrs[i - rs->n_rngs].type > RG_RUN_ATTR_STRING)
+        const rg_run_attr *a = rng ? NULL : &rs->attrs[i - rs->n_rngs];
+        if (a && (unsigned)a->type > RG_RUN_ATTR_STRING)
             return rg_error(RG_ERR_ARG, "run state attribute '%s': unknown type", key);
+        if (a && a->type == RG_RUN_ATTR_STRING && !memchr(a->s, 0, sizeof a->s))
+            return rg_error(RG_ERR_ARG, "run state attribute '%s': string value not terminated", key);
     }
-    if (memchr(rs->task, 0, sizeof rs->task) == NULL) return rg_error(RG_ERR_ARG, "run state: task not terminated");
     return RG_OK;
 }
