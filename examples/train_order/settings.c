@@ -27,7 +27,7 @@ struct setting {
     const char *name;        /* flag without "--"; NULL ends the table */
     kind kind;
     mode mode;
-    bool run;                /* stored in the checkpoint's /run group */
+    bool run;                /* stored in the checkpoint's /run group (int64; K_LIST rows: their text) */
     size_t off;              /* field of to_options (int, double, bool or char[TO_PATH]) */
     double lo, hi;           /* numbers: allowed range; lo_open: lo itself excluded */
     bool lo_open;
