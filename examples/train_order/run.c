@@ -457,7 +457,7 @@ static int evaluate_variant(const to_options *o, rg_model *m, const rg_run_state
         }
         char ext[48] = "";
         if (v) to_ext_text(r->ext, r->ext_factor, ext, sizeof ext);
-        if (!o->quiet)
+        if (!o->quiet && !no_positions)
             fprintf(stderr, "%s%s%s: evaluated n=%d%s (%d/%d): exact_match %.3f, token_acc %.3f\n", tag,
                     v ? "+" : "", ext, n, generated ? " (generated set)" : "", i + 1, o->n_test_lens, r->exact[i],
                     r->token_acc[i]);
