@@ -150,7 +150,7 @@ static int exists(const char *dir, const char *name)
 
 static void copy_file(const char *from, const char *to)
 {
-    static char buf[1 << 22];
+    static char buf[1 << 20];
     FILE *f = fopen(from, "rb"), *g = fopen(to, "wb");
     assert_non_null(f);
     assert_non_null(g);

@@ -293,8 +293,11 @@ static void md_header(to_out *w, const to_options *o, const to_table *t, const t
     to_out_printf(w, "- training variants: rows `θ=500k` are rope / rope-half trained and evaluated with rope_theta "
                      "500000 (the others %g); rows `+rand` are trained with randomized positions (Ruoss et al. "
                      "2023): each training sequence of T tokens gets a sorted uniform random subset of T distinct "
-                     "positions from [0, %d); they are evaluated, like every row, at positions 0..T-1\n\n",
-                  o->model.rope_base == TO_THETA_500K ? 10000.0 : o->model.rope_base, o->max_position);
+                     "positions from [0, %d), and evaluated the same way (as the paper's reference code does): each test and "
+                     "held-out sample of 2n+3 tokens gets its own sorted uniform random subset of [0, %d), from a "
+                     "PCG32 stream seeded by (seed, task, n); the other rows are evaluated at positions 0..2n+2\n\n",
+                  o->model.rope_base == TO_THETA_500K ? 10000.0 : o->model.rope_base, o->max_position,
+                  o->max_position);
     to_out_printf(w, "## How to read the tables\n\n"
         "- Exact match cells: mean ± sd [95%% interval] · k/N, over the N seeds of the row; k/N counts the seeds "
         "whose exact match is >= %.1f. Outcomes are often bimodal (most seeds 0, one seed high): k/N shows that "
@@ -307,8 +310,9 @@ static void md_header(to_out *w, const to_options *o, const to_table *t, const t
         "bootstrap interval (%d resamples) per cell for comparison. An interval [x, x] means the seeds agreed "
         "exactly; it is no promise about seeds not run (see k/N and the number of seeds).\n"
         "- Token accuracy cells: mean ± sd [95%% t interval].\n"
-        "- n/a: not evaluated (a position past the learned table, max_len %d).\n", TO_PASS_EXACT, TO_BOOT_REPS,
-        o->model.max_len);
+        "- n/a: not evaluated (a position past the learned table, max_len %d; for a +rand row, 2n+3 tokens need "
+        "more random positions than [0, max_position %d) has).\n", TO_PASS_EXACT, TO_BOOT_REPS, o->model.max_len,
+        o->max_position);
 }
 
 static void md_table(to_out *w, const to_table *t, int task, bool exact)

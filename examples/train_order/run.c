@@ -48,9 +48,36 @@ rg_status to_evalset_get(const to_options *o, rg_task task, int n, rg_evalset *e
 
 #define EVAL_BATCH 64
 
-/* Greedy decoding of an evaluation set (rg_evaluate): for each sample the prompt BOS x SEP at positions 0..n+1,
- * then n+1 tokens, scored against y EOS. RG_ERR_ARG when a position passes the learned table. */
-static rg_status evaluate_set(rg_model *m, const rg_evalset *es, double *exact, double *token_acc)
+/* Randomized positions at evaluation, for runs trained with them (variant +rand; Ruoss et al. 2023: the reference
+ * code, google-deepmind/randomized_positional_encodings, draws them at evaluation too): each sample of 2n+3 tokens
+ * (prompt BOS x SEP, answer y EOS) gets a sorted uniform random subset of [0, max_position), drawn as in training
+ * (rg_random_positions) from PCG32 seed = the run's seed, stream = base + rg_eval_stream(task, n) -- apart from the
+ * training streams 1 (data) and 2 (positions), so --eval of a checkpoint draws the same positions. */
+#define EVALPOS_TEST ((uint64_t)1 << 32)    /* the test sets */
+#define EVALPOS_HELDOUT ((uint64_t)2 << 32) /* the held-out set */
+
+/* *pos = NULL (positions 0..T-1) unless random; else [count, 2n+3] positions (the caller frees them). RG_ERR_ARG
+ * when 2n+3 > max_position (no such subset: the caller reports n/a), RG_ERR_NOMEM. */
+static rg_status eval_positions(bool random, uint64_t seed, uint64_t base, rg_task task, int n, int count,
+                                int max_position, int32_t **pos)
+{
+    *pos = NULL;
+    int T = 2 * n + 3;
+    if (!random) return RG_OK;
+    if (T > max_position)
+        return rg_error(RG_ERR_ARG, "n=%d: %d tokens need more random positions than [0, %d) has", n, T, max_position);
+    if (!(*pos = malloc(sizeof(int32_t) * (size_t)count * T)))
+        return rg_error(RG_ERR_NOMEM, "evaluation positions n=%d: out of memory", n);
+    rg_rng rng;
+    rg_rng_seed(&rng, seed, base + rg_eval_stream(task, n));
+    rg_random_positions(&rng, count, T, max_position, *pos);
+    return RG_OK;
+}
+
+/* Greedy decoding of an evaluation set (rg_evaluate): for each sample the prompt BOS x SEP, then n+1 tokens, scored
+ * against y EOS; at positions 0..2n+2, or at row i of pos [count, 2n+3] if not NULL. RG_ERR_ARG when a position
+ * passes the learned table. */
+static rg_status evaluate_set(rg_model *m, const rg_evalset *es, const int32_t *pos, double *exact, double *token_acc)
 {
     int n = es->n, P = n + 2, G = n + 1;
     int32_t *prompts = malloc(sizeof(int32_t) * (size_t)es->count * P);
@@ -61,7 +88,7 @@ static rg_status evaluate_set(rg_model *m, const rg_evalset *es, double *exact, 
         st = rg_task_prompt(x, n, prompts + (int64_t)i * P);
         if (st == RG_OK) st = rg_task_expected(es->task, x, n, want + (int64_t)i * G);
     }
-    if (st == RG_OK) st = rg_evaluate(m, prompts, want, es->count, P, G, 0, EVAL_BATCH, exact, token_acc);
+    if (st == RG_OK) st = rg_evaluate(m, prompts, want, es->count, P, G, 0, pos, EVAL_BATCH, exact, token_acc);
     free(prompts);
     free(want);
     return st;
@@ -69,19 +96,21 @@ static rg_status evaluate_set(rg_model *m, const rg_evalset *es, double *exact, 
 
 /* ------------------------------------------------------------------ the held-out set (steps-to-learn) */
 
-/* Prompts and expected continuations of the held-out set of a run (see TO_HELDOUT_SEED). */
+/* Prompts and expected continuations of the held-out set of a run (see TO_HELDOUT_SEED), and for a +rand run the
+ * positions of each sample (eval_positions, drawn once: every measurement of the run uses the same ones). */
 typedef struct {
     int n_lens, lens[TO_HELDOUT_LENS];
-    int32_t *prompts[TO_HELDOUT_LENS], *want[TO_HELDOUT_LENS];
+    int32_t *prompts[TO_HELDOUT_LENS], *want[TO_HELDOUT_LENS], *pos[TO_HELDOUT_LENS];
 } heldout;
 
 static void heldout_free(heldout *h)
 {
-    for (int i = 0; i < TO_HELDOUT_LENS; i++) { free(h->prompts[i]); free(h->want[i]); }
+    for (int i = 0; i < TO_HELDOUT_LENS; i++) { free(h->prompts[i]); free(h->want[i]); free(h->pos[i]); }
     memset(h, 0, sizeof *h);
 }
 
-static rg_status heldout_init(heldout *h, rg_task task, int L)
+/* random: the run trains with random positions (then seed and max_position draw the held-out positions). */
+static rg_status heldout_init(heldout *h, rg_task task, int L, bool random, uint64_t seed, int max_position)
 {
     memset(h, 0, sizeof *h);
     for (int q = 1; q <= TO_HELDOUT_LENS; q++) {
@@ -93,6 +122,8 @@ static rg_status heldout_init(heldout *h, rg_task task, int L)
         h->want[k] = malloc(sizeof(int32_t) * TO_HELDOUT_COUNT * (size_t)(n + 1));
         int32_t *x = malloc(sizeof(int32_t) * 2 * (size_t)n);
         rg_status st = h->prompts[k] && h->want[k] && x ? RG_OK : rg_error(RG_ERR_NOMEM, "held-out set: out of memory");
+        if (st == RG_OK)
+            st = eval_positions(random, seed, EVALPOS_HELDOUT, task, n, TO_HELDOUT_COUNT, max_position, &h->pos[k]);
         rg_rng rng;
         rg_rng_seed(&rng, TO_HELDOUT_SEED, rg_eval_stream(task, n));
         for (int i = 0; i < TO_HELDOUT_COUNT && st == RG_OK; i++) {
@@ -114,8 +145,8 @@ static rg_status heldout_eval(const heldout *h, rg_model *m, double *exact, doub
     for (int k = 0; k < h->n_lens; k++) {
         int n = h->lens[k];
         double em, acc;
-        rg_status st = rg_evaluate(m, h->prompts[k], h->want[k], TO_HELDOUT_COUNT, n + 2, n + 1, 0, TO_HELDOUT_COUNT,
-                                   &em, &acc);
+        rg_status st = rg_evaluate(m, h->prompts[k], h->want[k], TO_HELDOUT_COUNT, n + 2, n + 1, 0, h->pos[k],
+                                   TO_HELDOUT_COUNT, &em, &acc);
         if (st) return st;
         *exact += em / h->n_lens;
         *token_acc += acc * (n + 1);
@@ -205,7 +236,10 @@ static int trainer_init(trainer *t)
     fprintf(t->csv, "step,loss,lr,grad_norm,tokens_per_s,elapsed_s\n");
     if (o->eval_every) {
         snprintf(path, sizeof path, "%s/eval.csv", dir);
-        if (heldout_init(&t->held, t->task, o->train_len)) {
+        int64_t seed; /* the run's seed, a row of train_order's /run settings (settings.c) */
+        if (rg_run_state_get_int(t->rs, "seed", 1, INT32_MAX, &seed) ||
+            heldout_init(&t->held, t->task, o->train_len, to_variant_of(o, t->m->cfg.pos) == TO_VAR_RAND,
+                         (uint64_t)seed, o->max_position)) {
             fprintf(stderr, "%s: %s\n", t->tag, rg_last_error());
             return -1;
         }
@@ -411,9 +445,17 @@ static int evaluate_variant(const to_options *o, rg_model *m, const rg_run_state
             return -1;
         }
         r->generated[i] = generated;
-        rg_status st = evaluate_set(m, &es, &r->exact[i], &r->token_acc[i]);
+        int32_t *pos; /* +rand runs: randomized positions as in training, the same for every row v */
+        rg_status st = eval_positions(r->variant == TO_VAR_RAND, (uint64_t)r->seed, EVALPOS_TEST, r->task, n, es.count,
+                                      o->max_position, &pos);
+        bool no_positions = st == RG_ERR_ARG;
+        if (st == RG_OK) st = evaluate_set(m, &es, pos, &r->exact[i], &r->token_acc[i]);
+        free(pos);
         rg_evalset_free(&es);
-        if (st == RG_ERR_ARG && r->pos == RG_POS_LEARNED) {
+        if (no_positions) {
+            r->exact[i] = r->token_acc[i] = NAN; /* longer than --max-position: n/a */
+            if (!o->quiet) fprintf(stderr, "%s: n/a at n=%d (not evaluated): %s\n", tag, n, rg_last_error());
+        } else if (st == RG_ERR_ARG && r->pos == RG_POS_LEARNED) {
             r->exact[i] = r->token_acc[i] = NAN; /* a position past the learned table: n/a */
         } else if (st) {
             fprintf(stderr, "%s: evaluation at n=%d: %s\n", tag, n, rg_last_error());
@@ -421,7 +463,7 @@ static int evaluate_variant(const to_options *o, rg_model *m, const rg_run_state
         }
         char ext[48] = "";
         if (v) to_ext_text(r->ext, r->ext_factor, ext, sizeof ext);
-        if (!o->quiet)
+        if (!o->quiet && !no_positions)
             fprintf(stderr, "%s%s%s: evaluated n=%d%s (%d/%d): exact_match %.3f, token_acc %.3f\n", tag,
                     v ? "+" : "", ext, n, generated ? " (generated set)" : "", i + 1, o->n_test_lens, r->exact[i],
                     r->token_acc[i]);

@@ -10,13 +10,21 @@
 
 /* Decodes one batch of B rows (B <= the cache's allocated batch): reset the cache to B rows, prefill the prompts,
  * then one token per forward. */
+/* Token t of row b (prompt t < P, generated token t - P) sits at positions[b * (P + G) + t], or start + t when
+ * positions is NULL. */
+static int32_t position_of(const int32_t *positions, int b, int t, int P, int G, int start)
+{
+    return positions ? positions[(int64_t)b * (P + G) + t] : start + t;
+}
+
 static rg_status decode_batch(rg_ctx *c, rg_model *m, rg_kv_cache *kv, const int32_t *prompts, int B, int P, int G,
-                              int start, int32_t *pos, int32_t *argmax, int32_t *next, int32_t *out)
+                              int start, const int32_t *positions, int32_t *pos, int32_t *argmax, int32_t *next,
+                              int32_t *out)
 {
     rg_kv_cache_reset(kv);
     kv->batch = B; /* a short last batch uses the first B rows of the cache */
     for (int b = 0; b < B; b++)
-        for (int t = 0; t < P; t++) pos[b * P + t] = start + t;
+        for (int t = 0; t < P; t++) pos[b * P + t] = position_of(positions, b, t, P, G, start);
     rg_tensor *logits;
     rg_ctx_reset(c);
     rg_status st = rg_model_forward(c, m, prompts, pos, B, P, kv, &logits);
@@ -24,7 +32,7 @@ static rg_status decode_batch(rg_ctx *c, rg_model *m, rg_kv_cache *kv, const int
     rg_argmax(logits, argmax); /* [B, P]: the last position of each row predicts the first new token */
     for (int b = 0; b < B; b++) out[(int64_t)b * G] = next[b] = argmax[b * P + P - 1];
     for (int j = 1; j < G; j++) {
-        for (int b = 0; b < B; b++) pos[b] = start + P + j - 1;
+        for (int b = 0; b < B; b++) pos[b] = position_of(positions, b, P + j - 1, P, G, start);
         rg_ctx_reset(c);
         if ((st = rg_model_forward(c, m, next, pos, B, 1, kv, &logits))) return st;
         rg_argmax(logits, next);
@@ -33,8 +41,19 @@ static rg_status decode_batch(rg_ctx *c, rg_model *m, rg_kv_cache *kv, const int
     return RG_OK;
 }
 
-rg_status rg_generate(rg_model *m, const int32_t *prompts, int n, int prompt_len, int n_new, int start, int batch,
-                      int32_t *out)
+/* RG_OK when every given position lies in [0, RG_MAX_POSITION), else RG_ERR_ARG naming the first one that does not. */
+static rg_status check_positions(const int32_t *positions, int n, int len)
+{
+    for (int64_t i = 0; i < (int64_t)n * len; i++)
+        if (positions[i] < 0 || positions[i] >= RG_MAX_POSITION)
+            return rg_error(RG_ERR_ARG, "generate: positions[%lld] (row %lld, token %lld) is %d, outside [0, %d)",
+                            (long long)i, (long long)(i / len), (long long)(i % len), (int)positions[i],
+                            RG_MAX_POSITION);
+    return RG_OK;
+}
+
+rg_status rg_generate(rg_model *m, const int32_t *prompts, int n, int prompt_len, int n_new, int start,
+                      const int32_t *positions, int batch, int32_t *out)
 {
     if (!m || !prompts || !out || n < 1 || prompt_len < 1 || n_new < 1 || batch < 1 || start < 0)
         return rg_error(RG_ERR_ARG, "generate: n %d, prompt_len %d, n_new %d and batch %d must be >= 1, start %d >= 0 "
@@ -42,11 +61,14 @@ rg_status rg_generate(rg_model *m, const int32_t *prompts, int n, int prompt_len
     if ((int64_t)start + prompt_len + n_new > RG_MAX_POSITION)
         return rg_error(RG_ERR_ARG, "generate: positions up to start %d + prompt_len %d + n_new %d pass %d", start,
                         prompt_len, n_new, RG_MAX_POSITION);
+    if (positions && start != 0)
+        return rg_error(RG_ERR_ARG, "generate: start %d with explicit positions (start must be 0 then)", start);
+    rg_status st = positions ? check_positions(positions, n, prompt_len + n_new) : RG_OK;
+    if (st) return st;
     if (batch > n) batch = n;
     int P = prompt_len, G = n_new;
     rg_kv_cache kv;
-    rg_status st = rg_kv_cache_init(&kv, m, batch, P + G);
-    if (st) return st;
+    if ((st = rg_kv_cache_init(&kv, m, batch, P + G))) return st;
     rg_ctx *c = rg_ctx_new();
     int32_t *pos = malloc(sizeof(int32_t) * (size_t)batch * P), *argmax = malloc(sizeof(int32_t) * (size_t)batch * P);
     int32_t *next = malloc(sizeof(int32_t) * (size_t)batch);
@@ -56,7 +78,8 @@ rg_status rg_generate(rg_model *m, const int32_t *prompts, int n, int prompt_len
         rg_set_grad_enabled(c, false);
         for (int s0 = 0; s0 < n && st == RG_OK; s0 += batch) {
             int B = n - s0 < batch ? n - s0 : batch;
-            st = decode_batch(c, m, &kv, prompts + (int64_t)s0 * P, B, P, G, start, pos, argmax, next,
+            st = decode_batch(c, m, &kv, prompts + (int64_t)s0 * P, B, P, G, start,
+                              positions ? positions + (int64_t)s0 * (P + G) : NULL, pos, argmax, next,
                               out + (int64_t)s0 * G);
         }
     }
@@ -69,13 +92,13 @@ rg_status rg_generate(rg_model *m, const int32_t *prompts, int n, int prompt_len
 }
 
 rg_status rg_evaluate(rg_model *m, const int32_t *prompts, const int32_t *expected, int n, int prompt_len, int n_new,
-                      int start, int batch, double *exact_match, double *token_acc)
+                      int start, const int32_t *positions, int batch, double *exact_match, double *token_acc)
 {
     *exact_match = *token_acc = NAN;
     if (!expected) return rg_error(RG_ERR_ARG, "evaluate: expected is NULL");
     int32_t *gen = n >= 1 && n_new >= 1 ? malloc(sizeof(int32_t) * (size_t)n * (size_t)n_new) : NULL;
     if (n >= 1 && n_new >= 1 && !gen) return rg_error(RG_ERR_NOMEM, "evaluate: out of memory (%d x %d)", n, n_new);
-    rg_status st = rg_generate(m, prompts, n, prompt_len, n_new, start, batch, gen);
+    rg_status st = rg_generate(m, prompts, n, prompt_len, n_new, start, positions, batch, gen);
     if (st == RG_OK) {
         int64_t exact = 0, right = 0;
         for (int i = 0; i < n; i++) {

@@ -8,7 +8,17 @@
  * Start 0 is the usual case; a larger start evaluates a model at positions it was not trained on (the
  * "shifted positions" probe of length-generalization work) without longer inputs.
  *
- * Shapes are row-major int32: prompts [n, prompt_len], out and expected [n, n_new]. */
+ * Explicit positions (`positions` non-NULL, then start must be 0): row i's token t sits at
+ * positions[i * (prompt_len + n_new) + t], prompt tokens t < prompt_len and generated token j at t = prompt_len + j
+ * (the last one, never fed back, is not read but must lie in range too). Each row may have its own positions, in any
+ * order; the KV cache keeps each key at the position it was computed with. This evaluates a model trained with
+ * randomized positions the way the reference code of Ruoss et al. 2023 ("Randomized Positional Encodings Boost
+ * Length Generalization of Transformers", google-deepmind/randomized_positional_encodings, positional_encodings.py)
+ * does: at test time too, each sequence gets a sorted random subset of [0, noise_max_length), as rg_random_positions
+ * draws. positions = 0..prompt_len+n_new-1 in every row gives exactly (bit for bit) the tokens of NULL with start 0.
+ *
+ * Shapes are row-major int32: prompts [n, prompt_len], positions [n, prompt_len + n_new] (or NULL), out and
+ * expected [n, n_new]. */
 #ifndef RG_NN_GENERATE_H
 #define RG_NN_GENERATE_H
 
@@ -19,15 +29,16 @@
 /* Greedy-decodes n_new tokens after each of the n prompts into out, `batch` rows per forward (the last batch may be
  * shorter). Allocates one KV cache of batch x (prompt_len + n_new) tokens and frees it before returning.
  * Errors (nothing written to out is meaningful then): RG_ERR_ARG for n, prompt_len, n_new or batch < 1, start < 0,
- * start + prompt_len + n_new > RG_MAX_POSITION, and every error of rg_model_forward (a token id outside the
+ * start + prompt_len + n_new > RG_MAX_POSITION, start != 0 with positions, a given position outside
+ * [0, RG_MAX_POSITION) (the message names row and token), and every error of rg_model_forward (a token id outside the
  * vocabulary, a position past the learned table: the message names it); RG_ERR_NOMEM. */
-rg_status rg_generate(rg_model *m, const int32_t *prompts, int n, int prompt_len, int n_new, int start, int batch,
-                      int32_t *out);
+rg_status rg_generate(rg_model *m, const int32_t *prompts, int n, int prompt_len, int n_new, int start,
+                      const int32_t *positions, int batch, int32_t *out);
 
 /* Exact match and token accuracy of greedy decoding: generates as rg_generate, then compares row i of the output
  * with row i of expected token by token. *exact_match = the fraction of rows with all n_new tokens right,
  * *token_acc = the fraction of tokens right (both in [0, 1]). Errors as rg_generate (then both are NaN). */
 rg_status rg_evaluate(rg_model *m, const int32_t *prompts, const int32_t *expected, int n, int prompt_len, int n_new,
-                      int start, int batch, double *exact_match, double *token_acc);
+                      int start, const int32_t *positions, int batch, double *exact_match, double *token_acc);
 
 #endif
