@@ -261,8 +261,8 @@ int bench_child_row(int model_i, int pos_i, int threads, const run_plan *p)
     row_measure r = {.loss = NAN};
     if (trainer_init(&t, model_i, pos_i) || run_timed(&t, p, &r)) return 1;
     run_rss(&t, p->rss_steps, &r);
-    printf("ROW\t%.4f\t%.4f\t%d\t%ld\t%ld\t%ld\t%ld\t%ld\t%lld\t%lld\t%lld\t%zu\t%.4f\t%s\t%.6g\t%.6g\t%.6g\n", r.ms_med,
-           r.ms_min, r.n, r.peak_timed, r.rss_a, r.rss_b, r.max_a, r.max_b, r.mallocs_a, r.mallocs_b,
+    printf("ROW\t%.4f\t%.4f\t%d\t%ld\t%ld\t%ld\t%ld\t%ld\t%lld\t%lld\t%lld\t%zu\t%.4f\t%s\t%.6g\t%.6g\t%.6g\n",
+           r.ms_med, r.ms_min, r.n, r.peak_timed, r.rss_a, r.rss_b, r.max_a, r.max_b, r.mallocs_a, r.mallocs_b,
            (long long)t.step, t.tr.ctx->arena.high_water, r.loss, bench_core_name(), r.flops_step, r.bytes_step,
            r.tokens_step);
     fflush(stdout);
