@@ -131,9 +131,10 @@ experiment: all
 # once with the environment as given and once with OPENBLAS_CORETYPE=Haswell. A benchmark, never part of `make test`.
 bench: deps $(BUILD)/bench/bench
 	sh bench/run.sh $(BUILD)/bench/bench $(BENCH_ARGS)
-$(BUILD)/bench/bench: $(BUILD)/f32/bench/bench.o $(TASK_LIB) $(LIB32)
+$(BUILD)/bench/bench: $(BUILD)/f32/bench/bench.o $(BUILD)/f32/bench/child.o $(TASK_LIB) $(LIB32)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(PKG_LIBS)
+$(BUILD)/f32/bench/bench.o $(BUILD)/f32/bench/child.o: bench/bench.h
 
 # Regenerate the PyTorch fixtures (needs Debian's python3-torch and python3-h5py; CI never does this).
 fixtures:

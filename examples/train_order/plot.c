@@ -35,16 +35,10 @@ static const char *colour_of(int i) { return colours[i % N_STYLES]; }
 
 /* ------------------------------------------------------------------ running gnuplot */
 
-/* Runs `gnuplot -e "outfile='<name>.tmp.<pid>'" <script>` in dir, checks the output is a complete SVG, renames it
- * to <name>. Returns 0, 1 when gnuplot is not installed, -1 on failure (message on stderr). */
-static int run_gnuplot(const char *dir, const char *script, const char *name)
+/* Starts gnuplot with argv in dir (stdin and stdout /dev/null): *err_fd reads its stderr, *st_fd an errno when
+ * chdir or exec failed (nothing when exec succeeded). Returns the pid, or -1 after a message naming path. */
+static pid_t spawn_gnuplot(const char *dir, char *const *argv, const char *path, int *err_fd, int *st_fd)
 {
-    char tmp[600], expr[640], path[TO_PATH + 640], tmp_path[TO_PATH + 640];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", name, (long)getpid());
-    snprintf(expr, sizeof expr, "outfile='%s'", tmp); /* our names only: [a-z0-9_.-] */
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    snprintf(tmp_path, sizeof tmp_path, "%s/%s", dir, tmp);
-    char *const argv[] = {"gnuplot", "-e", expr, (char *)script, NULL};
     int errp[2], st[2];
     if (pipe(errp)) { fprintf(stderr, "train_order: cannot draw %s: pipe: %s\n", path, strerror(errno)); return -1; }
     if (pipe(st)) {
@@ -71,21 +65,63 @@ static int run_gnuplot(const char *dir, const char *script, const char *name)
         fprintf(stderr, "train_order: cannot draw %s: fork: %s\n", path, strerror(errno));
         return -1;
     }
-    char log[2048];
+    *err_fd = errp[0];
+    *st_fd = st[0];
+    return pid;
+}
+
+/* Reads fd to its end into log (cap bytes, NUL-terminated; what does not fit is dropped); returns the length kept. */
+static size_t read_log(int fd, char *log, size_t cap)
+{
     size_t n_log = 0;
     ssize_t r;
     char chunk[512];
-    while ((r = read(errp[0], chunk, sizeof chunk)) != 0) {
+    while ((r = read(fd, chunk, sizeof chunk)) != 0) {
         if (r < 0) { if (errno == EINTR) continue; break; }
-        size_t take = (size_t)r < sizeof log - 1 - n_log ? (size_t)r : sizeof log - 1 - n_log;
+        size_t take = (size_t)r < cap - 1 - n_log ? (size_t)r : cap - 1 - n_log;
         memcpy(log + n_log, chunk, take);
         n_log += take;
     }
     log[n_log] = 0;
-    close(errp[0]);
+    return n_log;
+}
+
+/* True if the file at path is a complete SVG, synced: a full disk leaves gnuplot's output truncated or empty, and a
+ * complete one ends with its closing tag. */
+static bool complete_svg(const char *path)
+{
+    int fd = open(path, O_RDWR), ok = 0;
+    char tail[64] = "";
+    struct stat sb;
+    if (fd >= 0 && fstat(fd, &sb) == 0 && sb.st_size > 16) {
+        off_t at = sb.st_size > 63 ? sb.st_size - 63 : 0;
+        ssize_t k = pread(fd, tail, 63, at);
+        tail[k > 0 ? k : 0] = 0;
+        ok = strstr(tail, "</svg>") != NULL && fsync(fd) == 0;
+    }
+    if (fd >= 0) close(fd);
+    return ok;
+}
+
+/* Runs `gnuplot -e "outfile='<name>.tmp.<pid>'" <script>` in dir, checks the output is a complete SVG, renames it
+ * to <name>. Returns 0, 1 when gnuplot is not installed, -1 on failure (message on stderr). */
+static int run_gnuplot(const char *dir, const char *script, const char *name)
+{
+    char tmp[600], expr[640], path[TO_PATH + 640], tmp_path[TO_PATH + 640];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", name, (long)getpid());
+    snprintf(expr, sizeof expr, "outfile='%s'", tmp); /* our names only: [a-z0-9_.-] */
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    snprintf(tmp_path, sizeof tmp_path, "%s/%s", dir, tmp);
+    char *const argv[] = {"gnuplot", "-e", expr, (char *)script, NULL};
+    int err_fd, st_fd;
+    pid_t pid = spawn_gnuplot(dir, argv, path, &err_fd, &st_fd);
+    if (pid < 0) return -1;
+    char log[2048];
+    size_t n_log = read_log(err_fd, log, sizeof log);
+    close(err_fd);
     int exec_err = 0;
-    if (read(st[0], &exec_err, sizeof exec_err) != (ssize_t)sizeof exec_err) exec_err = 0;
-    close(st[0]);
+    if (read(st_fd, &exec_err, sizeof exec_err) != (ssize_t)sizeof exec_err) exec_err = 0;
+    close(st_fd);
     int status;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
     if (exec_err == ENOENT) return 1;
@@ -93,26 +129,14 @@ static int run_gnuplot(const char *dir, const char *script, const char *name)
         fprintf(stderr, "train_order: cannot draw %s: starting gnuplot: %s\n", path, strerror(exec_err));
         return -1;
     }
-    /* a complete SVG ends with its closing tag: a full disk leaves gnuplot's output truncated or empty */
-    int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    int fd = open(tmp_path, O_RDWR);
-    char tail[64] = "";
-    struct stat sb;
-    if (ok && fd >= 0 && fstat(fd, &sb) == 0 && sb.st_size > 16) {
-        off_t at = sb.st_size > 63 ? sb.st_size - 63 : 0;
-        ssize_t k = pread(fd, tail, 63, at);
-        tail[k > 0 ? k : 0] = 0;
-        ok = strstr(tail, "</svg>") != NULL && fsync(fd) == 0;
-    } else {
-        ok = 0;
-    }
-    if (fd >= 0) close(fd);
+    int exited_ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    int ok = exited_ok && complete_svg(tmp_path);
     if (ok && rename(tmp_path, path) == 0) return 0;
     int e = errno;
     remove(tmp_path);
     fprintf(stderr, "train_order: cannot write %s: gnuplot's output is %s%s%s\n", path,
-            WIFEXITED(status) && WEXITSTATUS(status) == 0 ? "incomplete (disk full?)" : "missing (gnuplot failed)",
-            n_log ? "; gnuplot said:\n" : "", n_log ? log : (ok ? strerror(e) : ""));
+            exited_ok ? "incomplete (disk full?)" : "missing (gnuplot failed)", n_log ? "; gnuplot said:\n" : "",
+            n_log ? log : (ok ? strerror(e) : ""));
     return -1;
 }
 
@@ -254,6 +278,75 @@ static void curve_panel(to_out *g, const to_table *t, int task, int p, bool exac
     to_out_printf(g, "\n");
 }
 
+/* curves_<task>.dat: per row of the task two blocks (block_of[k] and the next): the means with their 95% t
+ * intervals, then every seed's values (n jittered by row so that rows' seeds stand side by side). */
+static void write_curves_dat(to_out *d, const to_table *t, int task, double span, int *block_of)
+{
+    const char *cname = rg_task_name((rg_task)task);
+    int block = 0, nr = 0;
+    for (int k = 0; k < t->n_rows; k++) {
+        const to_row *r = &t->rows[k];
+        if (r->task != (rg_task)task) continue;
+        block_of[k] = block;
+        block += 2;
+        char label[96];
+        double *ve = malloc(sizeof(double) * 2 * (size_t)r->n_runs), *va = ve ? ve + r->n_runs : NULL;
+        if (!ve) break;
+        to_out_printf(d, "# %s %s: n exact_mean exact_lo exact_hi token_mean token_lo token_hi\n", cname,
+                      to_row_label(r, label, sizeof label));
+        for (int j = 0; j < t->n_lens[task]; j++) {
+            to_stat e, a;
+            to_table_cell(t, r, t->lens[task][j], true, &e, NULL);
+            to_table_cell(t, r, t->lens[task][j], false, &a, NULL);
+            to_out_printf(d, "%d %.6g %.6g %.6g %.6g %.6g %.6g\n", t->lens[task][j], e.mean, e.lo, e.hi, a.mean, a.lo,
+                          a.hi);
+        }
+        to_out_printf(d, "\n\n# %s per seed: n exact token (n jittered for visibility)\n", label);
+        for (int j = 0; j < t->n_lens[task]; j++) {
+            to_stat s;
+            to_table_cell(t, r, t->lens[task][j], true, &s, ve);
+            to_table_cell(t, r, t->lens[task][j], false, &s, va);
+            double jit = 0.008 * span * ((nr % 8) - 3.5); /* rows' seeds side by side, not on top */
+            for (int i = 0; i < r->n_runs; i++)
+                if (isfinite(ve[i])) to_out_printf(d, "%.3f %.6g %.6g\n", t->lens[task][j] + jit, ve[i], va[i]);
+        }
+        to_out_printf(d, "\n\n");
+        free(ve);
+        nr++;
+    }
+}
+
+/* curves_<task>.gp (gname): the page, the axes, the shaded trained range and line, then up to two panel rows
+ * (encodings; RoPE and its extensions) of exact match and token accuracy, reading dname's blocks. */
+static void write_curves_gp(to_out *g, const to_table *t, int task, const char *gname, const char *dname,
+                            const char *name, double span, const int *block_of)
+{
+    bool has_panel[2] = {false, false};
+    for (int k = 0; k < t->n_rows; k++)
+        for (int p = 0; p < 2; p++) has_panel[p] |= t->rows[k].task == (rg_task)task && in_panel(&t->rows[k], p);
+    int n_panels = has_panel[0] + has_panel[1];
+    int lo = t->lens[task][0], hi = t->lens[task][t->n_lens[task] - 1], L = t->train_len;
+    double pad = 0.06 * span + 0.5;
+    to_out_printf(g, "# %s: curves of the report (data: %s; per row: a block of means and 95%% t intervals, then "
+                      "a block of per-seed values)\nif (!exists('outfile')) outfile = '%s'\nset encoding utf8\n"
+                      "set terminal svg size 1500,%d dynamic noenhanced background rgb 'white' font '" FONT "'\n"
+                      "set output outfile\nset datafile missing 'nan'\nset multiplot layout %d,2\n"
+                      "set key outside right top font ',11' spacing 1.1\nset rmargin 22\nset xlabel 'test length n'\n"
+                      "set xrange [%g:%g]\nset yrange [-0.02:1.08]\nset xtics (", gname, dname, name, 1100 * n_panels / 2,
+                  n_panels, lo - pad, hi + pad);
+    for (int j = 0; j < t->n_lens[task]; j++) to_out_printf(g, "%s%d", j ? ", " : "", t->lens[task][j]);
+    to_out_printf(g, ")\nset grid lc rgb '#dddddd' lw 0.5 dt 3\nset border lc rgb '#444444'\n");
+    if (L >= lo - pad && L <= hi + pad)
+        to_out_printf(g, "set object 1 rect from graph 0, graph 0 to first %d, graph 1 fc rgb '#f2f2f2' fs solid "
+                          "noborder behind\nset arrow 1 from %d, graph 0 to %d, graph 1 nohead lw 2.5 dt 2 lc rgb "
+                          "'black' front\nset label 1 'training length n = %d' at %d, graph 0.5 rotate by 90 center "
+                          "offset -1.8,0 font ',11' front\n", L, L, L, L, L);
+    for (int p = 0; p < 2; p++)
+        for (int m = 0; m < 2 && has_panel[p]; m++) curve_panel(g, t, task, p, m == 0, block_of);
+    to_out_printf(g, "unset multiplot\n");
+}
+
+/* curves_<task>.dat and .gp in dir; name (cap bytes) gets the figure's name, curves_<task>.svg. 0 or -1. */
 static int write_curves(const to_table *t, const char *dir, int task, char *name, size_t cap)
 {
     const char *cname = rg_task_name((rg_task)task);
@@ -266,61 +359,10 @@ static int write_curves(const to_table *t, const char *dir, int task, char *name
     if (to_out_open(&g, dir, gname)) { to_out_discard(&d); return -1; }
     double span = t->lens[task][t->n_lens[task] - 1] - t->lens[task][0];
     if (span < 1) span = 1;
-    int *block_of = calloc((size_t)t->n_rows, sizeof *block_of), block = 0, nr = 0;
+    int *block_of = calloc((size_t)t->n_rows, sizeof *block_of);
     if (!block_of) { to_out_discard(&d); to_out_discard(&g); return -1; }
-    for (int k = 0; k < t->n_rows; k++) {
-        const to_row *r = &t->rows[k];
-        if (r->task != (rg_task)task) continue;
-        block_of[k] = block;
-        block += 2;
-        char label[96];
-        double *ve = malloc(sizeof(double) * 2 * (size_t)r->n_runs), *va = ve ? ve + r->n_runs : NULL;
-        if (!ve) break;
-        to_out_printf(&d, "# %s %s: n exact_mean exact_lo exact_hi token_mean token_lo token_hi\n", cname,
-                      to_row_label(r, label, sizeof label));
-        for (int j = 0; j < t->n_lens[task]; j++) {
-            to_stat e, a;
-            to_table_cell(t, r, t->lens[task][j], true, &e, NULL);
-            to_table_cell(t, r, t->lens[task][j], false, &a, NULL);
-            to_out_printf(&d, "%d %.6g %.6g %.6g %.6g %.6g %.6g\n", t->lens[task][j], e.mean, e.lo, e.hi, a.mean, a.lo,
-                          a.hi);
-        }
-        to_out_printf(&d, "\n\n# %s per seed: n exact token (n jittered for visibility)\n", label);
-        for (int j = 0; j < t->n_lens[task]; j++) {
-            to_stat s;
-            to_table_cell(t, r, t->lens[task][j], true, &s, ve);
-            to_table_cell(t, r, t->lens[task][j], false, &s, va);
-            double jit = 0.008 * span * ((nr % 8) - 3.5); /* rows' seeds side by side, not on top */
-            for (int i = 0; i < r->n_runs; i++)
-                if (isfinite(ve[i])) to_out_printf(&d, "%.3f %.6g %.6g\n", t->lens[task][j] + jit, ve[i], va[i]);
-        }
-        to_out_printf(&d, "\n\n");
-        free(ve);
-        nr++;
-    }
-    bool has_panel[2] = {false, false};
-    for (int k = 0; k < t->n_rows; k++)
-        for (int p = 0; p < 2; p++) has_panel[p] |= t->rows[k].task == (rg_task)task && in_panel(&t->rows[k], p);
-    int n_panels = has_panel[0] + has_panel[1];
-    int lo = t->lens[task][0], hi = t->lens[task][t->n_lens[task] - 1], L = t->train_len;
-    double pad = 0.06 * span + 0.5;
-    to_out_printf(&g, "# %s: curves of the report (data: %s; per row: a block of means and 95%% t intervals, then "
-                      "a block of per-seed values)\nif (!exists('outfile')) outfile = '%s'\nset encoding utf8\n"
-                      "set terminal svg size 1500,%d dynamic noenhanced background rgb 'white' font '" FONT "'\n"
-                      "set output outfile\nset datafile missing 'nan'\nset multiplot layout %d,2\n"
-                      "set key outside right top font ',11' spacing 1.1\nset rmargin 22\nset xlabel 'test length n'\n"
-                      "set xrange [%g:%g]\nset yrange [-0.02:1.08]\nset xtics (", gname, dname, name, 1100 * n_panels / 2,
-                  n_panels, lo - pad, hi + pad);
-    for (int j = 0; j < t->n_lens[task]; j++) to_out_printf(&g, "%s%d", j ? ", " : "", t->lens[task][j]);
-    to_out_printf(&g, ")\nset grid lc rgb '#dddddd' lw 0.5 dt 3\nset border lc rgb '#444444'\n");
-    if (L >= lo - pad && L <= hi + pad)
-        to_out_printf(&g, "set object 1 rect from graph 0, graph 0 to first %d, graph 1 fc rgb '#f2f2f2' fs solid "
-                          "noborder behind\nset arrow 1 from %d, graph 0 to %d, graph 1 nohead lw 2.5 dt 2 lc rgb "
-                          "'black' front\nset label 1 'training length n = %d' at %d, graph 0.5 rotate by 90 center "
-                          "offset -1.8,0 font ',11' front\n", L, L, L, L, L);
-    for (int p = 0; p < 2; p++)
-        for (int m = 0; m < 2 && has_panel[p]; m++) curve_panel(&g, t, task, p, m == 0, block_of);
-    to_out_printf(&g, "unset multiplot\n");
+    write_curves_dat(&d, t, task, span, block_of);
+    write_curves_gp(&g, t, task, gname, dname, name, span, block_of);
     free(block_of);
     int rc = to_out_close(&d);
     if (rc) to_out_discard(&g);

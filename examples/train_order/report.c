@@ -484,9 +484,10 @@ static cJSON *json_runs(const to_result *res, int n_res)
     return runs;
 }
 
-static int write_json(const to_options *o, const to_table *t, const to_report_meta *meta, const provenance *p)
+/* report.json's header: provenance, partial-run counts, config, settings, schedule, generated test lengths. */
+static void json_head(cJSON *root, const to_options *o, const to_table *t, const to_report_meta *meta,
+                      const provenance *p)
 {
-    cJSON *root = cJSON_CreateObject();
     cJSON *pv = cJSON_AddObjectToObject(root, "provenance");
     cJSON_AddStringToObject(pv, "date", p->date);
     cJSON_AddStringToObject(pv, "commit", p->commit);
@@ -512,6 +513,11 @@ static int write_json(const to_options *o, const to_table *t, const to_report_me
         int g[TO_MAX_TABLE_LENS], ng = generated_lens(t, task, g);
         if (t->n_lens[task]) cJSON_AddItemToObject(gen, rg_task_name((rg_task)task), cJSON_CreateIntArray(g, ng));
     }
+}
+
+/* "statistics" (how the intervals and steps_to_learn are computed) and "rows" (steps_to_learn per table row). */
+static void json_stats_rows(cJSON *root, const to_table *t)
+{
     cJSON *st = cJSON_AddObjectToObject(root, "statistics");
     cJSON_AddStringToObject(st, "interval", "Student t interval of the seed mean, clipped to [0, 1] (ci95_t); "
                                             "percentile bootstrap of the mean, seeded per cell (ci95_bootstrap)");
@@ -541,6 +547,11 @@ static int write_json(const to_options *o, const to_table *t, const to_report_me
         cJSON_AddNumberToObject(l, "max_steps", (double)ls.max_steps);
         cJSON_AddItemToArray(rows, x);
     }
+}
+
+/* "cells": one object per (row, test length) with its exact-match and token-accuracy statistics. */
+static void json_cells(cJSON *root, const to_table *t)
+{
     cJSON *cells = cJSON_AddArrayToObject(root, "cells");
     for (int k = 0; k < t->n_rows; k++) {
         const to_row *r = &t->rows[k];
@@ -565,6 +576,15 @@ static int write_json(const to_options *o, const to_table *t, const to_report_me
         }
         free(v);
     }
+}
+
+/* report.json in o->out: the head, statistics and rows, cells and runs. */
+static int write_json(const to_options *o, const to_table *t, const to_report_meta *meta, const provenance *p)
+{
+    cJSON *root = cJSON_CreateObject();
+    json_head(root, o, t, meta, p);
+    json_stats_rows(root, t);
+    json_cells(root, t);
     cJSON_AddItemToObject(root, "runs", json_runs(t->res, t->n_res));
     char *text = cJSON_Print(root);
     cJSON_Delete(root);

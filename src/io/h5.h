@@ -10,7 +10,9 @@
  *
  * Errors: RG_ERR_FORMAT (missing, wrongly typed or shaped object, a value outside the range asked for, a string
  * that is not valid UTF-8 or holds a NUL), RG_ERR_SHAPE (a dataset of another shape), RG_ERR_IO (cannot open or
- * read the file; locked by a writer), RG_ERR_NOMEM. */
+ * read the file; locked by a writer), RG_ERR_NOMEM.
+ *
+ * Two files implement it: h5.c (errors, files, datatypes, groups, datasets) and h5_attr.c (attributes). */
 #ifndef RG_IO_H5_H
 #define RG_IO_H5_H
 
@@ -72,12 +74,27 @@ unsigned char *rg_h5_memory_image(hid_t f, size_t userblock, size_t *n);
  * exit). Returns < 0 if the final close failed. */
 herr_t rg_h5_close_file(hid_t f);
 
-/* ------------------------------------------------------------------ attributes: writing */
+/* ------------------------------------------------------------------ datatypes (h5.c) */
+
+/* "float64", "uint32", "a string", "a compound", ... for the HDF5 datatype t, into buf (n bytes): the stored type
+ * as messages name it. */
+void rg_h5_type_desc(hid_t t, char *buf, size_t n);
+
+/* True if t is one of HDF5's standard IEEE float or two's-complement integer types (either byte order): a type
+ * with an odd precision, offset or layout (a damaged datatype message) is refused rather than converted. */
+bool rg_h5_standard_number(hid_t t);
+
+/* ------------------------------------------------------------------ attributes: writing (h5_attr.c) */
+
+/* Every writer creates attribute `name` on loc (failing, < 0, if it exists) and returns < 0 on failure with HDF5's
+ * description on its error stack; nothing is left open. */
 
 /* Scalar attributes. file_type: the stored type (H5T_STD_I32LE, H5T_STD_I64LE, ...); the value is converted by
  * HDF5 from the 64-bit one given (the caller keeps it in range). */
 herr_t rg_h5_write_int(hid_t loc, const char *name, hid_t file_type, int64_t v);
+/* A scalar uint64 attribute (stored as H5T_STD_U64LE). */
 herr_t rg_h5_write_u64(hid_t loc, const char *name, uint64_t v);
+/* A scalar float64 attribute (stored as H5T_IEEE_F64LE). */
 herr_t rg_h5_write_f64(hid_t loc, const char *name, double v);
 /* A 1-D integer attribute of count values (stored as file_type). */
 herr_t rg_h5_write_ints(hid_t loc, const char *name, hid_t file_type, const int64_t *v, hsize_t count);
@@ -85,7 +102,7 @@ herr_t rg_h5_write_ints(hid_t loc, const char *name, hid_t file_type, const int6
  * (h5py returns str for UTF-8, bytes for ASCII). */
 herr_t rg_h5_write_str(hid_t loc, const char *name, const char *v);
 
-/* ------------------------------------------------------------------ attributes: reading */
+/* ------------------------------------------------------------------ attributes: reading (h5_attr.c) */
 
 typedef enum { RG_H5_MISSING = 0, RG_H5_INT, RG_H5_FLOAT, RG_H5_STRING, RG_H5_OTHER } rg_h5_kind;
 
@@ -111,8 +128,9 @@ rg_status rg_h5_read_str(const rg_h5_src *src, hid_t loc, const char *obj, const
 rg_status rg_h5_read_str_buf(const rg_h5_src *src, hid_t loc, const char *obj, const char *name, char *buf,
                              size_t n);
 
-/* ------------------------------------------------------------------ groups */
+/* ------------------------------------------------------------------ groups (h5.c) */
 
+/* True if loc has a link `name` (a path relative to loc whose parents exist); false when missing or on error. */
 bool rg_h5_exists(hid_t loc, const char *name);
 /* Opens group `name` of loc (`full`: its path for messages). RG_ERR_FORMAT if missing or not a group. */
 rg_status rg_h5_open_group(const rg_h5_src *src, hid_t loc, const char *name, const char *full, hid_t *g);
@@ -123,6 +141,7 @@ typedef struct {
     char **names;
     int n, cap;
 } rg_h5_names;
+/* Frees the names and the list, leaving l empty (safe on an empty or already freed list). */
 void rg_h5_names_free(rg_h5_names *l);
 /* The names of the links of group g (creation order if tracked, else by name); at most max_n (more:
  * RG_ERR_FORMAT). */
@@ -130,9 +149,10 @@ rg_status rg_h5_list_links(const rg_h5_src *src, hid_t g, const char *full, int 
 /* The names of the attributes of object o, in the same way. */
 rg_status rg_h5_list_attrs(const rg_h5_src *src, hid_t o, const char *full, int max_n, rg_h5_names *l);
 
-/* ------------------------------------------------------------------ datasets */
+/* ------------------------------------------------------------------ datasets (h5.c) */
 
 typedef enum { RG_H5_FLOAT32 = 0, RG_H5_FLOAT64, RG_H5_INT32, RG_H5_UINT64 } rg_h5_dtype;
+/* "float32", "float64", "int32", "uint64": t as messages name it. */
 const char *rg_h5_dtype_name(rg_h5_dtype t);
 
 enum {

@@ -461,47 +461,46 @@ static hid_t open_2d(hid_t g, const char *path, const char *dname, int n, hsize_
     return -1;
 }
 
-rg_status rg_evalset_load(const char *path, const char *task, int n, rg_evalset *out)
+/* Reads the file path and opens it from memory (inside rg_h5_quiet_begin); on failure, a message that says how to
+ * get the file. */
+static rg_status evalset_open(const rg_h5_src *src, hid_t *f)
 {
-    memset(out, 0, sizeof *out);
-    rg_task tk;
-    rg_status st;
-    if ((st = rg_task_parse(task, &tk))) return st;
-    if ((st = check_n(n))) return st;
-    rg_h5_src src = {"evaluation file", path};
     unsigned char *img = NULL;
     size_t img_n = 0;
-    if ((st = rg_h5_read_file(&src, &img, &img_n))) {
+    rg_status st = rg_h5_read_file(src, &img, &img_n);
+    if (st) {
         char msg[1024];
         snprintf(msg, sizeof msg, "%s", rg_last_error());
         return rg_error(st, "%s (run from the repository root, or `make data` to regenerate it)", msg);
     }
-    rg_h5_quiet q;
-    rg_h5_quiet_begin(&q);
-    hid_t f;
-    st = rg_h5_open_image(&src, img, img_n, &f);
+    st = rg_h5_open_image(src, img, img_n, f);
     free(img);
-    if (st) {
-        rg_h5_quiet_end(&q);
-        return st;
-    }
-    char gpath[64], names[512];
-    snprintf(gpath, sizeof gpath, "/%s/n%d", task, n);
-    hid_t g = -1, dx = -1, dy = -1;
-    hsize_t rx = 0, ry = 0;
+    return st;
+}
+
+/* Opens group gpath (/<task>/n<n>) of f into *g; a missing one names what the file has instead. */
+static rg_status evalset_group(hid_t f, const char *path, const char *task, const char *gpath, hid_t *g)
+{
+    char names[512];
     if (H5Lexists(f, task, H5P_DEFAULT) <= 0) {
         list_links(f, "/", names, sizeof names);
-        st = rg_error(RG_ERR_FORMAT, "%s: no group /%s (the file has: %s)", path, task, names[0] ? names : "nothing");
-        goto done;
+        return rg_error(RG_ERR_FORMAT, "%s: no group /%s (the file has: %s)", path, task, names[0] ? names : "nothing");
     }
-    if (H5Lexists(f, gpath, H5P_DEFAULT) <= 0 || (g = H5Gopen2(f, gpath, H5P_DEFAULT)) < 0) {
+    if (H5Lexists(f, gpath, H5P_DEFAULT) <= 0 || (*g = H5Gopen2(f, gpath, H5P_DEFAULT)) < 0) {
         list_links(f, task, names, sizeof names);
-        st = rg_error(RG_ERR_FORMAT, "%s: no group %s (lengths for %s: %s)", path, gpath, task,
-                      names[0] ? names : "none");
-        goto done;
+        return rg_error(RG_ERR_FORMAT, "%s: no group %s (lengths for %s: %s)", path, gpath, task,
+                        names[0] ? names : "none");
     }
-    char where[4200];
-    snprintf(where, sizeof where, "%s:%s", path, gpath);
+    return RG_OK;
+}
+
+/* Datasets x and y of g ([count, n] integers each, the same count) into out->x, out->y (malloc'ed); *rows = count.
+ * `where` ("<path>:<group>") names them in messages. */
+static rg_status evalset_read_xy(hid_t g, const char *where, int n, rg_evalset *out, hsize_t *rows)
+{
+    rg_status st = RG_OK;
+    hsize_t rx = 0, ry = 0;
+    hid_t dx = -1, dy = -1;
     if ((dx = open_2d(g, where, "x", n, &rx, &st)) < 0 || (dy = open_2d(g, where, "y", n, &ry, &st)) < 0) goto done;
     if (rx != ry) {
         st = rg_error(RG_ERR_FORMAT, "%s: x has %llu rows, y has %llu", where, (unsigned long long)rx,
@@ -510,19 +509,31 @@ rg_status rg_evalset_load(const char *path, const char *task, int n, rg_evalset 
     }
     out->x = malloc((size_t)rx * (size_t)n * sizeof *out->x);
     out->y = malloc((size_t)rx * (size_t)n * sizeof *out->y);
-    int32_t *want = malloc((size_t)n * sizeof *want);
-    if (!out->x || !out->y || !want) {
-        free(want);
+    if (!out->x || !out->y) {
         st = rg_error(RG_ERR_NOMEM, "%s: cannot allocate %llu x %d samples", where, (unsigned long long)rx, n);
         goto done;
     }
     if (H5Dread(dx, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, out->x) < 0 ||
         H5Dread(dy, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, out->y) < 0) {
-        free(want);
         st = rg_error(RG_ERR_FORMAT, "%s: cannot read x or y", where);
         goto done;
     }
-    for (hsize_t i = 0; i < rx && !st; i++) {
+    *rows = rx;
+done:
+    if (dx >= 0) H5Dclose(dx);
+    if (dy >= 0) H5Dclose(dy);
+    return st;
+}
+
+/* Every sample of `rows` in out: x content symbols only, y the task applied to x. */
+static rg_status evalset_check(const char *where, rg_task tk, const char *task, int n, const rg_evalset *out,
+                               hsize_t rows)
+{
+    int32_t *want = malloc((size_t)n * sizeof *want);
+    if (!want)
+        return rg_error(RG_ERR_NOMEM, "%s: cannot allocate %llu x %d samples", where, (unsigned long long)rows, n);
+    rg_status st = RG_OK;
+    for (hsize_t i = 0; i < rows && !st; i++) {
         const int32_t *xi = out->x + i * (size_t)n, *yi = out->y + i * (size_t)n;
         for (int j = 0; j < n && !st; j++)
             if (xi[j] < RG_TOK_SYM0 || xi[j] >= RG_TASK_VOCAB)
@@ -538,14 +549,34 @@ rg_status rg_evalset_load(const char *path, const char *task, int n, rg_evalset 
             }
     }
     free(want);
-    if (!st) {
+    return st;
+}
+
+rg_status rg_evalset_load(const char *path, const char *task, int n, rg_evalset *out)
+{
+    memset(out, 0, sizeof *out);
+    rg_task tk;
+    rg_status st;
+    if ((st = rg_task_parse(task, &tk))) return st;
+    if ((st = check_n(n))) return st;
+    rg_h5_src src = {"evaluation file", path};
+    rg_h5_quiet q;
+    rg_h5_quiet_begin(&q);
+    hid_t f, g = -1;
+    if ((st = evalset_open(&src, &f))) {
+        rg_h5_quiet_end(&q);
+        return st;
+    }
+    char gpath[64], where[4200];
+    hsize_t rows = 0;
+    snprintf(gpath, sizeof gpath, "/%s/n%d", task, n);
+    snprintf(where, sizeof where, "%s:%s", path, gpath);
+    if (!(st = evalset_group(f, path, task, gpath, &g)) && !(st = evalset_read_xy(g, where, n, out, &rows)) &&
+        !(st = evalset_check(where, tk, task, n, out, rows))) {
         out->task = tk;
         out->n = n;
-        out->count = (int)rx;
+        out->count = (int)rows;
     }
-done:
-    if (dx >= 0) H5Dclose(dx);
-    if (dy >= 0) H5Dclose(dy);
     if (g >= 0) H5Gclose(g);
     rg_h5_close_file(f);
     rg_h5_quiet_end(&q);

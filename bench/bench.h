@@ -1,0 +1,58 @@
+/* bench/bench.h: what the two halves of the training-step benchmark share (bench/README.md). bench/bench.c is the
+ * parent (options, one child process per measurement, the table); bench/child.c is what a child process runs
+ * (one training-step row, or the sgemm ceiling) and prints as one tab-separated line on stdout.
+ */
+#ifndef RG_BENCH_H
+#define RG_BENCH_H
+
+#include "ropegrad.h"
+
+typedef struct {
+    const char *name;
+    int d_model, n_heads, n_layers, d_ff;
+    int batch, n;   /* batch rows of n symbols each: T = 2n+2 */
+    int sampled;    /* 0: every row n symbols; 1: train_order's batches (rg_task_batch_sample, n <= L_train = n) */
+    int micro;      /* micro-batches of a sampled batch (train_order's default 8) */
+} bench_model;
+
+typedef struct {
+    const char *name;
+    rg_pos_kind kind;
+} bench_pos;
+
+#define N_MODELS 3
+#define N_POS 2
+extern const bench_model MODELS[N_MODELS]; /* bench.c: ref, large, exp */
+extern const bench_pos POS[N_POS];         /* bench.c: rope, t5 */
+
+/* Timing plan of one row. */
+typedef struct {
+    int warmup_steps;      /* warm-up: this many steps, or fewer if warmup_s runs out (at least 2) */
+    double warmup_s;
+    int min_steps;         /* timed: at least min_steps, then stop at target_steps or after target_s */
+    int target_steps;
+    double target_s;
+    int rss_steps;         /* 0, or run to this many steps in all and report RSS after 100 and after it */
+} run_plan;
+
+/* T = 2n+2: the tokens the model reads per row of bm. */
+int bench_seq_T(const bench_model *bm);
+
+/* Training FLOPs per step of bm's fixed-length batch (matrix products only; the formula atop bench.c). */
+double bench_train_flops(const bench_model *bm, int vocab);
+
+/* Row chunks per step: RG_BENCH_CHUNKS (set by --chunks in the parent), default 1 (the batch in one piece). */
+int bench_chunks(void);
+
+/* OpenBLAS's core name in use, or "?". */
+const char *bench_core_name(void);
+
+/* Child: trains MODELS[model_i] with POS[pos_i] on `threads` threads following p, prints one "ROW\t..." line.
+ * Returns 0, or 1 after a message on stderr (setup failed); a failed step or a non-finite loss exits 1. */
+int bench_child_row(int model_i, int pos_i, int threads, const run_plan *p);
+
+/* Child: times `reps` N x N x N cblas_sgemm calls after a warm-up call, prints "SGEMM\tmedian\tbest\tcore"
+ * (GFLOP/s). Returns 0, or 1 when out of memory. */
+int bench_child_sgemm(int N, int threads, int reps);
+
+#endif
