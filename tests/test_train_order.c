@@ -778,6 +778,21 @@ static void test_config_file_and_print_config(void **state)
     fprintf(f, "{\"steps\": 3,\n");
     fclose(f);
     assert_int_equal(run("--config %s --print-config", cfg), 2);
+    /* files that cJSON alone would accept with a part of them dropped, and a folder: refused, naming the file */
+    static const struct { const char *text; size_t len; const char *msg; } bad[] = {
+        {"{\"steps\": 3} {\"steps\": 5}", 0, "syntax error"}, {"{\"steps\": 3} garbage", 0, "syntax error"},
+        {"{\"steps\": 3}\0{\"steps\": 5}", 25, "NUL byte"}, {"{\"steps\": 3, \"steps\": 5}", 0, "given twice"},
+        {"{\"seeds\": [5], \"seed\": 6}", 0, "given twice"}, {"{\"seed\": 3, \"seeds\": 4}", 0, "seed and seeds"}};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        f = fopen(cfg, "wb");
+        fwrite(bad[i].text, 1, bad[i].len ? bad[i].len : strlen(bad[i].text), f);
+        fclose(f);
+        int rc = run("--config %s --print-config", cfg);
+        if (rc != 2 || !strstr(logbuf, bad[i].msg) || !strstr(logbuf, cfg))
+            fail_msg("config '%s': exit %d, want 2 and '%s' naming the file:\n%s", bad[i].text, rc, bad[i].msg, logbuf);
+    }
+    assert_int_equal(run("--config %s --print-config", tmpdir), 2);
+    assert_non_null(strstr(logbuf, "Is a directory"));
 }
 
 int main(void)
