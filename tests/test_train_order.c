@@ -670,6 +670,12 @@ static void test_hostile_checkpoints_are_refused(void **state)
         {"/optim", "lr_peak", SET_DOUBLE, -1, "--resume", "'lr_peak' on /optim = -1"},
         {NULL, "/rng/positions", DELETE_LINK, 0, "--resume", "/rng/positions is missing"},
         {NULL, "/rng/data", DELETE_LINK, 0, "--resume", "/rng/data is missing"},
+        /* values only the full load sees: refused before anything is written too (used to exit 1 after writing
+         * settings.json, ckpt/ and runs/ into --out) */
+        {NULL, "/params/ln_f.bias", DELETE_LINK, 0, "--eval", "missing dataset /params/ln_f.bias"},
+        {NULL, "/optim/exp_avg/ln_f.bias", DELETE_LINK, 0, "--resume", "missing dataset /optim/exp_avg/ln_f.bias"},
+        {"/optim", "eps", SET_DOUBLE, 0, "--resume", "/optim eps = 0"},
+        {"/run", "steps_to_learn", SET_INT, 1e9, "--eval", "steps_to_learn is not -1"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char ck[700];
@@ -717,7 +723,11 @@ static void test_hostile_checkpoints_are_refused(void **state)
     H5Fclose(f);
     assert_int_equal(rg_checkpoint_seal(ck), RG_OK);
     int rc = run("--resume %s --steps 6 --test-lens 8 --quiet --out %s/hostile_nan", ck, tmpdir);
-    if (rc == 0 || !strstr(logbuf, ck) || !strstr(logbuf, "holds nan")) fail_msg("NaN weights: exit %d\n%s", rc, logbuf);
+    if (rc != 2 || !strstr(logbuf, ck) || !strstr(logbuf, "holds nan")) fail_msg("NaN weights: exit %d\n%s", rc, logbuf);
+    char nan_out[600];
+    snprintf(nan_out, sizeof nan_out, "%s/hostile_nan", tmpdir);
+    struct stat st;
+    if (stat(nan_out, &st) == 0) fail_msg("NaN weights: %s was created", nan_out);
 }
 
 /* ------------------------------------------------------------------ --config */
