@@ -203,6 +203,16 @@ static void test_bad_flags_exit_2_and_write_nothing(void **state)
     longpath[1023] = 0;
     struct stat s;
     assert_int_not_equal(stat(longpath, &s), 0);
+    /* an --out that is a file: bad usage (exit 2), the file untouched (it exited 1: "cannot create the lock file") */
+    char afile[600];
+    snprintf(afile, sizeof afile, "%s/afile", tmpdir);
+    FILE *af = fopen(afile, "w");
+    assert_non_null(af);
+    fclose(af);
+    assert_int_equal(run("--steps 2 --batch 2 --test-lens 8 --quiet --out %s", afile), 2);
+    assert_non_null(strstr(logbuf, "is a file, not a folder"));
+    assert_int_equal(stat(afile, &s), 0);
+    assert_true(S_ISREG(s.st_mode) && s.st_size == 0);
     /* the message says what is wrong and what is allowed */
     assert_int_equal(run("--pos fourier --out %s/badmsg", tmpdir), 2);
     assert_non_null(strstr(logbuf, "fourier"));
