@@ -203,10 +203,23 @@ static void test_bad_flags_exit_2_and_write_nothing(void **state)
     longpath[1023] = 0;
     struct stat s;
     assert_int_not_equal(stat(longpath, &s), 0);
+    /* an --out that is a file: bad usage (exit 2), the file untouched (it exited 1: "cannot create the lock file") */
+    char afile[600];
+    snprintf(afile, sizeof afile, "%s/afile", tmpdir);
+    FILE *af = fopen(afile, "w");
+    assert_non_null(af);
+    fclose(af);
+    assert_int_equal(run("--steps 2 --batch 2 --test-lens 8 --quiet --out %s", afile), 2);
+    assert_non_null(strstr(logbuf, "is a file, not a folder"));
+    assert_int_equal(stat(afile, &s), 0);
+    assert_true(S_ISREG(s.st_mode) && s.st_size == 0);
     /* the message says what is wrong and what is allowed */
     assert_int_equal(run("--pos fourier --out %s/badmsg", tmpdir), 2);
     assert_non_null(strstr(logbuf, "fourier"));
-    assert_int_equal(run("--seed 7 --steps 2"), 2);
+    /* --seed is an option of its own, not an abbreviation of --seeds (resolved, never run: a run here would write
+     * into the repository's ./out, and the exit status would depend on whether ./out already holds results) */
+    assert_int_equal(run("--seed 7 --steps 2 --print-config"), 0);
+    assert_non_null(strstr(logbuf, "\"seed\":\t7"));
     assert_int_equal(run("--ste 5 --seed 7"), 2);
     assert_non_null(strstr(logbuf, "abbreviation of --steps"));
 }
@@ -722,6 +735,13 @@ static void test_hostile_checkpoints_are_refused(void **state)
         {"/optim", "lr_peak", SET_DOUBLE, -1, NULL, "--resume", "'lr_peak' on /optim = -1"},
         {NULL, "/rng/positions", DELETE_LINK, 0, NULL, "--resume", "/rng/positions is missing"},
         {NULL, "/rng/data", DELETE_LINK, 0, NULL, "--resume", "/rng/data is missing"},
+        /* values only the full load sees: refused before anything is written too (used to exit 1 after writing
+         * settings.json, ckpt/ and runs/ into --out) */
+        {NULL, "/params/ln_f.bias", DELETE_LINK, 0, NULL, "--eval", "missing dataset /params/ln_f.bias"},
+        {NULL, "/optim/exp_avg/ln_f.bias", DELETE_LINK, 0, NULL, "--resume",
+         "missing dataset /optim/exp_avg/ln_f.bias"},
+        {"/optim", "eps", SET_DOUBLE, 0, NULL, "--resume", "/optim eps = 0"},
+        {"/run", "steps_to_learn", SET_INT, 1e9, NULL, "--eval", "steps_to_learn is not -1"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char ck[700];
@@ -769,7 +789,11 @@ static void test_hostile_checkpoints_are_refused(void **state)
     H5Fclose(f);
     assert_int_equal(rg_checkpoint_seal(ck), RG_OK);
     int rc = run("--resume %s --steps 6 --test-lens 8 --quiet --out %s/hostile_nan", ck, tmpdir);
-    if (rc == 0 || !strstr(logbuf, ck) || !strstr(logbuf, "holds nan")) fail_msg("NaN weights: exit %d\n%s", rc, logbuf);
+    if (rc != 2 || !strstr(logbuf, ck) || !strstr(logbuf, "holds nan")) fail_msg("NaN weights: exit %d\n%s", rc, logbuf);
+    char nan_out[600];
+    snprintf(nan_out, sizeof nan_out, "%s/hostile_nan", tmpdir);
+    struct stat st;
+    if (stat(nan_out, &st) == 0) fail_msg("NaN weights: %s was created", nan_out);
 }
 
 /* ------------------------------------------------------------------ --config */
@@ -830,6 +854,21 @@ static void test_config_file_and_print_config(void **state)
     fprintf(f, "{\"steps\": 3,\n");
     fclose(f);
     assert_int_equal(run("--config %s --print-config", cfg), 2);
+    /* files that cJSON alone would accept with a part of them dropped, and a folder: refused, naming the file */
+    static const struct { const char *text; size_t len; const char *msg; } bad[] = {
+        {"{\"steps\": 3} {\"steps\": 5}", 0, "syntax error"}, {"{\"steps\": 3} garbage", 0, "syntax error"},
+        {"{\"steps\": 3}\0{\"steps\": 5}", 25, "NUL byte"}, {"{\"steps\": 3, \"steps\": 5}", 0, "given twice"},
+        {"{\"seeds\": [5], \"seed\": 6}", 0, "given twice"}, {"{\"seed\": 3, \"seeds\": 4}", 0, "seed and seeds"}};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        f = fopen(cfg, "wb");
+        fwrite(bad[i].text, 1, bad[i].len ? bad[i].len : strlen(bad[i].text), f);
+        fclose(f);
+        int rc = run("--config %s --print-config", cfg);
+        if (rc != 2 || !strstr(logbuf, bad[i].msg) || !strstr(logbuf, cfg))
+            fail_msg("config '%s': exit %d, want 2 and '%s' naming the file:\n%s", bad[i].text, rc, bad[i].msg, logbuf);
+    }
+    assert_int_equal(run("--config %s --print-config", tmpdir), 2);
+    assert_non_null(strstr(logbuf, "Is a directory"));
 }
 
 int main(void)

@@ -62,6 +62,34 @@ static void find_data(to_options *o)
                    env && *env ? "not readable" : "unset");
 }
 
+/* Loads the whole checkpoint once (parameters, moments, optimizer settings, /run steps_to_learn) into a throwaway
+ * model, so that a file that would fail in the run (a NaN weight, a missing or unknown dataset, eps 0) is refused
+ * here, with exit status 2 and before anything is written, like a bad /config or /run value. */
+static void check_full_load(const char *flag, const char *ck, const rg_model_config *cfg)
+{
+    rg_model *m = NULL;
+    rg_adamw opt;
+    static rg_run_state rs;
+    if (rg_model_new(cfg, 1, &m)) to_usage_error("a valid model config", "%s: checkpoint %s: %s", flag, ck,
+                                                   rg_last_error());
+    bool bad = rg_adamw_init(&opt, &m->params, 0.9, 0.98, 1e-8, 0.0) != 0;
+    char msg[1024] = "";
+    if (bad || rg_checkpoint_load(ck, m, &opt, &rs)) {
+        snprintf(msg, sizeof msg, "%s", rg_last_error());
+        if (!bad) rg_adamw_free(&opt);
+        rg_model_free(m);
+        to_usage_error("a checkpoint written by train_order", "%s: %s", flag, msg); /* msg names the file */
+    }
+    bad = to_settings_check_optim(&opt, ck) != 0; /* prints what is wrong */
+    rg_adamw_free(&opt);
+    rg_model_free(m);
+    if (bad) to_usage_error("a checkpoint written by train_order", "%s: checkpoint %s: optimizer settings", flag, ck);
+    const rg_run_attr *a = rg_run_state_attr(&rs, "steps_to_learn");
+    if (a && (a->type != RG_RUN_ATTR_INT || a->i < -1 || a->i == 0 || a->i > rs.step))
+        to_usage_error("-1 or a step from 1 to the checkpoint's step", "%s: checkpoint %s: /run steps_to_learn is "
+                       "not -1 or a step from 1 to the checkpoint's step %lld", flag, ck, (long long)rs.step);
+}
+
 /* Reads the checkpoint's config and run state; the encoding comes from its config, the task, seed and training
  * settings from its /run group (to_settings_from_checkpoint). */
 static void from_checkpoint(to_options *o)
@@ -78,6 +106,7 @@ static void from_checkpoint(to_options *o)
     to_settings_from_checkpoint(o, ck, &cfg, &rs);
     if (rg_model_config_validate(&cfg))
         to_usage_error("a valid model config", "%s: checkpoint %s: %s", flag, ck, rg_last_error());
+    check_full_load(flag, ck, &cfg);
     o->model = cfg;
     o->model.rope_ext = RG_ROPE_EXT_NONE;
     memset(o->pos, 0, sizeof o->pos);

@@ -23,7 +23,9 @@ int to_make_dir(const char *path)
         if (mkdir(buf, 0755) != 0 && errno != EEXIST) break;
         *p = '/';
     }
-    if (mkdir(buf, 0755) == 0 || errno == EEXIST) return 0;
+    struct stat st;
+    if (mkdir(buf, 0755) == 0 || (errno == EEXIST && stat(buf, &st) == 0 && S_ISDIR(st.st_mode))) return 0;
+    if (errno == EEXIST) errno = ENOTDIR; /* a file of that name: mkdir's EEXIST would read as success */
     fprintf(stderr, "train_order: cannot create %s: %s\n", path, strerror(errno));
     return -1;
 }
@@ -47,6 +49,11 @@ static void first_result(const char *dir, char *name, size_t n)
 int to_outdir_claim(const to_options *o)
 {
     char path[TO_PATH + 64], entry[256];
+    struct stat st;
+    if (stat(o->out, &st) == 0 && !S_ISDIR(st.st_mode)) { /* bad usage, like a folder of other results: exit 2 */
+        fprintf(stderr, "train_order: --out %s is a file, not a folder; choose another --out\n", o->out);
+        return -2;
+    }
     if (to_make_dir(o->out)) return -1;
     snprintf(path, sizeof path, "%s/%s", o->out, LOCK_NAME);
     int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);

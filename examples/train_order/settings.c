@@ -298,17 +298,24 @@ static void load_config(to_options *o, const char *path)
     if (!f) to_usage_error("a readable JSON file", "--config: cannot read '%s': %s", path, strerror(errno));
     static char text[1 << 20];
     size_t n = fread(text, 1, sizeof text - 1, f);
-    bool too_long = !feof(f);
+    int read_errno = ferror(f) ? errno : 0; /* a folder: EISDIR */
+    bool too_long = !read_errno && !feof(f);
     fclose(f);
+    if (read_errno)
+        to_usage_error("a readable JSON file", "--config: cannot read '%s': %s", path, strerror(read_errno));
     if (too_long) to_usage_error("a JSON file under 1 MiB", "--config %s: file too long", path);
     text[n] = 0;
-    cJSON *root = cJSON_Parse(text);
+    if (strlen(text) != n)
+        to_usage_error("a JSON object of settings", "--config %s: a NUL byte at byte %zu", path, strlen(text));
+    const char *end = NULL; /* the whole file is the object: nothing but white space after it */
+    cJSON *root = cJSON_ParseWithOpts(text, &end, true);
     if (!root || !cJSON_IsObject(root)) {
         cJSON_Delete(root);
         to_usage_error("a JSON object of settings", "--config %s: not a JSON object (syntax error near byte %ld)",
                        path, (long)(cJSON_GetErrorPtr() ? cJSON_GetErrorPtr() - text : 0));
     }
     const cJSON *item;
+    bool seen[N_SETTINGS] = {false};
     cJSON_ArrayForEach(item, root) {
         const setting *s = find_key(item->string);
         if (s && !strcmp(s->name, "seeds") && cJSON_IsArray(item) && cJSON_GetArraySize(item) == 1)
@@ -318,11 +325,18 @@ static void load_config(to_options *o, const char *path)
         if (!s || !s->name || s->kind == K_ACTION || s->mode == M_TOOL || !strcmp(s->name, "print-config") ||
             !strcmp(s->name, "config"))
             to_usage_error("the keys --print-config writes", "%s: unknown setting", origin);
+        if (seen[s - table]) { /* JSON leaves duplicate names open; one of them would be dropped silently */
+            cJSON_Delete(root);
+            to_usage_error("each key once", "--config %s: '%s' is given twice", path, s->name);
+        }
+        seen[s - table] = true;
         json_to_text(item, value, sizeof value, origin);
         apply(s, o, value, origin);
         given_any[s - table] = true;
     }
     cJSON_Delete(root);
+    if (seen[find("seed") - table] && seen[find("seeds") - table])
+        to_usage_error("one of seed S and seeds N|LIST", "--config %s: seed and seeds together", path);
 }
 
 /* ------------------------------------------------------------------ the command line */
