@@ -370,6 +370,14 @@ static int compare_metric(const to_table *a, const to_table *b, bool exact, FILE
     return differ;
 }
 
+/* Training runs among n results: each run has one result for its encoding (ext none) plus one per RoPE extension. */
+static int count_runs(const to_result *r, int n)
+{
+    int runs = 0;
+    for (int i = 0; i < n; i++) runs += r[i].ext == RG_ROPE_EXT_NONE;
+    return runs;
+}
+
 int to_compare(const char *report_a, const char *report_b, FILE *out)
 {
     to_result *ra = NULL, *rb = NULL;
@@ -382,8 +390,8 @@ int to_compare(const char *report_a, const char *report_b, FILE *out)
             char sa[16] = "unknown", sb[16] = "unknown"; /* 0: a report.csv without the train_len column */
             if (la > 0) snprintf(sa, sizeof sa, "%d", la);
             if (lb > 0) snprintf(sb, sizeof sb, "%d", lb);
-            fprintf(out, "A: %s (%d runs, training length %s)\nB: %s (%d runs, training length %s)\n", report_a, na, sa,
-                    report_b, nb, sb);
+            fprintf(out, "A: %s (%d runs, training length %s)\nB: %s (%d runs, training length %s)\n", report_a,
+                    count_runs(ra, na), sa, report_b, count_runs(rb, nb), sb);
             if (la != lb) fprintf(out, "warning: the training lengths differ\n");
             fprintf(out, "Cells: mean [95%% Student t interval of the seed mean]; overlap: whether the two intervals "
                          "intersect (non-overlap is a strong sign of a difference; overlap does not prove equality)\n");
