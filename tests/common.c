@@ -156,6 +156,28 @@ rg_model_config tc_tiny_config(rg_pos_kind pos)
     return cfg;
 }
 
+rg_model *tc_model_randn(const rg_model_config *cfg, uint64_t rng_seed, double std)
+{
+    rg_model *m;
+    if (rg_model_new(cfg, 3, &m)) fail_msg("rg_model_new: %s", rg_last_error());
+    rg_rng rng;
+    rg_rng_seed(&rng, rng_seed, 0);
+    for (int i = 0; i < m->params.n; i++) tc_fill_randn(m->params.items[i], &rng, std);
+    return m;
+}
+
+void tc_padded_batch(uint64_t rng_seed, int vocab, int nb, int nt, const int *len, int32_t *tokens, int32_t *targets)
+{
+    rg_rng rng;
+    rg_rng_seed(&rng, rng_seed, 0);
+    for (int b = 0; b < nb; b++)
+        for (int t = 0; t < nt; t++) {
+            bool real = t < len[b];
+            tokens[b * nt + t] = real ? (int32_t)rg_rng_below(&rng, (uint32_t)vocab) : 0; /* padding token 0 */
+            targets[b * nt + t] = real && rg_rng_below(&rng, 4) ? (int32_t)rg_rng_below(&rng, (uint32_t)vocab) : -100;
+        }
+}
+
 rg_model_config tc_fx_config(const char *file)
 {
     rg_model_config cfg = rg_model_config_default();

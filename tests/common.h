@@ -50,6 +50,12 @@ int tc_h5_exists(const char *file, const char *path);
 /* The tests' shared tiny model config: vocab 7, d_model 8, 2 heads, 2 layers, d_ff 16, max_len 16, causal, encoding
  * `pos` (the rest as rg_model_config_default). A test sets only what it varies. */
 rg_model_config tc_tiny_config(rg_pos_kind pos);
+/* A model of cfg (built with seed 3) whose every parameter is then drawn N(0, std) from an RNG seeded (rng_seed, 0):
+ * weights far from the 0.02 init, so that attention and positions matter. Fails the test on a build error. */
+rg_model *tc_model_randn(const rg_model_config *cfg, uint64_t rng_seed, double std);
+/* A right-padded batch [nb, nt] of row lengths len[b] from an RNG seeded (rng_seed, 0): tokens in [0, vocab) (0 on
+ * padding), targets in [0, vocab) on about 3/4 of the real positions and -100 elsewhere. */
+void tc_padded_batch(uint64_t rng_seed, int vocab, int nb, int nt, const int *len, int32_t *tokens, int32_t *targets);
 
 /* Reference-model fixtures (tests/fixtures/model_*.h5, layout in tests/fixtures/README.md). */
 /* The model config stored in a fixture's root attributes (the encoding and RoPE extension parsed from the string

@@ -21,24 +21,12 @@ static rg_model *share_model(void)
     rg_model_config cfg = tc_tiny_config(RG_POS_ROPE);
     cfg.vocab_size = V;
     cfg.max_len = MAXPOS;
-    rg_model *m;
-    assert_int_equal(rg_model_new(&cfg, 3, &m), RG_OK);
-    rg_rng rng;
-    rg_rng_seed(&rng, 12, 0);
-    for (int i = 0; i < m->params.n; i++) tc_fill_randn(m->params.items[i], &rng, 0.3);
-    return m;
+    return tc_model_randn(&cfg, 12, 0.3);
 }
 
 static int setup(void **state)
 {
-    rg_rng rng;
-    rg_rng_seed(&rng, 13, 0);
-    for (int b = 0; b < NB; b++)
-        for (int t = 0; t < NT; t++) {
-            bool real = t < len[b];
-            tokens[b * NT + t] = real ? (int32_t)rg_rng_below(&rng, V) : 0;
-            targets[b * NT + t] = real && rg_rng_below(&rng, 4) ? (int32_t)rg_rng_below(&rng, V) : -100;
-        }
+    tc_padded_batch(13, V, NB, NT, len, tokens, targets);
     return 0;
 }
 

@@ -68,12 +68,7 @@ static rg_model *step_model(void)
     rg_model_config cfg = tc_tiny_config(RG_POS_ROPE);
     cfg.vocab_size = V;
     cfg.max_len = 32;
-    rg_model *m;
-    assert_int_equal(rg_model_new(&cfg, 3, &m), RG_OK);
-    rg_rng rng;
-    rg_rng_seed(&rng, 12, 0);
-    for (int i = 0; i < m->params.n; i++) tc_fill_randn(m->params.items[i], &rng, 0.3);
-    return m;
+    return tc_model_randn(&cfg, 12, 0.3);
 }
 
 static void test_train_step_micro_batches(void **state)
@@ -81,14 +76,7 @@ static void test_train_step_micro_batches(void **state)
     enum { NB = 7, NT = 9 };
     int len[NB] = {9, 3, 5, 1, 9, 4, 6};
     int32_t tokens[NB * NT], targets[NB * NT];
-    rg_rng rng;
-    rg_rng_seed(&rng, 13, 0);
-    for (int b = 0; b < NB; b++)
-        for (int t = 0; t < NT; t++) {
-            bool real = t < len[b];
-            tokens[b * NT + t] = real ? (int32_t)rg_rng_below(&rng, V) : 0; /* padding token 0 */
-            targets[b * NT + t] = real && rg_rng_below(&rng, 4) ? (int32_t)rg_rng_below(&rng, V) : -100;
-        }
+    tc_padded_batch(13, V, NB, NT, len, tokens, targets);
     {
         /* the reference: the whole padded batch in one piece, clip 0.5, AdamW */
         rg_model *ref = step_model();
