@@ -290,6 +290,7 @@ static void test_short_run_writes_everything_and_eval_reproduces(void **state)
     char rows2[2048];
     csv_rows(out2, "rope", rows2, sizeof rows2);
     if (strcmp(rows, rows2) != 0) fail_msg("--eval differs from the run:\nrun:\n%seval:\n%s", rows, rows2);
+    if (exists(out2, "ckpt")) fail_msg("--eval made %s/ckpt, but it writes no checkpoint", out2);
 }
 
 /* The short run's report, then --replot and --compare on it (and on its --eval twin). */

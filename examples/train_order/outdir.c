@@ -76,7 +76,7 @@ int to_outdir_claim(const to_options *o)
     }
     char sub[TO_PATH + 16];
     snprintf(sub, sizeof sub, "%s/ckpt", o->out);
-    if (to_make_dir(sub)) { close(fd); return -1; }
+    if (!o->eval[0] && to_make_dir(sub)) { close(fd); return -1; } /* --eval writes no checkpoint */
     snprintf(sub, sizeof sub, "%s/runs", o->out);
     if (to_make_dir(sub)) { close(fd); return -1; }
     return fd;

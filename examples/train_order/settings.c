@@ -360,7 +360,9 @@ static void usage(FILE *f)
         if (!strcmp(s->name, "jobs") || !strcmp(s->name, "seed") || !strcmp(s->name, "max-position")) def[0] = 0;
         fprintf(f, "  %-22s %s%s%s%s\n", flag, s->help, def[0] ? " (default " : "", def, def[0] ? ")" : "");
     }
-    fprintf(f, "\nExit status: 0 success, 1 a run or an output failed, 2 a bad command line (nothing written).\n");
+    fprintf(f, "\nExit status: 0 success; 1 a run or an output failed, or --out is in use by another train_order (the\n"
+               "same command succeeds once that one ends); 2 a bad command line, including an --out holding\n"
+               "another invocation's results without --overwrite (nothing written).\n");
 }
 
 /* The option token as typed (argv element), to refuse abbreviations: getopt_long accepts any unique prefix. */
