@@ -236,7 +236,7 @@ static int trainer_init(trainer *t)
     fprintf(t->csv, "step,loss,lr,grad_norm,tokens_per_s,elapsed_s\n");
     if (o->eval_every) {
         snprintf(path, sizeof path, "%s/eval.csv", dir);
-        int64_t seed; /* the run's seed, a row of train_order's /run settings (settings.c) */
+        int64_t seed; /* the run's seed, a row of train_order's /run settings (settings.c, settings_run.c) */
         if (rg_run_state_get_int(t->rs, "seed", 1, INT32_MAX, &seed) ||
             heldout_init(&t->held, t->task, o->train_len, to_variant_of(o, t->m->cfg.pos) == TO_VAR_RAND,
                          (uint64_t)seed, o->max_position)) {

@@ -4,7 +4,7 @@
  * --config file, printing the resolved settings, and writing / reading / validating the /run group are each one
  * loop over this table, so a flag, a config key and a checkpoint value of the same setting share one set of
  * limits. */
-#include "train_order.h"
+#include "settings.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -15,27 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-typedef enum { K_INT, K_DOUBLE, K_BOOL, K_PATH, K_LIST, K_ACTION } kind;
-/* the modes an option applies to: any; a new run only (the checkpoint's value is used by --resume / --eval);
- * training (a new run or --resume, not --eval); --resume only; a report tool (--replot, --compare: only --out
- * with --replot and --quiet go with them) */
-typedef enum { M_ANY, M_NEW, M_TRAIN, M_RESUME, M_TOOL } mode;
-
-typedef struct setting setting;
-struct setting {
-    const char *name;        /* flag without "--"; NULL ends the table */
-    kind kind;
-    mode mode;
-    bool run;                /* stored in the checkpoint's /run group (int64; K_LIST rows: their text) */
-    size_t off;              /* field of to_options (int, double, bool or char[TO_PATH]) */
-    double lo, hi;           /* numbers: allowed range; lo_open: lo itself excluded */
-    bool lo_open;
-    int (*parse)(to_options *o, char *value);               /* K_LIST: 0, or -1 (allowed text in list_allowed) */
-    void (*print)(const to_options *o, char *buf, size_t n); /* K_LIST */
-    const char *arg, *help, *allowed;
-    const char *key;         /* rows without a flag: the /run key */
-};
 
 #define F(field) offsetof(to_options, field)
 
@@ -137,7 +116,7 @@ static const setting table[] = {
 #define N_SETTINGS ((int)(sizeof table / sizeof *table))
 /* The key of a row in --config / --print-config JSON and in /run: the flag's name with '_' for '-', or the key of
  * a hidden row. */
-static const char *key_of(const setting *s, char *buf, size_t n)
+const char *to_setting_key(const setting *s, char *buf, size_t n)
 {
     snprintf(buf, n, "%s", s->name ? s->name : s->key);
     for (char *p = buf; *p; p++)
@@ -147,7 +126,17 @@ static const char *key_of(const setting *s, char *buf, size_t n)
 
 static bool given_cli[N_SETTINGS], given_any[N_SETTINGS];
 
-static const setting *find(const char *name)
+const setting *to_setting_at(int i)
+{
+    return i >= 0 && i < N_SETTINGS ? &table[i] : NULL;
+}
+
+bool to_setting_given(const setting *s)
+{
+    return given_any[s - table];
+}
+
+const setting *to_setting_find(const char *name)
 {
     for (int i = 0; i < N_SETTINGS; i++)
         if (table[i].name && strcmp(table[i].name, name) == 0) return &table[i];
@@ -158,7 +147,7 @@ static const setting *find_key(const char *key)
 {
     char b[64];
     for (int i = 0; i < N_SETTINGS; i++)
-        if (table[i].name && strcmp(key_of(&table[i], b, sizeof b), key) == 0) return &table[i];
+        if (table[i].name && strcmp(to_setting_key(&table[i], b, sizeof b), key) == 0) return &table[i];
     return NULL;
 }
 
@@ -212,7 +201,7 @@ static void format_value(const setting *s, const to_options *o, char *b, size_t 
     }
 }
 
-static void allowed_text(const setting *s, char *b, size_t n)
+void to_setting_allowed(const setting *s, char *b, size_t n)
 {
     if (s->allowed) snprintf(b, n, "%s", s->allowed);
     else if (s->kind == K_INT) snprintf(b, n, "an integer from %.0f to %.0f", s->lo, s->hi);
@@ -222,7 +211,7 @@ static void allowed_text(const setting *s, char *b, size_t n)
 }
 
 /* Checks a number against the row's limits and stores it. 0, or -1 when it is outside them. */
-static int set_number(const setting *s, to_options *o, double v)
+int to_setting_set_number(const setting *s, to_options *o, double v)
 {
     char *p = (char *)o + s->off;
     if (!isfinite(v) || v < s->lo || (s->lo_open && v == s->lo) || v > s->hi) return -1;
@@ -245,7 +234,7 @@ static int set_number(const setting *s, to_options *o, double v)
 static void apply(const setting *s, to_options *o, const char *value, const char *origin)
 {
     char allowed[256], buf[8192];
-    allowed_text(s, allowed, sizeof allowed);
+    to_setting_allowed(s, allowed, sizeof allowed);
     int bad = 0;
     if (s->kind == K_BOOL) {
         bad = value && strcmp(value, "true") != 0 && strcmp(value, "false") != 0;
@@ -254,7 +243,7 @@ static void apply(const setting *s, to_options *o, const char *value, const char
         char *end;
         errno = 0;
         double v = strtod(value, &end);
-        bad = errno || end == value || *end || set_number(s, o, v);
+        bad = errno || end == value || *end || to_setting_set_number(s, o, v);
     } else if (s->kind == K_PATH) {
         size_t len = strlen(value);
         bad = len < 1 || len > TO_PATH - 1;
@@ -319,7 +308,7 @@ static void load_config(to_options *o, const char *path)
     cJSON_ArrayForEach(item, root) {
         const setting *s = find_key(item->string);
         if (s && !strcmp(s->name, "seeds") && cJSON_IsArray(item) && cJSON_GetArraySize(item) == 1)
-            s = find("seed"); /* [5] is the one seed 5, not the seeds 1..5 */
+            s = to_setting_find("seed"); /* [5] is the one seed 5, not the seeds 1..5 */
         char origin[TO_PATH + 128], value[8192];
         snprintf(origin, sizeof origin, "--config %s: %s", path, item->string);
         if (!s || !s->name || s->kind == K_ACTION || s->mode == M_TOOL || !strcmp(s->name, "print-config") ||
@@ -335,7 +324,7 @@ static void load_config(to_options *o, const char *path)
         given_any[s - table] = true;
     }
     cJSON_Delete(root);
-    if (seen[find("seed") - table] && seen[find("seeds") - table])
+    if (seen[to_setting_find("seed") - table] && seen[to_setting_find("seeds") - table])
         to_usage_error("one of seed S and seeds N|LIST", "--config %s: seed and seeds together", path);
 }
 
@@ -435,7 +424,7 @@ static void check_modes(to_options *o)
         to_usage_error(o->replot[0] ? "--out DIR and --quiet with --replot" : "--quiet with --compare",
                        "--%s does not apply with %s", s->name, tool);
     }
-    if (o->replot[0] && !given_any[find("out") - table]) { /* default: the CSV's own folder */
+    if (o->replot[0] && !given_any[to_setting_find("out") - table]) { /* default: the CSV's own folder */
         const char *slash = strrchr(o->replot, '/');
         if (!slash) snprintf(o->out, sizeof o->out, ".");
         else snprintf(o->out, sizeof o->out, "%.*s", (int)(slash - o->replot + (slash == o->replot)), o->replot);
@@ -452,10 +441,10 @@ static void check_modes(to_options *o)
         if (s->mode == M_RESUME && !o->resume[0])
             to_usage_error("--lr-schedule with --resume", "--%s applies only with --resume", s->name);
     }
-    if (given_any[find("rope-ext") - table] && given_any[find("rope-scaling") - table])
+    if (given_any[to_setting_find("rope-ext") - table] && given_any[to_setting_find("rope-scaling") - table])
         to_usage_error("one of --rope-scaling and --rope-ext (its older name)",
                        "--rope-scaling and --rope-ext together");
-    if (given_cli[find("seed") - table] && given_cli[find("seeds") - table])
+    if (given_cli[to_setting_find("seed") - table] && given_cli[to_setting_find("seeds") - table])
         to_usage_error("one of --seed S and --seeds N|LIST", "--seed and --seeds together");
 }
 
@@ -466,7 +455,7 @@ void to_options_parse(int argc, char **argv, to_options *o)
     parse_pass(argc, argv, o, 1);
     if (o->config[0]) load_config(o, o->config);
     parse_pass(argc, argv, o, 2);
-    o->steps_given = given_any[find("steps") - table];
+    o->steps_given = given_any[to_setting_find("steps") - table];
     check_modes(o);
 }
 
@@ -486,7 +475,7 @@ char *to_options_json(const to_options *o)
         if (s->mode == M_RESUME && !o->resume[0]) continue; /* not used in this mode */
         const char *p = (const char *)o + s->off;
         char key[64], text[8192];
-        key_of(s, key, sizeof key);
+        to_setting_key(s, key, sizeof key);
         if (!strcmp(s->name, "seed")) cJSON_AddNumberToObject(root, key, o->seed_list[0]);
         else if (s->kind == K_INT) cJSON_AddNumberToObject(root, key, *(const int *)p);
         else if (s->kind == K_DOUBLE) cJSON_AddNumberToObject(root, key, *(const double *)p);
@@ -507,130 +496,4 @@ void to_options_print(const to_options *o, FILE *f)
     char *text = to_options_json(o);
     fprintf(f, "%s\n", text ? text : "{}");
     cJSON_free(text);
-}
-
-/* ------------------------------------------------------------------ the checkpoint's /run group */
-
-int to_settings_to_run(const to_options *o, rg_task task, int seed, rg_run_state *rs)
-{
-    static to_options run; /* o with this run's task and seed (one process per run: see pool.c, mpi.c) */
-    run = *o;
-    memset(run.tasks, 0, sizeof run.tasks);
-    run.tasks[task] = true;
-    run.seed_list[0] = seed;
-    run.n_seeds = 1;
-    for (int i = 0; i < N_SETTINGS; i++) {
-        const setting *s = &table[i];
-        if (!s->run) continue;
-        char key[64], text[256];
-        const char *p = (const char *)&run + s->off;
-        key_of(s, key, sizeof key);
-        rg_status st;
-        if (s->kind == K_LIST) {
-            s->print(&run, text, sizeof text);
-            st = rg_run_state_set_str(rs, key, text);
-        } else {
-            st = rg_run_state_set_int(rs, key, s->kind == K_BOOL ? *(const bool *)p : *(const int *)p);
-        }
-        if (st) return -1;
-    }
-    return 0;
-}
-
-/* One number from the checkpoint, checked against the flag's limits; stored unless the command line gave the
- * setting for this mode (--steps, --ckpt-every, --log-every with --resume). */
-static void from_ckpt(const setting *s, to_options *o, double v, const char *ckpt, const char *where)
-{
-    static to_options scratch;
-    scratch = *o;
-    if (set_number(s, &scratch, v) == 0) {
-        if (!(given_any[s - table] && s->mode == M_TRAIN)) set_number(s, o, v);
-        return;
-    }
-    char allowed[256];
-    allowed_text(s, allowed, sizeof allowed);
-    to_usage_error(allowed, "checkpoint %s: %s = %.17g is outside the limits of %s%s", ckpt, where, v,
-                   s->name ? "--" : "", s->name ? s->name : s->key);
-}
-
-/* One text value from the checkpoint (a K_LIST row): one item (no comma list), read by the flag's own parser, and
- * exactly what this table writes for one run (the task "sort", not "all" or "copy,sort"). */
-static void from_ckpt_text(const setting *s, to_options *o, const char *v, const char *ckpt, const char *where)
-{
-    static to_options scratch;
-    char text[RG_CKPT_STR_LEN], back[RG_CKPT_STR_LEN] = "";
-    scratch = *o;
-    snprintf(text, sizeof text, "%s", v); /* the parser writes into its argument */
-    if (s->parse(&scratch, text) == 0) s->print(&scratch, back, sizeof back);
-    snprintf(text, sizeof text, "%s", v);
-    if (strchr(v, ',') || strcmp(back, v) != 0)
-        to_usage_error("the value train_order writes for one run (a task: copy, reverse or sort)",
-                       "checkpoint %s: %s = '%s' is not one value of --%s", ckpt, where, v, s->name);
-    s->parse(o, text);
-}
-
-void to_settings_from_checkpoint(to_options *o, const char *ckpt, const rg_model_config *cfg, const rg_run_state *rs)
-{
-    /* the /run group: every row of the table marked run, present and of its type (lists: a string) */
-    for (int i = 0; i < N_SETTINGS; i++) {
-        const setting *s = &table[i];
-        if (!s->run) continue;
-        char key[64], where[96];
-        key_of(s, key, sizeof key);
-        snprintf(where, sizeof where, "/run %s", key);
-        const rg_run_attr *a = rg_run_state_attr(rs, key);
-        rg_run_attr_type want = s->kind == K_LIST ? RG_RUN_ATTR_STRING : RG_RUN_ATTR_INT;
-        if (!a)
-            to_usage_error("a checkpoint written by this version of train_order (older ones kept the task, "
-                           "train_len and seed in /config: train again)", "checkpoint %s: %s is missing", ckpt,
-                           where);
-        if (a->type != want)
-            to_usage_error(want == RG_RUN_ATTR_INT ? "an integer attribute" : "a string attribute",
-                           "checkpoint %s: %s is not %s", ckpt, where, want == RG_RUN_ATTR_INT ? "an integer" :
-                           "a string");
-        if (s->kind == K_LIST) from_ckpt_text(s, o, a->s, ckpt, where);
-        else from_ckpt(s, o, (double)a->i, ckpt, where);
-    }
-    o->n_seeds = 1; /* the run's seed, from /run seed */
-    /* the schedule (/optim) and the model (/config), with the same limits as the flags */
-    struct { const char *flag, *where; double v; } vals[] = {
-        {"lr", "/optim lr_peak", rs->lr.peak}, {"warmup", "/optim lr_warmup", (double)rs->lr.warmup},
-        {"min-lr-frac", "/optim lr_min_frac", rs->lr.min_frac}, {"clip", "/optim grad_clip", rs->lr.grad_clip},
-        {"d-model", "/config d_model", cfg->d_model}, {"n-heads", "/config n_heads", cfg->n_heads},
-        {"n-layers", "/config n_layers", cfg->n_layers}, {"d-ff", "/config d_ff", cfg->d_ff},
-        {"max-len", "/config max_len", cfg->max_len}, {"rope-theta", "/config rope_base", cfg->rope_base}};
-    for (size_t i = 0; i < sizeof vals / sizeof *vals; i++)
-        from_ckpt(find(vals[i].flag), o, vals[i].v, ckpt, vals[i].where);
-    if (rs->lr.total < 1 || rs->lr.total > TO_MAX_STEPS)
-        to_usage_error("an integer from 1 to 100000000", "checkpoint %s: /optim lr_total = %lld is outside the "
-                       "limits of --steps", ckpt, (long long)rs->lr.total);
-    if (rs->step < 0 || rs->step > TO_MAX_STEPS)
-        to_usage_error("an integer from 0 to 100000000", "checkpoint %s: step = %lld is outside 0..%d", ckpt,
-                       (long long)rs->step, TO_MAX_STEPS);
-    if (o->lr_start > rs->lr.total)
-        to_usage_error("lr_start <= lr_total", "checkpoint %s: /run lr_start %d is past /optim lr_total %lld", ckpt,
-                       o->lr_start, (long long)rs->lr.total);
-    o->lr_total = (int)rs->lr.total;
-    const char *rngs[] = {"data", "positions"};
-    for (int i = 0; i < 2; i++)
-        if (!rg_run_state_rng((rg_run_state *)rs, rngs[i]))
-            to_usage_error("a checkpoint written by train_order", "checkpoint %s: /rng/%s is missing", ckpt, rngs[i]);
-}
-
-int to_settings_check_optim(const rg_adamw *opt, const char *ckpt)
-{
-    struct { const char *flag, *key; double v; } vals[] = {
-        {"beta1", "beta1", opt->beta1}, {"beta2", "beta2", opt->beta2}, {"eps", "eps", opt->eps},
-        {"weight-decay", "weight_decay", opt->weight_decay}};
-    for (size_t i = 0; i < sizeof vals / sizeof *vals; i++) {
-        static to_options scratch;
-        const setting *s = find(vals[i].flag);
-        if (set_number(s, &scratch, vals[i].v) == 0) continue;
-        char allowed[256];
-        allowed_text(s, allowed, sizeof allowed);
-        fprintf(stderr, "train_order: checkpoint %s: /optim %s = %.17g is outside the limits of --%s (%s)\n", ckpt,
-                vals[i].key, vals[i].v, s->name, allowed);
-        return -1;
-    }
-    return 0;
 }

@@ -3,7 +3,8 @@
  * encoding, plus each RoPE extension for the RoPE encodings) and one cell per test length.
  *
  * Files of the program: main.c (defaults -> parse -> check -> build -> run -> free), settings.c (the table of every
- * option: usage, parsing, --config JSON, --print-config, the checkpoint's /run group), lists.c (the list-valued
+ * option: usage, parsing, --config JSON, --print-config; its rows in settings.h), settings_run.c (the checkpoint's
+ * /run group, read and written through the table), lists.c (the list-valued
  * options), options.c (the checks before anything is built), outdir.c (the output folder: lock, refusal of another
  * invocation's results), pool.c (the job pool: one process and one pipe per run), run.c (one run); the report in
  * report.h (report.c, stats.c, plot.c, compare.c). */
@@ -151,6 +152,7 @@ void to_options_parse(int argc, char **argv, to_options *o);
 void to_options_print(const to_options *o, FILE *f);
 /* The same JSON text, malloc'ed (free it), for the report (report.md / report.json); NULL when out of memory. */
 char *to_options_json(const to_options *o);
+/* ------------------------------------------------------------------ settings_run.c: the checkpoint's /run group */
 /* Writes the settings that a resume or --eval must reuse into the run state's /run group (one loop over the table):
  * the run's task (string) and seed, train_len, the training settings (integers). 0, or -1 (rg_last_error). */
 int to_settings_to_run(const to_options *o, rg_task task, int seed, rg_run_state *rs);
