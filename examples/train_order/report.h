@@ -1,6 +1,7 @@
 /* report.h: the extrapolation report of examples/train_order: statistics over seeds (stats.c), the written report
- * (report.c: report.md, report.csv, report.json), the plots (plot.c: gnuplot, started with fork/exec and an
- * argument vector, never a shell), and reading reports back to re-plot or compare them (compare.c).
+ * (report.c: report.md, report.csv, report.json; the table of rows and cells in table.c), the plots (plot.c:
+ * gnuplot, started with fork/exec and an argument vector, never a shell), and reading reports back to re-plot or
+ * compare them (compare.c).
  *
  * Every file is written to <name>.tmp.<pid> and renamed into place only after every write, fflush, fsync and
  * fclose succeeded, so a full disk leaves the previous file (or none), never a half one; the error names the file. */
@@ -71,7 +72,7 @@ void to_stat_compute(const double *v, int n, uint64_t boot_seed, to_stat *s);
 /* A bootstrap seed for one cell, from its identity (so that it does not depend on the order of the report). */
 uint64_t to_cell_seed(rg_task task, rg_pos_kind pos, rg_rope_ext ext, int n, bool exact);
 
-/* ------------------------------------------------------------------ the table of a report (report.c) */
+/* ------------------------------------------------------------------ the table of a report (table.c) */
 
 #define TO_MAX_TABLE_LENS 64
 /* report.csv's header. Older reports (without variant, train_len or generated) still load: to_report_load reads
