@@ -2,6 +2,7 @@
 """The README's Results tables from a train_order report.csv (stdlib only).
 
 Usage: tools/results_table.py REPORT.csv [OLD.csv]
+       tools/results_table.py --first K REPORT.csv
 
 Prints, per task, one Markdown table: a row per encoding (and RoPE extension), a column per test length; a cell is
 the exact match mean ± sd over the seeds, "k/N" (seeds with exact match >= 0.5) and the mean token accuracy in
@@ -9,6 +10,9 @@ parentheses. A row whose mean exact match at the training length is below 0.9 is
 
 With OLD.csv (an earlier run of the same grid), it also checks the seeds the two runs share: the same seed, task,
 encoding and length must give the same numbers (training is deterministic), and prints how many cells agree.
+
+With --first K, it lists the cells where the verdict of the first K seeds differs from the verdict of all the
+seeds: a verdict is "never" (no seed reaches exact match 0.5), "always" (every seed does) or "sometimes".
 """
 import csv
 import statistics
@@ -77,7 +81,33 @@ def check_shared(new, old):
         print("  differs:", d)
 
 
+def verdict(em):
+    k = sum(e >= 0.5 for e in em)
+    return "never" if k == 0 else "always" if k == len(em) else "sometimes"
+
+
+def first_k(cells, k):
+    changed = 0
+    total = 0
+    for key in sorted(cells, key=lambda c: (c[0], ORDER.index(c[1]) if c[1] in ORDER else 99, EXTS.index(c[2]), c[3])):
+        seeds = cells[key]
+        if len(seeds) <= k:
+            continue
+        total += 1
+        few = [seeds[s][0] for s in sorted(seeds)[:k]]
+        em = [v[0] for v in seeds.values()]
+        if verdict(few) != verdict(em):
+            changed += 1
+            print(f"| {key[0]} | {row_name(key[1], key[2])} | {key[3]} | {verdict(few)} ({sum(e >= 0.5 for e in few)}/{k}, "
+                  f"mean {statistics.mean(few):.3f}) | {verdict(em)} ({sum(e >= 0.5 for e in em)}/{len(em)}, "
+                  f"mean {statistics.mean(em):.3f}) |")
+    print(f"\n{changed} of {total} cells change verdict between the first {k} seeds and all of them")
+
+
 def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "--first":
+        first_k(load(sys.argv[3])[0], int(sys.argv[2]))
+        return 0
     if len(sys.argv) not in (2, 3):
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
         return 2

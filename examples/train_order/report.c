@@ -141,8 +141,8 @@ static int generated_lens(const to_table *t, int task, int *out)
     return n;
 }
 
-static void md_header(to_out *w, const to_options *o, const to_table *t, const to_report_meta *meta,
-                      const provenance *p)
+/* The title (PARTIAL while runs are still going) and the provenance. */
+static void md_header(to_out *w, const to_report_meta *meta, const provenance *p)
 {
     if (meta->partial) {
         to_out_printf(w, "# Length extrapolation report — PARTIAL\n\n**Partial report: written while runs are "
@@ -155,6 +155,11 @@ static void md_header(to_out *w, const to_options *o, const to_table *t, const t
     to_out_printf(w, "## Provenance\n\n- date: %s\n- commit: %s\n- host CPU: %s\n- BLAS: OpenBLAS kernels %s (%s)\n"
                      "- command: `%s`\n- wall time: %.1f s (%.1f min)\n\n", p->date, p->commit, p->cpu, p->blas_core,
                   p->blas_config, meta->command ? meta->command : "", meta->wall_seconds, meta->wall_seconds / 60);
+}
+
+/* The configuration: model, training, schedule, evaluation, generated lengths, RoPE scaling, variants. */
+static void md_config(to_out *w, const to_options *o, const to_table *t)
+{
     int L = o->train_len;
     to_out_printf(w, "## Configuration\n\n- model: d_model %d, n_heads %d, n_layers %d, d_ff %d, vocab %d, max_len %d, "
                      "pre-LayerNorm decoder, no dropout\n", o->model.d_model, o->model.n_heads, o->model.n_layers,
@@ -187,6 +192,11 @@ static void md_header(to_out *w, const to_options *o, const to_table *t, const t
                      "PCG32 stream seeded by (seed, task, n); the other rows are evaluated at positions 0..2n+2\n\n",
                   o->model.rope_base == TO_THETA_500K ? 10000.0 : o->model.rope_base, o->max_position,
                   o->max_position);
+}
+
+/* How to read the tables: the cells, the interval and why t, n/a. */
+static void md_how_to_read(to_out *w, const to_options *o)
+{
     to_out_printf(w, "## How to read the tables\n\n"
         "- Exact match cells: mean ± sd [95%% interval] · k/N, over the N seeds of the row; k/N counts the seeds "
         "whose exact match is >= %.1f. Outcomes are often bimodal (most seeds 0, one seed high): k/N shows that "
@@ -241,7 +251,9 @@ static int write_md(const to_options *o, const to_table *t, const to_report_meta
 {
     to_out w;
     if (to_out_open(&w, o->out, "report.md")) return -1;
-    md_header(&w, o, t, meta, p);
+    md_header(&w, meta, p);
+    md_config(&w, o, t);
+    md_how_to_read(&w, o);
     int L = t->train_len;
     to_out_printf(&w, "- ✗ marks a row whose mean exact match at n = %d (the training length) is below 0.9: the "
                       "model did not learn the task, so its extrapolation numbers say nothing about the encoding.\n"
