@@ -4,80 +4,145 @@
 Usage: tools/results_table.py REPORT.csv [OLD.csv]
        tools/results_table.py --first K REPORT.csv
 
-Prints, per task, one Markdown table: a row per encoding (and RoPE extension), a column per test length; a cell is
-the exact match mean ± sd over the seeds, "k/N" (seeds with exact match >= 0.5) and the mean token accuracy in
-parentheses. A row whose mean exact match at the training length is below 0.9 is marked ✗ (as report.md does).
+Prints, per task, one Markdown table: a row per encoding, training variant and RoPE scaling type (labelled as
+train_order labels them: "rope", "rope θ=500k", "alibi+rand", "rope+yarn", "rope+yarn:4"), a column per test
+length; a cell is the exact match mean ± sd over the seeds, "k/N" (seeds with exact match >= 0.5) and the mean
+token accuracy in parentheses; n/a where no seed has a value. A row whose mean exact match at the training length is
+below 0.9 is marked ✗ (as report.md does).
 
 With OLD.csv (an earlier run of the same grid), it also checks the seeds the two runs share: the same seed, task,
-encoding and length must give the same numbers (training is deterministic), and prints how many cells agree.
+row and length must give the same numbers (training is deterministic), and prints how many cells agree.
 
 With --first K, it lists the cells where the verdict of the first K seeds differs from the verdict of all the
 seeds: a verdict is "never" (no seed reaches exact match 0.5), "always" (every seed does) or "sometimes".
+
+Exit status: 0 success, 1 an unreadable or invalid report, 2 bad usage.
 """
 import csv
+import math
 import statistics
 import sys
 from collections import defaultdict
 
 ORDER = ["none", "sinusoidal", "learned", "t5", "xl", "alibi", "rope", "rope-half", "fire"]
-EXTS = ["none", "pi", "ntk", "yarn", "llama3"]
+VARIANTS = ["base", "theta500k", "rand"]
+EXTS = ["none", "pi", "ntk", "yarn", "llama3", "dynamic"]
+NEEDED = ["task", "encoding", "rope_ext", "seed", "n", "exact_match", "token_acc"]
+
+
+class Invalid(Exception):
+    pass
+
+
+def number(text, what, where):
+    try:
+        v = float(text)
+    except (TypeError, ValueError):
+        raise Invalid(f"{where}: {what} '{text}' is not a number")
+    return v
 
 
 def load(path):
-    cells = defaultdict(dict)  # (task, encoding, ext, n) -> {seed: (em, tok)}
+    """(cells, train_len): cells[(task, encoding, variant, ext, n)] = {seed: (exact, token)}; NaN = not evaluated."""
+    cells = defaultdict(dict)
     train_len = {}
-    with open(path, newline="") as f:
-        for r in csv.DictReader(f):
-            key = (r["task"], r["encoding"], r["rope_ext"], int(r["n"]))
-            cells[key][int(r["seed"])] = (float(r["exact_match"]), float(r["token_acc"]))
-            train_len[r["task"]] = int(r["train_len"])
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            rows = csv.DictReader(f)
+            missing = [c for c in NEEDED if c not in (rows.fieldnames or [])]
+            if missing:
+                raise Invalid(f"{path}: not a train_order report.csv (no column {', '.join(missing)})")
+            for i, r in enumerate(rows, start=2):
+                where = f"{path}, line {i}"
+                if any(r.get(c) is None for c in NEEDED):
+                    raise Invalid(f"{where}: too few fields")
+                seed, n = number(r["seed"], "seed", where), number(r["n"], "n", where)
+                if seed != int(seed) or n != int(n) or seed < 1 or n < 1:
+                    raise Invalid(f"{where}: seed {r['seed']} or n {r['n']} is not a positive integer")
+                em, tok = number(r["exact_match"], "exact_match", where), number(r["token_acc"], "token_acc", where)
+                for v in (em, tok):
+                    if not math.isnan(v) and not 0 <= v <= 1:
+                        raise Invalid(f"{where}: accuracy {v} is outside [0, 1]")
+                key = (r["task"], r["encoding"], r.get("variant") or "base", r["rope_ext"], int(n))
+                if int(seed) in cells[key]:
+                    raise Invalid(f"{where}: a second line for {key} seed {int(seed)}")
+                cells[key][int(seed)] = (em, tok)
+                if r.get("train_len"):
+                    train_len[r["task"]] = int(number(r["train_len"], "train_len", where))
+    except OSError as e:
+        raise Invalid(f"{path}: {e.strerror}")
+    except (UnicodeDecodeError, csv.Error) as e:
+        raise Invalid(f"{path}: not a CSV text file ({e})")
+    if not cells:
+        raise Invalid(f"{path}: no results")
     return cells, train_len
 
 
-def row_name(enc, ext):
-    return enc if ext == "none" else f"{enc}+{ext}"
+def rank(name, names):
+    return (names.index(name), "") if name in names else (len(names), name)
+
+
+def row_key(row):
+    enc, var, ext = row
+    base_ext = ext.split(":")[0]
+    return rank(enc, ORDER), rank(var, VARIANTS), rank(base_ext, EXTS), ext
+
+
+def label(enc, var, ext):
+    v = " θ=500k" if var == "theta500k" else "+rand" if var == "rand" else ""
+    return enc + v + ("" if ext == "none" else "+" + ext)
+
+
+def values(seeds):
+    return [v for v in seeds.values() if not math.isnan(v[0])]
+
+
+def cell_text(seeds):
+    v = values(seeds)
+    if not v:
+        return "n/a"
+    em = [x[0] for x in v]
+    tok = [x[1] for x in v if not math.isnan(x[1])]
+    sd = f" ± {statistics.stdev(em):.3f}" if len(em) > 1 else ""
+    k = sum(e >= 0.5 for e in em)
+    tok_text = f" ({statistics.mean(tok):.3f})" if tok else ""
+    return f"{statistics.mean(em):.3f}{sd} · {k}/{len(em)}{tok_text}"
 
 
 def table(cells, task, L):
-    lens = sorted({k[3] for k in cells if k[0] == task})
-    rows = sorted({(k[1], k[2]) for k in cells if k[0] == task},
-                  key=lambda r: (ORDER.index(r[0]) if r[0] in ORDER else 99, EXTS.index(r[1]) if r[1] in EXTS else 99))
+    lens = sorted({k[4] for k in cells if k[0] == task})
+    rows = sorted({k[1:4] for k in cells if k[0] == task}, key=row_key)
     head = " | ".join(f"n={n}" + (" (train)" if n == L else "") for n in lens)
     print(f"| encoding | seeds | {head} |")
     print("|---|---|" + "---|" * len(lens))
-    for enc, ext in rows:
-        seeds = cells.get((task, enc, ext, L), {})
-        mark = " ✗" if seeds and statistics.mean(v[0] for v in seeds.values()) < 0.9 else ""
-        out = []
-        for n in lens:
-            v = cells.get((task, enc, ext, n))
-            if not v:
-                out.append("n/a")
-                continue
-            em = [x[0] for x in v.values()]
-            tok = statistics.mean(x[1] for x in v.values())
-            sd = f" ± {statistics.stdev(em):.3f}" if len(em) > 1 else ""
-            k = sum(e >= 0.5 for e in em)
-            out.append(f"{statistics.mean(em):.3f}{sd} · {k}/{len(em)} ({tok:.3f})")
-        n_seeds = max(len(cells[(task, enc, ext, n)]) for n in lens if (task, enc, ext, n) in cells)
-        print(f"| {row_name(enc, ext)}{mark} | {n_seeds} | " + " | ".join(out) + " |")
+    for row in rows:
+        at_l = values(cells.get((task, *row, L), {}))
+        mark = " ✗" if at_l and statistics.mean(x[0] for x in at_l) < 0.9 else ""
+        n_seeds = max(len(cells[(task, *row, n)]) for n in lens if (task, *row, n) in cells)
+        out = [cell_text(cells.get((task, *row, n), {})) for n in lens]
+        print(f"| {label(*row)}{mark} | {n_seeds} | " + " | ".join(out) + " |")
+
+
+def same(a, b):
+    return all(x == y or (math.isnan(x) and math.isnan(y)) for x, y in zip(a, b))
 
 
 def check_shared(new, old):
-    same = differ = 0
+    agree = differ = 0
     worst = []
     for key, seeds in old.items():
         for seed, v in seeds.items():
             w = new.get(key, {}).get(seed)
             if w is None:
                 continue
-            if w == v:
-                same += 1
+            if same(w, v):
+                agree += 1
             else:
                 differ += 1
                 worst.append((abs(w[0] - v[0]), key, seed, v, w))
-    print(f"shared (task, encoding, extension, n, seed) cells: {same + differ}, identical: {same}, differ: {differ}")
-    for d in sorted(worst, reverse=True)[:10]:
+    print(f"shared (task, encoding, variant, extension, n, seed) cells: {agree + differ}, identical: {agree}, "
+          f"differ: {differ}")
+    for d in sorted(worst, key=lambda x: -x[0] if not math.isnan(x[0]) else 0)[:10]:
         print("  differs:", d)
 
 
@@ -87,40 +152,58 @@ def verdict(em):
 
 
 def first_k(cells, k):
-    changed = 0
-    total = 0
-    for key in sorted(cells, key=lambda c: (c[0], ORDER.index(c[1]) if c[1] in ORDER else 99, EXTS.index(c[2]), c[3])):
-        seeds = cells[key]
-        if len(seeds) <= k:
+    changed = total = 0
+    for key in sorted(cells, key=lambda c: (c[0], row_key(c[1:4]), c[4])):
+        v = sorted((s, x[0]) for s, x in cells[key].items() if not math.isnan(x[0]))
+        if len(v) <= k:
             continue
         total += 1
-        few = [seeds[s][0] for s in sorted(seeds)[:k]]
-        em = [v[0] for v in seeds.values()]
+        few = [e for _, e in v[:k]]
+        em = [e for _, e in v]
         if verdict(few) != verdict(em):
             changed += 1
-            print(f"| {key[0]} | {row_name(key[1], key[2])} | {key[3]} | {verdict(few)} ({sum(e >= 0.5 for e in few)}/{k}, "
+            print(f"| {key[0]} | {label(*key[1:4])} | {key[4]} | {verdict(few)} ({sum(e >= 0.5 for e in few)}/{k}, "
                   f"mean {statistics.mean(few):.3f}) | {verdict(em)} ({sum(e >= 0.5 for e in em)}/{len(em)}, "
                   f"mean {statistics.mean(em):.3f}) |")
-    print(f"\n{changed} of {total} cells change verdict between the first {k} seeds and all of them")
+    print(f"\n{changed} of {total} cells (with more than {k} seeds) change verdict between the first {k} seeds and "
+          f"all of them")
 
 
-def main():
-    if len(sys.argv) == 4 and sys.argv[1] == "--first":
-        first_k(load(sys.argv[3])[0], int(sys.argv[2]))
+def usage(msg):
+    print(f"results_table.py: {msg}", file=sys.stderr)
+    print("usage: tools/results_table.py REPORT.csv [OLD.csv] | --first K REPORT.csv", file=sys.stderr)
+    return 2
+
+
+def main(argv):
+    if argv and argv[0] == "--first":
+        if len(argv) != 3:
+            return usage("--first takes K and one report")
+        try:
+            k = int(argv[1])
+        except ValueError:
+            k = 0
+        if k < 1:
+            return usage(f"--first {argv[1]}: K must be a positive integer")
+        first_k(load(argv[2])[0], k)
         return 0
-    if len(sys.argv) not in (2, 3):
-        print(__doc__.strip().splitlines()[2], file=sys.stderr)
-        return 2
-    cells, train_len = load(sys.argv[1])
-    for task in ["copy", "reverse", "sort"]:
-        if task in train_len:
-            print(f"### {task}\n")
-            table(cells, task, train_len[task])
-            print()
-    if len(sys.argv) == 3:
-        check_shared(cells, load(sys.argv[2])[0])
+    if len(argv) not in (1, 2) or any(a.startswith("-") for a in argv):
+        return usage("expected one or two report.csv files")
+    cells, train_len = load(argv[0])
+    for task in sorted({k[0] for k in cells}, key=lambda t: rank(t, ["copy", "reverse", "sort"])):
+        if task not in train_len:
+            raise Invalid(f"{argv[0]}: no train_len column (needed to mark the training length)")
+        print(f"### {task}\n")
+        table(cells, task, train_len[task])
+        print()
+    if len(argv) == 2:
+        check_shared(cells, load(argv[1])[0])
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except Invalid as e:
+        print(f"results_table.py: {e}", file=sys.stderr)
+        sys.exit(1)
