@@ -614,6 +614,20 @@ static void test_evalset_committed_equals_fresh(void **state)
     assert_int_equal(tmpdir_entries(), 2); /* no temporary files left */
 }
 
+/* Sets (or replaces) the root attribute count of an HDF5 file to an int32 value. */
+static void set_root_count(const char *path, int count)
+{
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    assert_true(f >= 0);
+    if (H5Aexists(f, "count") > 0) H5Adelete(f, "count");
+    hid_t sp = H5Screate(H5S_SCALAR), a = H5Acreate2(f, "count", H5T_STD_I32LE, sp, H5P_DEFAULT, H5P_DEFAULT);
+    assert_true(a >= 0);
+    assert_true(H5Awrite(a, H5T_NATIVE_INT, &count) >= 0);
+    H5Aclose(a);
+    H5Sclose(sp);
+    H5Fclose(f);
+}
+
 /* Writes a small HDF5 file with /<group>/x and /<group>/y of the given shapes (NULL data: skip that dataset). */
 static void write_custom(const char *path, const char *group, const int32_t *x, int xr, int xc, const int32_t *y,
                          int yr, int yc, int y_float)
@@ -644,6 +658,7 @@ static void write_custom(const char *path, const char *group, const int32_t *x, 
     H5Gclose(g);
     H5Pclose(lcpl);
     H5Fclose(f);
+    set_root_count(path, xr); /* as the canonical file: every set has count rows */
 }
 
 static void expect_load_fail(const char *path, const char *task, int n, rg_status code, const char *needle)
@@ -686,6 +701,12 @@ static void test_evalset_load_errors(void **state)
     assert_int_equal(e.count, 2);
     assert_ints("x", e.x, x, 6);
     rg_evalset_free(&e);
+    /* fewer samples than the file's count says (a cut set is not that set), and no count at all */
+    set_root_count(p, 3);
+    expect_load_fail(p, "copy", 3, RG_ERR_FORMAT, "2 samples, but the file's count attribute is 3");
+    set_root_count(p, 0);
+    expect_load_fail(p, "copy", 3, RG_ERR_FORMAT, "count");
+    write_custom(p, "/copy/n3", x, 2, 3, xcopy, 2, 3, 0);
     /* the task group missing: the message lists the groups the file has */
     expect_load_fail(p, "sort", 3, RG_ERR_FORMAT, "no group /sort");
     assert_err_contains("copy");

@@ -27,6 +27,7 @@
 #include <hdf5.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -290,7 +291,8 @@ static void test_short_run_writes_everything_and_eval_reproduces(void **state)
     char rows2[2048];
     csv_rows(out2, "rope", rows2, sizeof rows2);
     if (strcmp(rows, rows2) != 0) fail_msg("--eval differs from the run:\nrun:\n%seval:\n%s", rows, rows2);
-    if (exists(out2, "ckpt")) fail_msg("--eval made %s/ckpt, but it writes no checkpoint", out2);
+    if (exists(out2, "ckpt") || exists(out2, "runs"))
+        fail_msg("--eval made %s/ckpt or %s/runs, but it writes no checkpoint and no training log", out2, out2);
 }
 
 /* The short run's report, then --replot and --compare on it (and on its --eval twin). */
@@ -321,6 +323,25 @@ static void test_report_replot_and_compare(void **state)
         if (!exists(re, files[i])) fail_msg("--replot did not write %s/%s", re, files[i]);
     rc = run("--replot %s --quiet", csv); /* default: into the CSV's own folder */
     if (rc != 0 || !exists(out, "extrapolation.gp")) fail_msg("--replot into its folder exited %d:\n%s", rc, logbuf);
+    /* another report's folder: refused (its plots would no longer match its report) unless --overwrite; a CSV
+     * that does not load makes no folder */
+    char other[600], none[600];
+    snprintf(other, sizeof other, "%s/eval", tmpdir);
+    static char before[1 << 14], after[1 << 14];
+    char dat[700];
+    snprintf(dat, sizeof dat, "%s/extrapolation.dat", other);
+    read_text(dat, before, sizeof before);
+    assert_true(before[0]);
+    rc = run("--replot %s --out %s --quiet", csv, other);
+    if (rc != 2 || !strstr(logbuf, "holds results of another report")) fail_msg("--replot into %s: %d\n%s", other, rc, logbuf);
+    read_text(dat, after, sizeof after);
+    assert_string_equal(before, after);
+    rc = run("--replot %s --out %s --overwrite --quiet", csv, other);
+    read_text(dat, after, sizeof after);
+    if (rc != 0 || !strcmp(before, after)) fail_msg("--replot --overwrite: %d, or the plot data is unchanged\n%s", rc, logbuf);
+    snprintf(none, sizeof none, "%s/replot_none", tmpdir);
+    rc = run("--replot %s.missing --out %s --quiet", csv, none);
+    if (rc != 1 || exists(tmpdir, "replot_none")) fail_msg("a failed --replot: %d, or it made %s\n%s", rc, none, logbuf);
     snprintf(json, sizeof json, "%s/eval/report.json", tmpdir);
     rc = run("--compare %s %s", csv, json);
     if (rc != 0) fail_msg("--compare exited %d:\n%s", rc, logbuf);
@@ -872,6 +893,34 @@ static void test_config_file_and_print_config(void **state)
     assert_non_null(strstr(logbuf, "Is a directory"));
 }
 
+/* A FIFO given where a file is read (--config, --eval, --data) is refused or read as empty: never a hang. */
+static void test_fifo_inputs_do_not_block(void **state)
+{
+    char fifo[512], out[512], log[512];
+    snprintf(fifo, sizeof fifo, "%s/fifo", tmpdir);
+    snprintf(out, sizeof out, "%s/fifo_out", tmpdir);
+    snprintf(log, sizeof log, "%s/fifo_log", tmpdir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    const char *cases[] = {"--config %s --print-config", "--eval %s --out %s --quiet",
+                           "--data %s --pos rope --steps 2 --batch 4 --test-lens 8 --out %s --quiet"};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        pid_t pid = start_bg(log, cases[i], fifo, out);
+        int st = 0, waited = 0;
+        while (waitpid(pid, &st, WNOHANG) == 0 && waited < 300) {
+            usleep(100000);
+            waited++;
+        }
+        if (waited == 300) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &st, 0);
+            fail_msg("'%s' with a FIFO still runs after 30 s", cases[i]);
+        }
+        read_text(log, logbuf, sizeof logbuf);
+        if (!WIFEXITED(st) || WEXITSTATUS(st) == 0)
+            fail_msg("'%s' with a FIFO: status %d, want a refusal:\n%s", cases[i], st, logbuf);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -889,6 +938,7 @@ int main(void)
         cmocka_unit_test_setup(test_task_seed_train_len_in_run_group, reset),
         cmocka_unit_test_setup(test_hostile_checkpoints_are_refused, reset),
         cmocka_unit_test_setup(test_config_file_and_print_config, reset),
+        cmocka_unit_test_setup(test_fifo_inputs_do_not_block, reset),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

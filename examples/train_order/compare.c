@@ -186,7 +186,7 @@ static int csv_line(loader *l, char *line, const int col[C_COUNT], int nf, const
 
 static int load_csv(loader *l, int *train_len)
 {
-    FILE *f = fopen(l->path, "r");
+    FILE *f = to_fopen_read(l->path);
     if (!f) { fprintf(stderr, "train_order: cannot read %s: %s\n", l->path, strerror(errno)); return -1; }
     char line[1024], where[48];
     int rc = -1, col[C_COUNT], nf = 0;
@@ -222,7 +222,7 @@ static bool json_num(const cJSON *o, const char *key, double *v)
 
 static char *read_all(const char *path, long *size)
 {
-    FILE *f = fopen(path, "rb");
+    FILE *f = to_fopen_read(path);
     if (!f) { fprintf(stderr, "train_order: cannot read %s: %s\n", path, strerror(errno)); return NULL; }
     char *buf = NULL;
     if (fseek(f, 0, SEEK_END) == 0 && (*size = ftell(f)) >= 0 && *size <= MAX_JSON_BYTES && fseek(f, 0, SEEK_SET) == 0)

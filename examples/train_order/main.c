@@ -23,7 +23,14 @@ static void partial_report(const to_options *o, const to_result *res, int n, voi
 /* --replot CSV and --compare A B: 0, or 1 on failure. */
 static int report_tool(const to_options *o)
 {
-    if (o->replot[0]) return to_make_dir(o->out) || to_replot(o->replot, o->out) ? 1 : 0;
+    if (o->replot[0]) {
+        to_result *res = NULL; /* the CSV is checked before the folder is made */
+        int n, train_len, rc;
+        if (to_report_load(o->replot, &res, &n, &train_len)) return 1;
+        free(res);
+        if ((rc = to_outdir_check_replot(o))) return rc == -2 ? 2 : 1;
+        return to_replot(o->replot, o->out) ? 1 : 0;
+    }
     if (to_compare(o->compare[0], o->compare[1], stdout)) return 1;
     return fflush(stdout) == 0 ? 0 : 1;
 }

@@ -1,9 +1,11 @@
 /* outdir.c: the output folder of one invocation. It is created if needed, locked for the whole invocation (flock on
  * <out>/.train_order.lock: a second train_order on the same folder is refused while the first runs), and refused
  * when it already holds results of another invocation (its report, checkpoints or logs) unless --overwrite is given
- * (HF's overwrite_output_dir). */
+ * (HF's overwrite_output_dir). --replot gets the same refusal for a folder other than its CSV's own. Also the
+ * program's one way to open a file it reads (to_fopen_read: never blocks on a FIFO). */
 #include "train_order.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -30,20 +32,77 @@ int to_make_dir(const char *path)
     return -1;
 }
 
-/* The first of the names an invocation writes at the top of its folder (report.*, the plot, settings.json, ckpt/,
- * runs/) that dir
- * holds, or "" if none: other files and subfolders (out/experiment inside out/) are not results of this folder. */
+/* Whether name is one that an invocation writes at the top of its folder: report.md/.csv/.json, settings.json,
+ * ckpt/, runs/ and the plots (extrapolation, curves_<task>, loss_<task>: .svg, .gp, .dat). */
+static bool is_result_name(const char *name)
+{
+    const char *exact[] = {"report.md", "report.csv", "report.json", "settings.json", "ckpt", "runs"};
+    for (size_t i = 0; i < sizeof exact / sizeof *exact; i++)
+        if (!strcmp(name, exact[i])) return true;
+    const char *stems[] = {"extrapolation.", "curves_", "loss_"}, *exts[] = {".svg", ".gp", ".dat"};
+    size_t len = strlen(name);
+    for (size_t i = 0; i < sizeof stems / sizeof *stems; i++) {
+        if (strncmp(name, stems[i], strlen(stems[i])) != 0) continue;
+        for (size_t j = 0; j < sizeof exts / sizeof *exts; j++)
+            if (len > strlen(exts[j]) && !strcmp(name + len - strlen(exts[j]), exts[j])) return true;
+    }
+    return false;
+}
+
+/* The first (in name order) of the names an invocation writes that dir holds, or "" if none (or no dir): other
+ * files and subfolders (out/experiment inside out/) are not results of this folder. */
 static void first_result(const char *dir, char *name, size_t n)
 {
-    const char *ours[] = {"report.md", "report.csv", "report.json", "extrapolation.svg", "settings.json", "ckpt",
-                          "runs"};
     name[0] = 0;
-    for (size_t i = 0; i < sizeof ours / sizeof *ours; i++) {
-        char p[TO_PATH + 32];
-        struct stat s;
-        snprintf(p, sizeof p, "%s/%s", dir, ours[i]);
-        if (lstat(p, &s) == 0) { snprintf(name, n, "%s", ours[i]); return; }
+    DIR *d = opendir(dir);
+    if (!d) return;
+    for (struct dirent *e; (e = readdir(d));)
+        if (is_result_name(e->d_name) && (!name[0] || strcmp(e->d_name, name) < 0)) snprintf(name, n, "%s", e->d_name);
+    closedir(d);
+}
+
+/* Whether another train_order holds dir's lock now (without creating the lock file). */
+static bool in_use(const char *dir)
+{
+    char path[TO_PATH + 64];
+    snprintf(path, sizeof path, "%s/%s", dir, LOCK_NAME);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0) return false;
+    bool busy = flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+    close(fd); /* releases the probe's lock, if it got one */
+    return busy;
+}
+
+int to_outdir_check_replot(const to_options *o)
+{
+    char csv_dir[TO_PATH], entry[256];
+    const char *slash = strrchr(o->replot, '/');
+    if (!slash) snprintf(csv_dir, sizeof csv_dir, ".");
+    else snprintf(csv_dir, sizeof csv_dir, "%.*s", (int)(slash - o->replot + (slash == o->replot)), o->replot);
+    struct stat a, b;
+    bool own = stat(o->out, &a) == 0 && stat(csv_dir, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+    first_result(o->out, entry, sizeof entry);
+    if (!own && entry[0] && !o->overwrite) {
+        fprintf(stderr, "train_order: --out %s holds results of another report (%s/%s); --replot there would "
+                        "replace its plots: choose another --out, or add --overwrite\n", o->out, o->out, entry);
+        return -2;
     }
+    if (in_use(o->out)) {
+        fprintf(stderr, "train_order: --out %s is in use by another train_order; wait for it or choose another "
+                        "--out\n", o->out);
+        return -1;
+    }
+    return to_make_dir(o->out);
+}
+
+FILE *to_fopen_read(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), flags;
+    if (fd < 0) return NULL;
+    FILE *f = NULL;
+    if ((flags = fcntl(fd, F_GETFL)) == -1 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == -1 || !(f = fdopen(fd, "rb")))
+        close(fd);
+    return f;
 }
 
 int to_outdir_claim(const to_options *o)
@@ -78,6 +137,6 @@ int to_outdir_claim(const to_options *o)
     snprintf(sub, sizeof sub, "%s/ckpt", o->out);
     if (!o->eval[0] && to_make_dir(sub)) { close(fd); return -1; } /* --eval writes no checkpoint */
     snprintf(sub, sizeof sub, "%s/runs", o->out);
-    if (to_make_dir(sub)) { close(fd); return -1; }
+    if (!o->eval[0] && to_make_dir(sub)) { close(fd); return -1; } /* nor training logs */
     return fd;
 }

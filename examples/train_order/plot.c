@@ -376,7 +376,7 @@ static int write_curves(const to_table *t, const char *dir, int task, char *name
  * does not exist, -1 when it is malformed (a warning naming the file and line; the figure goes on without it). */
 static int copy_log(to_out *d, const char *path)
 {
-    FILE *f = fopen(path, "r");
+    FILE *f = to_fopen_read(path);
     if (!f) return 0;
     char line[1024];
     int c_step = -1, c_loss = -1, n = 0;

@@ -94,7 +94,7 @@ static const setting table[] = {
     INT("jobs", M_ANY, false, jobs, 1, 256, "N", "runs in parallel (default: online CPUs)"),
     BOOL("data-parallel", M_TRAIN, false, data_parallel,
          "under mpirun: each rank a share of every batch, gradients summed in rank order (docs/mpi.md)"),
-    PATH("out", M_ANY, out, "DIR", "output folder (refused if it holds files, unless --overwrite)"),
+    PATH("out", M_ANY, out, "DIR", "output folder (refused if it holds results, unless --overwrite)"),
     BOOL("overwrite", M_ANY, false, overwrite,
          "write into a folder that holds results (and replace a resumed checkpoint)"),
     PATH("data", M_ANY, data, "FILE",
@@ -283,7 +283,7 @@ static void json_to_text(const cJSON *v, char *b, size_t n, const char *origin)
 
 static void load_config(to_options *o, const char *path)
 {
-    FILE *f = fopen(path, "rb");
+    FILE *f = to_fopen_read(path);
     if (!f) to_usage_error("a readable JSON file", "--config: cannot read '%s': %s", path, strerror(errno));
     static char text[1 << 20];
     size_t n = fread(text, 1, sizeof text - 1, f);
@@ -419,9 +419,11 @@ static void check_modes(to_options *o)
     const char *tool = o->replot[0] ? "--replot" : o->compare[0][0] ? "--compare" : NULL;
     for (int i = 0; tool && i < N_SETTINGS; i++) {
         const setting *s = &table[i];
-        if (!given_any[i] || !s->name || s->off == F(quiet) || (s->off == F(out) && o->replot[0])) continue;
+        if (!given_any[i] || !s->name || s->off == F(quiet) ||
+            ((s->off == F(out) || s->off == F(overwrite)) && o->replot[0]))
+            continue;
         if (s->mode == M_TOOL && !strcmp(tool + 2, s->name)) continue;
-        to_usage_error(o->replot[0] ? "--out DIR and --quiet with --replot" : "--quiet with --compare",
+        to_usage_error(o->replot[0] ? "--out DIR, --overwrite and --quiet with --replot" : "--quiet with --compare",
                        "--%s does not apply with %s", s->name, tool);
     }
     if (o->replot[0] && !given_any[to_setting_find("out") - table]) { /* default: the CSV's own folder */

@@ -60,7 +60,7 @@ rg_status rg_h5_read_file(const rg_h5_src *src, unsigned char **buf, size_t *n)
 {
     *buf = NULL;
     *n = 0;
-    int fd = open(src->path, O_RDONLY | O_CLOEXEC);
+    int fd = open(src->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO must not block here: refused below */
     if (fd < 0) return rg_h5_err(src, RG_ERR_IO, "cannot open: %s", strerror(errno));
     struct stat st;
     rg_status s = RG_OK;

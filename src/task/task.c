@@ -571,7 +571,11 @@ rg_status rg_evalset_load(const char *path, const char *task, int n, rg_evalset 
     hsize_t rows = 0;
     snprintf(gpath, sizeof gpath, "/%s/n%d", task, n);
     snprintf(where, sizeof where, "%s:%s", path, gpath);
-    if (!(st = evalset_group(f, path, task, gpath, &g)) && !(st = evalset_read_xy(g, where, n, out, &rows)) &&
+    int64_t count = 0; /* the root's count: every set has that many samples (a shorter one is not that set) */
+    if (!(st = rg_h5_read_int(&src, f, "/", "count", 1, INT32_MAX, &count)) &&
+        !(st = evalset_group(f, path, task, gpath, &g)) && !(st = evalset_read_xy(g, where, n, out, &rows)) &&
+        !(st = rows != (hsize_t)count ? rg_error(RG_ERR_FORMAT, "%s: %llu samples, but the file's count attribute is "
+                                                 "%lld", where, (unsigned long long)rows, (long long)count) : RG_OK) &&
         !(st = evalset_check(where, tk, task, n, out, rows))) {
         out->task = tk;
         out->n = n;

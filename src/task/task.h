@@ -183,8 +183,9 @@ typedef struct {
  * failure). Errors: RG_ERR_ARG unknown task name (the message lists the allowed ones) or n outside
  * 1..RG_TASK_MAX_N; RG_ERR_IO the file is missing or unreadable; RG_ERR_FORMAT the file is not HDF5, the group
  * /<task> or /<task>/n<n> is missing (the message lists what the file has: its task groups, or the lengths of the
- * task), a dataset x or y is missing, is not an integer dataset, is not 2-D [count, n], x and y differ in count,
- * x holds a non-symbol, or y is not the task's target of x; RG_ERR_NOMEM. */
+ * task), the root attribute count is missing or not an integer in 1..2^31-1, a dataset x or y is missing, is not
+ * an integer dataset, is not 2-D [count, n], x and y differ in rows or have other than count rows, x holds a
+ * non-symbol, or y is not the task's target of x; RG_ERR_NOMEM. */
 rg_status rg_evalset_load(const char *path, const char *task, int n, rg_evalset *out);
 /* Frees the arrays and zeroes the struct (safe on a zeroed struct). */
 void rg_evalset_free(rg_evalset *e);
