@@ -880,7 +880,12 @@ static void test_config_file_and_print_config(void **state)
     static const struct { const char *text; size_t len; const char *msg; } bad[] = {
         {"{\"steps\": 3} {\"steps\": 5}", 0, "syntax error"}, {"{\"steps\": 3} garbage", 0, "syntax error"},
         {"{\"steps\": 3}\0{\"steps\": 5}", 25, "NUL byte"}, {"{\"steps\": 3, \"steps\": 5}", 0, "given twice"},
-        {"{\"seeds\": [5], \"seed\": 6}", 0, "given twice"}, {"{\"seed\": 3, \"seeds\": 4}", 0, "seed and seeds"}};
+        {"{\"seeds\": [5], \"seed\": 6}", 0, "given twice"}, {"{\"seed\": 3, \"seeds\": 4}", 0, "seed and seeds"},
+        {"{\"task\": \"copy\\u0000sort\"}", 0, "\\u0000 escape at byte 14"},
+        {"{\"steps\\u0000x\": 20}", 0, "\\u0000 escape"},
+        {"{\"steps\": \"20\"}", 0, "a JSON string, but --steps takes a number"},
+        {"{\"out\": 5}", 0, "a JSON number, but --out takes a string"},
+        {"{\"quiet\": 1}", 0, "takes true or false"}, {"{\"lr\": null}", 0, "a JSON null"}};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         f = fopen(cfg, "wb");
         fwrite(bad[i].text, 1, bad[i].len ? bad[i].len : strlen(bad[i].text), f);
@@ -891,6 +896,12 @@ static void test_config_file_and_print_config(void **state)
     }
     assert_int_equal(run("--config %s --print-config", tmpdir), 2);
     assert_non_null(strstr(logbuf, "Is a directory"));
+    /* an escaped backslash before "u0000" is text, not a NUL */
+    f = fopen(cfg, "w");
+    fprintf(f, "{\"out\": \"a\\\\u0000b\"}\n");
+    fclose(f);
+    assert_int_equal(run("--config %s --print-config", cfg), 0);
+    assert_non_null(strstr(logbuf, "\"out\":\t\"a\\\\u0000b\""));
 }
 
 /* A FIFO given where a file is read (--config, --eval, --data) is refused or read as empty: never a hang. */

@@ -281,6 +281,35 @@ static void json_to_text(const cJSON *v, char *b, size_t n, const char *origin)
     }
 }
 
+/* The byte offset of the first \u0000 escape inside a JSON string of text, or -1: cJSON would end the string
+ * there and silently drop the rest ("copy\u0000sort" read as "copy"). */
+static long nul_escape(const char *text)
+{
+    bool in_string = false;
+    for (const char *p = text; *p; p++) {
+        if (*p == '"') in_string = !in_string;
+        else if (in_string && *p == '\\') {
+            if (p[1] == 'u' && !strncmp(p + 2, "0000", 4)) return (long)(p - text);
+            if (p[1]) p++; /* the escaped character (\" does not end the string, \\ is one backslash) */
+        }
+    }
+    return -1;
+}
+
+/* Whether a JSON value has the type a row takes: numbers for numbers, true/false for flags, a string for a path;
+ * a list takes a string, a number (seeds: 3) or an array. */
+static bool json_type_fits(const setting *s, const cJSON *v)
+{
+    switch (s->kind) {
+    case K_INT:
+    case K_DOUBLE: return cJSON_IsNumber(v);
+    case K_BOOL: return cJSON_IsBool(v);
+    case K_PATH: return cJSON_IsString(v);
+    case K_LIST: return cJSON_IsString(v) || cJSON_IsNumber(v) || cJSON_IsArray(v);
+    default: return false;
+    }
+}
+
 static void load_config(to_options *o, const char *path)
 {
     FILE *f = to_fopen_read(path);
@@ -296,6 +325,8 @@ static void load_config(to_options *o, const char *path)
     text[n] = 0;
     if (strlen(text) != n)
         to_usage_error("a JSON object of settings", "--config %s: a NUL byte at byte %zu", path, strlen(text));
+    long nul = nul_escape(text);
+    if (nul >= 0) to_usage_error("a JSON object of settings", "--config %s: a \\u0000 escape at byte %ld", path, nul);
     const char *end = NULL; /* the whole file is the object: nothing but white space after it */
     cJSON *root = cJSON_ParseWithOpts(text, &end, true);
     if (!root || !cJSON_IsObject(root)) {
@@ -319,6 +350,15 @@ static void load_config(to_options *o, const char *path)
             to_usage_error("each key once", "--config %s: '%s' is given twice", path, s->name);
         }
         seen[s - table] = true;
+        if (!json_type_fits(s, item)) {
+            char allowed[256];
+            to_setting_allowed(s, allowed, sizeof allowed);
+            cJSON_Delete(root);
+            to_usage_error(allowed, "%s: a JSON %s, but --%s takes %s", origin,
+                           cJSON_IsString(item) ? "string" : cJSON_IsNumber(item) ? "number" : cJSON_IsBool(item) ?
+                           "true/false" : cJSON_IsNull(item) ? "null" : "array or object", s->name,
+                           s->kind == K_BOOL ? "true or false" : s->kind == K_PATH ? "a string" : "a number");
+        }
         json_to_text(item, value, sizeof value, origin);
         apply(s, o, value, origin);
         given_any[s - table] = true;
