@@ -41,6 +41,9 @@ EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c)
 TO_OBJ := $(patsubst %.c,$(BUILD)/f32/%.o,$(wildcard examples/train_order/*.c))
 
 .PHONY: all lib test run experiment experiment-small experiment-variants bench sanitize clean deps fixtures
+# Keep the objects make builds on the way to a test or example (it would delete them as intermediate files, and
+# recompile them on the next `make run` or `make experiment`).
+.SECONDARY:
 all: deps lib $(TEST32) $(TEST64) $(EXAMPLES)
 lib: $(LIB32) $(LIB64)
 

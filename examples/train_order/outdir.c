@@ -32,32 +32,39 @@ int to_make_dir(const char *path)
     return -1;
 }
 
-/* Whether name is one that an invocation writes at the top of its folder: report.md/.csv/.json, settings.json,
- * ckpt/, runs/ and the plots (extrapolation, curves_<task>, loss_<task>: .svg, .gp, .dat). */
-static bool is_result_name(const char *name)
+/* The rank of name among those an invocation writes at the top of its folder (report.md, report.csv, report.json,
+ * settings.json, ckpt/, runs/, then the plots: extrapolation, curves_<task>, loss_<task> with .svg, .gp, .dat), or
+ * -1 for any other name. */
+static int result_rank(const char *name)
 {
     const char *exact[] = {"report.md", "report.csv", "report.json", "settings.json", "ckpt", "runs"};
-    for (size_t i = 0; i < sizeof exact / sizeof *exact; i++)
-        if (!strcmp(name, exact[i])) return true;
+    for (int i = 0; i < (int)(sizeof exact / sizeof *exact); i++)
+        if (!strcmp(name, exact[i])) return i;
     const char *stems[] = {"extrapolation.", "curves_", "loss_"}, *exts[] = {".svg", ".gp", ".dat"};
     size_t len = strlen(name);
     for (size_t i = 0; i < sizeof stems / sizeof *stems; i++) {
         if (strncmp(name, stems[i], strlen(stems[i])) != 0) continue;
         for (size_t j = 0; j < sizeof exts / sizeof *exts; j++)
-            if (len > strlen(exts[j]) && !strcmp(name + len - strlen(exts[j]), exts[j])) return true;
+            if (len > strlen(exts[j]) && !strcmp(name + len - strlen(exts[j]), exts[j])) return 100;
     }
-    return false;
+    return -1;
 }
 
-/* The first (in name order) of the names an invocation writes that dir holds, or "" if none (or no dir): other
- * files and subfolders (out/experiment inside out/) are not results of this folder. */
+/* The most telling of the names an invocation writes that dir holds (its report first), or "" if none (or no
+ * dir): other files and subfolders (out/experiment inside out/) are not results of this folder. */
 static void first_result(const char *dir, char *name, size_t n)
 {
     name[0] = 0;
     DIR *d = opendir(dir);
     if (!d) return;
-    for (struct dirent *e; (e = readdir(d));)
-        if (is_result_name(e->d_name) && (!name[0] || strcmp(e->d_name, name) < 0)) snprintf(name, n, "%s", e->d_name);
+    int best = -1;
+    for (struct dirent *e; (e = readdir(d));) {
+        int r = result_rank(e->d_name);
+        if (r >= 0 && (best < 0 || r < best || (r == best && strcmp(e->d_name, name) < 0))) {
+            best = r;
+            snprintf(name, n, "%s", e->d_name);
+        }
+    }
     closedir(d);
 }
 

@@ -230,7 +230,7 @@ rg_tensor *rg_pos_rope(rg_ctx *c, rg_tensor *x, int n_heads, bool half, const rg
     return out;
 }
 
-/* dx += the inverse rotation of g (the transpose of the forward rotation). */
+/* dx += the transpose of the forward rotation applied to g: the inverse rotation, times the attention factor. */
 static void rope_backward(rg_tensor *node)
 {
     rg_tensor *x = node->src[0];
