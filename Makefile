@@ -107,8 +107,10 @@ $(BUILD)/git_commit: FORCE
 $(BUILD)/f32/examples/train_order/report.o: examples/train_order/report.c $(BUILD)/git_commit $(wildcard src/*/*.h examples/train_order/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -DRG_GIT_COMMIT=\"$$(cat $(BUILD)/git_commit)\" -c $< -o $@
-# tests/test_report.c links train_order's objects except main.o.
-$(BUILD)/tests/test_report: $(BUILD)/f32/tests/test_report.o $(TEST_COMMON32) $(filter-out %/main.o,$(TO_OBJ)) $(TASK_LIB) $(LIB32)
+# the report's tests link train_order's objects except main.o, and their shared fixture (tests/report_fixture.c).
+REPORT_TESTS := $(BUILD)/tests/test_report $(BUILD)/tests/test_report_tools
+$(REPORT_TESTS:$(BUILD)/tests/%=$(BUILD)/f32/tests/%.o) $(BUILD)/f32/tests/report_fixture.o: tests/report_fixture.h
+$(REPORT_TESTS): $(BUILD)/tests/%: $(BUILD)/f32/tests/%.o $(BUILD)/f32/tests/report_fixture.o $(TEST_COMMON32) $(filter-out %/main.o,$(TO_OBJ)) $(TASK_LIB) $(LIB32)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(PKG_LIBS) $(CJSON_LIBS) $(MPI_LIBS)
 $(BUILD)/examples/%: $(BUILD)/f32/examples/%.o $(LIB32)
