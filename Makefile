@@ -50,10 +50,17 @@ lib: $(LIB32) $(LIB64)
 deps:
 	@sh tools/deps.sh
 
-$(BUILD)/f32/%.o: %.c $(wildcard src/*/*.h examples/*/*.h) tests/common.h
+# build/flags holds the flags that vary between builds (CI=true adds -Werror, OPT, EXTRA_*); every object depends
+# on it, so `CI=true make test` after a plain `make` recompiles with -Werror instead of reusing the objects.
+FLAGS_TEXT = $(CC) $(OPT) $(WARN) $(EXTRA_CFLAGS) $(EXTRA_LDFLAGS)
+$(BUILD)/flags: FORCE
+	@mkdir -p $(dir $@)
+	@[ "$$(cat $@ 2>/dev/null)" = "$(FLAGS_TEXT)" ] || echo "$(FLAGS_TEXT)" > $@
+
+$(BUILD)/f32/%.o: %.c $(wildcard src/*/*.h examples/*/*.h) tests/common.h $(BUILD)/flags
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
-$(BUILD)/f64/%.o: %.c $(wildcard src/*/*.h) tests/common.h
+$(BUILD)/f64/%.o: %.c $(wildcard src/*/*.h) tests/common.h $(BUILD)/flags
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -DRG_DOUBLE -c $< -o $@
 
@@ -90,7 +97,7 @@ CJSON_LIBS = $(shell pkg-config --libs libcjson 2>/dev/null || echo -lcjson)
 MPICC_FOUND = $(shell command -v mpicc 2>/dev/null)
 MPI_CFLAGS = $(if $(MPICC_FOUND),$(shell mpicc --showme:compile) -DTO_HAVE_MPI)
 MPI_LIBS = $(if $(MPICC_FOUND),$(shell mpicc --showme:link))
-$(BUILD)/f32/examples/train_order/mpi.o: examples/train_order/mpi.c $(wildcard src/*/*.h examples/train_order/*.h)
+$(BUILD)/f32/examples/train_order/mpi.o: examples/train_order/mpi.c $(wildcard src/*/*.h examples/train_order/*.h) $(BUILD)/flags
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(MPI_CFLAGS) -c $< -o $@
 $(BUILD)/examples/train_order: $(TO_OBJ) $(TASK_LIB) $(LIB32)
@@ -104,7 +111,7 @@ $(BUILD)/git_commit: FORCE
 	 if [ "$$c" != unknown ] && [ -n "$$(git status --porcelain --untracked-files=no 2>/dev/null)" ]; then c="$$c+dirty"; fi; \
 	 [ "$$(cat $@ 2>/dev/null)" = "$$c" ] || echo "$$c" > $@
 .PHONY: FORCE
-$(BUILD)/f32/examples/train_order/report.o: examples/train_order/report.c $(BUILD)/git_commit $(wildcard src/*/*.h examples/train_order/*.h)
+$(BUILD)/f32/examples/train_order/report.o: examples/train_order/report.c $(BUILD)/git_commit $(wildcard src/*/*.h examples/train_order/*.h) $(BUILD)/flags
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -DRG_GIT_COMMIT=\"$$(cat $(BUILD)/git_commit)\" -c $< -o $@
 # the report's tests link train_order's objects except main.o, and their shared fixture (tests/report_fixture.c).

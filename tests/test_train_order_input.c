@@ -382,7 +382,8 @@ static void test_config_file_and_print_config(void **state)
         {"{\"steps\\u0000x\": 20}", 0, "\\u0000 escape"},
         {"{\"steps\": \"20\"}", 0, "a JSON string, but --steps takes a number"},
         {"{\"out\": 5}", 0, "a JSON number, but --out takes a string"},
-        {"{\"quiet\": 1}", 0, "takes true or false"}, {"{\"lr\": null}", 0, "a JSON null"}};
+        {"{\"quiet\": 1}", 0, "takes true or false"}, {"{\"lr\": null}", 0, "a JSON null"},
+        {"{\"pos\": true}", 0, "--pos takes a string, a number or an array"}, {"", 0, "empty file"}};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         f = fopen(cfg, "wb");
         fwrite(bad[i].text, 1, bad[i].len ? bad[i].len : strlen(bad[i].text), f);
@@ -393,6 +394,23 @@ static void test_config_file_and_print_config(void **state)
     }
     assert_int_equal(th_run("--config %s --print-config", th_tmpdir), 2);
     assert_non_null(strstr(th_logbuf, "Is a directory"));
+    /* a long array item is read whole (it used to be cut at 255 characters: "8,0...016" read as "8,1"), and a
+     * value longer than the buffer is refused, never cut */
+    static char big[12000];
+    int zeros[2] = {254, 9000};
+    for (int i = 0; i < 2; i++) {
+        int len = snprintf(big, sizeof big, "{\"test_lens\": [\"8\", \"");
+        memset(big + len, '0', (size_t)zeros[i]);
+        snprintf(big + len + zeros[i], sizeof big - (size_t)(len + zeros[i]), "16\"]}\n");
+        f = fopen(cfg, "w");
+        fputs(big, f);
+        fclose(f);
+        int rc = th_run("--config %s --print-config", cfg);
+        if (i == 0 && (rc != 0 || !strstr(th_logbuf, "\"test_lens\":\t\"8,16\"")))
+            fail_msg("a 256-character item: exit %d\n%s", rc, th_logbuf);
+        if (i == 1 && (rc != 2 || !strstr(th_logbuf, "test_lens: the value is too long")))
+            fail_msg("a 9002-character item: exit %d\n%s", rc, th_logbuf);
+    }
     /* an escaped backslash before "u0000" is text, not a NUL */
     f = fopen(cfg, "w");
     fprintf(f, "{\"out\": \"a\\\\u0000b\"}\n");

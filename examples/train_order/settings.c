@@ -263,22 +263,29 @@ static void apply(const setting *s, to_options *o, const char *value, const char
 
 static void json_to_text(const cJSON *v, char *b, size_t n, const char *origin)
 {
-    if (cJSON_IsBool(v)) snprintf(b, n, "%s", cJSON_IsTrue(v) ? "true" : "false");
-    else if (cJSON_IsNumber(v)) snprintf(b, n, "%.17g", v->valuedouble);
-    else if (cJSON_IsString(v)) snprintf(b, n, "%s", v->valuestring);
+    int len = 0;
+    if (cJSON_IsBool(v)) len = snprintf(b, n, "%s", cJSON_IsTrue(v) ? "true" : "false");
+    else if (cJSON_IsNumber(v)) len = snprintf(b, n, "%.17g", v->valuedouble);
+    else if (cJSON_IsString(v)) len = snprintf(b, n, "%s", v->valuestring);
     else if (cJSON_IsArray(v)) {
         b[0] = 0;
         const cJSON *it;
         cJSON_ArrayForEach(it, v) {
-            char one[256];
             if (!cJSON_IsNumber(it) && !cJSON_IsString(it))
                 to_usage_error("numbers or strings", "%s: an array item is neither a number nor a string", origin);
-            json_to_text(it, one, sizeof one, origin);
-            snprintf(b + strlen(b), n - strlen(b), "%s%s", b[0] ? "," : "", one);
+            size_t used = strlen(b) + (b[0] ? 1 : 0);
+            if (used >= n) len = (int)n; /* no room left: the value is too long (below) */
+            else {
+                if (b[0]) strcat(b, ",");
+                json_to_text(it, b + used, n - used, origin);
+                len = (int)strlen(b);
+            }
         }
     } else {
         to_usage_error("a number, true/false, a string, or an array", "%s: unsupported JSON value", origin);
     }
+    if (len < 0 || (size_t)len >= n) /* never cut a value: a shorter one would be read silently */
+        to_usage_error("a value of at most 8191 characters", "%s: the value is too long", origin);
 }
 
 /* The byte offset of the first \u0000 escape inside a JSON string of text, or -1: cJSON would end the string
@@ -323,6 +330,7 @@ static void load_config(to_options *o, const char *path)
         to_usage_error("a readable JSON file", "--config: cannot read '%s': %s", path, strerror(read_errno));
     if (too_long) to_usage_error("a JSON file under 1 MiB", "--config %s: file too long", path);
     text[n] = 0;
+    if (n == 0) to_usage_error("a JSON object of settings", "--config %s: empty file (or a pipe with no writer)", path);
     if (strlen(text) != n)
         to_usage_error("a JSON object of settings", "--config %s: a NUL byte at byte %zu", path, strlen(text));
     long nul = nul_escape(text);
@@ -357,7 +365,8 @@ static void load_config(to_options *o, const char *path)
             to_usage_error(allowed, "%s: a JSON %s, but --%s takes %s", origin,
                            cJSON_IsString(item) ? "string" : cJSON_IsNumber(item) ? "number" : cJSON_IsBool(item) ?
                            "true/false" : cJSON_IsNull(item) ? "null" : "array or object", s->name,
-                           s->kind == K_BOOL ? "true or false" : s->kind == K_PATH ? "a string" : "a number");
+                           s->kind == K_BOOL ? "true or false" : s->kind == K_PATH ? "a string" :
+                           s->kind == K_LIST ? "a string, a number or an array" : "a number");
         }
         json_to_text(item, value, sizeof value, origin);
         apply(s, o, value, origin);
