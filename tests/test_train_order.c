@@ -109,7 +109,7 @@ static void test_report_replot_and_compare(void **state)
     th_read_text(dat, before, sizeof before);
     assert_true(before[0]);
     rc = th_run("--replot %s --out %s --quiet", csv, other);
-    if (rc != 2 || !strstr(th_logbuf, "holds results of another report")) fail_msg("--replot into %s: %d\n%s", other, rc, th_logbuf);
+    if (rc != 2 || !strstr(th_logbuf, "is not the folder of")) fail_msg("--replot into %s: %d\n%s", other, rc, th_logbuf);
     th_read_text(dat, after, sizeof after);
     assert_string_equal(before, after);
     rc = th_run("--replot %s --out %s --overwrite --quiet", csv, other);

@@ -20,6 +20,8 @@ Exit status: 0 success, 1 an unreadable or invalid report, 2 bad usage.
 """
 import csv
 import math
+import os
+import stat
 import statistics
 import sys
 from collections import defaultdict
@@ -47,6 +49,8 @@ def load(path):
     cells = defaultdict(dict)
     train_len = {}
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise Invalid(f"{path}: not a regular file")
         with open(path, newline="", encoding="utf-8") as f:
             rows = csv.DictReader(f)
             missing = [c for c in NEEDED if c not in (rows.fieldnames or [])]
@@ -153,6 +157,8 @@ def verdict(em):
 
 def first_k(cells, k):
     changed = total = 0
+    print(f"| task | row | n | first {k} seeds | all seeds |")
+    print("|---|---|---|---|---|")
     for key in sorted(cells, key=lambda c: (c[0], row_key(c[1:4]), c[4])):
         v = sorted((s, x[0]) for s, x in cells[key].items() if not math.isnan(x[0]))
         if len(v) <= k:
@@ -171,11 +177,14 @@ def first_k(cells, k):
 
 def usage(msg):
     print(f"results_table.py: {msg}", file=sys.stderr)
-    print("usage: tools/results_table.py REPORT.csv [OLD.csv] | --first K REPORT.csv", file=sys.stderr)
+    print("usage: tools/results_table.py REPORT.csv [OLD.csv] | --first K REPORT.csv | --help", file=sys.stderr)
     return 2
 
 
 def main(argv):
+    if argv and argv[0] in ("-h", "--help"):
+        print(__doc__.strip())
+        return 0
     if argv and argv[0] == "--first":
         if len(argv) != 3:
             return usage("--first takes K and one report")
@@ -190,14 +199,15 @@ def main(argv):
     if len(argv) not in (1, 2) or any(a.startswith("-") for a in argv):
         return usage("expected one or two report.csv files")
     cells, train_len = load(argv[0])
+    old = load(argv[1])[0] if len(argv) == 2 else None  # both files are checked before anything is printed
     for task in sorted({k[0] for k in cells}, key=lambda t: rank(t, ["copy", "reverse", "sort"])):
         if task not in train_len:
             raise Invalid(f"{argv[0]}: no train_len column (needed to mark the training length)")
         print(f"### {task}\n")
         table(cells, task, train_len[task])
         print()
-    if len(argv) == 2:
-        check_shared(cells, load(argv[1])[0])
+    if old is not None:
+        check_shared(cells, old)
     return 0
 
 
@@ -207,3 +217,6 @@ if __name__ == "__main__":
     except Invalid as e:
         print(f"results_table.py: {e}", file=sys.stderr)
         sys.exit(1)
+    except BrokenPipeError:  # the reader stopped early (| head): not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(0)

@@ -90,8 +90,9 @@ int to_outdir_check_replot(const to_options *o)
     bool own = stat(o->out, &a) == 0 && stat(csv_dir, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
     first_result(o->out, entry, sizeof entry);
     if (!own && entry[0] && !o->overwrite) {
-        fprintf(stderr, "train_order: --out %s holds results of another report (%s/%s); --replot there would "
-                        "replace its plots: choose another --out, or add --overwrite\n", o->out, o->out, entry);
+        fprintf(stderr, "train_order: --out %s already holds results (%s/%s) and is not the folder of %s; --replot "
+                        "there would replace them: choose another --out, or add --overwrite\n", o->out, o->out, entry,
+                o->replot);
         return -2;
     }
     if (in_use(o->out)) {
