@@ -12,7 +12,7 @@
  * Skipped with a message when mpirun is not on PATH. Under AddressSanitizer (make sanitize) the ranks run with
  * ASAN_OPTIONS=detect_leaks=0 (OpenMPI's own allocations at exit are reported as leaks), every other check on. */
 #define _DEFAULT_SOURCE /* realpath, setenv */
-#include "common.h"
+#include "to_harness.h"
 #include "io/checkpoint.h"
 
 #include <fcntl.h>
@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #define TIMEOUT_S 60
-static char bin[PATH_MAX], tmpdir[256], logbuf[1 << 16];
+static char logbuf[1 << 16];
 static const char *skip_why;
 /* a constant learning rate (no warmup, cosine down to 1 x lr), so that a run of 6 steps resumed to 12 follows the
  * schedule of the straight 12-step run */
@@ -47,26 +47,11 @@ static bool on_path(const char *name)
     return false;
 }
 
+/* The harness's setup (the binary, th_tmpdir), and a skip when mpirun is missing. */
 static int setup(void **state)
 {
     if (!on_path("mpirun")) skip_why = "mpirun is not on PATH (apt-get install openmpi-bin libopenmpi-dev)";
-    const char *bd = getenv("RG_BUILD_DIR");
-    char rel[PATH_MAX];
-    snprintf(rel, sizeof rel, "%s/examples/train_order", bd && *bd ? bd : "build");
-    if (!realpath(rel, bin) || access(bin, X_OK) != 0) {
-        fprintf(stderr, "test_mpi: %s is missing (make all)\n", rel);
-        return -1;
-    }
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/rg_mpi_XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    pid_t pid = fork();
-    if (pid == 0) { execlp("rm", "rm", "-rf", tmpdir, (char *)NULL); _exit(127); }
-    int st;
-    return waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+    return th_setup(state);
 }
 
 /* Runs train_order (np 0: directly; else under mpirun -np np) with the space-separated arguments, env "K=V" (or
@@ -88,10 +73,10 @@ static int run(int np, const char *env, double *seconds, const char *fmt, ...)
         argv[argc++] = "-np";
         argv[argc++] = npbuf;
     }
-    argv[argc++] = bin;
+    argv[argc++] = th_bin;
     for (char *p = strtok(args, " "); p && argc < 127; p = strtok(NULL, " ")) argv[argc++] = p;
     argv[argc] = NULL;
-    snprintf(log, sizeof log, "%s/log.txt", tmpdir);
+    snprintf(log, sizeof log, "%s/log.txt", th_tmpdir);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     fflush(NULL);
@@ -99,7 +84,7 @@ static int run(int np, const char *env, double *seconds, const char *fmt, ...)
     if (pid == 0) {
         setpgid(0, 0);
         int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (fd < 0 || chdir(tmpdir) != 0) _exit(126);
+        if (fd < 0 || chdir(th_tmpdir) != 0) _exit(126);
         dup2(fd, 1);
         dup2(fd, 2);
         setenv("RG_KEEP_BLAS_CORE", "1", 1);
@@ -131,11 +116,11 @@ static int run(int np, const char *env, double *seconds, const char *fmt, ...)
     return rc;
 }
 
-/* report.csv of tmpdir/dir without its train_seconds column (8th, TO_CSV_HEADER), which is a timing. */
+/* report.csv of th_tmpdir/dir without its train_seconds column (8th, TO_CSV_HEADER), which is a timing. */
 static void report_cells(const char *dir, char *out, size_t cap)
 {
     char path[PATH_MAX], line[1024];
-    snprintf(path, sizeof path, "%s/%s/report.csv", tmpdir, dir);
+    snprintf(path, sizeof path, "%s/%s/report.csv", th_tmpdir, dir);
     FILE *f = fopen(path, "r");
     assert_non_null(f);
     out[0] = 0;
@@ -171,7 +156,7 @@ static void test_grid_over_ranks(void **state)
         const char *runs[] = {"rope", "alibi", "none"};
         for (int i = 0; i < 3; i++) {
             char path[PATH_MAX];
-            snprintf(path, sizeof path, "%s/g%d/ckpt/copy-%s-seed1.h5", tmpdir, np, runs[i]);
+            snprintf(path, sizeof path, "%s/g%d/ckpt/copy-%s-seed1.h5", th_tmpdir, np, runs[i]);
             assert_int_equal(access(path, R_OK), 0);
         }
     }
@@ -195,7 +180,7 @@ static int checksums(char sums[][64][17], int max_steps)
 static rg_real *load_params(const char *dir, int64_t *n)
 {
     char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/%s/ckpt/copy-rope-seed1.h5", tmpdir, dir);
+    snprintf(path, sizeof path, "%s/%s/ckpt/copy-rope-seed1.h5", th_tmpdir, dir);
     rg_model_config cfg;
     rg_model *m;
     rg_run_state rs;
@@ -279,5 +264,5 @@ int main(void)
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_grid_over_ranks), cmocka_unit_test(test_data_parallel),
                                        cmocka_unit_test(test_data_parallel_resume),
                                        cmocka_unit_test(test_failed_rank_ends_the_job)};
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, th_teardown);
 }

@@ -27,9 +27,9 @@ static int report_tool(const to_options *o)
         to_result *res = NULL; /* the CSV is checked before the folder is made */
         int n, train_len, rc;
         if (to_report_load(o->replot, &res, &n, &train_len)) return 1;
+        if ((rc = to_outdir_check_replot(o)) == 0) rc = to_replot_results(o->replot, res, n, train_len, o->out);
         free(res);
-        if ((rc = to_outdir_check_replot(o))) return rc == -2 ? 2 : 1;
-        return to_replot(o->replot, o->out) ? 1 : 0;
+        return rc == -2 ? 2 : rc ? 1 : 0;
     }
     if (to_compare(o->compare[0], o->compare[1], stdout)) return 1;
     return fflush(stdout) == 0 ? 0 : 1;

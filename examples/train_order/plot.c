@@ -503,16 +503,12 @@ int to_plot(const to_table *t, const char *dir, const char *runs_dir)
     return 0;
 }
 
-int to_replot(const char *report_csv, const char *out_dir)
+int to_replot_results(const char *report_csv, const to_result *res, int n_res, int train_len, const char *out_dir)
 {
-    to_result *res = NULL;
-    int n_res = 0, train_len = 0;
-    if (to_report_load(report_csv, &res, &n_res, &train_len)) return -1;
     struct stat sb;
     if (stat(out_dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
         fprintf(stderr, "train_order: --replot: output folder %s: %s\n", out_dir,
                 errno && stat(out_dir, &sb) != 0 ? strerror(errno) : "not a folder");
-        free(res);
         return -1;
     }
     char runs[TO_PATH + 16];
@@ -525,6 +521,15 @@ int to_replot(const char *report_csv, const char *out_dir)
         rc = to_plot(&t, out_dir, runs);
         to_table_free(&t);
     }
+    return rc;
+}
+
+int to_replot(const char *report_csv, const char *out_dir)
+{
+    to_result *res = NULL;
+    int n_res = 0, train_len = 0;
+    if (to_report_load(report_csv, &res, &n_res, &train_len)) return -1;
+    int rc = to_replot_results(report_csv, res, n_res, train_len, out_dir);
     free(res);
     return rc;
 }

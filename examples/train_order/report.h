@@ -34,6 +34,8 @@ int to_report(const to_options *o, const to_result *res, int n_res, const to_rep
  * into out_dir (which must exist), without retraining. Loss curves are drawn from the runs' logs under
  * <folder of report_csv>/runs/ when present. Returns 0, or -1 with a message naming the file and line. */
 int to_replot(const char *report_csv, const char *out_dir);
+/* The same from results already loaded from report_csv by to_report_load (the CSV's folder gives runs/). */
+int to_replot_results(const char *report_csv, const to_result *res, int n_res, int train_len, const char *out_dir);
 
 /* Compares two reports (each a report.csv or a report.json, by the name's ending) cell by cell: for every (task,
  * encoding, variant, RoPE extension, n) in either, both exact-match means with their 95% t intervals and k/N seeds, and
