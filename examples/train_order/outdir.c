@@ -83,9 +83,7 @@ static bool in_use(const char *dir)
 int to_outdir_check_replot(const to_options *o)
 {
     char csv_dir[TO_PATH], entry[256];
-    const char *slash = strrchr(o->replot, '/');
-    if (!slash) snprintf(csv_dir, sizeof csv_dir, ".");
-    else snprintf(csv_dir, sizeof csv_dir, "%.*s", (int)(slash - o->replot + (slash == o->replot)), o->replot);
+    to_folder_of(o->replot, csv_dir, sizeof csv_dir);
     struct stat a, b;
     bool own = stat(o->out, &a) == 0 && stat(csv_dir, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
     first_result(o->out, entry, sizeof entry);
@@ -101,6 +99,14 @@ int to_outdir_check_replot(const to_options *o)
         return -1;
     }
     return to_make_dir(o->out);
+}
+
+const char *to_folder_of(const char *path, char *buf, size_t n)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash) snprintf(buf, n, ".");
+    else snprintf(buf, n, "%.*s", (int)(slash - path + (slash == path)), path);
+    return buf;
 }
 
 FILE *to_fopen_read(const char *path)

@@ -511,10 +511,8 @@ int to_replot_results(const char *report_csv, const to_result *res, int n_res, i
                 errno && stat(out_dir, &sb) != 0 ? strerror(errno) : "not a folder");
         return -1;
     }
-    char runs[TO_PATH + 16];
-    const char *slash = strrchr(report_csv, '/');
-    if (slash) snprintf(runs, sizeof runs, "%.*s/runs", (int)(slash - report_csv), report_csv);
-    else snprintf(runs, sizeof runs, "runs");
+    char folder[TO_PATH], runs[TO_PATH + 16];
+    snprintf(runs, sizeof runs, "%s/runs", to_folder_of(report_csv, folder, sizeof folder));
     to_table t;
     int rc = to_table_build(&t, res, n_res, train_len);
     if (rc == 0) {

@@ -476,9 +476,7 @@ static void check_modes(to_options *o)
                        "--%s does not apply with %s", s->name, tool);
     }
     if (o->replot[0] && !given_any[to_setting_find("out") - table]) { /* default: the CSV's own folder */
-        const char *slash = strrchr(o->replot, '/');
-        if (!slash) snprintf(o->out, sizeof o->out, ".");
-        else snprintf(o->out, sizeof o->out, "%.*s", (int)(slash - o->replot + (slash == o->replot)), o->replot);
+        to_folder_of(o->replot, o->out, sizeof o->out);
     }
     const char *ck = o->resume[0] ? "--resume" : o->eval[0] ? "--eval" : NULL;
     for (int i = 0; i < N_SETTINGS; i++) {

@@ -188,6 +188,8 @@ int to_outdir_check_replot(const to_options *o);
 /* fopen(path, "rb") that never waits: a FIFO without a writer reads as empty instead of blocking the open (a
  * pipe with a writer, e.g. --config <(...), still works). NULL with errno set. */
 FILE *to_fopen_read(const char *path);
+/* The folder of a file's path into buf: "." for a bare name, "/" for a file at the root. Returns buf. */
+const char *to_folder_of(const char *path, char *buf, size_t n);
 /* mkdir -p path. 0 or -1 with a message. */
 int to_make_dir(const char *path);
 
