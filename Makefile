@@ -38,14 +38,17 @@ TEST64 := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/gradcheck_*.c))
 TEST_COMMON32 := $(BUILD)/f32/tests/common.o
 TEST_COMMON64 := $(BUILD)/f64/tests/common.o
 EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c)) $(BUILD)/examples/train_order
-TO_OBJ := $(patsubst %.c,$(BUILD)/f32/%.o,$(wildcard examples/train_order/*.c))
+# The experiment engine (src/engine, public header engine.h): everything train_order does, as a library; the program
+# examples/train_order/main.c is one call of rg_engine_main.
+ENGINE_LIB := $(BUILD)/libropegrad_engine.a
+ENGINE_OBJ := $(patsubst %.c,$(BUILD)/f32/%.o,$(wildcard src/engine/*.c))
 
 .PHONY: all lib test run experiment experiment-small experiment-variants bench sanitize clean deps fixtures
 # Keep the objects make builds on the way to a test or example (it would delete them as intermediate files, and
 # recompile them on the next `make run` or `make experiment`).
 .SECONDARY:
 all: deps lib $(TEST32) $(TEST64) $(EXAMPLES)
-lib: $(LIB32) $(LIB64)
+lib: $(LIB32) $(LIB64) $(TASK_LIB) $(ENGINE_LIB)
 
 deps:
 	@sh tools/deps.sh
@@ -73,6 +76,9 @@ $(LIB64): $(OBJ64)
 $(TASK_LIB): $(TASK_OBJ)
 	@mkdir -p $(dir $@)
 	ar rcs $@ $^
+$(ENGINE_LIB): $(ENGINE_OBJ)
+	@mkdir -p $(dir $@)
+	ar rcs $@ $^
 $(BUILD)/tests/test_task: $(BUILD)/f32/tests/test_task.o $(TEST_COMMON32) $(TASK_LIB) $(LIB32)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(PKG_LIBS)
@@ -97,10 +103,10 @@ CJSON_LIBS = $(shell pkg-config --libs libcjson 2>/dev/null || echo -lcjson)
 MPICC_FOUND = $(shell command -v mpicc 2>/dev/null)
 MPI_CFLAGS = $(if $(MPICC_FOUND),$(shell mpicc --showme:compile) -DTO_HAVE_MPI)
 MPI_LIBS = $(if $(MPICC_FOUND),$(shell mpicc --showme:link))
-$(BUILD)/f32/examples/train_order/mpi.o: examples/train_order/mpi.c $(wildcard src/*/*.h examples/train_order/*.h) $(BUILD)/flags
+$(BUILD)/f32/src/engine/mpi.o: src/engine/mpi.c $(wildcard src/*/*.h) $(BUILD)/flags
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(MPI_CFLAGS) -c $< -o $@
-$(BUILD)/examples/train_order: $(TO_OBJ) $(TASK_LIB) $(LIB32)
+$(BUILD)/examples/train_order: $(BUILD)/f32/examples/train_order/main.o $(ENGINE_LIB) $(TASK_LIB) $(LIB32)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(PKG_LIBS) $(CJSON_LIBS) $(MPI_LIBS)
 # The report's provenance names the commit: build/git_commit holds `git rev-parse --short HEAD` ("+dirty" with
@@ -111,13 +117,13 @@ $(BUILD)/git_commit: FORCE
 	 if [ "$$c" != unknown ] && [ -n "$$(git status --porcelain --untracked-files=no 2>/dev/null)" ]; then c="$$c+dirty"; fi; \
 	 [ "$$(cat $@ 2>/dev/null)" = "$$c" ] || echo "$$c" > $@
 .PHONY: FORCE
-$(BUILD)/f32/examples/train_order/report.o: examples/train_order/report.c $(BUILD)/git_commit $(wildcard src/*/*.h examples/train_order/*.h) $(BUILD)/flags
+$(BUILD)/f32/src/engine/report.o: src/engine/report.c $(BUILD)/git_commit $(wildcard src/*/*.h) $(BUILD)/flags
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -DRG_GIT_COMMIT=\"$$(cat $(BUILD)/git_commit)\" -c $< -o $@
-# the report's tests link train_order's objects except main.o, and their shared fixture (tests/report_fixture.c).
+# the report's tests link the engine library, and their shared fixture (tests/report_fixture.c).
 REPORT_TESTS := $(BUILD)/tests/test_report $(BUILD)/tests/test_report_tools
 $(REPORT_TESTS:$(BUILD)/tests/%=$(BUILD)/f32/tests/%.o) $(BUILD)/f32/tests/report_fixture.o: tests/report_fixture.h
-$(REPORT_TESTS): $(BUILD)/tests/%: $(BUILD)/f32/tests/%.o $(BUILD)/f32/tests/report_fixture.o $(TEST_COMMON32) $(filter-out %/main.o,$(TO_OBJ)) $(TASK_LIB) $(LIB32)
+$(REPORT_TESTS): $(BUILD)/tests/%: $(BUILD)/f32/tests/%.o $(BUILD)/f32/tests/report_fixture.o $(TEST_COMMON32) $(ENGINE_LIB) $(TASK_LIB) $(LIB32)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(PKG_LIBS) $(CJSON_LIBS) $(MPI_LIBS)
 $(BUILD)/examples/%: $(BUILD)/f32/examples/%.o $(LIB32)

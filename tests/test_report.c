@@ -237,8 +237,8 @@ static void test_no_shell_with_hostile_out(void **state)
                 fail_msg("'%s' ran a command: %s was created", names[i], marks[m]);
     }
     /* and no shell in the sources of the report (nor of train_order) */
-    const char *src[] = {"examples/train_order/report.c", "examples/train_order/plot.c", "examples/train_order/stats.c",
-                         "examples/train_order/compare.c", "examples/train_order/main.c", "examples/train_order/run.c"};
+    const char *src[] = {"src/engine/report.c", "src/engine/plot.c", "src/engine/stats.c",
+                         "src/engine/compare.c", "src/engine/engine.c", "src/engine/run.c"};
     for (size_t i = 0; i < sizeof src / sizeof *src; i++) {
         char *s = rf_slurp(".", src[i]);
         if (!s) continue; /* a file another change removed */

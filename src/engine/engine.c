@@ -1,0 +1,131 @@
+/* engine.c: the experiment engine's entry point rg_engine_main (engine.h), the whole of what examples/train_order
+ * does: defaults -> parse -> check -> build (the output folder and the jobs) -> run (the job pool) -> report -> free. Two report tools skip training:
+ * --replot CSV (to_replot) and --compare A B (to_compare). Exit status: 0 on success, 1 on any failed run or
+ * output, 2 on a bad command line (nothing written). */
+#include "engine.h"
+#include "report.h"
+#include "mpi.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct { const char *cmd; double t0; int done, total; } report_ctx;
+
+/* After each finished job but the last: a report of the runs so far, marked partial, so that a long grid stopped
+ * early still leaves one. */
+static void partial_report(const to_options *o, const to_result *res, int n, void *ctx)
+{
+    report_ctx *r = ctx;
+    r->done++;
+    if (n) to_report(o, res, n, &(to_report_meta){to_now_seconds() - r->t0, r->cmd, true, r->done, r->total});
+}
+
+/* --replot CSV and --compare A B: 0, or 1 on failure. */
+static int report_tool(const to_options *o)
+{
+    if (o->replot[0]) {
+        to_result *res = NULL; /* the CSV is checked before the folder is made */
+        int n, train_len, rc;
+        if (to_report_load(o->replot, &res, &n, &train_len)) return 1;
+        if ((rc = to_outdir_check_replot(o)) == 0) rc = to_replot_results(o->replot, res, n, train_len, o->out);
+        free(res);
+        return rc == -2 ? 2 : rc ? 1 : 0;
+    }
+    if (to_compare(o->compare[0], o->compare[1], stdout)) return 1;
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
+/* The jobs: the checkpoint's one run, or the grid of (task, variant, encoding, seed); a variant only for the
+ * encodings it applies to (to_variant_applies). */
+static int make_jobs(const to_options *o, to_job *jobs)
+{
+    int n = 0;
+    if (o->resume[0] || o->eval[0]) { /* the one run of the checkpoint (its variant: to_run) */
+        for (int t = 0; t < RG_TASK_COUNT; t++)
+            for (int p = 0; p < RG_POS_COUNT; p++)
+                if (o->tasks[t] && o->pos[p]) jobs[n++] = (to_job){(rg_task)t, (rg_pos_kind)p, TO_VAR_BASE,
+                                                                   o->seed_list[0]};
+        return n;
+    }
+    for (int t = 0; t < RG_TASK_COUNT; t++)
+        for (int v = 0; v < TO_VAR_COUNT; v++)
+            for (int p = 0; p < RG_POS_COUNT; p++)
+                for (int s = 0; s < o->n_seeds; s++)
+                    if (o->tasks[t] && o->variants[v] && o->pos[p] && to_variant_applies((to_variant)v, (rg_pos_kind)p))
+                        jobs[n++] = (to_job){(rg_task)t, (rg_pos_kind)p, (to_variant)v, o->seed_list[s]};
+    return n;
+}
+
+/* <out>/settings.json: the resolved settings (for a new run, a valid --config file). */
+static int write_settings(const to_options *o)
+{
+    char path[TO_PATH + 32];
+    snprintf(path, sizeof path, "%s/settings.json", o->out);
+    FILE *f = fopen(path, "w");
+    if (f) to_options_print(o, f);
+    if (!f || fclose(f) != 0) {
+        fprintf(stderr, "train_order: cannot write %s\n", path);
+        return -1;
+    }
+    return 0;
+}
+
+/* The command line for the report, each argument shell-quoted when needed so that it reads back as typed (it is
+ * only printed, never run). */
+static void command_line(int argc, char **argv, char *cmd, size_t cap)
+{
+    static const char safe[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./,=:+-";
+    cmd[0] = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        bool plain = *a && strspn(a, safe) == strlen(a);
+        size_t at = strlen(cmd);
+        snprintf(cmd + at, cap - at, "%s%s", i ? " " : "", plain ? a : "'");
+        for (const char *p = a; !plain && *p && strlen(cmd) + 5 < cap; p++) {
+            at = strlen(cmd);
+            snprintf(cmd + at, cap - at, *p == '\'' ? "'\\''" : "%c", *p);
+        }
+        if (!plain) snprintf(cmd + strlen(cmd), cap - strlen(cmd), "'");
+    }
+}
+
+int rg_engine_main(int argc, char **argv)
+{
+    rg_blas_prefer_fast_kernels(argv); /* OpenBLAS 0.3.21 runs SSE3 kernels on CPUs it does not know */
+    to_mpi_start(&argc, &argv); /* MPI_Init only under mpirun (mpi.h) */
+    to_options o;
+    to_options_default(&o);
+    to_options_parse(argc, argv, &o);
+    if (o.replot[0] || o.compare[0][0]) return report_tool(&o);
+    to_options_check(&o);
+    to_mpi_check(&o);
+    if (o.print_config) { to_options_print(&o, stdout); return 0; }
+    if (to_mpi_rank() > 0) return to_mpi_worker(&o); /* MPI ranks 1..N-1 serve rank 0 (mpi.h) */
+
+    static char cmd[8192];
+    command_line(argc, argv, cmd, sizeof cmd);
+    int lock = to_outdir_claim(&o);
+    if (lock < 0) return lock == -2 ? 2 : 1; /* 2: a folder of another invocation's results */
+    if (write_settings(&o)) return 1;
+    to_job *jobs = calloc((size_t)RG_TASK_COUNT * RG_POS_COUNT * TO_VAR_COUNT * (size_t)o.n_seeds, sizeof *jobs);
+    int n_jobs = jobs ? make_jobs(&o, jobs) : 0;
+    to_result *all = calloc((size_t)n_jobs * (1 + TO_MAX_EXTS) + 1, sizeof *all);
+    if (!jobs || !all) { fprintf(stderr, "train_order: out of memory\n"); return 1; }
+    if (o.jobs > n_jobs) o.jobs = n_jobs;
+    rg_set_num_threads(o.threads);
+
+    report_ctx ctx = {cmd, to_now_seconds(), 0, n_jobs};
+    int n_all = 0;
+    int failed = to_mpi_pool_run(&o, jobs, n_jobs, all, &n_all, partial_report, &ctx);
+    double wall = to_now_seconds() - ctx.t0;
+    int rc = failed ? 1 : 0;
+    if (n_all && to_report(&o, all, n_all, &(to_report_meta){wall, cmd, false, n_jobs - failed, n_jobs})) rc = 1;
+    if (!o.quiet)
+        fprintf(stderr, "train_order: %d run(s), %d failed, %.1f s; report in %s/report.md\n", n_jobs, failed, wall,
+                o.out);
+    free(all);
+    free(jobs);
+    close(lock);
+    return rc;
+}
