@@ -172,7 +172,7 @@ static void md_config(to_out *w, const to_options *o, const to_table *t)
     lr_schedule_text(o, lr, sizeof lr);
     to_out_printf(w, "- learning-rate schedule: %s\n", lr);
     to_out_printf(w, "- evaluation: greedy decoding with the KV cache on %s\n", o->data);
-    for (int task = 0; task < RG_TASK_COUNT; task++) {
+    for (int task = 0; task < rg_task_count(); task++) {
         int gen[TO_MAX_TABLE_LENS], ng = generated_lens(t, task, gen);
         if (!t->n_lens[task]) continue;
         to_out_printf(w, "- %s: test sets generated (not in the data file; same generator and seed rule): ",
@@ -269,7 +269,7 @@ static int write_md(const to_options *o, const to_table *t, const to_report_meta
                           "rows repeat their run's value (the scaling is applied only at evaluation).\n",
                       TO_LEARNED_EXACT, o->eval_every, TO_HELDOUT_COUNT, TO_HELDOUT_LENS, L, TO_LEARNED_EXACT);
     to_out_printf(&w, "\n");
-    for (int task = 0; task < RG_TASK_COUNT; task++) {
+    for (int task = 0; task < rg_task_count(); task++) {
         if (!t->n_lens[task]) continue;
         to_out_printf(&w, "## %s\n\n", rg_task_name((rg_task)task));
         md_table(&w, t, task, true);
@@ -410,7 +410,7 @@ static void json_head(cJSON *root, const to_options *o, const to_table *t, const
     lr_schedule_text(o, lr, sizeof lr);
     cJSON_AddStringToObject(root, "lr_schedule", lr);
     cJSON *gen = cJSON_AddObjectToObject(root, "generated_test_lengths");
-    for (int task = 0; task < RG_TASK_COUNT; task++) {
+    for (int task = 0; task < rg_task_count(); task++) {
         int g[TO_MAX_TABLE_LENS], ng = generated_lens(t, task, g);
         if (t->n_lens[task]) cJSON_AddItemToObject(gen, rg_task_name((rg_task)task), cJSON_CreateIntArray(g, ng));
     }
