@@ -211,6 +211,8 @@ void to_options_check(to_options *o)
     if (o->warmup > o->lr_total - o->lr_start) o->warmup = o->lr_total - o->lr_start;
     if (o->ckpt_every > o->steps) o->ckpt_every = o->steps;
     check_lengths(o);
-    find_data(o);
+    bool ordering = false; /* only the ordering tasks read the file; a registered task's sets are generated */
+    for (int t = 0; t < RG_TASK_BUILTIN; t++) ordering |= o->tasks[t];
+    if (ordering || o->data[0]) find_data(o);
     check_data(o);
 }

@@ -152,8 +152,8 @@ static void md_header(to_out *w, const to_report_meta *meta, const provenance *p
     } else {
         to_out_printf(w, "# Length extrapolation report\n\n");
     }
-    to_out_printf(w, "## Provenance\n\n- date: %s\n- commit: %s\n- host CPU: %s\n- BLAS: OpenBLAS kernels %s (%s)\n"
-                     "- command: `%s`\n- wall time: %.1f s (%.1f min)\n\n", p->date, p->commit, p->cpu, p->blas_core,
+    to_out_printf(w, "## Provenance\n\n- date: %s\n- ropegrad: %s (%s)\n- commit: %s\n- host CPU: %s\n- BLAS: OpenBLAS kernels %s (%s)\n"
+                     "- command: `%s`\n- wall time: %.1f s (%.1f min)\n\n", p->date, rg_version(), rg_build_real(), p->commit, p->cpu, p->blas_core,
                   p->blas_config, meta->command ? meta->command : "", meta->wall_seconds, meta->wall_seconds / 60);
 }
 
@@ -391,6 +391,7 @@ static void json_head(cJSON *root, const to_options *o, const to_table *t, const
 {
     cJSON *pv = cJSON_AddObjectToObject(root, "provenance");
     cJSON_AddStringToObject(pv, "date", p->date);
+    cJSON_AddStringToObject(pv, "ropegrad_version", rg_version());
     cJSON_AddStringToObject(pv, "commit", p->commit);
     cJSON_AddStringToObject(pv, "host_cpu", p->cpu);
     cJSON_AddStringToObject(pv, "blas_core", p->blas_core);
