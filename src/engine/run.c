@@ -209,6 +209,7 @@ static int trainer_init(trainer *t)
         fprintf(stderr, "%s: %s\n", t->tag, rg_last_error());
         return -1;
     }
+    rg_trainer_track(&t->tr, t->rs); /* each step advances rs->step and rs->lr.step with AdamW's step */
     t->data_rng = rg_run_state_rng(t->rs, "data");
     t->pos_rng = rg_run_state_rng(t->rs, "positions");
     if (!t->data_rng || !t->pos_rng) {
@@ -322,9 +323,7 @@ static int train(const to_options *o, rg_task task, rg_model *m, rg_adamw *opt, 
     while (rc == 0 && rs->step < o->steps) {
         double loss, grad_norm, lr = lr_at(o, rs->step);
         int64_t tokens = 0;
-        if (train_step(&t, lr, &loss, &grad_norm, &tokens)) { rc = -1; break; }
-        rs->step++;
-        rs->lr.step = rs->step;
+        if (train_step(&t, lr, &loss, &grad_norm, &tokens)) { rc = -1; break; } /* advances rs (tracked) */
         if (!isfinite(loss)) {
             fprintf(stderr, "%s: %s%s%s: loss is %g at step %lld\n", tag, ckpt, o->resume[0] ? ", resumed from " : "",
                     o->resume, loss, (long long)rs->step);
