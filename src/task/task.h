@@ -80,7 +80,8 @@ enum {
  *   score (optional; NULL: a token is right when equal to the expected one at the same index): the number of
  *     right tokens (0..target_len(n)) of the generated continuation gen[0..target_len(n)) of prompt, where
  *     expected is the target sample drew; a sample is an exact match when all are right.
- *   token_char (optional): the printable character of a token (rg_task_format; NULL: '?' for every token).
+ *   token_char (optional): the printable character of a token, for the program's own messages (the library does
+ *     not call it; rg_task_format prints the ordering tasks' characters).
  * The descriptor and the strings it points to must outlive every use (a static object is the usual case). */
 typedef struct rg_task_desc rg_task_desc;
 struct rg_task_desc {
