@@ -220,7 +220,7 @@ install: lib $(BUILD)/examples/train_order
 	@$(MAKE) --no-print-directory install-files
 # pkg-config files: Requires (not .private) because the static tasks/engine libraries and libropegrad.a call
 # OpenBLAS and HDF5 directly, so a program needs them on its link line either way.
-PC_COMMON = prefix=$(PREFIX)\nlibdir=$(LIBDIR)\nincludedir=$(INCLUDEDIR)\ndatadir=$(DATADIR)\n\nVersion: $(VERSION)\nURL: docs/install.md\nRequires: $(PKGS)\n
+PC_COMMON = prefix=$(PREFIX)\nlibdir=$(LIBDIR)\nincludedir=$(INCLUDEDIR)\ndatadir=$(DATADIR)\n\nVersion: $(VERSION)\nRequires: $(PKGS)\n
 install-files:
 	install -d $(DESTDIR)$(INCLUDEDIR)/ropegrad $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR)
 	for h in $(PUBLIC_HEADERS:src/%=%); do install -d $(DESTDIR)$(INCLUDEDIR)/ropegrad/$$(dirname $$h) && \
