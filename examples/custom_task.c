@@ -15,7 +15,8 @@
  * `--task recall` (or `--task recall,copy` for rows beside a built-in task), and so do --eval CKPT, --compare and
  * --replot. Build, in the repository: `make` (build/examples/custom_task); installed:
  *     cc custom_task.c $(pkg-config --cflags --libs ropegrad) -o custom_task
- * Run: build/examples/custom_task --task recall --pos rope,alibi --steps 300 --train-len 8 --test-lens 8,16 --out out/recall
+ * Run: build/examples/custom_task --task recall --pos rope,alibi --steps 300 --train-len 8 --test-lens 8,16 \
+ *          --out out/recall
  */
 #include <ropegrad/ropegrad.h>
 #include <ropegrad/task/task.h>

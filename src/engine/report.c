@@ -152,9 +152,10 @@ static void md_header(to_out *w, const to_report_meta *meta, const provenance *p
     } else {
         to_out_printf(w, "# Length extrapolation report\n\n");
     }
-    to_out_printf(w, "## Provenance\n\n- date: %s\n- ropegrad: %s (%s)\n- commit: %s\n- host CPU: %s\n- BLAS: OpenBLAS kernels %s (%s)\n"
-                     "- command: `%s`\n- wall time: %.1f s (%.1f min)\n\n", p->date, rg_version(), rg_build_real(), p->commit, p->cpu, p->blas_core,
-                  p->blas_config, meta->command ? meta->command : "", meta->wall_seconds, meta->wall_seconds / 60);
+    to_out_printf(w, "## Provenance\n\n- date: %s\n- ropegrad: %s (%s)\n- commit: %s\n- host CPU: %s\n"
+                     "- BLAS: OpenBLAS kernels %s (%s)\n- command: `%s`\n- wall time: %.1f s (%.1f min)\n\n", p->date,
+                  rg_version(), rg_build_real(), p->commit, p->cpu, p->blas_core, p->blas_config,
+                  meta->command ? meta->command : "", meta->wall_seconds, meta->wall_seconds / 60);
 }
 
 /* The configuration: model, training, schedule, evaluation, generated lengths, RoPE scaling, variants. */

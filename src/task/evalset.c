@@ -67,7 +67,8 @@ static herr_t write_eval_file(hid_t f, char *err, size_t errsz)
             int64_t nv = n, stream = (int64_t)rg_eval_stream((rg_task)t, n);
             hsize_t dims[2] = {RG_EVAL_COUNT, (hsize_t)n};
             unsigned flags = RG_H5_COMPRESS | RG_H5_NO_TIMES;
-            if (g < 0 || rg_h5_write_str(g, "task", rg_task_name(t)) < 0 || rg_h5_write_int(g, "n", H5T_STD_I32LE, nv) < 0 ||
+            if (g < 0 || rg_h5_write_str(g, "task", rg_task_name(t)) < 0 ||
+                rg_h5_write_int(g, "n", H5T_STD_I32LE, nv) < 0 ||
                 rg_h5_write_int(g, "stream", H5T_STD_U64LE, stream) < 0 ||
                 rg_h5_write_dataset(g, "x", RG_H5_INT32, 2, dims, x, flags) < 0 ||
                 rg_h5_write_dataset(g, "y", RG_H5_INT32, 2, dims, y, flags) < 0) {
