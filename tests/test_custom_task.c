@@ -137,12 +137,21 @@ static void test_train_order_refuses(void **state)
     assert_false(th_exists(th_tmpdir, "refused"));
 }
 
+/* --help lists the program's own task with its summary. */
+static void test_help_lists_task(void **state)
+{
+    assert_int_equal(th_run("--help"), 0);
+    assert_contains("--help", th_logbuf, "Tasks this program registered");
+    assert_contains("--help", th_logbuf, "recall                 associative recall");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_recall_beside_copy, use_custom),
         cmocka_unit_test_setup(test_eval_in_same_program, use_custom),
         cmocka_unit_test_setup(test_train_order_refuses, use_custom),
+        cmocka_unit_test_setup(test_help_lists_task, use_custom),
     };
     return cmocka_run_group_tests(tests, setup, th_teardown);
 }
