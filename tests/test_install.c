@@ -1,7 +1,8 @@
 /* test_install.c: `make install` into a temporary prefix (a fresh /tmp/rg_install_XXXXXX, removed afterwards) and a
- * program built against the installed copy the way a user builds one: examples/custom_task.c compiled with
- * `pkg-config --cflags --libs ropegrad` (no -I into the repository), linked to the shared library by its soname,
- * run for a few steps with its report checked. Also: the float32/float64 guard (float32 headers with
+ * program built against the installed copy the way a user builds one: examples/custom_task.c copied out of the
+ * repository and compiled with `pkg-config --cflags --libs ropegrad` (no -I or -L into the repository), linked to
+ * the shared library by its soname, run for a few steps with recall's rows beside copy's (copy's set read from the
+ * installed data file), and its recall checkpoint reloaded with --eval in the same program. Also: the float32/float64 guard (float32 headers with
  * libropegrad_f64.a, and the reverse, fail to link naming the guard symbol; `pkg-config ropegrad-f64` links and runs
  * the float64 build), and `make uninstall` leaves no file behind. Every command runs with an argument vector (no
  * shell); the sub-make gets the build folder of the suite (RG_BUILD_DIR) and copies what is built. */
@@ -96,6 +97,19 @@ static void must_exist(const char *rel)
     if (access(p, F_OK)) fail_msg("the install lacks %s", p);
 }
 
+/* Rows of dir/report.csv that start with prefix. */
+static int count_rows(const char *dir, const char *prefix_text)
+{
+    char csv[600], line[512];
+    snprintf(csv, sizeof csv, "%s/report.csv", dir);
+    FILE *f = fopen(csv, "r");
+    if (!f) fail_msg("no %s", csv);
+    int rows = 0;
+    while (fgets(line, sizeof line, f)) rows += strncmp(line, prefix_text, strlen(prefix_text)) == 0;
+    fclose(f);
+    return rows;
+}
+
 static void test_install_and_build_against_it(void **state)
 {
     char pf[400], bdarg[300];
@@ -124,11 +138,13 @@ static void test_install_and_build_against_it(void **state)
     static char pkg_out[4096], flags[4096];
     snprintf(pkg_out, sizeof pkg_out, "%.4000s", out);
     if (!strstr(pkg_out, prefix)) fail_msg("pkg-config points elsewhere: %s", pkg_out);
-    char src[4096], exe[400];
-    if (!realpath("examples/custom_task.c", src)) fail_msg("examples/custom_task.c not found (run from the repo)");
+    char src[400], exe[400];
+    snprintf(src, sizeof src, "%s/custom_task.c", tmp); /* a copy outside the repository, built there */
+    char *cp[] = {"cp", "examples/custom_task.c", src, NULL};
+    if (run(cp)) fail_msg("cannot copy examples/custom_task.c (run from the repository):\n%s", out);
     snprintf(exe, sizeof exe, "%s/custom_task", tmp);
     char *cc[64] = {"cc", "-std=c11", "-D_POSIX_C_SOURCE=200809L", "-O1", src, "-o", exe};
-    int argc = 7;
+    int argc = 7; /* no -I or -L into the repository: only what pkg-config says */
     sanitizer_flags(flags, sizeof flags, cc, &argc, 64);
     split_into(pkg_out, cc, &argc, 64);
     cc[argc] = NULL;
@@ -137,20 +153,22 @@ static void test_install_and_build_against_it(void **state)
     assert_int_equal(run(needed), 0);
     if (!strstr(out, soname)) fail_msg("custom_task does not link the shared library %s:\n%s", soname, out);
 
-    char dir[400];
+    /* outside the repository: recall beside the built-in copy (its n=8 set from the installed data file), then
+       --eval of recall's checkpoint in the same program */
+    char dir[400], data[500], ck[600], dir2[400];
     snprintf(dir, sizeof dir, "%s/out", tmp);
-    char *prog[] = {exe, "--task", "recall", "--pos", "rope", "--steps", "4", "--eval-every", "0", "--test-lens", "4",
-                    "--train-len", "4", "--batch", "8", "--d-model", "16", "--d-ff", "32", "--rope-scaling", "none",
-                    "--jobs", "1", "--quiet", "--out", dir, NULL};
+    snprintf(data, sizeof data, "%s/share/ropegrad/eval_sets.h5", prefix);
+    char *prog[] = {exe, "--task", "recall,copy", "--pos", "rope", "--steps", "4", "--eval-every", "0", "--test-lens",
+                    "4,8", "--train-len", "4", "--batch", "8", "--d-model", "16", "--d-ff", "32", "--rope-scaling",
+                    "none", "--jobs", "1", "--quiet", "--data", data, "--out", dir, NULL};
     if (run(prog)) fail_msg("the installed custom_task failed:\n%s", out);
-    char csv[600], line[512];
-    snprintf(csv, sizeof csv, "%s/report.csv", dir);
-    FILE *f = fopen(csv, "r");
-    assert_non_null(f);
-    int rows = 0;
-    while (fgets(line, sizeof line, f)) rows += strncmp(line, "recall,rope,base,none,1,4,", 26) == 0;
-    fclose(f);
-    assert_int_equal(rows, 1);
+    assert_int_equal(count_rows(dir, "recall,rope,base,none,1,4,"), 2);
+    assert_int_equal(count_rows(dir, "copy,rope,base,none,1,4,"), 2);
+    snprintf(ck, sizeof ck, "%s/ckpt/recall-rope-seed1.h5", dir);
+    snprintf(dir2, sizeof dir2, "%s/eval", tmp);
+    char *eval[] = {exe, "--eval", ck, "--test-lens", "4,8", "--rope-scaling", "none", "--quiet", "--out", dir2, NULL};
+    if (run(eval)) fail_msg("the installed custom_task --eval failed:\n%s", out);
+    assert_int_equal(count_rows(dir2, "recall,rope,base,none,1,4,"), 2);
 }
 
 /* float32 headers with the float64 library (and the reverse) fail to link, naming the guard symbol; the f64
