@@ -3,7 +3,7 @@
  * give report rows for both tasks (recall's sets generated, copy's n=8 read from the data file), the version in
  * the provenance, recall's plots; its checkpoint reloads with --eval in the same program and gives the training
  * run's cells again; train_order, which has no such task, refuses that checkpoint naming the task and
- * rg_task_register. The tests run in order (the later ones read the first one's folder). */
+ * rg_task_register; --compare and --replot of its reports work in the program. The tests run in order (the later ones read the first one's folder). */
 #define _DEFAULT_SOURCE /* realpath */
 #include "to_harness.h"
 
@@ -137,6 +137,19 @@ static void test_train_order_refuses(void **state)
     assert_false(th_exists(th_tmpdir, "refused"));
 }
 
+/* --compare of the training run's report with the --eval one's, and --replot, in the same program. */
+static void test_compare_and_replot(void **state)
+{
+    int rc = th_run("--compare %s/run/report.csv %s/eval/report.csv", th_tmpdir, th_tmpdir);
+    if (rc != 0) fail_msg("custom_task --compare exit %d:\n%s", rc, th_logbuf);
+    assert_contains("--compare", th_logbuf, "recall");
+    char out[512];
+    snprintf(out, sizeof out, "%s/replot", th_tmpdir);
+    rc = th_run("--replot %s/run/report.csv --out %s", th_tmpdir, out);
+    if (rc != 0) fail_msg("custom_task --replot exit %d:\n%s", rc, th_logbuf);
+    assert_true(th_exists(out, "curves_recall.dat"));
+}
+
 /* --help lists the program's own task with its summary. */
 static void test_help_lists_task(void **state)
 {
@@ -151,6 +164,7 @@ int main(void)
         cmocka_unit_test_setup(test_recall_beside_copy, use_custom),
         cmocka_unit_test_setup(test_eval_in_same_program, use_custom),
         cmocka_unit_test_setup(test_train_order_refuses, use_custom),
+        cmocka_unit_test_setup(test_compare_and_replot, use_custom),
         cmocka_unit_test_setup(test_help_lists_task, use_custom),
     };
     return cmocka_run_group_tests(tests, setup, th_teardown);
