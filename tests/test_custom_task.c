@@ -99,6 +99,7 @@ static void test_recall_beside_copy(void **state)
     th_read_text(path, md, sizeof md);
     assert_contains("report.md", md, "- ropegrad: " RG_VERSION " (float32)");
     assert_contains("report.md", md, "## recall");
+    assert_contains("report.md", md, "vocab per task (copy 30, recall 40)"); /* each run's model, its task's */
     snprintf(path, sizeof path, "%s/report.json", out);
     th_read_text(path, json, sizeof json);
     assert_contains("report.json", json, "\"ropegrad_version\":\t\"" RG_VERSION "\"");

@@ -162,9 +162,21 @@ static void md_header(to_out *w, const to_report_meta *meta, const provenance *p
 static void md_config(to_out *w, const to_options *o, const to_table *t)
 {
     int L = o->train_len;
-    to_out_printf(w, "## Configuration\n\n- model: d_model %d, n_heads %d, n_layers %d, d_ff %d, vocab %d, max_len %d, "
+    char vocab[512]; /* a run's model takes its task's vocabulary (30 for the ordering tasks) */
+    snprintf(vocab, sizeof vocab, "%d", o->model.vocab_size);
+    bool same = true;
+    for (int k = 0; k < rg_task_count(); k++) same &= !o->tasks[k] || rg_task_get(k)->vocab_size == o->model.vocab_size;
+    if (!same) {
+        snprintf(vocab, sizeof vocab, "per task (");
+        for (int k = 0; k < rg_task_count(); k++)
+            if (o->tasks[k])
+                snprintf(vocab + strlen(vocab), sizeof vocab - strlen(vocab), "%s%s %d", vocab[10] ? ", " : "",
+                         rg_task_name(k), rg_task_get(k)->vocab_size);
+        snprintf(vocab + strlen(vocab), sizeof vocab - strlen(vocab), ")");
+    }
+    to_out_printf(w, "## Configuration\n\n- model: d_model %d, n_heads %d, n_layers %d, d_ff %d, vocab %s, max_len %d, "
                      "pre-LayerNorm decoder, no dropout\n", o->model.d_model, o->model.n_heads, o->model.n_layers,
-                  o->model.d_ff, o->model.vocab_size, o->model.max_len);
+                  o->model.d_ff, vocab, o->model.max_len);
     to_out_printf(w, "- training: %d steps, batch %d, n uniform in 1..%d, AdamW lr %g betas (%g, %g) eps %g wd %g, "
                      "clip %g, warmup %d then cosine to %g x lr%s\n", o->steps, o->batch, L, o->lr, o->beta1, o->beta2,
                   o->eps, o->weight_decay, o->clip, o->warmup, o->min_lr_frac,
