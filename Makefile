@@ -18,12 +18,20 @@ endif
 OPT ?= -O2
 # Never the fast-math flags (nor the "fast" optimization level): they break NaN/inf handling and the gradient checks. -fno-trapping-math only drops
 # floating-point exception flags (results are unchanged), which lets GCC vectorize loops with comparisons.
-CFLAGS_ALL = -std=c11 -D_POSIX_C_SOURCE=200809L $(OPT) -fno-trapping-math -g $(WARN) -Isrc $(PKG_CFLAGS) $(EXTRA_CFLAGS)
+# -fPIC: the same objects make the static and the shared library. -I$(BUILD)/include: <ropegrad/...> as installed
+# (a link to src/), for the examples written the way a user's program is.
+CFLAGS_ALL = -std=c11 -D_POSIX_C_SOURCE=200809L $(OPT) -fno-trapping-math -g -fPIC $(WARN) -Isrc -I$(BUILD)/include \
+  $(PKG_CFLAGS) $(EXTRA_CFLAGS)
 LDFLAGS_ALL = $(EXTRA_LDFLAGS)
 
 BUILD ?= build
+# The version: one home, src/version.h (RG_VERSION). The shared library is libropegrad.so.$(VERSION) with soname
+# libropegrad.so.MAJOR.MINOR (0.x: a minor release may change the interface).
+VERSION := $(shell sed -n 's/^\#define RG_VERSION "\(.*\)"/\1/p' src/version.h)
+SOVERSION := $(word 1,$(subst ., ,$(VERSION))).$(word 2,$(subst ., ,$(VERSION)))
 LIB_SRC := $(wildcard src/tensor/*.c src/autograd/*.c src/nn/*.c src/io/*.c)
 LIB32 := $(BUILD)/libropegrad.a
+SHLIB := $(BUILD)/libropegrad.so.$(VERSION)
 # The experiment library (not part of libropegrad.a, not in ropegrad.h): the copy/reverse/sort tasks and their
 # evaluation sets, linked by train_order, the benchmark, the data generator and test_task.
 TASK_LIB := $(BUILD)/libropegrad_tasks.a
@@ -48,7 +56,7 @@ ENGINE_OBJ := $(patsubst %.c,$(BUILD)/f32/%.o,$(wildcard src/engine/*.c))
 # recompile them on the next `make run` or `make experiment`).
 .SECONDARY:
 all: deps lib $(TEST32) $(TEST64) $(EXAMPLES)
-lib: $(LIB32) $(LIB64) $(TASK_LIB) $(ENGINE_LIB)
+lib: $(LIB32) $(SHLIB) $(LIB64) $(TASK_LIB) $(ENGINE_LIB)
 
 deps:
 	@sh tools/deps.sh
@@ -60,16 +68,24 @@ $(BUILD)/flags: FORCE
 	@mkdir -p $(dir $@)
 	@[ "$$(cat $@ 2>/dev/null)" = "$(FLAGS_TEXT)" ] || echo "$(FLAGS_TEXT)" > $@
 
-$(BUILD)/f32/%.o: %.c $(wildcard src/*/*.h examples/*/*.h) tests/common.h $(BUILD)/flags
+# <ropegrad/x.h> in the build tree: $(BUILD)/include/ropegrad is a link to src/
+$(BUILD)/include/ropegrad:
+	@mkdir -p $(dir $@)
+	ln -sfn $(CURDIR)/src $@
+$(BUILD)/f32/%.o: %.c $(wildcard src/*.h src/*/*.h examples/*/*.h) tests/common.h $(BUILD)/flags | $(BUILD)/include/ropegrad
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
-$(BUILD)/f64/%.o: %.c $(wildcard src/*/*.h) tests/common.h $(BUILD)/flags
+$(BUILD)/f64/%.o: %.c $(wildcard src/*.h src/*/*.h) tests/common.h $(BUILD)/flags | $(BUILD)/include/ropegrad
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -DRG_DOUBLE -c $< -o $@
 
 $(LIB32): $(OBJ32)
 	@mkdir -p $(dir $@)
 	ar rcs $@ $^
+$(SHLIB): $(OBJ32)
+	@mkdir -p $(dir $@)
+	$(CC) -shared -Wl,-soname,libropegrad.so.$(SOVERSION) $^ -o $@ $(LDFLAGS_ALL) $(PKG_LIBS)
+	ln -sf libropegrad.so.$(VERSION) $(BUILD)/libropegrad.so.$(SOVERSION)
 $(LIB64): $(OBJ64)
 	@mkdir -p $(dir $@)
 	ar rcs $@ $^
@@ -79,12 +95,13 @@ $(TASK_LIB): $(TASK_OBJ)
 $(ENGINE_LIB): $(ENGINE_OBJ)
 	@mkdir -p $(dir $@)
 	ar rcs $@ $^
-$(BUILD)/tests/test_task: $(BUILD)/f32/tests/test_task.o $(TEST_COMMON32) $(TASK_LIB) $(LIB32)
+$(BUILD)/tests/test_task $(BUILD)/tests/test_task_registry: $(BUILD)/tests/%: $(BUILD)/f32/tests/%.o $(TEST_COMMON32) $(TASK_LIB) $(LIB32)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(PKG_LIBS)
 
 # the end-to-end tests of train_order share a harness (tests/to_harness.c)
-TO_TESTS := $(BUILD)/tests/test_train_order $(BUILD)/tests/test_train_order_input $(BUILD)/tests/test_mpi
+TO_TESTS := $(BUILD)/tests/test_train_order $(BUILD)/tests/test_train_order_input $(BUILD)/tests/test_mpi \
+  $(BUILD)/tests/test_custom_task
 $(TO_TESTS): $(BUILD)/tests/%: $(BUILD)/f32/tests/%.o $(BUILD)/f32/tests/to_harness.o $(TEST_COMMON32) $(LIB32)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(PKG_LIBS)
@@ -126,6 +143,10 @@ $(REPORT_TESTS:$(BUILD)/tests/%=$(BUILD)/f32/tests/%.o) $(BUILD)/f32/tests/repor
 $(REPORT_TESTS): $(BUILD)/tests/%: $(BUILD)/f32/tests/%.o $(BUILD)/f32/tests/report_fixture.o $(TEST_COMMON32) $(ENGINE_LIB) $(TASK_LIB) $(LIB32)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(PKG_LIBS) $(CJSON_LIBS) $(MPI_LIBS)
+# examples/custom_task.c: a program's own task in the engine (docs/extending.md)
+$(BUILD)/examples/custom_task: $(BUILD)/f32/examples/custom_task.o $(ENGINE_LIB) $(TASK_LIB) $(LIB32)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(PKG_LIBS) $(CJSON_LIBS) $(MPI_LIBS)
 $(BUILD)/examples/%: $(BUILD)/f32/examples/%.o $(LIB32)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(PKG_LIBS)
@@ -177,6 +198,48 @@ data: deps $(BUILD)/tools/gen_data
 $(BUILD)/tools/gen_data: $(BUILD)/f32/tools/gen_data.o $(TASK_LIB) $(LIB32)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(PKG_LIBS)
+
+# ------------------------------------------------------------------ install (docs/install.md)
+# `make install PREFIX=/opt/ropegrad` (default /usr/local; DESTDIR is prepended to every path, for packagers):
+# the public headers under include/ropegrad/ (#include <ropegrad/ropegrad.h>), libropegrad.a, libropegrad.so.$(VERSION)
+# (soname libropegrad.so.$(SOVERSION)) and its links, libropegrad_f64.a, the tasks and engine libraries,
+# lib/pkgconfig/ropegrad.pc and ropegrad-f64.pc, bin/train_order and share/ropegrad/eval_sets.h5 (train_order
+# finds it through ROPEGRAD_DATA). Then: cc prog.c $$(pkg-config --cflags --libs ropegrad). `make uninstall`
+# removes exactly these files. install-files copies what is built (tests/test_install.c calls it).
+PREFIX ?= /usr/local
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+BINDIR ?= $(PREFIX)/bin
+DATADIR ?= $(PREFIX)/share/ropegrad
+PUBLIC_HEADERS := src/ropegrad.h src/version.h src/tensor/tensor.h src/tensor/ops.h src/tensor/rng.h src/tensor/blas.h \
+  src/autograd/autograd.h src/nn/nn.h src/nn/pos.h src/nn/generate.h src/io/checkpoint.h src/io/atomic.h \
+  src/task/task.h src/engine/engine.h
+INSTALLED_LIBS := libropegrad.a libropegrad_f64.a libropegrad_tasks.a libropegrad_engine.a libropegrad.so.$(VERSION)
+.PHONY: install install-files uninstall
+install: lib $(BUILD)/examples/train_order
+	@$(MAKE) --no-print-directory install-files
+# pkg-config files: Requires (not .private) because the static tasks/engine libraries and libropegrad.a call
+# OpenBLAS and HDF5 directly, so a program needs them on its link line either way.
+PC_COMMON = prefix=$(PREFIX)\nlibdir=$(LIBDIR)\nincludedir=$(INCLUDEDIR)\ndatadir=$(DATADIR)\n\nVersion: $(VERSION)\nRequires: $(PKGS)\n
+install-files:
+	install -d $(DESTDIR)$(INCLUDEDIR)/ropegrad $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR)
+	for h in $(PUBLIC_HEADERS:src/%=%); do install -d $(DESTDIR)$(INCLUDEDIR)/ropegrad/$$(dirname $$h) && \
+	  install -m 644 src/$$h $(DESTDIR)$(INCLUDEDIR)/ropegrad/$$h || exit 1; done
+	for l in $(INSTALLED_LIBS); do install -m 644 $(BUILD)/$$l $(DESTDIR)$(LIBDIR)/$$l || exit 1; done
+	ln -sf libropegrad.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libropegrad.so.$(SOVERSION)
+	ln -sf libropegrad.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libropegrad.so
+	install -m 755 $(BUILD)/examples/train_order $(DESTDIR)$(BINDIR)/train_order
+	install -m 644 data/eval_sets.h5 $(DESTDIR)$(DATADIR)/eval_sets.h5
+	printf '$(PC_COMMON)Name: ropegrad\nDescription: reverse-mode autodiff, transformers and the length-extrapolation engine (float32)\nCflags: -I$${includedir}\nLibs: -L$${libdir} -lropegrad_engine -lropegrad_tasks -lropegrad $(CJSON_LIBS) $(MPI_LIBS) -lm -lpthread\n' > $(DESTDIR)$(LIBDIR)/pkgconfig/ropegrad.pc
+	printf '$(PC_COMMON)Name: ropegrad-f64\nDescription: ropegrad, the float64 build (gradient checks)\nCflags: -I$${includedir} -DRG_DOUBLE\nLibs: -L$${libdir} -lropegrad_f64 -lm -lpthread\n' > $(DESTDIR)$(LIBDIR)/pkgconfig/ropegrad-f64.pc
+uninstall:
+	rm -f $(PUBLIC_HEADERS:src/%=$(DESTDIR)$(INCLUDEDIR)/ropegrad/%)
+	for d in tensor autograd nn io task engine; do rmdir $(DESTDIR)$(INCLUDEDIR)/ropegrad/$$d 2>/dev/null; done; true
+	rmdir $(DESTDIR)$(INCLUDEDIR)/ropegrad 2>/dev/null || true
+	rm -f $(INSTALLED_LIBS:%=$(DESTDIR)$(LIBDIR)/%) $(DESTDIR)$(LIBDIR)/libropegrad.so.$(SOVERSION) \
+	  $(DESTDIR)$(LIBDIR)/libropegrad.so $(DESTDIR)$(LIBDIR)/pkgconfig/ropegrad.pc \
+	  $(DESTDIR)$(LIBDIR)/pkgconfig/ropegrad-f64.pc $(DESTDIR)$(BINDIR)/train_order $(DESTDIR)$(DATADIR)/eval_sets.h5
+	rmdir $(DESTDIR)$(DATADIR) 2>/dev/null || true
 
 clean:
 	rm -rf build

@@ -4,6 +4,7 @@
 #ifndef ROPEGRAD_H
 #define ROPEGRAD_H
 
+#include "version.h"
 #include "tensor/tensor.h"
 #include "tensor/ops.h"
 #include "tensor/rng.h"

@@ -73,13 +73,13 @@ static void test_vocab_and_names(void **state)
     assert_string_equal(buf, "^za");
 
     const char *names[] = {"copy", "reverse", "sort"};
-    for (int i = 0; i < RG_TASK_COUNT; i++) {
-        rg_task k = RG_TASK_COUNT;
+    for (int i = 0; i < RG_TASK_BUILTIN; i++) {
+        rg_task k = RG_TASK_BUILTIN;
         assert_int_equal(rg_task_parse(names[i], &k), RG_OK);
         assert_int_equal(k, i);
         assert_string_equal(rg_task_name((rg_task)i), names[i]);
     }
-    assert_string_equal(rg_task_name(RG_TASK_COUNT), "?");
+    assert_string_equal(rg_task_name(RG_TASK_BUILTIN), "?");
     rg_task k = RG_TASK_SORT;
     assert_int_equal(rg_task_parse("Copy", &k), RG_ERR_ARG);
     assert_err_contains("copy, reverse, sort");
@@ -328,7 +328,7 @@ static void test_batch_sample(void **state)
     assert_int_equal(rg_task_batch_alloc(&b, B, L), RG_OK);
     rg_rng rng, ref;
     int seen_min = 99, seen_max = 0;
-    for (int task = 0; task < RG_TASK_COUNT; task++) {
+    for (int task = 0; task < RG_TASK_BUILTIN; task++) {
         rg_rng_seed(&rng, 1234 + task, 3);
         rg_rng_seed(&ref, 1234 + task, 3);
         for (int it = 0; it < 20; it++) {
@@ -510,7 +510,7 @@ static void test_evalset_load_committed(void **state)
 {
     (void)state;
     const char *names[] = {"copy", "reverse", "sort"};
-    for (int t = 0; t < RG_TASK_COUNT; t++)
+    for (int t = 0; t < RG_TASK_BUILTIN; t++)
         for (int k = 0; k < RG_EVAL_NLENS; k++) {
             int n = rg_eval_lengths[k];
             rg_evalset e;
@@ -559,7 +559,7 @@ static void test_evalset_committed_equals_fresh(void **state)
     snprintf(fresh2, sizeof fresh2, "%s/fresh2.h5", tmpdir);
     if (rg_evalset_generate(fresh) != RG_OK) fail_msg("generate: %s", rg_last_error());
     const char *names[] = {"copy", "reverse", "sort"};
-    for (int t = 0; t < RG_TASK_COUNT; t++) {
+    for (int t = 0; t < RG_TASK_BUILTIN; t++) {
         for (int k = 0; k < RG_EVAL_NLENS; k++)
             for (int d = 0; d < 2; d++) {
                 char ds[64];

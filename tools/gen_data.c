@@ -27,6 +27,6 @@ int main(int argc, char **argv)
         return 1;
     }
     printf("gen_data: wrote %s (seed %llu, %d tasks x %d lengths x %d samples)\n", path,
-           (unsigned long long)RG_EVAL_SEED, RG_TASK_COUNT, RG_EVAL_NLENS, RG_EVAL_COUNT);
+           (unsigned long long)RG_EVAL_SEED, RG_TASK_BUILTIN, RG_EVAL_NLENS, RG_EVAL_COUNT);
     return 0;
 }

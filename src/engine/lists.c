@@ -24,7 +24,7 @@ static int split(char *list, char **items, int max)
 int to_parse_task(to_options *o, char *v)
 {
     memset(o->tasks, 0, sizeof o->tasks);
-    if (strcmp(v, "all") == 0) { for (int i = 0; i < RG_TASK_COUNT; i++) o->tasks[i] = true; return 0; }
+    if (strcmp(v, "all") == 0) { for (int i = 0; i < rg_task_count(); i++) o->tasks[i] = true; return 0; }
     char *it[8];
     int n = split(v, it, 8);
     for (int i = 0; i < n; i++) {
@@ -38,7 +38,7 @@ int to_parse_task(to_options *o, char *v)
 void to_print_task(const to_options *o, char *b, size_t n)
 {
     b[0] = 0;
-    for (int i = 0; i < RG_TASK_COUNT; i++)
+    for (int i = 0; i < rg_task_count(); i++)
         if (o->tasks[i]) snprintf(b + strlen(b), n - strlen(b), "%s%s", b[0] ? "," : "", rg_task_name((rg_task)i));
 }
 

@@ -144,7 +144,9 @@ static void check_lengths(const to_options *o)
 {
     char src[TO_PATH + 32] = "";
     if (o->resume[0] || o->eval[0]) snprintf(src, sizeof src, "checkpoint %s: ", o->resume[0] ? o->resume : o->eval);
-    int T = 2 * o->train_len + 3;
+    int T = 0; /* the longest training sequence of the selected tasks (2 train_len + 3 for the ordering tasks) */
+    for (int t = 0; t < rg_task_count(); t++)
+        if (o->tasks[t] && rg_task_total_len(t, o->train_len) > T) T = rg_task_total_len(t, o->train_len);
     bool rand = o->random_positions || o->variants[TO_VAR_RAND];
     if (o->pos[RG_POS_LEARNED] && T > o->model.max_len)
         to_usage_error("2 train_len + 3 <= max_len with learned positions", "%strain_len %d: sequences of %d tokens "
@@ -175,7 +177,7 @@ static void check_lengths(const to_options *o)
 /* Every (task, test length) can be evaluated: canonical lengths come from the file, others are generated. */
 static void check_data(const to_options *o)
 {
-    for (int t = 0; t < RG_TASK_COUNT; t++)
+    for (int t = 0; t < rg_task_count(); t++)
         for (int i = 0; o->tasks[t] && i < o->n_test_lens; i++) {
             rg_evalset es;
             bool generated;
@@ -209,6 +211,8 @@ void to_options_check(to_options *o)
     if (o->warmup > o->lr_total - o->lr_start) o->warmup = o->lr_total - o->lr_start;
     if (o->ckpt_every > o->steps) o->ckpt_every = o->steps;
     check_lengths(o);
-    find_data(o);
+    bool ordering = false; /* only the ordering tasks read the file; a registered task's sets are generated */
+    for (int t = 0; t < RG_TASK_BUILTIN; t++) ordering |= o->tasks[t];
+    if (ordering || o->data[0]) find_data(o);
     check_data(o);
 }

@@ -108,9 +108,9 @@ static bool complete_svg(const char *path)
 static int run_gnuplot(const char *dir, const char *script, const char *name)
 {
     char tmp[600], expr[640], path[TO_PATH + 640], tmp_path[TO_PATH + 640];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", name, (long)getpid());
+    snprintf(tmp, sizeof tmp, "%.63s.tmp.%ld", name, (long)getpid()); /* names: 64 bytes (to_plot) */
     snprintf(expr, sizeof expr, "outfile='%s'", tmp); /* our names only: [a-z0-9_.-] */
-    snprintf(path, sizeof path, "%s/%s", dir, name);
+    snprintf(path, sizeof path, "%s/%.63s", dir, name);
     snprintf(tmp_path, sizeof tmp_path, "%s/%s", dir, tmp);
     char *const argv[] = {"gnuplot", "-e", expr, (char *)script, NULL};
     int err_fd, st_fd;
@@ -197,7 +197,7 @@ static int write_heatmaps(const to_table *t, const char *dir, int *n_tasks)
     if (to_out_open(&g, dir, "extrapolation.gp")) { to_out_discard(&d); return -1; }
     *n_tasks = 0;
     int max_rows = 1, max_cols = 1;
-    for (int task = 0; task < RG_TASK_COUNT; task++)
+    for (int task = 0; task < rg_task_count(); task++)
         if (t->n_lens[task]) {
             (*n_tasks)++;
             if (n_rows_of(t, task) > max_rows) max_rows = n_rows_of(t, task);
@@ -213,7 +213,7 @@ static int write_heatmaps(const to_table *t, const char *dir, int *n_tasks)
                       "set cbtics 0.25\nset tics scale 0\nset lmargin 20\nset rmargin 10\nset tmargin 5\n"
                       "set xlabel 'test length n'\nset multiplot layout %d,2\n", 2 * panel_w, panel_h * *n_tasks, *n_tasks);
     int block = 0;
-    for (int task = 0; task < RG_TASK_COUNT; task++) {
+    for (int task = 0; task < rg_task_count(); task++) {
         if (!t->n_lens[task]) continue;
         to_out_printf(&d, "# %s: column row exact_mean token_mean exact_label token_label\n", rg_task_name((rg_task)task));
         for (int k = 0, r = 0; k < t->n_rows; k++) {
@@ -479,11 +479,11 @@ int to_plot(const to_table *t, const char *dir, const char *runs_dir)
 {
     int n_tasks;
     if (write_heatmaps(t, dir, &n_tasks)) return -1;
-    char names[1 + 2 * RG_TASK_COUNT][64], scripts[1 + 2 * RG_TASK_COUNT][64];
+    char names[1 + 2 * RG_TASK_MAX][64], scripts[1 + 2 * RG_TASK_MAX][64];
     int n_fig = 0;
     snprintf(names[n_fig], 64, "extrapolation.svg");
     snprintf(scripts[n_fig++], 64, "extrapolation.gp");
-    for (int task = 0; task < RG_TASK_COUNT; task++) {
+    for (int task = 0; task < rg_task_count(); task++) {
         if (!t->n_lens[task]) continue;
         if (write_curves(t, dir, task, names[n_fig], 64)) return -1;
         snprintf(scripts[n_fig++], 64, "curves_%s.gp", rg_task_name((rg_task)task));

@@ -152,18 +152,31 @@ static void md_header(to_out *w, const to_report_meta *meta, const provenance *p
     } else {
         to_out_printf(w, "# Length extrapolation report\n\n");
     }
-    to_out_printf(w, "## Provenance\n\n- date: %s\n- commit: %s\n- host CPU: %s\n- BLAS: OpenBLAS kernels %s (%s)\n"
-                     "- command: `%s`\n- wall time: %.1f s (%.1f min)\n\n", p->date, p->commit, p->cpu, p->blas_core,
-                  p->blas_config, meta->command ? meta->command : "", meta->wall_seconds, meta->wall_seconds / 60);
+    to_out_printf(w, "## Provenance\n\n- date: %s\n- ropegrad: %s (%s)\n- commit: %s\n- host CPU: %s\n"
+                     "- BLAS: OpenBLAS kernels %s (%s)\n- command: `%s`\n- wall time: %.1f s (%.1f min)\n\n", p->date,
+                  rg_version(), rg_build_real(), p->commit, p->cpu, p->blas_core, p->blas_config,
+                  meta->command ? meta->command : "", meta->wall_seconds, meta->wall_seconds / 60);
 }
 
 /* The configuration: model, training, schedule, evaluation, generated lengths, RoPE scaling, variants. */
 static void md_config(to_out *w, const to_options *o, const to_table *t)
 {
     int L = o->train_len;
-    to_out_printf(w, "## Configuration\n\n- model: d_model %d, n_heads %d, n_layers %d, d_ff %d, vocab %d, max_len %d, "
+    char vocab[512]; /* a run's model takes its task's vocabulary (30 for the ordering tasks) */
+    snprintf(vocab, sizeof vocab, "%d", o->model.vocab_size);
+    bool same = true;
+    for (int k = 0; k < rg_task_count(); k++) same &= !o->tasks[k] || rg_task_get(k)->vocab_size == o->model.vocab_size;
+    if (!same) {
+        snprintf(vocab, sizeof vocab, "per task (");
+        for (int k = 0; k < rg_task_count(); k++)
+            if (o->tasks[k])
+                snprintf(vocab + strlen(vocab), sizeof vocab - strlen(vocab), "%s%s %d", vocab[10] ? ", " : "",
+                         rg_task_name(k), rg_task_get(k)->vocab_size);
+        snprintf(vocab + strlen(vocab), sizeof vocab - strlen(vocab), ")");
+    }
+    to_out_printf(w, "## Configuration\n\n- model: d_model %d, n_heads %d, n_layers %d, d_ff %d, vocab %s, max_len %d, "
                      "pre-LayerNorm decoder, no dropout\n", o->model.d_model, o->model.n_heads, o->model.n_layers,
-                  o->model.d_ff, o->model.vocab_size, o->model.max_len);
+                  o->model.d_ff, vocab, o->model.max_len);
     to_out_printf(w, "- training: %d steps, batch %d, n uniform in 1..%d, AdamW lr %g betas (%g, %g) eps %g wd %g, "
                      "clip %g, warmup %d then cosine to %g x lr%s\n", o->steps, o->batch, L, o->lr, o->beta1, o->beta2,
                   o->eps, o->weight_decay, o->clip, o->warmup, o->min_lr_frac,
@@ -172,7 +185,7 @@ static void md_config(to_out *w, const to_options *o, const to_table *t)
     lr_schedule_text(o, lr, sizeof lr);
     to_out_printf(w, "- learning-rate schedule: %s\n", lr);
     to_out_printf(w, "- evaluation: greedy decoding with the KV cache on %s\n", o->data);
-    for (int task = 0; task < RG_TASK_COUNT; task++) {
+    for (int task = 0; task < rg_task_count(); task++) {
         int gen[TO_MAX_TABLE_LENS], ng = generated_lens(t, task, gen);
         if (!t->n_lens[task]) continue;
         to_out_printf(w, "- %s: test sets generated (not in the data file; same generator and seed rule): ",
@@ -269,7 +282,7 @@ static int write_md(const to_options *o, const to_table *t, const to_report_meta
                           "rows repeat their run's value (the scaling is applied only at evaluation).\n",
                       TO_LEARNED_EXACT, o->eval_every, TO_HELDOUT_COUNT, TO_HELDOUT_LENS, L, TO_LEARNED_EXACT);
     to_out_printf(&w, "\n");
-    for (int task = 0; task < RG_TASK_COUNT; task++) {
+    for (int task = 0; task < rg_task_count(); task++) {
         if (!t->n_lens[task]) continue;
         to_out_printf(&w, "## %s\n\n", rg_task_name((rg_task)task));
         md_table(&w, t, task, true);
@@ -391,6 +404,7 @@ static void json_head(cJSON *root, const to_options *o, const to_table *t, const
 {
     cJSON *pv = cJSON_AddObjectToObject(root, "provenance");
     cJSON_AddStringToObject(pv, "date", p->date);
+    cJSON_AddStringToObject(pv, "ropegrad_version", rg_version());
     cJSON_AddStringToObject(pv, "commit", p->commit);
     cJSON_AddStringToObject(pv, "host_cpu", p->cpu);
     cJSON_AddStringToObject(pv, "blas_core", p->blas_core);
@@ -410,7 +424,7 @@ static void json_head(cJSON *root, const to_options *o, const to_table *t, const
     lr_schedule_text(o, lr, sizeof lr);
     cJSON_AddStringToObject(root, "lr_schedule", lr);
     cJSON *gen = cJSON_AddObjectToObject(root, "generated_test_lengths");
-    for (int task = 0; task < RG_TASK_COUNT; task++) {
+    for (int task = 0; task < rg_task_count(); task++) {
         int g[TO_MAX_TABLE_LENS], ng = generated_lens(t, task, g);
         if (t->n_lens[task]) cJSON_AddItemToObject(gen, rg_task_name((rg_task)task), cJSON_CreateIntArray(g, ng));
     }

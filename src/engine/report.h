@@ -99,8 +99,8 @@ typedef struct {
     int n_res;
     to_row *rows;              /* ordered by task, encoding, variant, extension (none first), factor */
     int n_rows;
-    int lens[RG_TASK_COUNT][TO_MAX_TABLE_LENS]; /* per task the union of the runs' test lengths, ascending */
-    int n_lens[RG_TASK_COUNT];
+    int lens[RG_TASK_MAX][TO_MAX_TABLE_LENS]; /* per task the union of the runs' test lengths, ascending */
+    int n_lens[RG_TASK_MAX];
     int train_len;
 } to_table;
 

@@ -26,22 +26,10 @@ double to_now_seconds(void)
 rg_status to_evalset_get(const to_options *o, rg_task task, int n, rg_evalset *es, bool *generated)
 {
     *generated = true;
-    for (int i = 0; i < RG_EVAL_NLENS; i++)
+    for (int i = 0; task < RG_TASK_BUILTIN && i < RG_EVAL_NLENS; i++) /* the file holds the ordering tasks' sets */
         if (rg_eval_lengths[i] == n) *generated = false;
     if (!*generated) return rg_evalset_load(o->data, rg_task_name(task), n, es);
-    memset(es, 0, sizeof *es);
-    es->x = malloc(sizeof(int32_t) * RG_EVAL_COUNT * (size_t)n);
-    es->y = malloc(sizeof(int32_t) * RG_EVAL_COUNT * (size_t)n);
-    if (!es->x || !es->y) {
-        rg_evalset_free(es);
-        return rg_error(RG_ERR_NOMEM, "evaluation set n=%d: out of memory", n);
-    }
-    es->task = task;
-    es->n = n;
-    es->count = RG_EVAL_COUNT;
-    rg_status st = rg_evalset_make(task, n, RG_EVAL_COUNT, es->x, es->y);
-    if (st) rg_evalset_free(es);
-    return st;
+    return rg_task_evalset(task, n, RG_EVAL_COUNT, RG_EVAL_SEED, es);
 }
 
 /* ------------------------------------------------------------------ evaluation */
@@ -62,36 +50,42 @@ static rg_status eval_positions(bool random, uint64_t seed, uint64_t base, rg_ta
                                 int max_position, int32_t **pos)
 {
     *pos = NULL;
-    int T = 2 * n + 3;
+    int T = rg_task_total_len(task, n);
     if (!random) return RG_OK;
     if (T > max_position)
         return rg_error(RG_ERR_ARG, "n=%d: %d tokens need more random positions than [0, %d) has", n, T, max_position);
     if (!(*pos = malloc(sizeof(int32_t) * (size_t)count * T)))
         return rg_error(RG_ERR_NOMEM, "evaluation positions n=%d: out of memory", n);
     rg_rng rng;
-    rg_rng_seed(&rng, seed, base + rg_eval_stream(task, n));
+    rg_rng_seed(&rng, seed, base + rg_task_stream(task, n));
     rg_random_positions(&rng, count, T, max_position, *pos);
     return RG_OK;
 }
 
-/* Greedy decoding of an evaluation set (rg_evaluate): for each sample the prompt BOS x SEP, then n+1 tokens, scored
- * against y EOS; at positions 0..2n+2, or at row i of pos [count, 2n+3] if not NULL. RG_ERR_ARG when a position
- * passes the learned table. */
+/* Greedy decoding of count prompts [count, P] of (task, n), target_len(n) tokens each, scored against want
+ * [count, G]: rg_evaluate (token equality), or the task's score hook (rg_task_score_rows); at positions 0.., or at
+ * row i of pos [count, P + G] if not NULL. RG_ERR_ARG when a position passes the learned table. */
+static rg_status evaluate_rows(rg_model *m, rg_task task, int n, const int32_t *prompts, const int32_t *want,
+                               int count, const int32_t *pos, double *exact, double *token_acc)
+{
+    int P = rg_task_prompt_len(task, n), G = rg_task_target_len(task, n);
+    if (!rg_task_get(task)->score)
+        return rg_evaluate(m, prompts, want, count, P, G, 0, pos, EVAL_BATCH, exact, token_acc);
+    int32_t *gen = malloc(sizeof(int32_t) * (size_t)count * G);
+    rg_status st = gen ? rg_generate(m, prompts, count, P, G, 0, pos, EVAL_BATCH, gen)
+                       : rg_error(RG_ERR_NOMEM, "evaluation n=%d: out of memory", n);
+    rg_task_score sc = {0};
+    if (st == RG_OK) st = rg_task_score_rows(task, n, &sc, prompts, gen, want, count);
+    free(gen);
+    *exact = st ? NAN : rg_task_exact_match(&sc);
+    *token_acc = st ? NAN : rg_task_token_acc(&sc);
+    return st;
+}
+
+/* An evaluation set (its prompts and expected continuations), as evaluate_rows. */
 static rg_status evaluate_set(rg_model *m, const rg_evalset *es, const int32_t *pos, double *exact, double *token_acc)
 {
-    int n = es->n, P = n + 2, G = n + 1;
-    int32_t *prompts = malloc(sizeof(int32_t) * (size_t)es->count * P);
-    int32_t *want = malloc(sizeof(int32_t) * (size_t)es->count * G);
-    rg_status st = prompts && want ? RG_OK : rg_error(RG_ERR_NOMEM, "evaluation n=%d: out of memory", n);
-    for (int i = 0; i < es->count && st == RG_OK; i++) {
-        const int32_t *x = es->x + (int64_t)i * n;
-        st = rg_task_prompt(x, n, prompts + (int64_t)i * P);
-        if (st == RG_OK) st = rg_task_expected(es->task, x, n, want + (int64_t)i * G);
-    }
-    if (st == RG_OK) st = rg_evaluate(m, prompts, want, es->count, P, G, 0, pos, EVAL_BATCH, exact, token_acc);
-    free(prompts);
-    free(want);
-    return st;
+    return evaluate_rows(m, es->task, es->n, es->prompt, es->expected, es->count, pos, exact, token_acc);
 }
 
 /* ------------------------------------------------------------------ the held-out set (steps-to-learn) */
@@ -99,6 +93,7 @@ static rg_status evaluate_set(rg_model *m, const rg_evalset *es, const int32_t *
 /* Prompts and expected continuations of the held-out set of a run (see TO_HELDOUT_SEED), and for a +rand run the
  * positions of each sample (eval_positions, drawn once: every measurement of the run uses the same ones). */
 typedef struct {
+    rg_task task;
     int n_lens, lens[TO_HELDOUT_LENS];
     int32_t *prompts[TO_HELDOUT_LENS], *want[TO_HELDOUT_LENS], *pos[TO_HELDOUT_LENS];
 } heldout;
@@ -113,25 +108,21 @@ static void heldout_free(heldout *h)
 static rg_status heldout_init(heldout *h, rg_task task, int L, bool random, uint64_t seed, int max_position)
 {
     memset(h, 0, sizeof *h);
+    h->task = task;
     for (int q = 1; q <= TO_HELDOUT_LENS; q++) {
         int n = (q * L + TO_HELDOUT_LENS - 1) / TO_HELDOUT_LENS;
         if (h->n_lens && h->lens[h->n_lens - 1] == n) continue;
-        int k = h->n_lens++;
+        int k = h->n_lens++, P = rg_task_prompt_len(task, n), G = rg_task_target_len(task, n);
         h->lens[k] = n;
-        h->prompts[k] = malloc(sizeof(int32_t) * TO_HELDOUT_COUNT * (size_t)(n + 2));
-        h->want[k] = malloc(sizeof(int32_t) * TO_HELDOUT_COUNT * (size_t)(n + 1));
-        int32_t *x = malloc(sizeof(int32_t) * 2 * (size_t)n);
-        rg_status st = h->prompts[k] && h->want[k] && x ? RG_OK : rg_error(RG_ERR_NOMEM, "held-out set: out of memory");
+        h->prompts[k] = malloc(sizeof(int32_t) * TO_HELDOUT_COUNT * (size_t)P);
+        h->want[k] = malloc(sizeof(int32_t) * TO_HELDOUT_COUNT * (size_t)G);
+        rg_status st = h->prompts[k] && h->want[k] ? RG_OK : rg_error(RG_ERR_NOMEM, "held-out set: out of memory");
         if (st == RG_OK)
             st = eval_positions(random, seed, EVALPOS_HELDOUT, task, n, TO_HELDOUT_COUNT, max_position, &h->pos[k]);
         rg_rng rng;
-        rg_rng_seed(&rng, TO_HELDOUT_SEED, rg_eval_stream(task, n));
-        for (int i = 0; i < TO_HELDOUT_COUNT && st == RG_OK; i++) {
-            st = rg_task_sample(task, &rng, n, x, x + n);
-            if (st == RG_OK) st = rg_task_prompt(x, n, h->prompts[k] + (int64_t)i * (n + 2));
-            if (st == RG_OK) st = rg_task_expected(task, x, n, h->want[k] + (int64_t)i * (n + 1));
-        }
-        free(x);
+        rg_rng_seed(&rng, TO_HELDOUT_SEED, rg_task_stream(task, n));
+        for (int i = 0; i < TO_HELDOUT_COUNT && st == RG_OK; i++)
+            st = rg_task_draw(task, &rng, n, h->prompts[k] + (int64_t)i * P, h->want[k] + (int64_t)i * G);
         if (st) { heldout_free(h); return st; }
     }
     return RG_OK;
@@ -143,14 +134,13 @@ static rg_status heldout_eval(const heldout *h, rg_model *m, double *exact, doub
     *exact = *token_acc = 0;
     double tokens = 0;
     for (int k = 0; k < h->n_lens; k++) {
-        int n = h->lens[k];
+        int n = h->lens[k], G = rg_task_target_len(h->task, n);
         double em, acc;
-        rg_status st = rg_evaluate(m, h->prompts[k], h->want[k], TO_HELDOUT_COUNT, n + 2, n + 1, 0, h->pos[k],
-                                   TO_HELDOUT_COUNT, &em, &acc);
+        rg_status st = evaluate_rows(m, h->task, n, h->prompts[k], h->want[k], TO_HELDOUT_COUNT, h->pos[k], &em, &acc);
         if (st) return st;
         *exact += em / h->n_lens;
-        *token_acc += acc * (n + 1);
-        tokens += n + 1;
+        *token_acc += acc * G;
+        tokens += G;
     }
     *token_acc /= tokens;
     return RG_OK;
@@ -214,11 +204,12 @@ static int train_step(trainer *t, double lr, double *loss, double *grad_norm, in
 static int trainer_init(trainer *t)
 {
     const to_options *o = t->o;
-    if (rg_task_batch_alloc(&t->batch, o->batch, o->train_len) || rg_trainer_init(&t->tr) ||
+    if (rg_task_batch_alloc_for(&t->batch, t->task, o->batch, o->train_len) || rg_trainer_init(&t->tr) ||
         to_mpi_share(&t->tr, t->tag)) {
         fprintf(stderr, "%s: %s\n", t->tag, rg_last_error());
         return -1;
     }
+    rg_trainer_track(&t->tr, t->rs); /* each step advances rs->step and rs->lr.step with AdamW's step */
     t->data_rng = rg_run_state_rng(t->rs, "data");
     t->pos_rng = rg_run_state_rng(t->rs, "positions");
     if (!t->data_rng || !t->pos_rng) {
@@ -332,9 +323,7 @@ static int train(const to_options *o, rg_task task, rg_model *m, rg_adamw *opt, 
     while (rc == 0 && rs->step < o->steps) {
         double loss, grad_norm, lr = lr_at(o, rs->step);
         int64_t tokens = 0;
-        if (train_step(&t, lr, &loss, &grad_norm, &tokens)) { rc = -1; break; }
-        rs->step++;
-        rs->lr.step = rs->step;
+        if (train_step(&t, lr, &loss, &grad_norm, &tokens)) { rc = -1; break; } /* advances rs (tracked) */
         if (!isfinite(loss)) {
             fprintf(stderr, "%s: %s%s%s: loss is %g at step %lld\n", tag, ckpt, o->resume[0] ? ", resumed from " : "",
                     o->resume, loss, (long long)rs->step);
@@ -385,6 +374,7 @@ static int build(const to_options *o, rg_task task, rg_pos_kind *pos, int seed, 
     const char *src = o->resume[0] ? o->resume : o->eval[0] ? o->eval : NULL;
     rg_model_config cfg = o->model;
     cfg.pos = *pos;
+    cfg.vocab_size = rg_task_get(task)->vocab_size; /* the task's vocabulary (30 for the ordering tasks) */
     if (src) {
         if (rg_checkpoint_read_config(src, &cfg, rs)) {
             fprintf(stderr, "train_order: %s\n", rg_last_error());
@@ -420,11 +410,11 @@ static int build(const to_options *o, rg_task task, rg_pos_kind *pos, int seed, 
 static int evaluate_variant(const to_options *o, rg_model *m, const rg_run_state *rs, const char *tag, int v,
                             to_result *r)
 {
-    int L_tokens = 2 * o->train_len + 3; /* a checkpoint's /run train_len, for --resume and --eval */
+    int L_tokens = rg_task_total_len(r->task, o->train_len); /* a checkpoint's /run train_len for --resume, --eval */
     for (int i = 0; i < o->n_test_lens; i++) {
         int n = o->test_lens[i];
         r->lens[i] = n;
-        double s = (double)(2 * n + 3) / (double)L_tokens;
+        double s = (double)rg_task_total_len(r->task, n) / (double)L_tokens;
         if (r->pos == RG_POS_ROPE || r->pos == RG_POS_ROPE_HALF) {
             /* per test length: s beyond the training length (none at or below it); fixed: the factor everywhere */
             bool on = v != 0 && (r->ext_factor > 0 || s > 1);

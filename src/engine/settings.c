@@ -398,6 +398,9 @@ static void usage(FILE *f)
         if (!strcmp(s->name, "jobs") || !strcmp(s->name, "seed") || !strcmp(s->name, "max-position")) def[0] = 0;
         fprintf(f, "  %-22s %s%s%s%s\n", flag, s->help, def[0] ? " (default " : "", def, def[0] ? ")" : "");
     }
+    if (rg_task_count() > RG_TASK_BUILTIN) fprintf(f, "\nTasks this program registered (--task values too):\n");
+    for (int t = RG_TASK_BUILTIN; t < rg_task_count(); t++) /* rg_task_register before rg_engine_main */
+        fprintf(f, "  %-22s %s\n", rg_task_name(t), rg_task_get(t)->summary ? rg_task_get(t)->summary : "");
     fprintf(f, "\nExit status: 0 success; 1 a run or an output failed, or --out is in use by another train_order (the\n"
                "same command succeeds once that one ends); 2 a bad command line, including an --out holding\n"
                "another invocation's results without --overwrite (nothing written).\n");

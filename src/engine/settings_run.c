@@ -60,7 +60,8 @@ static void from_ckpt_text(const setting *s, to_options *o, const char *v, const
     if (s->parse(&scratch, text) == 0) s->print(&scratch, back, sizeof back);
     snprintf(text, sizeof text, "%s", v);
     if (strchr(v, ',') || strcmp(back, v) != 0)
-        to_usage_error("the value train_order writes for one run (a task: copy, reverse or sort)",
+        to_usage_error("the value train_order writes for one run (a task: a registered one; a program's own task "
+                       "must be registered with rg_task_register before rg_engine_main, see docs/extending.md)",
                        "checkpoint %s: %s = '%s' is not one value of --%s", ckpt, where, v, s->name);
     s->parse(o, text);
 }

@@ -128,8 +128,10 @@ void to_stat_compute(const double *v, int n, uint64_t boot_seed, to_stat *s)
 
 uint64_t to_cell_seed(rg_task task, rg_pos_kind pos, rg_rope_ext ext, int n, bool exact)
 {
-    /* splitmix64 finalizer over the packed identity */
-    uint64_t z = ((uint64_t)task << 56) ^ ((uint64_t)pos << 48) ^ ((uint64_t)ext << 40) ^ ((uint64_t)exact << 32) ^
+    /* splitmix64 finalizer over the packed identity; a registered task by its name's stream, so that its
+     * intervals do not depend on the order of registration */
+    uint64_t tk = task < RG_TASK_BUILTIN ? (uint64_t)task << 56 : rg_task_stream(task, 0) * 0x9e3779b97f4a7c15ULL;
+    uint64_t z = tk ^ ((uint64_t)pos << 48) ^ ((uint64_t)ext << 40) ^ ((uint64_t)exact << 32) ^
                  (uint64_t)(uint32_t)n;
     z += 0x9e3779b97f4a7c15ULL;
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;

@@ -76,7 +76,7 @@ int to_table_build(to_table *t, const to_result *res, int n_res, int train_len)
     for (int i = 0; i < n_res; i++)
         for (int k = 0; k < t->n_rows; k++)
             if (row_of(&t->rows[k], &res[i])) t->rows[k].runs[t->rows[k].n_runs++] = i;
-    for (int task = 0; task < RG_TASK_COUNT; task++) qsort(t->lens[task], (size_t)t->n_lens[task], sizeof(int), cmp_int);
+    for (int task = 0; task < rg_task_count(); task++) qsort(t->lens[task], (size_t)t->n_lens[task], sizeof(int), cmp_int);
     return 0;
 nomem:
     fprintf(stderr, "train_order: report: out of memory\n");

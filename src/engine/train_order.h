@@ -53,7 +53,7 @@ typedef enum {
 } to_lr_mode;
 
 typedef struct {
-    bool tasks[RG_TASK_COUNT];
+    bool tasks[RG_TASK_MAX];
     bool pos[RG_POS_COUNT];
     int seed_list[TO_MAX_SEEDS], n_seeds;  /* --seed S, or --seeds N (1..N) or a list */
     int steps, batch, train_len, warmup;

@@ -84,8 +84,8 @@ typedef struct {
 
 /* Everything of a training run that is not the model or the optimizer. Plain data: copy it with `=`.
  * A training loop can draw from the RNGs stored here directly (rg_run_state_rng), so a save captures them. */
-typedef struct {
-    int64_t step;                      /* training steps completed */
+typedef struct rg_run_state {
+    int64_t step;                      /* training steps completed (rg_train_step advances it: rg_trainer_track) */
     rg_lr_state lr;                    /* learning-rate schedule */
     int n_rngs;
     rg_named_rng rngs[RG_CKPT_MAX_RNGS];
@@ -157,6 +157,20 @@ rg_status rg_checkpoint_read_config(const char *path, rg_model_config *cfg, rg_r
  * crashes or hangs HDF5 is refused: RG_ERR_FORMAT) and must open as HDF5; it is replaced atomically. Errors as
  * rg_checkpoint_load's file checks and rg_atomic_write's. */
 rg_status rg_checkpoint_seal(const char *path);
+
+/* The learning rate of the run state's schedule for its next step: rg_lr_schedule(rs->lr.step, peak, warmup, total,
+ * min_frac), min_frac * peak past the schedule's total. Pass it as rg_step_config.lr (with rg_trainer_track, the
+ * step advances rs->lr.step). */
+double rg_run_state_lr(const rg_run_state *rs);
+
+/* Reloads a checkpoint in one call, for evaluation or for training on: reads /config (rg_checkpoint_read_config),
+ * builds the model (rg_model_new), and loads the parameters (rg_checkpoint_load); with opt != NULL also the AdamW
+ * moments, step and settings (opt is initialized here: rg_adamw_free it), with rs != NULL the run state (step, lr
+ * schedule, RNGs, attributes). *m is the new model (rg_model_free it); on any error *m is NULL, opt is zeroed and
+ * nothing needs freeing. Errors: those of rg_checkpoint_read_config, rg_model_new, rg_adamw_init and
+ * rg_checkpoint_load, messages naming the file. A training loop goes on with
+ *     rg_checkpoint_open(path, &m, &opt, &rs); rg_trainer_track(&tr, &rs); ... cfg.lr = rg_run_state_lr(&rs); */
+rg_status rg_checkpoint_open(const char *path, rg_model **m, rg_adamw *opt, rg_run_state *rs);
 
 /* Test hook (tests only): the atomic write's hook (atomic.h), under its old name. */
 #define rg_checkpoint_test_hook_before_rename rg_atomic_test_hook_before_rename

@@ -41,4 +41,27 @@ rg_status rg_generate(rg_model *m, const int32_t *prompts, int n, int prompt_len
 rg_status rg_evaluate(rg_model *m, const int32_t *prompts, const int32_t *expected, int n, int prompt_len, int n_new,
                       int start, const int32_t *positions, int batch, double *exact_match, double *token_acc);
 
+/* ------------------------------------------------------------------ teacher-forced evaluation (eval_batch.c) */
+
+/* The result of rg_model_eval_batch. */
+typedef struct {
+    double loss;          /* mean cross-entropy (nats) over the counted targets: the training loss of the batch */
+    double token_acc;     /* n_correct / n_targets (0 with no counted target) */
+    int64_t n_targets;    /* targets != ignore_index inside each row's length */
+    int64_t n_correct;    /* of those, how many are the argmax of their logits (ties to the lowest id) */
+} rg_eval_stats;
+
+/* Teacher-forced evaluation of a labelled batch in one call, the analogue of HF's model(input_ids, labels=...) but
+ * with the labels already shifted, as rg_task_batch_sample and rg_train_step take them: targets[b][p] is the token
+ * position p must predict (ignore_index: not counted). One forward without gradients (positions [B, T] or NULL:
+ * 0..T-1), then *out as above; a target at p >= lengths[b] (padding, when lengths is set) is not counted (its
+ * target should be ignore_index anyway, as in training). pos_correct and pos_count (each NULL or T entries) are
+ * ADDED to: pos_count[p] += the counted targets at position p, pos_correct[p] += the right ones (zero them first;
+ * call again to accumulate over batches; per-position accuracy = pos_correct[p] / pos_count[p]). The model is not
+ * changed. Errors (out->loss and token_acc NaN then): RG_ERR_ARG for B or T < 1, a target outside 0..vocab-1 that is
+ * not ignore_index, and those of rg_model_forward (a token out of range, a position past the learned table);
+ * RG_ERR_NOMEM. */
+rg_status rg_model_eval_batch(rg_model *m, const rg_batch *b, int32_t ignore_index, const int32_t *positions,
+                              rg_eval_stats *out, int64_t *pos_correct, int64_t *pos_count);
+
 #endif

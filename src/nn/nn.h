@@ -266,8 +266,10 @@ typedef struct {
     int64_t tokens;         /* tokens run through the model, padding of the micro-batches included */
 } rg_step_stats;
 
+struct rg_run_state; /* io/checkpoint.h */
+
 /* What a training loop keeps between steps: the step context and the micro-batch buffers (grown to the largest
- * batch once; steady-state steps allocate nothing). */
+ * batch once; steady-state steps allocate nothing), and the run state it advances (rg_trainer_track). */
 typedef struct {
     rg_ctx *ctx;
     int cap_rows;
@@ -279,6 +281,7 @@ typedef struct {
     int rank, n_ranks;
     rg_status (*reduce_grad)(rg_real *grad, int64_t n, double *loss, void *ctx);
     void *reduce_ctx;
+    struct rg_run_state *run; /* NULL, or the run state each step advances (rg_trainer_track) */
 } rg_trainer;
 
 rg_status rg_trainer_init(rg_trainer *t);
@@ -295,6 +298,12 @@ rg_status rg_trainer_init(rg_trainer *t);
 rg_status rg_trainer_set_share(rg_trainer *t, int rank, int n_ranks,
                                rg_status (*reduce_grad)(rg_real *grad, int64_t n, double *loss, void *ctx),
                                void *ctx);
+/* One source of truth for the step: after this, every successful rg_train_step with t also advances rs (the run
+ * state rg_checkpoint_save writes): rs->step and rs->lr.step become the number of updates taken, as AdamW's own
+ * opt->step, so a checkpoint saved at any point records the step the optimizer is at. A step whose rs->step differs
+ * from opt->step before the update is refused (RG_ERR_ARG naming both; e.g. a run state not loaded from the same
+ * checkpoint as the optimizer). rs NULL stops tracking. rs must outlive t's use. */
+void rg_trainer_track(rg_trainer *t, struct rg_run_state *rs);
 void rg_trainer_free(rg_trainer *t);
 
 /* One training step: zero the gradients, forward + cross-entropy + backward of every micro-batch (gradient
@@ -305,6 +314,8 @@ void rg_trainer_free(rg_trainer *t);
  * taken, the gradients are partial). A non-finite loss is returned, not an error: the update was taken. */
 rg_status rg_train_step(rg_trainer *t, rg_model *m, rg_adamw *opt, const rg_batch *b, const rg_step_config *cfg,
                         rg_step_stats *out);
+/* With a tracked run state (rg_trainer_track), rg_train_step also sets rs->step = rs->lr.step = opt->step after the
+ * update (and refuses, RG_ERR_ARG, nothing changed, when rs->step != opt->step before it). */
 
 /* The gradient part of rg_train_step: zero the gradients, forward + cross-entropy + backward of this rank's share
  * of the micro-batches (all of them unless rg_trainer_set_share gave a share), then the share's reduce_grad if set. Leaves the gradients in

@@ -13,6 +13,7 @@
  * sums the ranks' flat gradient blocks (and losses) before clipping and AdamW. */
 #include "nn.h"
 #include "../autograd/autograd.h"
+#include "../io/checkpoint.h" /* rg_run_state, advanced by a tracked step */
 
 #include <math.h>
 #include <stdlib.h>
@@ -86,6 +87,8 @@ rg_status rg_trainer_set_share(rg_trainer *t, int rank, int n_ranks,
     t->reduce_ctx = ctx;
     return RG_OK;
 }
+
+void rg_trainer_track(rg_trainer *t, struct rg_run_state *rs) { t->run = rs; }
 
 void rg_trainer_free(rg_trainer *t)
 {
@@ -188,10 +191,14 @@ rg_status rg_train_grad(rg_trainer *t, rg_model *m, const rg_batch *b, const rg_
 rg_status rg_train_step(rg_trainer *t, rg_model *m, rg_adamw *opt, const rg_batch *b, const rg_step_config *cfg,
                         rg_step_stats *out)
 {
+    if (t->run && t->run->step != opt->step)
+        return rg_error(RG_ERR_ARG, "train step: the tracked run state is at step %lld but AdamW at step %lld (load "
+                        "both from one checkpoint: rg_checkpoint_open)", (long long)t->run->step, (long long)opt->step);
     rg_status st = rg_train_grad(t, m, b, cfg, out);
     if (st) return st;
     out->grad_norm = cfg->clip > 0 ? rg_params_clip_grad_norm(&m->params, cfg->clip)
                                    : rg_params_grad_norm(&m->params);
     rg_adamw_step(opt, &m->params, cfg->lr);
+    if (t->run) t->run->step = t->run->lr.step = opt->step;
     return RG_OK;
 }

@@ -1,6 +1,7 @@
-/* task.h: the experiment library (build/libropegrad_tasks.a; not part of libropegrad.a, not in ropegrad.h): the
- * ordering tasks of the length-extrapolation experiment (issue 7, "Task (exact)" and "Data"): the
- * vocabulary, the copy / reverse / sort targets, the token layout of a sample, the training-batch builder with its
+/* task.h: the tasks library (build/libropegrad_tasks.a; not part of libropegrad.a, not in ropegrad.h): the task
+ * registry (rg_task_desc, rg_task_register: a program adds its own task, and the experiment engine trains and
+ * evaluates it like a built-in one; docs/extending.md, examples/custom_task.c) and the built-in ordering tasks of
+ * the length-extrapolation experiment (issue 7, "Task (exact)" and "Data"): the vocabulary, the copy / reverse / sort targets, the token layout of a sample, the training-batch builder with its
  * loss mask, the evaluation prompt / expected continuation and scoring, and the canonical evaluation sets of
  * data/eval_sets.h5 (generator and loader). docs/data.md describes the same things for other implementations.
  *
@@ -49,22 +50,104 @@ char rg_task_token_char(int32_t tok);
  * the number of characters written. */
 int rg_task_format(const int32_t *tokens, int n, char *buf, size_t cap);
 
-/* ------------------------------------------------------------------ tasks */
+/* ------------------------------------------------------------------ tasks: the registry */
 
-typedef enum {
+/* A task is an index into the task registry (rg_task_register). The three ordering tasks are registered first,
+ * always at these indices; a program's own tasks follow in the order it registers them. */
+typedef int rg_task;
+enum {
     RG_TASK_COPY = 0,     /* y = x */
     RG_TASK_REVERSE = 1,  /* y_j = x_{n+1-j} */
     RG_TASK_SORT = 2,     /* y = x sorted ascending by token id (repeats kept) */
-    RG_TASK_COUNT = 3
-} rg_task;
+    RG_TASK_BUILTIN = 3   /* the number of built-in (ordering) tasks: the tasks of data/eval_sets.h5 */
+};
+#define RG_TASK_MAX 32        /* registry capacity (built-in tasks included) */
+#define RG_TASK_NAME_MAX 31   /* longest task name */
 
-/* "copy", "reverse", "sort"; "?" for a value outside the enum. */
+/* A task descriptor, the model of HF's ROPE_INIT_FUNCTIONS entries: everything the experiment engine (and any
+ * training loop) needs to know about a task, as named hooks. A sample "of length n" is a prompt and the target
+ * the model must continue it with; the full sequence is prompt ++ target. Training reads the sequence without its
+ * last token and puts loss only on the positions that predict target tokens (see rg_task_batch_sample);
+ * evaluation greedy-decodes target_len(n) tokens after the prompt and scores them (rg_task_score_rows).
+ *
+ * Contract of the hooks (the registry calls them only with 1 <= n <= RG_TASK_MAX_N):
+ *   prompt_len(n), target_len(n) >= 1, non-decreasing in n (the batch buffers are sized from n = L_train), and
+ *     prompt_len(n) + target_len(n) <= 2^20.
+ *   sample(task, rng, n, prompt, target): draws one sample from rng into prompt[0..prompt_len(n)) and
+ *     target[0..target_len(n)); every token in 1..vocab_size-1 (0 is the padding token RG_TOK_PAD); deterministic
+ *     given the rng's state (evaluation sets are built from a seed with it); no allocation. Returns RG_OK, or an
+ *     error status with rg_error set (then the caller fails with that message).
+ *   score (optional; NULL: a token is right when equal to the expected one at the same index): the number of
+ *     right tokens (0..target_len(n)) of the generated continuation gen[0..target_len(n)) of prompt, where
+ *     expected is the target sample drew; a sample is an exact match when all are right.
+ *   token_char (optional): the printable character of a token, for the program's own messages (the library does
+ *     not call it; rg_task_format prints the ordering tasks' characters).
+ * The descriptor and the strings it points to must outlive every use (a static object is the usual case). */
+typedef struct rg_task_desc rg_task_desc;
+struct rg_task_desc {
+    const char *name;         /* 1..RG_TASK_NAME_MAX of [a-z0-9_], not "all": --task, reports, file names */
+    const char *summary;      /* one line for --help and docs */
+    int vocab_size;           /* the model's vocabulary for this task: tokens 0..vocab_size-1 (2..2^24) */
+    int (*prompt_len)(int n);
+    int (*target_len)(int n);
+    rg_status (*sample)(const rg_task_desc *task, rg_rng *rng, int n, int32_t *prompt, int32_t *target);
+    int (*score)(const rg_task_desc *task, int n, const int32_t *prompt, const int32_t *gen, const int32_t *expected);
+    char (*token_char)(int32_t tok);
+    void *user;               /* the task's own data, for its hooks */
+};
+
+/* The descriptors of the built-in ordering tasks (registered at indices RG_TASK_COPY, _REVERSE, _SORT). */
+extern const rg_task_desc rg_task_desc_copy, rg_task_desc_reverse, rg_task_desc_sort;
+
+/* Adds a task to the registry; *id (if not NULL) receives its index. Registering the same descriptor (the same
+ * address) again returns its index. Errors (RG_ERR_ARG, nothing registered): NULL desc or hook (score and
+ * token_char may be NULL), a name that is empty, too long, not [a-z0-9_], "all", or already registered by another
+ * descriptor, vocab_size outside 2..2^24, prompt_len(1) or target_len(1) < 1, the registry full (RG_TASK_MAX).
+ * Not thread-safe: register before starting threads (the engine forks its jobs after parsing). */
+rg_status rg_task_register(const rg_task_desc *desc, rg_task *id);
+/* The number of registered tasks (RG_TASK_BUILTIN before any rg_task_register). */
+int rg_task_count(void);
+/* The descriptor of a registered task, or NULL for an index outside 0..rg_task_count()-1. */
+const rg_task_desc *rg_task_get(rg_task task);
+
+/* The task's prompt and target lengths at n, their sum (the full sequence), -1 for an unknown task or n outside
+ * 1..RG_TASK_MAX_N. For the ordering tasks: n + 2, n + 1 and 2n + 3 (rg_task_seq_len). */
+int rg_task_prompt_len(rg_task task, int n);
+int rg_task_target_len(rg_task task, int n);
+int rg_task_total_len(rg_task task, int n);
+
+/* One sample of (task, n) from rng through the descriptor's sample hook, checked: every token in
+ * 1..vocab_size-1. RG_ERR_ARG unknown task or n outside 1..RG_TASK_MAX_N; RG_ERR_FORMAT (naming the task, the
+ * index and the token) for a token out of range; the hook's own errors. For the ordering tasks the draws and the
+ * result equal rg_task_sample followed by rg_task_prompt and rg_task_expected. */
+rg_status rg_task_draw(rg_task task, rg_rng *rng, int n, int32_t *prompt, int32_t *target);
+
+/* Scores B generated continuations gen [B, G] (G = target_len(n)) of prompts [B, P] against expected [B, G] with
+ * the task's score hook (token equality without one), adding to *s (see rg_task_score below). RG_ERR_ARG unknown
+ * task, bad n or B < 1, RG_ERR_FORMAT a score hook returning a value outside 0..G. */
+typedef struct rg_task_score rg_task_score;
+rg_status rg_task_score_rows(rg_task task, int n, rg_task_score *s, const int32_t *prompts, const int32_t *gen,
+                             const int32_t *expected, int B);
+
+/* The PCG32 stream of the evaluation and held-out sets of (task, n): 1000 * key + n, key = the task's index for the
+ * ordering tasks (the streams of data/eval_sets.h5), and 2^20 + the 32-bit FNV-1a hash of the name for a
+ * registered task (so its sets do not depend on the order of registration). */
+uint64_t rg_task_stream(rg_task task, int n);
+
+/* ------------------------------------------------------------------ the ordering tasks (built in) */
+
+/* The registered name of a task ("copy", "reverse", "sort", or a registered task's); "?" for an index outside the
+ * registry. */
 const char *rg_task_name(rg_task task);
-/* Parses a task name (exact, lowercase) into *out. RG_ERR_ARG naming the allowed values for anything else
- * (including NULL). */
+/* Parses a registered task name (exact, lowercase) into *out. RG_ERR_ARG naming the registered names for anything
+ * else (including NULL). */
 rg_status rg_task_parse(const char *name, rg_task *out);
 
-/* y[0..n) = the task's target for x[0..n). x entries must be content symbols (4..29); x and y must not overlap.
+/* The functions of this section take content x and targets y: they apply to the ordering tasks only (a task index
+ * outside 0..RG_TASK_BUILTIN-1 is RG_ERR_ARG "not an ordering task"); a registered task goes through its
+ * descriptor (rg_task_draw, rg_task_batch_sample, rg_task_evalset).
+ *
+ * y[0..n) = the task's target for x[0..n). x entries must be content symbols (4..29); x and y must not overlap.
  * RG_ERR_ARG: unknown task, n outside 1..RG_TASK_MAX_N, a non-symbol in x. */
 rg_status rg_task_targets(rg_task task, const int32_t *x, int n, int32_t *y);
 
@@ -108,8 +191,13 @@ typedef struct {
 static inline int64_t rg_task_batch_cap(int B, int L_train) { return (int64_t)B * (2 * (int64_t)L_train + 2); }
 
 /* Mallocs the four buffers for batches of up to max_batch rows with n <= L_train (once; free with
- * rg_task_batch_free). RG_ERR_ARG for sizes < 1 or n > RG_TASK_MAX_N, RG_ERR_NOMEM. */
+ * rg_task_batch_free), sized for the ordering tasks. RG_ERR_ARG for sizes < 1 or n > RG_TASK_MAX_N, RG_ERR_NOMEM. */
 rg_status rg_task_batch_alloc(rg_task_batch *b, int max_batch, int L_train);
+/* Elements needed in tokens/targets for B rows of n <= L_train of any registered task: B * (total_len(L_train) - 1)
+ * (rg_task_batch_cap for the ordering tasks); -1 for an unknown task or bad sizes. */
+int64_t rg_task_batch_cap_of(rg_task task, int B, int L_train);
+/* rg_task_batch_alloc sized for the task (rg_task_batch_cap_of). RG_ERR_ARG also for an unknown task. */
+rg_status rg_task_batch_alloc_for(rg_task_batch *b, rg_task task, int max_batch, int L_train);
 /* Frees what rg_task_batch_alloc allocated and zeroes the struct. */
 void rg_task_batch_free(rg_task_batch *b);
 
@@ -117,9 +205,13 @@ void rg_task_batch_free(rg_task_batch *b);
  * 1..max_batch, an n[i] outside 1..RG_TASK_MAX_N or > x_stride, a non-symbol, or B*T > cap. */
 rg_status rg_task_batch_build(rg_task_batch *b, rg_task task, int B, const int *n, const int32_t *x, int x_stride);
 
-/* Samples a training batch of B rows from rng: for each row in order, n = 1 + rg_rng_below(rng, L_train), then
- * the n symbols as rg_task_sample. RG_ERR_ARG: B outside 1..max_batch, L_train outside 1..RG_TASK_MAX_N,
- * B * (2 L_train + 2) > cap. Performs no allocation. */
+/* Samples a training batch of B rows of any registered task from rng: for each row in order,
+ * n = 1 + rg_rng_below(rng, L_train), then the sample as rg_task_draw (for the ordering tasks: the n symbols as
+ * rg_task_sample). Row b of tokens is the sequence prompt ++ target without its last token (P_b + G_b - 1 tokens,
+ * len[b]), then PAD; targets[b][p] = the sequence's token p+1 for p = P_b-1 .. P_b+G_b-2 (every target token),
+ * RG_TASK_IGNORE elsewhere; n_loss = sum_b G_b. For the ordering tasks this is exactly the layout at the top.
+ * RG_ERR_ARG: unknown task, B outside 1..max_batch, L_train outside 1..RG_TASK_MAX_N,
+ * rg_task_batch_cap_of(task, B, L_train) > cap; the errors of rg_task_draw. Performs no allocation. */
 rg_status rg_task_batch_sample(rg_task_batch *b, rg_task task, rg_rng *rng, int B, int L_train);
 
 /* ------------------------------------------------------------------ evaluation */
@@ -130,10 +222,10 @@ rg_status rg_task_prompt(const int32_t *x, int n, int32_t *prompt);
 rg_status rg_task_expected(rg_task task, const int32_t *x, int n, int32_t *expected);
 
 /* Accumulated scores over one or more batches (zero-initialize, then rg_task_score_add). */
-typedef struct {
+struct rg_task_score {
     int64_t samples, exact;      /* samples scored, samples with every token right */
     int64_t tokens, correct;     /* tokens scored, tokens right */
-} rg_task_score;
+};
 
 /* Scores B generated continuations gen [B, m] against expected [B, m] (row-major, m = n+1 tokens per row: a
  * token is right when equal to the expected one at the same index; no early stop, so EOS must appear at index n
@@ -154,7 +246,8 @@ double rg_task_token_acc(const rg_task_score *s);
 /* The test lengths of the file, ascending: 8, 16, 24, 32, 48, 64. */
 extern const int rg_eval_lengths[RG_EVAL_NLENS];
 
-/* The PCG32 stream of (task, n): 1000 * task + n (copy 0, reverse 1, sort 2), seeded with RG_EVAL_SEED. */
+/* The PCG32 stream of (task, n) of an ordering task: 1000 * task + n (copy 0, reverse 1, sort 2), seeded with
+ * RG_EVAL_SEED (rg_task_stream for any task). */
 static inline uint64_t rg_eval_stream(rg_task task, int n) { return 1000u * (uint64_t)task + (uint64_t)n; }
 
 /* Makes the evaluation samples of (task, n) in memory exactly as the file holds them: rg_rng_seed(rng,
@@ -170,14 +263,24 @@ rg_status rg_evalset_make(rg_task task, int n, int count, int32_t *x, int32_t *y
  * same HDF5/zlib build writes byte-identical files. RG_ERR_IO if the file cannot be written or renamed. */
 rg_status rg_evalset_generate(const char *path);
 
-/* One evaluation set in memory (malloc'ed by rg_evalset_load). */
+/* One evaluation set in memory (malloc'ed by rg_evalset_load or rg_task_evalset). */
 typedef struct {
     rg_task task;
-    int n;          /* content length */
+    int n;          /* the sample length */
     int count;      /* samples (RG_EVAL_COUNT in the canonical file) */
-    int32_t *x;     /* [count, n] content symbols */
-    int32_t *y;     /* [count, n] targets */
+    int32_t *x;     /* [count, n] content symbols (ordering tasks only; NULL for a registered task) */
+    int32_t *y;     /* [count, n] targets (ordering tasks only; NULL for a registered task) */
+    int prompt_len, target_len;  /* P = rg_task_prompt_len(task, n), G = rg_task_target_len(task, n) */
+    int32_t *prompt;             /* [count, P] the prompts */
+    int32_t *expected;           /* [count, G] the expected continuations */
 } rg_evalset;
+
+/* The evaluation set of any registered task built from a seed: rg_rng_seed(rng, seed, rg_task_stream(task, n)),
+ * then `count` samples by rg_task_draw in order; *out holds prompt/expected (and x/y for an ordering task, equal to
+ * rg_evalset_make's). With seed RG_EVAL_SEED and RG_EVAL_COUNT an ordering task's set equals the file's.
+ * RG_ERR_ARG unknown task, n outside 1..RG_TASK_MAX_N, count < 1; RG_ERR_NOMEM; the errors of rg_task_draw.
+ * *out is zeroed on failure; free with rg_evalset_free. */
+rg_status rg_task_evalset(rg_task task, int n, int count, uint64_t seed, rg_evalset *out);
 
 /* Loads /<task>/n<n>/x and /y from the HDF5 file at path into *out (free with rg_evalset_free; *out is zeroed on
  * failure). Errors: RG_ERR_ARG unknown task name (the message lists the allowed ones) or n outside

@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../version.h"
+
 #ifdef RG_DOUBLE
 typedef double rg_real;
 #define RG_REAL_NAME "float64"

@@ -1,0 +1,234 @@
+/* registry.c: the task registry (rg_task_register; the ordering tasks are its first three entries) and what works
+ * for any registered task through its descriptor: lengths, checked samples, scoring, the streams of its evaluation
+ * sets, and the training batch (rg_task_batch_sample). See task.h. */
+#include "task_internal.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+static const rg_task_desc *registry[RG_TASK_MAX] = {&rg_task_desc_copy, &rg_task_desc_reverse, &rg_task_desc_sort};
+static int n_registered = RG_TASK_BUILTIN;
+
+int rg_task_count(void) { return n_registered; }
+
+const rg_task_desc *rg_task_get(rg_task task) { return task >= 0 && task < n_registered ? registry[task] : NULL; }
+
+const char *rg_task_name(rg_task task)
+{
+    const rg_task_desc *d = rg_task_get(task);
+    return d ? d->name : "?";
+}
+
+/* The registered names, comma-separated, into buf. */
+static void registered_names(char *buf, size_t cap)
+{
+    buf[0] = 0;
+    for (int i = 0; i < n_registered; i++)
+        snprintf(buf + strlen(buf), cap - strlen(buf), "%s%s", i ? ", " : "", registry[i]->name);
+}
+
+rg_status rg_task_parse(const char *name, rg_task *out)
+{
+    for (int i = 0; name && i < n_registered; i++)
+        if (strcmp(name, registry[i]->name) == 0) {
+            if (out) *out = i;
+            return RG_OK;
+        }
+    char names[RG_TASK_MAX * (RG_TASK_NAME_MAX + 2)];
+    registered_names(names, sizeof names);
+    return rg_error(RG_ERR_ARG, "unknown task '%s' (allowed: %s; a program adds its own with rg_task_register)",
+                    name ? name : "(null)", names);
+}
+
+static bool valid_name(const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    if (n < 1 || n > RG_TASK_NAME_MAX || strcmp(s, "all") == 0) return false;
+    return strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789_") == n;
+}
+
+rg_status rg_task_register(const rg_task_desc *d, rg_task *id)
+{
+    if (!d) return rg_error(RG_ERR_ARG, "rg_task_register: NULL descriptor");
+    for (int i = 0; i < n_registered; i++)
+        if (registry[i] == d) {
+            if (id) *id = i;
+            return RG_OK;
+        }
+    const char *name = d->name ? d->name : "(null)";
+    if (!valid_name(d->name))
+        return rg_error(RG_ERR_ARG, "rg_task_register: task name '%.64s' is not 1..%d characters of [a-z0-9_] (nor "
+                        "\"all\")", name, RG_TASK_NAME_MAX);
+    if (rg_task_parse(d->name, NULL) == RG_OK)
+        return rg_error(RG_ERR_ARG, "rg_task_register: a task named '%s' is already registered", name);
+    if (!d->prompt_len || !d->target_len || !d->sample)
+        return rg_error(RG_ERR_ARG, "rg_task_register: task '%s' lacks a prompt_len, target_len or sample hook", name);
+    if (d->vocab_size < 2 || d->vocab_size > (1 << 24))
+        return rg_error(RG_ERR_ARG, "rg_task_register: task '%s': vocab_size %d outside 2..%d", name, d->vocab_size,
+                        1 << 24);
+    if (d->prompt_len(1) < 1 || d->target_len(1) < 1)
+        return rg_error(RG_ERR_ARG, "rg_task_register: task '%s': prompt_len(1) = %d and target_len(1) = %d must be "
+                        ">= 1", name, d->prompt_len(1), d->target_len(1));
+    if (n_registered == RG_TASK_MAX)
+        return rg_error(RG_ERR_ARG, "rg_task_register: the registry is full (%d tasks)", RG_TASK_MAX);
+    registry[n_registered] = d;
+    if (id) *id = n_registered;
+    n_registered++;
+    return RG_OK;
+}
+
+/* ------------------------------------------------------------------ lengths, samples, scores, streams */
+
+/* The descriptor, with n checked; NULL with the error set. */
+static const rg_task_desc *task_at(rg_task task, int n, rg_status *st)
+{
+    const rg_task_desc *d = rg_task_get(task);
+    if (!d) {
+        *st = rg_error(RG_ERR_ARG, "unknown task %d (%d registered)", (int)task, n_registered);
+        return NULL;
+    }
+    if ((*st = rg_task_check_n(n))) return NULL;
+    return d;
+}
+
+int rg_task_prompt_len(rg_task task, int n)
+{
+    const rg_task_desc *d = rg_task_get(task);
+    return d && n >= 1 && n <= RG_TASK_MAX_N ? d->prompt_len(n) : -1;
+}
+
+int rg_task_target_len(rg_task task, int n)
+{
+    const rg_task_desc *d = rg_task_get(task);
+    return d && n >= 1 && n <= RG_TASK_MAX_N ? d->target_len(n) : -1;
+}
+
+int rg_task_total_len(rg_task task, int n)
+{
+    int P = rg_task_prompt_len(task, n);
+    return P < 0 ? -1 : P + rg_task_target_len(task, n);
+}
+
+/* RG_ERR_FORMAT for a token of tok[0..len) outside 1..vocab-1. */
+static rg_status check_tokens(const rg_task_desc *d, const char *what, int n, const int32_t *tok, int len)
+{
+    for (int j = 0; j < len; j++)
+        if (tok[j] < 1 || tok[j] >= d->vocab_size)
+            return rg_error(RG_ERR_FORMAT, "task '%s' n=%d: %s[%d] = %d outside its tokens 1..%d", d->name, n, what, j,
+                            (int)tok[j], d->vocab_size - 1);
+    return RG_OK;
+}
+
+rg_status rg_task_draw(rg_task task, rg_rng *rng, int n, int32_t *prompt, int32_t *target)
+{
+    rg_status st;
+    const rg_task_desc *d = task_at(task, n, &st);
+    if (!d) return st;
+    if (!rng || !prompt || !target) return rg_error(RG_ERR_ARG, "rg_task_draw: rng, prompt and target must be set");
+    if ((st = d->sample(d, rng, n, prompt, target))) return st;
+    if ((st = check_tokens(d, "prompt", n, prompt, d->prompt_len(n)))) return st;
+    return check_tokens(d, "target", n, target, d->target_len(n));
+}
+
+rg_status rg_task_score_rows(rg_task task, int n, rg_task_score *s, const int32_t *prompts, const int32_t *gen,
+                             const int32_t *expected, int B)
+{
+    rg_status st;
+    const rg_task_desc *d = task_at(task, n, &st);
+    if (!d) return st;
+    if (B < 1) return rg_error(RG_ERR_ARG, "score: B = %d must be >= 1", B);
+    int P = d->prompt_len(n), G = d->target_len(n);
+    for (int b = 0; b < B; b++) {
+        const int32_t *g = gen + (int64_t)b * G, *e = expected + (int64_t)b * G;
+        int right = 0;
+        if (d->score) {
+            right = d->score(d, n, prompts + (int64_t)b * P, g, e);
+            if (right < 0 || right > G)
+                return rg_error(RG_ERR_FORMAT, "task '%s' n=%d: its score hook returned %d right tokens of %d",
+                                d->name, n, right, G);
+        } else {
+            for (int j = 0; j < G; j++) right += g[j] == e[j];
+        }
+        s->samples++;
+        s->exact += right == G;
+        s->tokens += G;
+        s->correct += right;
+    }
+    return RG_OK;
+}
+
+uint64_t rg_task_stream(rg_task task, int n)
+{
+    if (task >= 0 && task < RG_TASK_BUILTIN) return rg_eval_stream(task, n);
+    uint32_t h = 2166136261u; /* FNV-1a, 32 bits */
+    for (const char *p = rg_task_name(task); *p; p++) h = (h ^ (uint8_t)*p) * 16777619u;
+    return 1000u * (((uint64_t)1 << 20) + h) + (uint64_t)n;
+}
+
+/* ------------------------------------------------------------------ training batches of any task */
+
+int64_t rg_task_batch_cap_of(rg_task task, int B, int L_train)
+{
+    int total = rg_task_total_len(task, L_train);
+    return total < 0 || B < 1 ? -1 : (int64_t)B * (total - 1);
+}
+
+rg_status rg_task_batch_alloc_for(rg_task_batch *b, rg_task task, int max_batch, int L_train)
+{
+    memset(b, 0, sizeof *b);
+    rg_status st;
+    if (!task_at(task, L_train, &st)) return st;
+    if (max_batch < 1) return rg_error(RG_ERR_ARG, "batch size %d < 1", max_batch);
+    return rg_task_batch_alloc_cap(b, max_batch, rg_task_batch_cap_of(task, max_batch, L_train));
+}
+
+/* Row i of the final batch (T columns) from its prompt staged in tokens and target staged in targets, both at
+ * row stride S >= T (rows before i are final already; see rg_task_batch_sample). */
+static void place_row(rg_task_batch *b, int i, int S, int P, int G)
+{
+    int T = b->T;
+    int32_t *tok = b->tokens + (int64_t)i * T, *tgt = b->targets + (int64_t)i * T;
+    memmove(tok, b->tokens + (int64_t)i * S, sizeof(int32_t) * (size_t)P);
+    memcpy(tok + P, b->targets + (int64_t)i * S, sizeof(int32_t) * (size_t)(G - 1));
+    for (int p = P + G - 1; p < T; p++) tok[p] = RG_TOK_PAD;
+    memmove(tgt + P - 1, b->targets + (int64_t)i * S, sizeof(int32_t) * (size_t)G);
+    for (int p = 0; p < P - 1; p++) tgt[p] = RG_TASK_IGNORE;
+    for (int p = P - 1 + G; p < T; p++) tgt[p] = RG_TASK_IGNORE;
+}
+
+rg_status rg_task_batch_sample(rg_task_batch *b, rg_task task, rg_rng *rng, int B, int L_train)
+{
+    rg_status st;
+    const rg_task_desc *d = task_at(task, L_train, &st);
+    if (!d || (st = rg_task_check_batch(b, B))) return st;
+    if (!rng) return rg_error(RG_ERR_ARG, "rng must not be NULL");
+    int64_t cap = rg_task_batch_cap_of(task, B, L_train);
+    if (cap > b->cap)
+        return rg_error(RG_ERR_ARG, "batch %d x L_train %d needs %lld tokens, the buffer holds %lld", B, L_train,
+                        (long long)cap, (long long)b->cap);
+    /* T is known only after every row is drawn: stage row i's prompt in tokens and its target in targets at
+     * stride S (the longest row), then place the rows at stride T <= S in order (a row's final place never
+     * reaches a later row's staged one). */
+    int S = (int)(cap / B), max_len = 0;
+    for (int i = 0; i < B; i++) {
+        int n = 1 + (int)rg_rng_below(rng, (uint32_t)L_train);
+        int len = d->prompt_len(n) + d->target_len(n) - 1;
+        if (len > S)
+            return rg_error(RG_ERR_ARG, "task '%s': its length at n = %d (%d) passes its length at L_train = %d (%d): "
+                            "prompt_len and target_len must not decrease", d->name, n, len, L_train, S);
+        if ((st = rg_task_draw(task, rng, n, b->tokens + (int64_t)i * S, b->targets + (int64_t)i * S))) return st;
+        b->n[i] = n;
+        b->len[i] = len;
+        if (len > max_len) max_len = len;
+    }
+    b->B = B;
+    b->T = max_len;
+    b->n_loss = 0;
+    for (int i = 0; i < B; i++) {
+        int P = d->prompt_len(b->n[i]), G = d->target_len(b->n[i]);
+        place_row(b, i, S, P, G);
+        b->n_loss += G;
+    }
+    return RG_OK;
+}

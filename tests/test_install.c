@@ -1,0 +1,241 @@
+/* test_install.c: `make install` into a temporary prefix (a fresh /tmp/rg_install_XXXXXX, removed afterwards) and a
+ * program built against the installed copy the way a user builds one: examples/custom_task.c copied out of the
+ * repository and compiled with `pkg-config --cflags --libs ropegrad` (no -I or -L into the repository), linked to
+ * the shared library by its soname, run for a few steps with recall's rows beside copy's (copy's set read from the
+ * installed data file), and its recall checkpoint reloaded with --eval in the same program. Also: the float32/float64 guard (float32 headers with
+ * libropegrad_f64.a, and the reverse, fail to link naming the guard symbol; `pkg-config ropegrad-f64` links and runs
+ * the float64 build), and `make uninstall` leaves no file behind. Every command runs with an argument vector (no
+ * shell); the sub-make gets the build folder of the suite (RG_BUILD_DIR) and copies what is built. */
+#define _DEFAULT_SOURCE /* realpath */
+#include "common.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "version.h"
+
+static char tmp[256], prefix[320], build_dir[256], out[1 << 16];
+static char pc_path[400], ld_path[400];
+
+/* Runs argv with PKG_CONFIG_PATH and LD_LIBRARY_PATH pointing into the prefix and no inherited MAKEFLAGS; stdout and
+ * stderr into `out`. Returns the exit status (-1 if it did not exit). */
+static int run(char *const argv[])
+{
+    int fd[2];
+    if (pipe(fd)) return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fd[1], 1);
+        dup2(fd[1], 2);
+        close(fd[0]);
+        close(fd[1]);
+        unsetenv("MAKEFLAGS");
+        unsetenv("MFLAGS");
+        unsetenv("MAKELEVEL");
+        setenv("PKG_CONFIG_PATH", pc_path, 1);
+        setenv("LD_LIBRARY_PATH", ld_path, 1);
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    close(fd[1]);
+    size_t n = 0;
+    ssize_t k;
+    while ((k = read(fd[0], out + n, sizeof out - 1 - n)) > 0) n += (size_t)k;
+    out[n] = 0;
+    close(fd[0]);
+    int st;
+    if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st)) return -1;
+    return WEXITSTATUS(st);
+}
+
+/* Splits s (pkg-config's output) at blanks into argv[*argc..]. */
+static void split_into(char *s, char **argv, int *argc, int cap)
+{
+    for (char *p = strtok(s, " \t\n"); p && *argc < cap - 1; p = strtok(NULL, " \t\n")) argv[(*argc)++] = p;
+}
+
+/* The -fsanitize flags of the suite's build (a sanitizer build's libraries need them in the program too). */
+static void sanitizer_flags(char *buf, size_t cap, char **argv, int *argc, int argcap)
+{
+    char path[300];
+    snprintf(path, sizeof path, "%s/flags", build_dir);
+    buf[0] = 0;
+    FILE *f = fopen(path, "r");
+    if (!f) return;
+    if (!fgets(buf, (int)cap, f)) buf[0] = 0;
+    fclose(f);
+    for (char *p = strtok(buf, " \n"); p && *argc < argcap - 1; p = strtok(NULL, " \n"))
+        if (strncmp(p, "-fsanitize", 10) == 0 || strcmp(p, "-fno-omit-frame-pointer") == 0) argv[(*argc)++] = p;
+}
+
+static int setup(void **state)
+{
+    const char *bd = getenv("RG_BUILD_DIR");
+    snprintf(build_dir, sizeof build_dir, "%s", bd && *bd ? bd : "build");
+    snprintf(tmp, sizeof tmp, "/tmp/rg_install_XXXXXX");
+    if (!mkdtemp(tmp)) return -1;
+    snprintf(prefix, sizeof prefix, "%s/prefix", tmp);
+    snprintf(pc_path, sizeof pc_path, "%s/lib/pkgconfig", prefix);
+    snprintf(ld_path, sizeof ld_path, "%s/lib", prefix);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    char *argv[] = {"rm", "-rf", tmp, NULL};
+    return run(argv) == 0 ? 0 : -1;
+}
+
+static void must_exist(const char *rel)
+{
+    char p[600];
+    snprintf(p, sizeof p, "%s/%s", prefix, rel);
+    if (access(p, F_OK)) fail_msg("the install lacks %s", p);
+}
+
+/* Rows of dir/report.csv that start with prefix. */
+static int count_rows(const char *dir, const char *prefix_text)
+{
+    char csv[600], line[512];
+    snprintf(csv, sizeof csv, "%s/report.csv", dir);
+    FILE *f = fopen(csv, "r");
+    if (!f) fail_msg("no %s", csv);
+    int rows = 0;
+    while (fgets(line, sizeof line, f)) rows += strncmp(line, prefix_text, strlen(prefix_text)) == 0;
+    fclose(f);
+    return rows;
+}
+
+static void test_install_and_build_against_it(void **state)
+{
+    char pf[400], bdarg[300];
+    snprintf(pf, sizeof pf, "PREFIX=%s", prefix);
+    snprintf(bdarg, sizeof bdarg, "BUILD=%s", build_dir);
+    char *make[] = {"make", "-s", "--no-print-directory", "install-files", pf, bdarg, NULL};
+    if (run(make)) fail_msg("make install-files failed:\n%s", out);
+    const char *files[] = {"include/ropegrad/ropegrad.h", "include/ropegrad/version.h",
+                           "include/ropegrad/nn/generate.h", "include/ropegrad/task/task.h",
+                           "include/ropegrad/engine/engine.h", "lib/libropegrad.a", "lib/libropegrad_f64.a",
+                           "lib/libropegrad_tasks.a", "lib/libropegrad_engine.a", "lib/libropegrad.so",
+                           "lib/libropegrad.so." RG_VERSION, "lib/pkgconfig/ropegrad.pc",
+                           "lib/pkgconfig/ropegrad-f64.pc", "bin/train_order", "share/ropegrad/eval_sets.h5"};
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) must_exist(files[i]);
+    char so[500];
+    snprintf(so, sizeof so, "%s/lib/libropegrad.so", prefix);
+    char *readelf[] = {"readelf", "-d", so, NULL};
+    assert_int_equal(run(readelf), 0);
+    char soname[64];
+    snprintf(soname, sizeof soname, "[libropegrad.so.%d.%d]", RG_VERSION_MAJOR, RG_VERSION_MINOR);
+    if (!strstr(out, soname)) fail_msg("libropegrad.so: no soname %s:\n%s", soname, out);
+
+    /* the user's compile line */
+    char *pkg[] = {"pkg-config", "--cflags", "--libs", "ropegrad", NULL};
+    if (run(pkg)) fail_msg("pkg-config ropegrad:\n%s", out);
+    static char pkg_out[4096], flags[4096];
+    snprintf(pkg_out, sizeof pkg_out, "%.4000s", out);
+    if (!strstr(pkg_out, prefix)) fail_msg("pkg-config points elsewhere: %s", pkg_out);
+    char src[400], exe[400];
+    snprintf(src, sizeof src, "%s/custom_task.c", tmp); /* a copy outside the repository, built there */
+    char *cp[] = {"cp", "examples/custom_task.c", src, NULL};
+    if (run(cp)) fail_msg("cannot copy examples/custom_task.c (run from the repository):\n%s", out);
+    snprintf(exe, sizeof exe, "%s/custom_task", tmp);
+    char *cc[64] = {"cc", "-std=c11", "-D_POSIX_C_SOURCE=200809L", "-O1", src, "-o", exe};
+    int argc = 7; /* no -I or -L into the repository: only what pkg-config says */
+    sanitizer_flags(flags, sizeof flags, cc, &argc, 64);
+    split_into(pkg_out, cc, &argc, 64);
+    cc[argc] = NULL;
+    if (run(cc)) fail_msg("building custom_task against the install failed:\n%s", out);
+    char *needed[] = {"readelf", "-d", exe, NULL};
+    assert_int_equal(run(needed), 0);
+    if (!strstr(out, soname)) fail_msg("custom_task does not link the shared library %s:\n%s", soname, out);
+
+    /* outside the repository: recall beside the built-in copy (its n=8 set from the installed data file), then
+       --eval of recall's checkpoint in the same program */
+    char dir[400], data[500], ck[600], dir2[400];
+    snprintf(dir, sizeof dir, "%s/out", tmp);
+    snprintf(data, sizeof data, "%s/share/ropegrad/eval_sets.h5", prefix);
+    char *prog[] = {exe, "--task", "recall,copy", "--pos", "rope", "--steps", "4", "--eval-every", "0", "--test-lens",
+                    "4,8", "--train-len", "4", "--batch", "8", "--d-model", "16", "--d-ff", "32", "--rope-scaling",
+                    "none", "--jobs", "1", "--quiet", "--data", data, "--out", dir, NULL};
+    if (run(prog)) fail_msg("the installed custom_task failed:\n%s", out);
+    assert_int_equal(count_rows(dir, "recall,rope,base,none,1,4,"), 2);
+    assert_int_equal(count_rows(dir, "copy,rope,base,none,1,4,"), 2);
+    snprintf(ck, sizeof ck, "%s/ckpt/recall-rope-seed1.h5", dir);
+    snprintf(dir2, sizeof dir2, "%s/eval", tmp);
+    char *eval[] = {exe, "--eval", ck, "--test-lens", "4,8", "--rope-scaling", "none", "--quiet", "--out", dir2, NULL};
+    if (run(eval)) fail_msg("the installed custom_task --eval failed:\n%s", out);
+    assert_int_equal(count_rows(dir2, "recall,rope,base,none,1,4,"), 2);
+}
+
+/* float32 headers with the float64 library (and the reverse) fail to link, naming the guard symbol; the f64
+ * pkg-config file builds a program that runs the float64 build. */
+static void test_float64_guard(void **state)
+{
+    char src[400], exe[400], lib[400];
+    snprintf(src, sizeof src, "%s/guard.c", tmp);
+    snprintf(exe, sizeof exe, "%s/guard", tmp);
+    FILE *f = fopen(src, "w");
+    assert_non_null(f);
+    fputs("#include <ropegrad/ropegrad.h>\n#include <stdio.h>\nint main(void) { printf(\"%s %s\\n\", rg_version(), "
+          "rg_build_real()); return 0; }\n", f);
+    fclose(f);
+    static char flags[4096], deps[4096], f64[4096];
+    char *pkg[] = {"pkg-config", "--libs", "libxsmm", "openblas", "hdf5", NULL};
+    assert_int_equal(run(pkg), 0);
+    snprintf(deps, sizeof deps, "%.4000s", out);
+    char inc[400];
+    snprintf(inc, sizeof inc, "-I%s/include", prefix);
+    for (int reverse = 0; reverse < 2; reverse++) {
+        snprintf(lib, sizeof lib, "%s/lib/%s", prefix, reverse ? "libropegrad.a" : "libropegrad_f64.a");
+        char *cc[64] = {"cc", "-std=c11", inc, src, lib, "-o", exe};
+        int argc = 7;
+        if (reverse) cc[argc++] = "-DRG_DOUBLE";
+        sanitizer_flags(flags, sizeof flags, cc, &argc, 64);
+        static char d[4096];
+        snprintf(d, sizeof d, "%s", deps);
+        split_into(d, cc, &argc, 64);
+        cc[argc++] = "-lm";
+        cc[argc] = NULL;
+        if (run(cc) == 0) fail_msg("%s headers with %s linked", reverse ? "float64" : "float32", lib);
+        const char *sym = reverse ? "rg_build_float64" : "rg_build_float32";
+        if (!strstr(out, sym)) fail_msg("the link error does not name %s:\n%s", sym, out);
+    }
+    char *pkg64[] = {"pkg-config", "--cflags", "--libs", "ropegrad-f64", NULL};
+    assert_int_equal(run(pkg64), 0);
+    snprintf(f64, sizeof f64, "%.4000s", out);
+    if (!strstr(f64, "-DRG_DOUBLE")) fail_msg("ropegrad-f64.pc lacks -DRG_DOUBLE: %s", f64);
+    char *cc[64] = {"cc", "-std=c11", src, "-o", exe};
+    int argc = 5;
+    sanitizer_flags(flags, sizeof flags, cc, &argc, 64);
+    split_into(f64, cc, &argc, 64);
+    cc[argc] = NULL;
+    if (run(cc)) fail_msg("building with ropegrad-f64 failed:\n%s", out);
+    char *prog[] = {exe, NULL};
+    assert_int_equal(run(prog), 0);
+    assert_string_equal(out, RG_VERSION " float64\n");
+}
+
+static void test_uninstall(void **state)
+{
+    char pf[400];
+    snprintf(pf, sizeof pf, "PREFIX=%s", prefix);
+    char *make[] = {"make", "-s", "--no-print-directory", "uninstall", pf, NULL};
+    if (run(make)) fail_msg("make uninstall failed:\n%s", out);
+    char *find[] = {"find", prefix, "-not", "-type", "d", NULL};
+    assert_int_equal(run(find), 0);
+    if (out[0]) fail_msg("make uninstall left files behind:\n%s", out);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_install_and_build_against_it),
+        cmocka_unit_test(test_float64_guard),
+        cmocka_unit_test(test_uninstall),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
