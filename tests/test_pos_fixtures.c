@@ -35,11 +35,7 @@ static rg_model *load_model(const char *file, rg_pos_kind pos, rg_rope_ext ext)
     cfg.yarn_beta_slow = attr_or(file, "yarn_beta_slow", cfg.yarn_beta_slow);
     cfg.llama3_low_freq_factor = attr_or(file, "llama3_low_freq_factor", cfg.llama3_low_freq_factor);
     cfg.llama3_high_freq_factor = attr_or(file, "llama3_high_freq_factor", cfg.llama3_high_freq_factor);
-    /* FIRE's settings (the fixtures hold them resolved; 0 = default) */
-    cfg.fire_mlp_width = (int)attr_or(file, "fire_mlp_width", cfg.fire_mlp_width);
-    cfg.fire_init_c = attr_or(file, "fire_init_c", cfg.fire_init_c);
-    cfg.fire_init_L = attr_or(file, "fire_init_L", cfg.fire_init_L);
-    cfg.fire_eps = attr_or(file, "fire_eps", cfg.fire_eps);
+    /* the encoding's declared settings (FIRE's fire_*, T5's t5_*): read by tc_fx_config */
     /* the names in the file must agree */
     char buf[64];
     tc_h5_attr_str(file, "/", "pos_encoding", buf, sizeof buf);
