@@ -100,7 +100,7 @@ def main():
         model.load_state_dict(state, strict=True)
     model.eval()
     n = sum(p.numel() for p in model.parameters())
-    print(f"{args.checkpoint}: pos_encoding={cfg.pos_encoding} rope_theta={cfg.rope_theta} "
+    print(f"{args.checkpoint}: pos_encoding={foreign or cfg.pos_encoding} rope_theta={cfg.rope_theta} "
           f"rope_scaling={cfg.rope_scaling} layers={cfg.n_layers} d_model={cfg.d_model}: {len(state)} tensors, "
           f"{n} parameters loaded")
     if args.out:
