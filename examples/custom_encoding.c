@@ -52,7 +52,8 @@ static rg_tensor *slopes_bias(rg_ctx *c, rg_tensor *m, const rg_pos_summary *s)
             for (int j = 0; j < S; j++)
                 dist[b * TS + (int64_t)i * S + j] = abs(s->q_pos[b * T + i] - s->k_pos[b * S + j]);
     int shape[4] = {Bq, H, T, S};
-    rg_tensor *out = Bq == 1 ? rg_node_new(c, &OP_SLOPES, 3, shape + 1, 1, &m) : rg_node_new(c, &OP_SLOPES, 4, shape, 1, &m);
+    rg_tensor *out = Bq == 1 ? rg_node_new(c, &OP_SLOPES, 3, shape + 1, 1, &m)
+                             : rg_node_new(c, &OP_SLOPES, 4, shape, 1, &m);
     for (int b = 0; b < Bq; b++)
         for (int h = 0; h < H; h++)
             for (int64_t e = 0; e < TS; e++)

@@ -56,7 +56,8 @@ static rg_pos_kind test_id(void)
 static const rg_pos_setting BAD_LIMITS[] = {{"bad_x", RG_POS_SETTING_DOUBLE, 5, 0, 1, "default outside"}};
 static const rg_pos_setting BAD_INT[] = {{"bad_y", RG_POS_SETTING_INT, 0.5, 0, 1, "not integral"}};
 static const rg_pos_setting BAD_NAME[] = {{"bad name", RG_POS_SETTING_INT, 0, 0, 1, "a space"}};
-static const rg_pos_setting TWICE[] = {{"bad_z", RG_POS_SETTING_INT, 0, 0, 1, ""}, {"bad_z", RG_POS_SETTING_INT, 0, 0, 1, ""}};
+static const rg_pos_setting TWICE[] = {{"bad_z", RG_POS_SETTING_INT, 0, 0, 1, ""},
+                                       {"bad_z", RG_POS_SETTING_INT, 0, 0, 1, ""}};
 static const rg_pos_setting CLASH[] = {{"t5_num_buckets", RG_POS_SETTING_INT, 16, 4, 64, "T5's, differently"}};
 static const rg_pos_setting INF_LIMIT[] = {{"bad_w", RG_POS_SETTING_DOUBLE, 0, 0, INFINITY, "infinite"}};
 
@@ -148,7 +149,8 @@ static void test_settings(void **state)
     for (size_t i = 0; i < sizeof BAD / sizeof *BAD; i++) {
         rg_model_config before = cfg;
         assert_int_equal(rg_pos_config_set_text(&cfg, BAD[i].text), RG_ERR_ARG);
-        if (!strstr(rg_last_error(), BAD[i].want)) fail_msg("'%s': '%s' lacks '%s'", BAD[i].text, rg_last_error(), BAD[i].want);
+        if (!strstr(rg_last_error(), BAD[i].want))
+            fail_msg("'%s': '%s' lacks '%s'", BAD[i].text, rg_last_error(), BAD[i].want);
         assert_memory_equal(&cfg, &before, sizeof cfg);
     }
     assert_contains((rg_pos_config_set(&cfg, "nosuch", 1), rg_last_error()), "t5_num_buckets"); /* lists them */

@@ -12,11 +12,13 @@
  * tools/ref_model.py): tok_emb.weight, [encoding site INPUT: pos_emb.weight (learned)], per block ln1.*,
  * [site ATTN_BEGIN: attn.u, attn.v (xl: a module's own parameters come before its submodules' in state_dict)],
  * attn.{q,k,v,o}_proj.*, [site ATTN_END: attn.r_proj.weight (xl); attn.fire.c, attn.fire.L_multiplier,
- * attn.fire.mlp.{0,2}.{weight,bias} (fire); attn.kerple.r1, attn.kerple.r2 (kerple-*)], ln2.*, mlp.fc1.*, mlp.fc2.*; then [site
+ * attn.fire.mlp.{0,2}.{weight,bias} (fire); attn.kerple.r1, attn.kerple.r2 (kerple-*)], ln2.*, mlp.fc1.*,
+ * mlp.fc2.*; then [site
  * OUTPUT: rel_bias.weight (t5)], ln_f.*, lm_head.weight. Initialization draws from one rg_rng seeded (seed,
  * stream 0) in that order: Linear / Embedding / r_proj / rel_bias / pos_emb N(0, 0.02) (sinusoidal: tok_emb
  * N(0, d^-1/2)), biases 0, LayerNorm weight 1, xl u and v 0; fire: its MLP as torch.nn.Linear's default
- * U(+-1/sqrt(fan_in)), c = init_c, L_multiplier = 1 (rg_pos_fire_init); kerple: r1, r2 scaled U(0, 1) (pos_kerple.c).
+ * U(+-1/sqrt(fan_in)), c = init_c, L_multiplier = 1 (rg_pos_fire_init); kerple: r1, r2 scaled U(0, 1)
+ * (pos_kerple.c).
  * The encoding is the registered descriptor of cfg.pos (pos.h), called through its hooks only.
  */
 #include "nn.h"

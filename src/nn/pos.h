@@ -92,8 +92,8 @@ typedef enum { RG_POS_SITE_INPUT, RG_POS_SITE_ATTN_BEGIN, RG_POS_SITE_ATTN_END, 
  * train_order takes it as --pos-config NAME=VALUE (and the same key in --config files), prints it with
  * --print-config and in the report. The name is the config key: [A-Za-z0-9_], shorter than
  * RG_POS_NAME_MAX, prefixed with the encoding's name ("t5_max_distance") so that it cannot collide with the
- * core /config attributes (docs/checkpoint.md). Two encodings may declare the same name only with the same type, default and limits (the
- * kerple variants share kerple_eps). */
+ * core /config attributes (docs/checkpoint.md). Two encodings may declare the same name only with the same type,
+ * default and limits (the kerple variants share kerple_eps). */
 typedef enum { RG_POS_SETTING_INT, RG_POS_SETTING_DOUBLE } rg_pos_setting_type;
 typedef struct {
     const char *name;

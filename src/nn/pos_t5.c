@@ -122,7 +122,8 @@ static rg_status t5_params(void *state, const rg_model_config *cfg, rg_pos_site 
 {
     (void)layer;
     if (site != RG_POS_SITE_OUTPUT) return RG_OK;
-    return rg_params_register_normal(ps, "rel_bias.weight", 2, (int[]){(int)rg_pos_config_get(cfg, "t5_num_buckets"), cfg->n_heads}, rng,
+    int nb = (int)rg_pos_config_get(cfg, "t5_num_buckets");
+    return rg_params_register_normal(ps, "rel_bias.weight", 2, (int[]){nb, cfg->n_heads}, rng,
                                      RG_INIT_STD, &((t5_state *)state)->table);
 }
 
