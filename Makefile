@@ -167,10 +167,10 @@ sanitize: deps
 run: all
 	$(BUILD)/examples/train_order --task copy --pos all --seeds 1 --out out $(RUN_ARGS)
 
-# The experiment: three tasks, every encoding (and RoPE's scaling types at evaluation), ten seeds per cell:
-# 3 x 9 x 10 = 270 runs; writes out/experiment/report.md. experiment-small is the same grid with three seeds
-# (81 runs, the speed target); experiment-variants adds the training variants (rope theta=500k, +rand for every
-# encoding but none) at ten seeds: 3 x 19 x 10 = 570 runs.
+# The experiment: three tasks, every registered encoding (11 built-ins with kerple-log and kerple-power; and RoPE's
+# scaling types at evaluation), ten seeds per cell: 3 x 11 x 10 = 330 runs; writes out/experiment/report.md.
+# experiment-small is the same grid with three seeds (99 runs); experiment-variants adds the training variants
+# (rope theta=500k, +rand for every encoding but none) at ten seeds: 3 x 23 x 10 = 690 runs.
 experiment: all
 	$(BUILD)/examples/train_order --task all --pos all --seeds 10 --out out/experiment $(RUN_ARGS)
 experiment-small: all

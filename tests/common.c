@@ -104,6 +104,14 @@ double tc_h5_attr(const char *file, const char *object, const char *attr)
     return v;
 }
 
+bool tc_h5_attr_exists(const char *file, const char *object, const char *attr)
+{
+    hid_t f = open_or_fail(file);
+    htri_t has = H5Aexists_by_name(f, object, attr, H5P_DEFAULT);
+    H5Fclose(f);
+    return has > 0;
+}
+
 void tc_h5_attr_str(const char *file, const char *object, const char *attr, char *buf, size_t n)
 {
     hid_t f = open_or_fail(file);
@@ -190,13 +198,18 @@ rg_model_config tc_fx_config(const char *file)
     cfg.causal = tc_h5_attr(file, "/", "causal") != 0;
     cfg.rotary_dim = (int)tc_h5_attr(file, "/", "rotary_dim");
     cfg.rope_orig_len = (int)tc_h5_attr(file, "/", "rope_orig_len");
-    cfg.t5_num_buckets = (int)tc_h5_attr(file, "/", "t5_num_buckets");
-    cfg.t5_max_distance = (int)tc_h5_attr(file, "/", "t5_max_distance");
     cfg.rope_base = tc_h5_attr(file, "/", "rope_base");
     cfg.rope_scale = tc_h5_attr(file, "/", "rope_scale");
     char name[64];
     tc_h5_attr_str(file, "/", "pos_encoding", name, sizeof name);
     if (rg_pos_parse(name, &cfg.pos)) fail_msg("%s: %s", file, rg_last_error());
+    /* the settings the encoding declares, where the file has them (t5_num_buckets, fire_*, ...) */
+    const rg_pos_encoding *enc = rg_pos_encoding_of(cfg.pos);
+    for (int i = 0; i < enc->n_settings; i++) {
+        const char *key = enc->settings[i].name;
+        if (tc_h5_attr_exists(file, "/", key) && rg_pos_config_set(&cfg, key, tc_h5_attr(file, "/", key)))
+            fail_msg("%s: %s", file, rg_last_error());
+    }
     tc_h5_attr_str(file, "/", "rope_ext", name, sizeof name);
     if (rg_rope_ext_parse(name, &cfg.rope_ext)) fail_msg("%s: %s", file, rg_last_error());
     return cfg;

@@ -42,6 +42,8 @@ double *tc_h5_read(const char *file, const char *dataset, int64_t *n, int *shape
 int32_t *tc_h5_read_int(const char *file, const char *dataset, int64_t *n, int *shape, int *ndim);
 /* Reads a numeric attribute of an object ("/" for the root) as double. */
 double tc_h5_attr(const char *file, const char *object, const char *attr);
+/* Whether object of file has the attribute. */
+bool tc_h5_attr_exists(const char *file, const char *object, const char *attr);
 /* Reads a string attribute into buf. */
 void tc_h5_attr_str(const char *file, const char *object, const char *attr, char *buf, size_t n);
 /* True if the file has the dataset or group. */

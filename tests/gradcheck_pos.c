@@ -114,6 +114,46 @@ static void check_t5(const char *name, bool bidir, bool shared)
 static void test_t5_causal(void **state) { check_t5("t5 causal: table, [H,T,S] at 146..165", false, true); }
 static void test_t5_bidir(void **state) { check_t5("t5 bidirectional: table, [B,H,T,S] at 146..203", true, false); }
 
+/* ------------------------------------------------------------------ KERPLE */
+
+static rg_tensor *kerple_op(rg_ctx *c, rg_tensor **in, op_case *oc)
+{
+    return rg_pos_kerple_bias(c, in[0], in[1], oc->flag, &oc->sum);
+}
+
+/* r1, r2 in (0.2, 1.9): inside the region the projection keeps (no clamp at these values). shared: rows share
+ * positions, 146..165 with repeated query/key positions (distance 0: power's d/dr2 is 0 there), distances from a
+ * table; else sparse per-row positions up to 400, more distances than entries (computed per entry). */
+static void check_kerple(const char *name, bool power, bool shared)
+{
+    rg_rng rng;
+    rg_rng_seed(&rng, 9, 2 * power + shared);
+    int B = 2, T = 3, S = 4, H = 3;
+    int32_t qp[6], kp[8];
+    for (int b = 0; b < B; b++) {
+        for (int t = 0; t < T; t++) qp[b * T + t] = shared ? 150 + 2 * t : 150 + 97 * t + 31 * b;
+        for (int s = 0; s < S; s++) kp[b * S + s] = shared ? 146 + 4 * s : 120 + 83 * s + 13 * b;
+    }
+    op_case oc = {.op = kerple_op, .B = B, .T = T, .S = S, .flag = power, .rng = &rng};
+    rg_pos_summarize(&oc.sum, qp, kp, B, T, S);
+    assert_true(oc.sum.rows_shared == shared);
+    rg_tensor *in[2] = {tc_param_randn("r1", 1, (int[]){H}, &rng, 1), tc_param_randn("r2", 1, (int[]){H}, &rng, 1)};
+    for (int k = 0; k < 2; k++)
+        for (int h = 0; h < H; h++) in[k]->data[h] = 0.2 + fmod(fabs(in[k]->data[h]), 1.7);
+    run_case(name, &oc, in, 2);
+}
+
+static void test_kerple_log(void **state) { check_kerple("kerple log: r1, r2, [H,T,S] at 146..158", false, true); }
+static void test_kerple_log_sparse(void **state)
+{
+    check_kerple("kerple log: r1, r2, [B,H,T,S] sparse to 400", false, false);
+}
+static void test_kerple_power(void **state) { check_kerple("kerple power: r1, r2, [H,T,S] (d = 0)", true, true); }
+static void test_kerple_power_sparse(void **state)
+{
+    check_kerple("kerple power: r1, r2, [B,H,T,S] sparse to 400", true, false);
+}
+
 /* ------------------------------------------------------------------ Transformer-XL */
 
 static rg_tensor *xl_op(rg_ctx *c, rg_tensor **in, op_case *oc)
@@ -265,7 +305,8 @@ static void check_model(const char *name, rg_pos_kind pos, rg_rope_ext ext, int 
     cfg.rope_scale = ext == RG_ROPE_EXT_NONE ? 1 : 2;
     cfg.rope_orig_len = 24;
     cfg.rotary_dim = rotary_dim;
-    cfg.fire_init_L = 152.5; /* fire: with L_multiplier 1 below, both rows have positions on both sides of L */
+    /* fire: with L_multiplier 1 below, both rows have positions on both sides of L */
+    assert_int_equal(rg_pos_config_set(&cfg, "fire_init_L", 152.5), RG_OK);
     rg_model *m;
     assert_int_equal(rg_model_new(&cfg, 5, &m), RG_OK);
     rg_rng rng;
@@ -274,6 +315,8 @@ static void check_model(const char *name, rg_pos_kind pos, rg_rope_ext ext, int 
         rg_tensor *p = m->params.items[i];
         tc_fill_randn(p, &rng, 0.4);
         if (strstr(p->name, "fire.L_multiplier")) p->data[0] = 1;
+        if (strstr(p->name, ".kerple.")) /* (0.2, 1.9): no clamp by the projection at or near these values */
+            for (int64_t j = 0; j < p->numel; j++) p->data[j] = 0.2 + fmod(fabs(p->data[j]), 1.7);
     }
     int32_t tokens[2 * 4] = {1, 5, 2, 6, 0, 3, 3, 4};
     int32_t targets[2 * 4] = {5, 2, -100, 1, 3, 3, 4, -100};
@@ -316,6 +359,8 @@ static void test_model_rope_dynamic(void **s)
 }
 static void test_model_fire(void **s) { check_model("fire (L 152.5, per-row positions)", RG_POS_FIRE, 0, 0, true); }
 static void test_model_fire_bidir(void **s) { check_model("fire bidirectional", RG_POS_FIRE, 0, 0, false); }
+static void test_model_kerple_log(void **s) { check_model("kerple-log", RG_POS_KERPLE_LOG, 0, 0, true); }
+static void test_model_kerple_power(void **s) { check_model("kerple-power", RG_POS_KERPLE_POWER, 0, 0, true); }
 static void test_model_rope_yarn(void **s) { check_model("rope yarn s=2", RG_POS_ROPE, RG_ROPE_EXT_YARN, 0, true); }
 static void test_model_rope_llama3(void **s)
 {
@@ -341,6 +386,9 @@ int main(void)
         cmocka_unit_test(test_model_rope_half),  cmocka_unit_test(test_model_rope_yarn),
         cmocka_unit_test(test_model_rope_llama3),
         cmocka_unit_test(test_model_fire),       cmocka_unit_test(test_model_fire_bidir),
+        cmocka_unit_test(test_kerple_log),       cmocka_unit_test(test_kerple_log_sparse),
+        cmocka_unit_test(test_kerple_power),     cmocka_unit_test(test_kerple_power_sparse),
+        cmocka_unit_test(test_model_kerple_log), cmocka_unit_test(test_model_kerple_power),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

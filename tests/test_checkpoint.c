@@ -135,7 +135,7 @@ static void test_roundtrip_bit_identical(void **state)
     assert_true(c.rope_base == want.rope_base && c.rope_scale == want.rope_scale);
     assert_int_equal(c.rotary_dim, want.d_model / want.n_heads);
     assert_int_equal(c.rope_orig_len, want.max_len);
-    assert_int_equal(c.t5_num_buckets, want.t5_num_buckets);
+    assert_int_equal(c.n_pos_values, 0); /* NoPE declares no settings */
     assert_int_equal(rs3.step, 17);
     assert_int_equal(rs3.n_attrs, 3);
     assert_string_equal(rg_run_state_attr(&rs3, "git_commit")->s, "88e8183");
@@ -303,8 +303,8 @@ static void test_config_mismatch(void **state)
     cases[3].c.rope_base = 500;
     cases[4].key = "max_len is 16 in the checkpoint but 20";
     cases[4].c.max_len = 20;
-    cases[5].key = "t5_max_distance is 128 in the checkpoint but 64";
-    cases[5].c.t5_max_distance = 64;
+    cases[5].key = "pos_encoding is 'none' in the checkpoint but 't5'"; /* settings: test_pos_registry.c */
+    cases[5].c.pos = RG_POS_T5;
     for (int i = 0; i < 6; i++) {
         rg_model *m = NULL;
         if (rg_model_new(&cases[i].c, 9, &m) != RG_OK) fail_msg("rg_model_new: %s", rg_last_error());

@@ -81,6 +81,15 @@ static void free_reference(ref_state *r)
     rg_model_free(r->m);
 }
 
+/* the settings a's encoding declares, resolved */
+static bool same_pos_settings(const rg_model_config *a, const rg_model_config *b)
+{
+    const rg_pos_encoding *e = rg_pos_encoding_of(a->pos);
+    for (int i = 0; e && i < e->n_settings; i++)
+        if (rg_pos_config_get(a, e->settings[i].name) != rg_pos_config_get(b, e->settings[i].name)) return false;
+    return true;
+}
+
 static bool same_config(const rg_model_config *a, const rg_model_config *b)
 {
     return a->vocab_size == b->vocab_size && a->d_model == b->d_model && a->n_heads == b->n_heads &&
@@ -89,8 +98,7 @@ static bool same_config(const rg_model_config *a, const rg_model_config *b)
            a->rope_ext == b->rope_ext && a->rope_scale == b->rope_scale && a->rope_orig_len == b->rope_orig_len &&
            a->llama3_low_freq_factor == b->llama3_low_freq_factor &&
            a->llama3_high_freq_factor == b->llama3_high_freq_factor && a->yarn_beta_fast == b->yarn_beta_fast &&
-           a->yarn_beta_slow == b->yarn_beta_slow && a->t5_num_buckets == b->t5_num_buckets &&
-           a->t5_max_distance == b->t5_max_distance;
+           a->yarn_beta_slow == b->yarn_beta_slow && same_pos_settings(a, b);
 }
 
 static bool same_run_state(const rg_run_state *a, const rg_run_state *b)

@@ -79,7 +79,7 @@ static void test_generate_is_greedy_for_every_encoding(void **state)
 {
     int32_t prompts[N * P], out[N * G], again[N * G];
     prompts_of(prompts);
-    for (int p = 0; p < RG_POS_COUNT; p++) {
+    for (int p = 0; p < rg_pos_count(); p++) {
         rg_model *m = small_model((rg_pos_kind)p);
         for (int start = 0; start <= 7; start += 7) {
             assert_int_equal(rg_generate(m, prompts, N, P, G, start, NULL, 2, out), RG_OK);
@@ -107,7 +107,7 @@ static void test_explicit_positions_for_every_encoding(void **state)
     sparse_positions_of(sparse);
     for (int b = 0; b < N; b++)
         for (int t = 0; t < P + G; t++) consecutive[b * (P + G) + t] = t;
-    for (int p = 0; p < RG_POS_COUNT; p++) {
+    for (int p = 0; p < rg_pos_count(); p++) {
         const char *name = rg_pos_name((rg_pos_kind)p);
         rg_model *m = small_model((rg_pos_kind)p);
         assert_int_equal(rg_generate(m, prompts, N, P, G, 0, NULL, 2, out), RG_OK);

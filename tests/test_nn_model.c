@@ -210,7 +210,7 @@ static double kv_decode_diff(rg_pos_kind pos)
 
 static void test_kv_cache_decoding(void **state)
 {
-    for (int k = 0; k < RG_POS_COUNT; k++) {
+    for (int k = 0; k < rg_pos_count(); k++) {
         double d = kv_decode_diff((rg_pos_kind)k);
         print_message("KV-cache greedy decoding (B 2, 12 tokens), %-10s max |logit diff| vs full forward %.3g\n",
                       rg_pos_name((rg_pos_kind)k), d);
@@ -297,27 +297,31 @@ static void test_bad_config(void **state)
     cfg.vocab_size = 0;
     assert_int_equal(rg_model_config_validate(&cfg), RG_ERR_ARG);
     cfg = rg_model_config_default();
-    cfg.pos = RG_POS_COUNT;
+    cfg.pos = (rg_pos_kind)rg_pos_count(); /* no encoding has that id */
     assert_int_equal(rg_model_config_validate(&cfg), RG_ERR_ARG);
-    /* the FIRE settings: 0 = default, negative or non-finite values refused (for every encoding) */
-    static const struct { int width; double c, L, eps; } BAD_FIRE[] = {
-        {-1, 0, 0, 0}, {1 << 17, 0, 0, 0}, {0, NAN, 0, 0}, {0, 0, -512, 0}, {0, 0, INFINITY, 0}, {0, 0, 0, -1e-6}};
+    /* the FIRE settings (declared by the encoding; 0 = default): negative or non-finite values are refused when
+     * set (rg_pos_config_set) and when written into the config directly (validate), for every encoding */
+    static const struct { const char *name; double v; } BAD_FIRE[] = {
+        {"fire_mlp_width", -1}, {"fire_mlp_width", 1 << 17}, {"fire_mlp_width", 2.5}, {"fire_init_c", NAN},
+        {"fire_init_L", -512}, {"fire_init_L", INFINITY}, {"fire_eps", -1e-6}};
     for (size_t i = 0; i < sizeof BAD_FIRE / sizeof *BAD_FIRE; i++) {
         cfg = rg_model_config_default();
         cfg.pos = i % 2 ? RG_POS_FIRE : RG_POS_NONE;
-        cfg.fire_mlp_width = BAD_FIRE[i].width;
-        cfg.fire_init_c = BAD_FIRE[i].c;
-        cfg.fire_init_L = BAD_FIRE[i].L;
-        cfg.fire_eps = BAD_FIRE[i].eps;
+        assert_int_equal(rg_pos_config_set(&cfg, BAD_FIRE[i].name, BAD_FIRE[i].v), RG_ERR_ARG);
+        assert_non_null(strstr(rg_last_error(), BAD_FIRE[i].name));
+        assert_int_equal(cfg.n_pos_values, 0);
+        cfg.n_pos_values = 1;
+        snprintf(cfg.pos_values[0].name, RG_POS_NAME_MAX, "%s", BAD_FIRE[i].name);
+        cfg.pos_values[0].value = BAD_FIRE[i].v;
         assert_int_equal(rg_model_config_validate(&cfg), RG_ERR_ARG);
-        assert_non_null(strstr(rg_last_error(), "FIRE"));
+        assert_non_null(strstr(rg_last_error(), BAD_FIRE[i].name));
     }
     cfg = rg_model_config_default();
     cfg.pos = RG_POS_FIRE;
-    cfg.fire_mlp_width = 8;
-    cfg.fire_init_c = -0.5; /* psi uses |c x| */
-    cfg.fire_init_L = 64;
-    cfg.fire_eps = 1e-3;
+    assert_int_equal(rg_pos_config_set(&cfg, "fire_mlp_width", 8), RG_OK);
+    assert_int_equal(rg_pos_config_set(&cfg, "fire_init_c", -0.5), RG_OK); /* psi uses |c x| */
+    assert_int_equal(rg_pos_config_set(&cfg, "fire_init_L", 64), RG_OK);
+    assert_int_equal(rg_pos_config_set(&cfg, "fire_eps", 1e-3), RG_OK);
     assert_int_equal(rg_model_new(&cfg, 1, &m), RG_OK);
     assert_int_equal(rg_params_find(&m->params, "blocks.1.attn.fire.mlp.2.weight")->shape[1], 8);
     assert_true(rg_params_find(&m->params, "blocks.0.attn.fire.c")->data[0] == (rg_real)-0.5);

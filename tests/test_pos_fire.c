@@ -42,7 +42,9 @@ static void test_fire_checkpoint(void **state)
     rg_model_config cfg = rg_model_config_default();
     cfg.vocab_size = 11, cfg.d_model = 16, cfg.n_heads = 2, cfg.n_layers = 2, cfg.d_ff = 32, cfg.max_len = 24;
     cfg.pos = RG_POS_FIRE;
-    cfg.fire_mlp_width = 6, cfg.fire_init_c = 0.25, cfg.fire_init_L = 5, cfg.fire_eps = 1e-4;
+    static const char *const KEYS[4] = {"fire_mlp_width", "fire_init_c", "fire_init_L", "fire_eps"};
+    const double vals[4] = {6, 0.25, 5, 1e-4};
+    for (int i = 0; i < 4; i++) assert_int_equal(rg_pos_config_set(&cfg, KEYS[i], vals[i]), RG_OK);
     rg_model *m, *m2;
     assert_int_equal(rg_model_new(&cfg, 4, &m), RG_OK);
     rg_rng r;
@@ -57,8 +59,8 @@ static void test_fire_checkpoint(void **state)
     assert_int_equal(rg_checkpoint_save(path, m, NULL, NULL), RG_OK);
     rg_model_config got;
     assert_int_equal(rg_checkpoint_read_config(path, &got, NULL), RG_OK);
-    assert_true(got.pos == RG_POS_FIRE && got.fire_mlp_width == 6 && got.fire_init_c == 0.25 &&
-                got.fire_init_L == 5 && got.fire_eps == 1e-4);
+    assert_true(got.pos == RG_POS_FIRE);
+    for (int i = 0; i < 4; i++) assert_true(rg_pos_config_get(&got, KEYS[i]) == vals[i]);
     assert_int_equal(rg_model_new(&got, 9, &m2), RG_OK);
     assert_int_equal(rg_checkpoint_load(path, m2, NULL, NULL), RG_OK);
     enum { B = 2, T = 9 };
@@ -79,24 +81,23 @@ static void test_fire_checkpoint(void **state)
     }
     rg_model_free(m2);
     rg_model_free(m);
-    /* a file from before FIRE: no fire_* rows */
-    cfg.fire_mlp_width = 0, cfg.fire_init_c = 0, cfg.fire_init_L = 0, cfg.fire_eps = 0;
-    cfg.pos = RG_POS_ROPE;
+    /* a file from before the FIRE settings existed: no fire_* rows, read as the defaults (0) */
+    cfg.n_pos_values = 0;
     assert_int_equal(rg_model_new(&cfg, 4, &m), RG_OK);
     assert_int_equal(rg_checkpoint_save(path, m, NULL, NULL), RG_OK);
     hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
     assert_true(f >= 0);
     hid_t g = H5Gopen2(f, "config", H5P_DEFAULT);
-    const char *rows[4] = {"fire_mlp_width", "fire_init_c", "fire_init_L", "fire_eps"};
-    for (int i = 0; i < 4; i++) assert_true(H5Adelete(g, rows[i]) >= 0);
+    for (int i = 0; i < 4; i++) assert_true(H5Adelete(g, KEYS[i]) >= 0);
     H5Gclose(g);
     H5Fclose(f);
     assert_int_equal(rg_checkpoint_seal(path), RG_OK); /* an edited file is refused until sealed again */
     assert_int_equal(rg_checkpoint_read_config(path, &got, NULL), RG_OK);
-    assert_true(got.fire_mlp_width == 0 && got.fire_init_c == 0 && got.fire_init_L == 0 && got.fire_eps == 0);
+    assert_int_equal(got.n_pos_values, 0);
+    for (int i = 0; i < 4; i++) assert_true(rg_pos_config_get(&got, KEYS[i]) == 0);
     rg_model_config dflt = rg_model_config_default();
     dflt.vocab_size = 11, dflt.d_model = 16, dflt.n_heads = 2, dflt.n_layers = 2, dflt.d_ff = 32, dflt.max_len = 24;
-    dflt.pos = RG_POS_ROPE;
+    dflt.pos = RG_POS_FIRE;
     assert_int_equal(rg_model_new(&dflt, 1, &m2), RG_OK);
     assert_int_equal(rg_checkpoint_load(path, m2, NULL, NULL), RG_OK);
     rg_model_free(m2);

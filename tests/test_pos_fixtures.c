@@ -35,11 +35,7 @@ static rg_model *load_model(const char *file, rg_pos_kind pos, rg_rope_ext ext)
     cfg.yarn_beta_slow = attr_or(file, "yarn_beta_slow", cfg.yarn_beta_slow);
     cfg.llama3_low_freq_factor = attr_or(file, "llama3_low_freq_factor", cfg.llama3_low_freq_factor);
     cfg.llama3_high_freq_factor = attr_or(file, "llama3_high_freq_factor", cfg.llama3_high_freq_factor);
-    /* FIRE's settings (the fixtures hold them resolved; 0 = default) */
-    cfg.fire_mlp_width = (int)attr_or(file, "fire_mlp_width", cfg.fire_mlp_width);
-    cfg.fire_init_c = attr_or(file, "fire_init_c", cfg.fire_init_c);
-    cfg.fire_init_L = attr_or(file, "fire_init_L", cfg.fire_init_L);
-    cfg.fire_eps = attr_or(file, "fire_eps", cfg.fire_eps);
+    /* the encoding's declared settings (FIRE's fire_*, T5's t5_*): read by tc_fx_config */
     /* the names in the file must agree */
     char buf[64];
     tc_h5_attr_str(file, "/", "pos_encoding", buf, sizeof buf);
@@ -93,7 +89,7 @@ static void check_fixture(const char *name, rg_pos_kind pos, rg_rope_ext ext)
             snprintf(path, sizeof path, "/expected/grads/%s", p->name);
             double *g = tc_h5_read(file, path, &n, NULL, NULL);
             assert_int_equal(n, p->numel);
-            if (pass == 1 && strstr(p->name, ".fire.")) {
+            if (pass == 1 && (strstr(p->name, ".fire.") || strstr(p->name, ".kerple."))) {
                 double own = 0, e = 0;
                 for (int64_t j = 0; j < n; j++) own = tc_max(own, fabs(g[j]));
                 for (int64_t j = 0; j < n; j++) e = tc_max(e, fabs((double)p->grad[j] - g[j]));
@@ -120,8 +116,8 @@ static void check_fixture(const char *name, rg_pos_kind pos, rg_rope_ext ext)
     assert_true(worst_logit <= 1e-5);
     assert_true(loss_err <= 1e-5);
     assert_true(worst_grad <= 1e-4);
-    if (pos == RG_POS_FIRE) {
-        print_message("%-14s fire parameters: grads %.2e relative to each one's own max |g| (worst %s)\n", name,
+    if (pos == RG_POS_FIRE || pos == RG_POS_KERPLE_LOG || pos == RG_POS_KERPLE_POWER) {
+        print_message("%-14s encoding parameters: grads %.2e relative to each one's own max |g| (worst %s)\n", name,
                       worst_own, worst_fire);
         assert_true(worst_own <= 1e-4);
     }
@@ -153,6 +149,9 @@ FIXTURE(rope_yarn_factors, "rope_yarn_factors", RG_POS_ROPE, RG_ROPE_EXT_YARN)
 FIXTURE(rope_llama3_factors, "rope_llama3_factors", RG_POS_ROPE_HALF, RG_ROPE_EXT_LLAMA3)
 FIXTURE(fire, "fire", RG_POS_FIRE, RG_ROPE_EXT_NONE)
 FIXTURE(fire_positions, "fire_positions", RG_POS_FIRE, RG_ROPE_EXT_NONE)
+FIXTURE(kerple_log, "kerple-log", RG_POS_KERPLE_LOG, RG_ROPE_EXT_NONE)
+FIXTURE(kerple_power, "kerple-power", RG_POS_KERPLE_POWER, RG_ROPE_EXT_NONE)
+FIXTURE(kerple_positions, "kerple_positions", RG_POS_KERPLE_POWER, RG_ROPE_EXT_NONE)
 
 int main(void)
 {
@@ -164,6 +163,7 @@ int main(void)
         cmocka_unit_test(test_rope_llama3), cmocka_unit_test(test_rope_positions), cmocka_unit_test(test_rope_dynamic),
         cmocka_unit_test(test_rope_yarn_factors), cmocka_unit_test(test_rope_llama3_factors),
         cmocka_unit_test(test_fire),        cmocka_unit_test(test_fire_positions),
+        cmocka_unit_test(test_kerple_log),  cmocka_unit_test(test_kerple_power), cmocka_unit_test(test_kerple_positions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

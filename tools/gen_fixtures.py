@@ -55,6 +55,13 @@ def init_param(name, shape, g):
             return normal(g, (1,), 0.05, 1.0).reshape(shape)
         if name.endswith("mlp.0.weight"):
             return normal(g, shape, 1.0)
+    if ".kerple." in name:   # KERPLE: r1, r2 near 0.8; in layer 0 one r1 below eps and one r2 above 2 (clamped)
+        v = normal(g, shape, 0.3, 0.8)
+        if name == "blocks.0.attn.kerple.r1":
+            v[0] = -0.2
+        if name == "blocks.0.attn.kerple.r2":
+            v[1] = 2.5
+        return v
     return normal(g, shape, 0.3)
 
 
@@ -436,6 +443,14 @@ def fire_fixtures(outdir):
                                                           fire_mlp_width=8), positions=True)
 
 
+def kerple_fixtures(outdir):
+    """KERPLE (issue 21): log and power, positions 0..9 and sparse per-row positions (power); the parameters of
+    layer 0 hold one r1 < eps and one r2 > 2, which the forward clamps in place (power: to 2; log: r2 stays)."""
+    model_fixture(outdir, "model_kerple-log.h5", dict(pos_encoding="kerple-log"))
+    model_fixture(outdir, "model_kerple-power.h5", dict(pos_encoding="kerple-power"))
+    model_fixture(outdir, "model_kerple_positions.h5", dict(pos_encoding="kerple-power"), positions=True)
+
+
 def fire_self_check():
     """ref_model.FIRE against golden_enc.Fire (written separately from the listing) on random parameters."""
     import golden_enc
@@ -475,6 +490,7 @@ def main():
     model_fixture(outdir, "model_rope_positions.h5", dict(pos_encoding="rope"), positions=True)
     fire_self_check()
     fire_fixtures(outdir)
+    kerple_fixtures(outdir)
     attn_fixture(outdir)
     golden_fixture(outdir)
     golden_rope.write(outdir)

@@ -21,7 +21,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-POS_ENCODINGS = ("none", "sinusoidal", "learned", "t5", "xl", "alibi", "rope", "rope-half", "fire")
+POS_ENCODINGS = ("none", "sinusoidal", "learned", "t5", "xl", "alibi", "rope", "rope-half", "fire", "kerple-log",
+                 "kerple-power")
 FIRE_DEFAULTS = dict(fire_mlp_width=32, fire_init_c=0.1, fire_init_L=512.0, fire_eps=1e-6)  # 0 in a config = these
 ROPE_EXTS = ("none", "pi", "ntk", "yarn", "llama3", "dynamic")
 HF_ROPE_TYPES = {"default": "none", "linear": "pi"}   # HF rope_type names that differ from ours
@@ -57,6 +58,8 @@ class Config:
     fire_init_c: float = 0.0
     fire_init_L: float = 0.0
     fire_eps: float = 0.0
+    # KERPLE (Chi et al. 2022): the lower bound of r1, r2 (the reference code's eps); in as_dict for kerple only
+    kerple_eps: float = 0.01
 
     def __post_init__(self):
         assert self.d_model % self.n_heads == 0
@@ -82,7 +85,10 @@ class Config:
         return self.d_model // self.n_heads
 
     def as_dict(self):
-        return asdict(self)
+        d = asdict(self)
+        if not self.pos_encoding.startswith("kerple"):
+            del d["kerple_eps"]   # the fixtures of the other encodings stay as they were
+        return d
 
     @property
     def rope_theta(self):
@@ -306,11 +312,32 @@ class FIRE(nn.Module):
         return self.mlp((psi(dist) / norm).unsqueeze(-1)).permute(0, 3, 1, 2)
 
 
+class KERPLE(nn.Module):
+    """KERPLE (Chi et al. 2022, NeurIPS, sec. 4.2; reference code chijames/KERPLE ParallelKerpleLog /
+    ParallelKerplePower): bias[h,i,j] = -r1 log(1 + r2 d) (log) or -r1 d^r2 (power), d = |p_i - p_j|, r1, r2 [H]
+    per layer; before each forward the parameters are clamped in place to >= eps (power: r2 <= 2), as the reference
+    code's `p.data = p.data.clamp(...)`. Initialization as the reference: log r1 ~ U(0,2), r2 ~ U(0,1); power
+    r1 ~ U(0,1), r2 ~ U(0,2) (the fixtures overwrite it)."""
+    def __init__(self, n_heads, power, eps=0.01):
+        super().__init__()
+        self.power, self.eps = power, float(eps)
+        self.r1 = nn.Parameter(torch.rand(n_heads) * (1.0 if power else 2.0))
+        self.r2 = nn.Parameter(torch.rand(n_heads) * (2.0 if power else 1.0))
+
+    def forward(self, q_pos, k_pos):
+        """q_pos [B,T], k_pos [B,S] int -> bias [B,H,T,S]."""
+        self.r1.data = self.r1.data.clamp(min=self.eps)
+        self.r2.data = self.r2.data.clamp(min=self.eps, max=2.0) if self.power else self.r2.data.clamp(min=self.eps)
+        d = (q_pos[:, :, None] - k_pos[:, None, :]).abs().to(self.r1.dtype)[:, None]    # [B,1,T,S]
+        r1, r2 = self.r1[None, :, None, None], self.r2[None, :, None, None]
+        return -r1 * d.pow(r2) if self.power else -r1 * torch.log(1 + r2 * d)
+
+
 # ---------------------------------------------------------------------------
 # Modules
 # ---------------------------------------------------------------------------
 class Attention(nn.Module):
-    def __init__(self, d_model, n_heads, xl=False, fire=None):
+    def __init__(self, d_model, n_heads, xl=False, fire=None, kerple=None):
         super().__init__()
         self.d_model, self.n_heads = d_model, n_heads
         self.head_dim = d_model // n_heads
@@ -325,12 +352,14 @@ class Attention(nn.Module):
             self.v = nn.Parameter(torch.zeros(n_heads, self.head_dim))
         if fire is not None:   # dict of FIRE's keyword arguments; registered after o_proj (state_dict order)
             self.fire = FIRE(n_heads, **fire)
+        if kerple is not None:  # dict of KERPLE's keyword arguments; registered after o_proj
+            self.kerple = KERPLE(n_heads, **kerple)
 
     def _split(self, t):  # [B,T,d] -> [B,H,T,hd]
         B, T, _ = t.shape
         return t.view(B, T, self.n_heads, self.head_dim).transpose(1, 2)
 
-    def forward(self, x, mem=None, causal=True, rope=None, bias=None, xl_R=None, fire_pos=None):
+    def forward(self, x, mem=None, causal=True, rope=None, bias=None, xl_R=None, fire_pos=None, kerple_pos=None):
         """x [B,T,d] queries; mem [B,S,d] keys/values source (default x).
         rope: (cos, sin, rotary_dim, half) or None; bias: additive [B or 1, H, T, S] or None;
         xl_R: relative sinusoids [B,T,S,d] (float, model dtype) for Transformer-XL;
@@ -356,6 +385,8 @@ class Attention(nn.Module):
             scores = scores + bias
         if fire_pos is not None:
             scores = scores + self.fire(*fire_pos)
+        if kerple_pos is not None:
+            scores = scores + self.kerple(*kerple_pos)
         if causal:
             T, S = scores.shape[-2], scores.shape[-1]
             mask = torch.ones(T, S, dtype=torch.bool).triu(1)
@@ -381,7 +412,9 @@ class Block(nn.Module):
         self.ln1 = nn.LayerNorm(cfg.d_model, eps=1e-5)
         fire = (dict(mlp_width=cfg.fire_mlp_width, init_c=cfg.fire_init_c, init_L=cfg.fire_init_L, eps=cfg.fire_eps)
                 if cfg.pos_encoding == "fire" else None)
-        self.attn = Attention(cfg.d_model, cfg.n_heads, xl=(cfg.pos_encoding == "xl"), fire=fire)
+        kerple = (dict(power=cfg.pos_encoding == "kerple-power", eps=cfg.kerple_eps)
+                  if cfg.pos_encoding.startswith("kerple") else None)
+        self.attn = Attention(cfg.d_model, cfg.n_heads, xl=(cfg.pos_encoding == "xl"), fire=fire, kerple=kerple)
         self.ln2 = nn.LayerNorm(cfg.d_model, eps=1e-5)
         self.mlp = MLP(cfg.d_model, cfg.d_ff)
 
@@ -433,6 +466,8 @@ class Model(nn.Module):
             kw["rope"] = (cos.to(dtype), sin.to(dtype), cfg.rotary_dim, pe == "rope-half")
         elif pe == "fire":
             kw["fire_pos"] = (positions, positions)
+        elif pe.startswith("kerple"):
+            kw["kerple_pos"] = (positions, positions)
         for blk in self.blocks:
             h = blk(h, **kw)
         return self.lm_head(self.ln_f(h))

@@ -347,7 +347,9 @@ def main():
     if a.mode == "eval":
         if not a.ckpt:
             sys.exit("torch_train_order: eval needs --ckpt FILE")
-        cfg, state, run = read_checkpoint(a.ckpt)
+        cfg, state, run, foreign = read_checkpoint(a.ckpt)
+        if foreign:
+            sys.exit(f"torch_train_order: {a.ckpt}: the reference model has no encoding {foreign!r}")
         with h5py.File(a.ckpt, "r") as f:
             steps = int(f.attrs["step"])
         task, train_len, seed = run["task"], int(run["train_len"]), int(run["seed"])

@@ -43,14 +43,14 @@ static int make_jobs(const to_options *o, to_job *jobs)
     int n = 0;
     if (o->resume[0] || o->eval[0]) { /* the one run of the checkpoint (its variant: to_run) */
         for (int t = 0; t < rg_task_count(); t++)
-            for (int p = 0; p < RG_POS_COUNT; p++)
+            for (int p = 0; p < rg_pos_count(); p++)
                 if (o->tasks[t] && o->pos[p]) jobs[n++] = (to_job){(rg_task)t, (rg_pos_kind)p, TO_VAR_BASE,
                                                                    o->seed_list[0]};
         return n;
     }
     for (int t = 0; t < rg_task_count(); t++)
         for (int v = 0; v < TO_VAR_COUNT; v++)
-            for (int p = 0; p < RG_POS_COUNT; p++)
+            for (int p = 0; p < rg_pos_count(); p++)
                 for (int s = 0; s < o->n_seeds; s++)
                     if (o->tasks[t] && o->variants[v] && o->pos[p] && to_variant_applies((to_variant)v, (rg_pos_kind)p))
                         jobs[n++] = (to_job){(rg_task)t, (rg_pos_kind)p, (to_variant)v, o->seed_list[s]};
@@ -108,7 +108,7 @@ int rg_engine_main(int argc, char **argv)
     int lock = to_outdir_claim(&o);
     if (lock < 0) return lock == -2 ? 2 : 1; /* 2: a folder of another invocation's results */
     if (write_settings(&o)) return 1;
-    to_job *jobs = calloc((size_t)RG_TASK_MAX * RG_POS_COUNT * TO_VAR_COUNT * (size_t)o.n_seeds, sizeof *jobs);
+    to_job *jobs = calloc((size_t)RG_TASK_MAX * rg_pos_count() * TO_VAR_COUNT * (size_t)o.n_seeds, sizeof *jobs);
     int n_jobs = jobs ? make_jobs(&o, jobs) : 0;
     to_result *all = calloc((size_t)n_jobs * (1 + TO_MAX_EXTS) + 1, sizeof *all);
     if (!jobs || !all) { fprintf(stderr, "train_order: out of memory\n"); return 1; }

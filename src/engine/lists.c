@@ -45,7 +45,7 @@ void to_print_task(const to_options *o, char *b, size_t n)
 int to_parse_pos(to_options *o, char *v)
 {
     memset(o->pos, 0, sizeof o->pos);
-    if (strcmp(v, "all") == 0) { for (int i = 0; i < RG_POS_COUNT; i++) o->pos[i] = true; return 0; }
+    if (strcmp(v, "all") == 0) { for (int i = 0; i < rg_pos_count(); i++) o->pos[i] = true; return 0; }
     char *it[32];
     int n = split(v, it, 32);
     for (int i = 0; i < n; i++) {
@@ -59,8 +59,32 @@ int to_parse_pos(to_options *o, char *v)
 void to_print_pos(const to_options *o, char *b, size_t n)
 {
     b[0] = 0;
-    for (int i = 0; i < RG_POS_COUNT; i++)
+    for (int i = 0; i < rg_pos_count(); i++)
         if (o->pos[i]) snprintf(b + strlen(b), n - strlen(b), "%s%s", b[0] ? "," : "", rg_pos_name((rg_pos_kind)i));
+}
+
+int to_parse_pos_config(to_options *o, char *v)
+{
+    o->model.n_pos_values = 0;
+    char *it[RG_POS_VALUES_MAX + 1];
+    int n = v[0] ? split(v, it, RG_POS_VALUES_MAX) : 0;
+    for (int i = 0; i < n; i++)
+        if (rg_pos_config_set_text(&o->model, it[i])) return -1;
+    return n >= 0 ? 0 : -1;
+}
+
+void to_print_pos_config(const to_options *o, char *b, size_t n)
+{
+    b[0] = 0;
+    for (int i = 0; i < rg_pos_count(); i++) {
+        const rg_pos_encoding *e = rg_pos_encoding_of((rg_pos_kind)i);
+        for (int j = 0; o->pos[i] && j < e->n_settings; j++) {
+            const char *name = e->settings[j].name;
+            char item[RG_POS_NAME_MAX + 32];
+            snprintf(item, sizeof item, "%s=%.17g", name, rg_pos_config_get(&o->model, name));
+            if (!strstr(b, item)) snprintf(b + strlen(b), n - strlen(b), "%s%s", b[0] ? "," : "", item);
+        }
+    }
 }
 
 static int parse_int_in(const char *s, long lo, long hi, int *out)

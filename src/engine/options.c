@@ -157,7 +157,7 @@ static void check_lengths(const to_options *o)
     if (rand && o->pos[RG_POS_LEARNED] && o->max_position > o->model.max_len)
         to_usage_error("max_position <= max_len with learned positions", "%smax_position %d: random positions pass "
                        "the learned position table (max_len %d)", src, o->max_position, o->model.max_len);
-    for (int p = 0; p < RG_POS_COUNT; p++) {
+    for (int p = 0; p < rg_pos_count(); p++) {
         rg_model_config c = o->model;
         c.pos = (rg_pos_kind)p;
         if (o->pos[p] && rg_model_config_validate(&c))

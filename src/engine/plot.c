@@ -442,7 +442,7 @@ static int write_loss(const to_table *t, const char *dir, const char *runs_dir, 
                       "set grid lc rgb '#dddddd' lw 0.5 dt 3\nset key outside right top font ',11'\nplot ",
                   gname, cname, dname, name, cname);
     int block = 0, drawn = 0;
-    bool titled[RG_POS_COUNT][TO_VAR_COUNT] = {{false}};
+    bool titled[RG_POS_MAX][TO_VAR_COUNT] = {{false}};
     for (int k = 0; k < t->n_rows; k++) {
         const to_row *r = &t->rows[k];
         if (r->task != (rg_task)task || r->ext != RG_ROPE_EXT_NONE) continue;

@@ -177,6 +177,9 @@ static void md_config(to_out *w, const to_options *o, const to_table *t)
     to_out_printf(w, "## Configuration\n\n- model: d_model %d, n_heads %d, n_layers %d, d_ff %d, vocab %s, max_len %d, "
                      "pre-LayerNorm decoder, no dropout\n", o->model.d_model, o->model.n_heads, o->model.n_layers,
                   o->model.d_ff, vocab, o->model.max_len);
+    char pos_cfg[2048];
+    to_print_pos_config(o, pos_cfg, sizeof pos_cfg);
+    if (pos_cfg[0]) to_out_printf(w, "- encoding settings (--pos-config): %s\n", pos_cfg);
     to_out_printf(w, "- training: %d steps, batch %d, n uniform in 1..%d, AdamW lr %g betas (%g, %g) eps %g wd %g, "
                      "clip %g, warmup %d then cosine to %g x lr%s\n", o->steps, o->batch, L, o->lr, o->beta1, o->beta2,
                   o->eps, o->weight_decay, o->clip, o->warmup, o->min_lr_frac,
@@ -363,6 +366,9 @@ static cJSON *json_config(const to_options *o)
     cJSON_AddNumberToObject(c, "d_ff", o->model.d_ff);
     cJSON_AddNumberToObject(c, "vocab_size", o->model.vocab_size);
     cJSON_AddNumberToObject(c, "max_len", o->model.max_len);
+    char pos_cfg[2048];
+    to_print_pos_config(o, pos_cfg, sizeof pos_cfg);
+    cJSON_AddStringToObject(c, "pos_config", pos_cfg);
     cJSON_AddStringToObject(c, "data", o->data);
     return c;
 }

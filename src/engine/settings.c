@@ -36,8 +36,13 @@ static const setting table[] = {
          "copy, reverse, sort, all, or a comma list of them"),
     LIST("pos", M_NEW, false, to_parse_pos, to_print_pos, "LIST",
          "position encodings: none, sinusoidal, learned, t5, xl, alibi, rope,\n"
-         "                         rope-half, fire; or all",
-         "none, sinusoidal, learned, t5, xl, alibi, rope, rope-half, fire, all, or a comma list"),
+         "                         rope-half, fire, kerple-log, kerple-power, a registered one; or all",
+         "registered encoding names (none, sinusoidal, learned, t5, xl, alibi, rope, rope-half, fire, kerple-log, "
+         "kerple-power, and a program's own), all, or a comma list"),
+    LIST("pos-config", M_NEW, false, to_parse_pos_config, to_print_pos_config, "LIST",
+         "the encodings' own settings NAME=VALUE, comma-separated (t5_num_buckets,\n"
+         "                         t5_max_distance, fire_*, kerple_eps, a registered encoding's)",
+         "NAME=VALUE items, comma-separated, NAME a setting a registered encoding declares, VALUE within its limits"),
     LIST("seed", M_NEW, false, to_parse_seed, to_print_seeds, "S", "one seed S", "an integer from 1 to 1000000"),
     LIST("seeds", M_NEW, false, to_parse_seeds, to_print_seeds, "N|LIST", "seeds 1..N, or a comma list of seeds",
          "N from 1 to 1000, or a comma list of distinct seeds from 1 to 1000000"),
@@ -155,7 +160,7 @@ void to_options_default(to_options *o)
 {
     memset(o, 0, sizeof *o);
     o->tasks[RG_TASK_COPY] = true;
-    for (int i = 0; i < RG_POS_COUNT; i++) o->pos[i] = true;
+    for (int i = 0; i < rg_pos_count(); i++) o->pos[i] = true;
     o->seed_list[0] = 1;
     o->n_seeds = 1;
     o->steps = 3000;

@@ -54,7 +54,7 @@ typedef enum {
 
 typedef struct {
     bool tasks[RG_TASK_MAX];
-    bool pos[RG_POS_COUNT];
+    bool pos[RG_POS_MAX];           /* by registry id (pos.h), 0 .. rg_pos_count() - 1 */
     int seed_list[TO_MAX_SEEDS], n_seeds;  /* --seed S, or --seeds N (1..N) or a list */
     int steps, batch, train_len, warmup;
     double lr, min_lr_frac, weight_decay, clip, beta1, beta2, eps;
@@ -111,6 +111,7 @@ typedef struct {
  * back to that text. */
 int to_parse_task(to_options *o, char *v);        /* copy | reverse | sort | all, or a comma list */
 int to_parse_pos(to_options *o, char *v);         /* encodings, or all */
+int to_parse_pos_config(to_options *o, char *v);  /* NAME=VALUE,... encoding settings into o->model */
 int to_parse_seed(to_options *o, char *v);        /* one seed 1..1000000 */
 int to_parse_seeds(to_options *o, char *v);       /* N (1..N) or a comma list of distinct seeds */
 int to_parse_test_lens(to_options *o, char *v);   /* up to 16 distinct lengths 1..TO_MAX_TEST_N */
@@ -119,6 +120,8 @@ int to_parse_lr_schedule(to_options *o, char *v); /* continue | restart */
 int to_parse_variants(to_options *o, char *v);    /* base,theta500k,rand | all */
 void to_print_task(const to_options *o, char *b, size_t n);
 void to_print_pos(const to_options *o, char *b, size_t n);
+/* NAME=VALUE,... the settings the selected encodings declare, resolved (rg_pos_config_get of o->model) */
+void to_print_pos_config(const to_options *o, char *b, size_t n);
 void to_print_seeds(const to_options *o, char *b, size_t n);
 void to_print_test_lens(const to_options *o, char *b, size_t n);
 void to_print_rope_ext(const to_options *o, char *b, size_t n);

@@ -59,13 +59,10 @@ static const field CONFIG_FIELDS[] = {
     F64_FIELD(rg_model_config, yarn_beta_slow),
     {"rope_attention_factor", F_F64, offsetof(rg_model_config, rope_attention_factor), 0, HUGE_VAL, true},
     {"partial_rotary_factor", F_F64, offsetof(rg_model_config, partial_rotary_factor), 0, 1, true},
-    INT_FIELD(rg_model_config, t5_num_buckets),
-    INT_FIELD(rg_model_config, t5_max_distance),
-    {"fire_mlp_width", F_I32, offsetof(rg_model_config, fire_mlp_width), 0, INT32_MAX, true},
-    {"fire_init_c", F_F64, offsetof(rg_model_config, fire_init_c), -HUGE_VAL, HUGE_VAL, true},
-    {"fire_init_L", F_F64, offsetof(rg_model_config, fire_init_L), -HUGE_VAL, HUGE_VAL, true},
-    {"fire_eps", F_F64, offsetof(rg_model_config, fire_eps), -HUGE_VAL, HUGE_VAL, true},
 };
+/* After these rows: the settings the encoding declares (pos.h rg_pos_setting: t5_num_buckets, fire_*, kerple_eps,
+ * a registered encoding's), each an attribute of its name (int32 or float64), written resolved, read when present
+ * (a file written before the setting existed reads as its default); then rope_layout. */
 
 /* /optim: the learning-rate schedule (rg_lr_state). */
 static const field LR_FIELDS[] = {
@@ -90,7 +87,44 @@ static const field ADAMW_FIELDS[] = {
 
 static const char *rope_layout_of(rg_pos_kind k)
 {
-    return k == RG_POS_ROPE ? "interleaved" : k == RG_POS_ROPE_HALF ? "half" : "none";
+    const rg_pos_encoding *e = rg_pos_encoding_of(k);
+    return e && e->rope_layout ? e->rope_layout : "none";
+}
+
+/* The encoding's declared settings of cfg, resolved, as /config attributes. */
+static herr_t write_pos_settings(hid_t loc, const rg_model_config *cfg)
+{
+    const rg_pos_encoding *e = rg_pos_encoding_of(cfg->pos);
+    herr_t r = 0;
+    for (int i = 0; e && i < e->n_settings && r >= 0; i++) {
+        const rg_pos_setting *d = &e->settings[i];
+        double v = rg_pos_config_get(cfg, d->name);
+        r = d->type == RG_POS_SETTING_INT ? rg_h5_write_int(loc, d->name, H5T_STD_I32LE, (int64_t)v)
+                                          : rg_h5_write_f64(loc, d->name, v);
+    }
+    return r;
+}
+
+/* Reads the declared settings of cfg's encoding that the file has into cfg (limits checked). */
+static rg_status read_pos_settings(const rg_h5_src *src, hid_t loc, rg_model_config *cfg)
+{
+    const rg_pos_encoding *e = rg_pos_encoding_of(cfg->pos);
+    rg_status st = RG_OK;
+    for (int i = 0; e && i < e->n_settings && !st; i++) {
+        const rg_pos_setting *d = &e->settings[i];
+        double v;
+        int64_t iv;
+        if (H5Aexists(loc, d->name) <= 0) continue;
+        if (d->type == RG_POS_SETTING_INT) {
+            st = rg_h5_read_int(src, loc, "/config", d->name, (int64_t)d->lo, (int64_t)d->hi, &iv);
+            v = (double)iv;
+        } else {
+            st = rg_h5_read_f64(src, loc, "/config", d->name, &v);
+        }
+        if (!st && rg_pos_config_set(cfg, d->name, v))
+            st = rg_h5_err(src, RG_ERR_FORMAT, "/config: %s", rg_last_error());
+    }
+    return st;
 }
 
 /* cfg with rotary_dim and rope_orig_len resolved as tools/ref_model.py does. */
@@ -199,6 +233,7 @@ static herr_t write_all(hid_t f, const rg_model *m, const rg_adamw *opt, const r
     if (r >= 0) r = rg_h5_write_int(f, "step", H5T_STD_I64LE, rs->step);
     if (r < 0 || (*what = "/config", g = rg_h5_create_group(f, "config")) < 0) return -1;
     r = write_fields(g, CONFIG_FIELDS, N_OF(CONFIG_FIELDS), &cfg);
+    if (r >= 0) r = write_pos_settings(g, &cfg);
     if (r >= 0) r = rg_h5_write_str(g, "rope_layout", rope_layout_of(cfg.pos));
     if (H5Gclose(g) < 0 || r < 0) return -1;
     if ((*what = "/params", write_params(f, "params", &m->params, NULL)) < 0) return -1;
@@ -427,6 +462,8 @@ static rg_status read_state(const rg_h5_src *src, hid_t f, loaded *out)
     char layout[32];
     if (!st) st = rg_h5_open_group(src, f, "config", "/config", &g);
     if (!st) st = read_fields(src, g, "/config", CONFIG_FIELDS, N_OF(CONFIG_FIELDS), &out->cfg);
+    if (!st) out->cfg.n_pos_values = 0;
+    if (!st) st = read_pos_settings(src, g, &out->cfg);
     if (!st && rg_model_config_validate(&out->cfg) != RG_OK)
         st = rg_h5_err(src, RG_ERR_FORMAT, "/config: %s", rg_last_error());
     if (!st) st = check_params_vs_config(src, f, &out->cfg);
@@ -466,6 +503,13 @@ static rg_status read_job(const load_job *j, loaded *out)
             if (strcmp(va, vb) != 0)
                 st = rg_h5_err(&j->src, RG_ERR_ARG, "config mismatch: %s is %s in the checkpoint but %s in the "
                                "model", CONFIG_FIELDS[i].name, va, vb);
+        }
+        const rg_pos_encoding *e = rg_pos_encoding_of(a.pos);
+        for (int i = 0; !st && e && i < e->n_settings; i++) {
+            double x = rg_pos_config_get(&a, e->settings[i].name), y = rg_pos_config_get(&b, e->settings[i].name);
+            if (x != y)
+                st = rg_h5_err(&j->src, RG_ERR_ARG, "config mismatch: %s is %.17g in the checkpoint but %.17g in the "
+                               "model", e->settings[i].name, x, y);
         }
     }
     if (!st && ps && j->want_opt && !out->hyper.n)

@@ -12,11 +12,14 @@
  * tools/ref_model.py): tok_emb.weight, [encoding site INPUT: pos_emb.weight (learned)], per block ln1.*,
  * [site ATTN_BEGIN: attn.u, attn.v (xl: a module's own parameters come before its submodules' in state_dict)],
  * attn.{q,k,v,o}_proj.*, [site ATTN_END: attn.r_proj.weight (xl); attn.fire.c, attn.fire.L_multiplier,
- * attn.fire.mlp.{0,2}.{weight,bias} (fire)], ln2.*, mlp.fc1.*, mlp.fc2.*; then [site
+ * attn.fire.mlp.{0,2}.{weight,bias} (fire); attn.kerple.r1, attn.kerple.r2 (kerple-*)], ln2.*, mlp.fc1.*,
+ * mlp.fc2.*; then [site
  * OUTPUT: rel_bias.weight (t5)], ln_f.*, lm_head.weight. Initialization draws from one rg_rng seeded (seed,
  * stream 0) in that order: Linear / Embedding / r_proj / rel_bias / pos_emb N(0, 0.02) (sinusoidal: tok_emb
  * N(0, d^-1/2)), biases 0, LayerNorm weight 1, xl u and v 0; fire: its MLP as torch.nn.Linear's default
- * U(+-1/sqrt(fan_in)), c = init_c, L_multiplier = 1 (rg_pos_fire_init).
+ * U(+-1/sqrt(fan_in)), c = init_c, L_multiplier = 1 (rg_pos_fire_init); kerple: r1, r2 scaled U(0, 1)
+ * (pos_kerple.c).
+ * The encoding is the registered descriptor of cfg.pos (pos.h), called through its hooks only.
  */
 #include "nn.h"
 #include "pos.h"
@@ -51,12 +54,7 @@ rg_model_config rg_model_config_default(void)
     c.llama3_high_freq_factor = 4;
     c.yarn_beta_fast = 32;
     c.yarn_beta_slow = 1;
-    c.t5_num_buckets = 32;
-    c.t5_max_distance = 128;
-    c.fire_mlp_width = 0; /* 0: the FIRE defaults (rg_fire_config_of) */
-    c.fire_init_c = 0;
-    c.fire_init_L = 0;
-    c.fire_eps = 0;
+    c.n_pos_values = 0; /* every encoding setting at its declared default */
     return c;
 }
 
@@ -75,13 +73,9 @@ rg_status rg_model_config_validate(const rg_model_config *c)
         return rg_error(RG_ERR_ARG, "config: a size is past its limit (vocab_size %d <= 2^24, d_model %d <= 65536, "
                         "n_layers %d <= 4096, d_ff %d <= 2^20, max_len %d <= 2^24)", c->vocab_size, c->d_model,
                         c->n_layers, c->d_ff, c->max_len);
-    if ((unsigned)c->pos >= RG_POS_COUNT) return rg_error(RG_ERR_ARG, "config: unknown position encoding %d", c->pos);
     rg_status st = rg_rope_validate(c);
     if (st) return st;
-    if (c->t5_num_buckets < 4 || c->t5_max_distance <= c->t5_num_buckets / 2)
-        return rg_error(RG_ERR_ARG, "config: t5_num_buckets %d must be >= 4 and t5_max_distance %d > num_buckets/2",
-                        c->t5_num_buckets, c->t5_max_distance);
-    return rg_fire_validate(c);
+    return rg_pos_config_check(c);
 }
 
 rg_status rg_params_register_normal(rg_params *ps, const char *name, int ndim, const int *shape, rg_rng *rng,

@@ -97,7 +97,7 @@ typedef struct rg_model_config {
     int d_ff;            /* 256 */
     int max_len;         /* 160: rows of the learned table; positions must stay below it */
     bool causal;         /* true (decoder-only) */
-    rg_pos_kind pos;     /* RG_POS_NONE */
+    rg_pos_kind pos;     /* RG_POS_NONE; a registry id (pos.h: rg_pos_parse of the encoding's name) */
     /* RoPE, with Hugging Face's names (transformers PretrainedConfig rope_theta, partial_rotary_factor and the
      * rope_scaling dict; modeling_rope_utils.py) where ours differ: */
     double rope_base;    /* 10000; HF rope_theta */
@@ -110,19 +110,17 @@ typedef struct rg_model_config {
     double rope_attention_factor;  /* 0 = derived (yarn: 0.1 ln s + 1); HF rope_scaling.attention_factor (yarn) */
     double llama3_low_freq_factor, llama3_high_freq_factor; /* 1, 4; HF low_freq_factor, high_freq_factor */
     double yarn_beta_fast, yarn_beta_slow;                  /* 32, 1; HF beta_fast, beta_slow */
-    int t5_num_buckets, t5_max_distance;                    /* 32, 128 */
-    /* FIRE (pos fire; Li et al. 2023, src/nn/pos_ext.h rg_fire_config): 0 = the value of the paper's reference
-     * listing, resolved by rg_fire_config_of (so checkpoints written before FIRE read as the defaults) */
-    int fire_mlp_width;  /* 0 = 32 hidden units */
-    double fire_init_c;  /* 0 = 0.1: the initial c of psi(x) = log(|c x| + 1) */
-    double fire_init_L;  /* 0 = 512: the threshold is L = |L_multiplier * init_L| (a constant, not trained) */
-    double fire_eps;     /* 0 = 1e-6: added to the normalizer psi(max(L, p_i)) */
+    /* The encodings' own settings (pos.h rg_pos_setting: T5's t5_num_buckets, t5_max_distance; FIRE's fire_*;
+     * KERPLE's kerple_eps; a registered encoding's): the values set with rg_pos_config_set, every other setting at
+     * its declared default (rg_pos_config_get). */
+    int n_pos_values;
+    rg_pos_value pos_values[RG_POS_VALUES_MAX];
 } rg_model_config;
 
 /* The defaults above (the reference model, NoPE). */
 rg_model_config rg_model_config_default(void);
 /* RG_ERR_ARG with a message if a value is out of range (d_model % n_heads, even rotary_dim <= head_dim, ...; the
- * RoPE settings through rg_rope_validate, the FIRE settings through rg_fire_validate). */
+ * RoPE settings through rg_rope_validate; the encoding and its settings through rg_pos_config_check). */
 rg_status rg_model_config_validate(const rg_model_config *cfg);
 
 typedef struct { rg_nn_linear q_proj, k_proj, v_proj, o_proj; } rg_nn_attention;
@@ -136,7 +134,7 @@ typedef struct rg_model {
     rg_nn_block *blocks;   /* n_layers */
     rg_nn_layernorm ln_f;
     rg_tensor *lm_head;    /* [V, d], no bias */
-    const rg_pos_encoding *pos; /* the descriptor of cfg.pos (pos.h) */
+    const rg_pos_encoding *pos; /* the registered descriptor of cfg.pos (pos.h) */
     void *pos_state;       /* its state: its parameters (also in params), constants */
 } rg_model;
 

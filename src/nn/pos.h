@@ -1,11 +1,17 @@
-/* pos.h: position encodings. Each encoding is one descriptor (rg_pos_encoding) exported by its own file
- * (src/nn/pos_*.c); src/nn/pos.c holds the table of descriptors, indexed by rg_pos_kind. The model (model.c) calls
- * the descriptor's hooks and never branches on the encoding. The hooks, in the order the model calls them:
+/* pos.h: position encodings, and the registry that names them.
+ * An encoding is one descriptor (rg_pos_encoding, below) in its own file (src/nn/pos_*.c for the built-ins, or a
+ * user's program: examples/custom_encoding.c, docs/extending_encoding.md). rg_pos_register adds a descriptor to the
+ * registry at run time; the built-ins are registered the same way, in rg_pos_kind order, before the first lookup
+ * (Hugging Face's ROPE_INIT_FUNCTIONS, a dict of named functions, is the model). A model config names its encoding
+ * by its registry id (rg_pos_parse of the name); checkpoints, the command line and reports use the name. The
+ * encoding's own settings are named config values the descriptor declares (rg_pos_setting), carried by
+ * rg_model_config.pos_values and read with rg_pos_config_get. The model (model.c) calls the descriptor's hooks and
+ * never branches on the encoding. The hooks, in the order the model calls them:
  *   1. params:  the encoding's parameters, registered at fixed sites of the state_dict order     add_params
  *   2. input:   h = tok_emb[t] (+ a position embedding)                                            input
  *   3. prepare: per-forward constants shared by every layer (RoPE tables; arena memory)            prepare
  *   4. q/k:     q, k rotated after their projections (RoPE)                                        rotate_qk
- *   5. scores:  an additive bias on the scaled scores (T5, ALiBi, Transformer-XL's position terms)  score_bias
+ *   5. scores:  an additive bias on the scaled scores (T5, ALiBi, KERPLE, Transformer-XL's terms)  score_bias
  * and state_free at the end. Any hook may be NULL (nothing to do).
  * Layouts: hidden states and q/k/v are [B, T, d_model], heads are contiguous head_dim chunks of d_model.
  * Positions are int32 [B, T] (row b, token t); the default is 0..T-1 (cached decoding: offset by the cache length).
@@ -17,6 +23,9 @@
 #include "../tensor/tensor.h"
 #include "../tensor/rng.h"
 
+/* Registry ids. The built-ins have these stable numbers (their registration order); rg_pos_register gives the
+ * next ids (RG_POS_BUILTIN_COUNT, ...) to the encodings a program adds, in its order of registration. Ids are
+ * never stored in files (names are), so they only need to agree within one process. */
 typedef enum {
     RG_POS_NONE = 0,    /* NoPE: no position signal */
     RG_POS_SINUSOIDAL,  /* Vaswani et al. 2017, 3.5 */
@@ -27,8 +36,15 @@ typedef enum {
     RG_POS_ROPE,        /* Su et al. 2021, interleaved pairs (2i, 2i+1) */
     RG_POS_ROPE_HALF,   /* Su et al. 2021, half-split pairs (i, i + d/2) (GPT-NeoX, HF rotate_half) */
     RG_POS_FIRE,        /* Li et al. 2023 FIRE learned bias, blocks.{l}.attn.fire.* per layer (pos_ext.h) */
-    RG_POS_COUNT        /* new encodings are appended before this (their numbers are stored) */
+    RG_POS_KERPLE_LOG,  /* Chi et al. 2022 KERPLE log bias -r1 log(1 + r2 |i-j|), blocks.{l}.attn.kerple.* */
+    RG_POS_KERPLE_POWER,/* Chi et al. 2022 KERPLE power bias -r1 |i-j|^r2, 0 < r2 <= 2 */
+    RG_POS_BUILTIN_COUNT/* new built-ins are appended before this; registered encodings follow it */
 } rg_pos_kind;
+
+#define RG_POS_MAX 32           /* the registry's capacity (built-ins included) */
+#define RG_POS_SETTINGS_MAX 8   /* settings one encoding declares at most */
+#define RG_POS_VALUES_MAX 16    /* encoding settings one config carries at most */
+#define RG_POS_NAME_MAX 32      /* encoding and setting names are shorter than this */
 
 /* Evaluation-time RoPE extensions (no retraining). New values are appended (their numbers are stored by
  * examples/train_order). */
@@ -42,12 +58,9 @@ typedef enum {
     RG_ROPE_EXT_COUNT
 } rg_rope_ext;
 
-/* Names as used on the command line and in checkpoints: "none", "sinusoidal", "learned", "t5", "xl", "alibi",
- * "rope", "rope-half", "fire" (the descriptors' names); and "none", "pi", "ntk", "yarn", "llama3", "dynamic" (parsing
- * also takes HF's rope_type names "default" for none and "linear" for pi). */
-const char *rg_pos_name(rg_pos_kind k);
-/* Parses a name; RG_ERR_ARG (with the allowed names in the message) if unknown. */
-rg_status rg_pos_parse(const char *name, rg_pos_kind *out);
+/* RoPE extension names as used on the command line and in checkpoints: "none", "pi", "ntk", "yarn", "llama3",
+ * "dynamic" (parsing also takes HF's rope_type names "default" for none and "linear" for pi). RG_ERR_ARG (with the
+ * allowed names in the message) for another name. */
 const char *rg_rope_ext_name(rg_rope_ext e);
 rg_status rg_rope_ext_parse(const char *name, rg_rope_ext *out);
 
@@ -74,35 +87,121 @@ struct rg_params;
  * ln_f). */
 typedef enum { RG_POS_SITE_INPUT, RG_POS_SITE_ATTN_BEGIN, RG_POS_SITE_ATTN_END, RG_POS_SITE_OUTPUT } rg_pos_site;
 
+/* One setting an encoding declares: a named number of the model config (rg_model_config.pos_values), with the
+ * encoding's default and limits. Checkpoints store it as a /config attribute of that name (int32 or float64),
+ * train_order takes it as --pos-config NAME=VALUE (and the same key in --config files), prints it with
+ * --print-config and in the report. The name is the config key: [A-Za-z0-9_], shorter than
+ * RG_POS_NAME_MAX, prefixed with the encoding's name ("t5_max_distance") so that it cannot collide with the
+ * core /config attributes (docs/checkpoint.md). Two encodings may declare the same name only with the same type,
+ * default and limits (the kerple variants share kerple_eps). */
+typedef enum { RG_POS_SETTING_INT, RG_POS_SETTING_DOUBLE } rg_pos_setting_type;
+typedef struct {
+    const char *name;
+    rg_pos_setting_type type;   /* INT: integral values (stored as int32: |lo|, |hi| <= 2^31 - 1) */
+    double def, lo, hi;         /* default and inclusive limits (lo <= def <= hi, all finite) */
+    const char *doc;            /* one line: what it is, its unit, its source */
+} rg_pos_setting;
+
+/* The value of one setting in a config. */
+typedef struct {
+    char name[RG_POS_NAME_MAX];
+    double value;
+} rg_pos_value;
+
+/* The descriptor of one position encoding. Ownership: the descriptor and everything it points to (name, doc,
+ * settings) belong to the caller of rg_pos_register and must stay valid and unchanged until the process ends
+ * (static storage). The state belongs to the model: state_new makes it when the model is built, state_free frees
+ * it with the model. Parameters belong to the model's registry (rg_params, registered in add_params): the state
+ * only keeps borrowed pointers to them. Tensors the hooks return live in the arena of the forward's context c.
+ *
+ * Backward: a hook that composes recorded ops (rg_add, rg_mul, rg_embedding, rg_linear, ... of tensor/ops.h)
+ * needs no backward of its own; their gradients reach the parameters. A hook that computes a result itself makes
+ * it with rg_node_new (tensor.h) over its sources and an rg_op whose backward ADDS (+=) d loss / d source into
+ * rg_grad_of(source) for every source, from node->grad (d loss / d result, the result's shape); what the backward
+ * needs from the forward goes in node->saved / iarg / farg (arena memory of c). Every such op has a float64
+ * finite-difference check (tests/gradcheck_pos.c; rg_gradcheck of autograd). A hook never keeps a tensor of c past
+ * the forward (rg_ctx_reset frees them). Hooks must not allocate per element or call a function pointer per element
+ * (speed is part of correctness). */
 typedef struct rg_pos_encoding {
-    const char *name;           /* command line and checkpoint name */
+    const char *name;           /* the registry's key: command line, checkpoint and report name ([a-z0-9_-]) */
+    const char *doc;            /* one line: the formula and its source (listed by the docs and messages) */
     bool scaled_embedding;      /* tok_emb initialized N(0, d_model^-1/2) instead of N(0, 0.02) (sinusoidal) */
-    /* The encoding's state (its parameters and constants) for a validated config; RG_ERR_NOMEM. */
+    const char *rope_layout;    /* checkpoints' /config rope_layout (tools/ckpt_to_torch.py): "interleaved" or "half"
+                                 * for the rotary encodings; NULL: "none" */
+    const rg_pos_setting *settings; /* [n_settings] the settings it reads with rg_pos_config_get */
+    int n_settings;             /* 0 .. RG_POS_SETTINGS_MAX */
+    /* Checks what the declared limits cannot (a relation between settings, a relation to d_model or n_heads):
+     * RG_ERR_ARG with a message. Called by rg_model_config_validate for a config of this encoding, after every
+     * value was checked against its limits. */
+    rg_status (*validate)(const struct rg_model_config *cfg);
+    /* The encoding's state (its parameters' pointers and constants) for a validated config; RG_ERR_NOMEM. */
     rg_status (*state_new)(const struct rg_model_config *cfg, void **state);
     /* Registers the encoding's parameters of `site` (layer: the block index, or -1) under their state_dict
-     * names, drawing their initial values from rng. RG_ERR_ARG / RG_ERR_NOMEM from rg_params_register. */
+     * names with rg_params_register / rg_params_register_normal (nn.h), drawing their initial values from rng
+     * (the model's one generator: the draws' order is part of the model's initialization). RG_ERR_ARG /
+     * RG_ERR_NOMEM from rg_params_register. Called for every site, layer by layer. */
     rg_status (*add_params)(void *state, const struct rg_model_config *cfg, rg_pos_site site, int layer,
                             struct rg_params *ps, rg_rng *rng);
-    /* *h from the token embeddings tok [B, T, d] at the query positions. RG_ERR_ARG (nothing recorded) for a
-     * position the encoding cannot represent. */
+    /* *h [B, T, d] from the token embeddings tok [B, T, d] at the query positions s->q_pos. RG_ERR_ARG (nothing
+     * recorded, a message naming the position) for a position the encoding cannot represent. */
     rg_status (*input)(rg_ctx *c, void *state, const rg_pos_summary *s, rg_tensor *tok, rg_tensor **h);
-    /* Per-forward constants shared by all layers (arena memory of c), from the config as it is now. */
+    /* Per-forward constants shared by all layers (arena memory of c), from the config as it is now (RoPE scaling
+     * may change between forwards). The result is handed to rotate_qk and score_bias. */
     void *(*prepare)(rg_ctx *c, void *state, const struct rg_model_config *cfg, const rg_pos_summary *s);
-    /* q and k [B, T, d] replaced by their rotated versions (values are never rotated). */
+    /* q and k [B, T, d] replaced by their rotated versions (values are never rotated). With a KV cache, k holds
+     * the new tokens only (the cache keeps rotated keys). */
     void (*rotate_qk)(rg_ctx *c, const void *prep, rg_tensor **q, rg_tensor **k);
-    /* The additive bias on the scaled scores of `layer` for queries q [B, T, d] against keys k [B, S, d]:
-     * [H, T, S] or [B, H, T, S]. */
+    /* The additive bias on the scaled scores q k^T / sqrt(head_dim) of `layer` for queries q [B, T, d] against keys
+     * k [B, S, d] (S = cached + new keys; positions s->q_pos [B*T], s->k_pos [B*S]): [H, T, S] when the bias is the
+     * same for every row (e.g. s->rows_shared), else [B, H, T, S]. The attention adds it before the causal mask
+     * (masked entries may hold any finite value). */
     rg_tensor *(*score_bias)(rg_ctx *c, void *state, const void *prep, int layer, const rg_pos_summary *s,
                              rg_tensor *q, rg_tensor *k);
     void (*state_free)(void *state);
 } rg_pos_encoding;
 
-/* The descriptor of encoding k (pos.c's table), or NULL if k is not an encoding. */
-const rg_pos_encoding *rg_pos_encoding_of(rg_pos_kind k);
+/* ------------------------------------------------------------------ the registry */
 
-/* The descriptors (one per file). */
-extern const rg_pos_encoding rg_pos_enc_sinusoidal, rg_pos_enc_learned, rg_pos_enc_t5, rg_pos_enc_xl,
-    rg_pos_enc_alibi, rg_pos_enc_rope, rg_pos_enc_rope_half, rg_pos_enc_fire;
+/* Adds enc to the registry under enc->name; writes its id to *id (id may be NULL). Call it before building a
+ * model, parsing a name or loading a checkpoint of that encoding, and before starting threads that look names up
+ * (the registry is not locked). RG_ERR_ARG with a message (nothing registered) for: a NULL or empty name, a
+ * name of characters other than [a-z0-9_-] or RG_POS_NAME_MAX or more long, a name already registered, a full
+ * registry (RG_POS_MAX), more than RG_POS_SETTINGS_MAX settings, a setting without a valid name (see
+ * rg_pos_setting), with limits that are not finite or do not hold its default (an INT setting: not integral or
+ * past int32), or declared twice in enc or differently by another registered encoding. */
+rg_status rg_pos_register(const rg_pos_encoding *enc, rg_pos_kind *id);
+/* The number of registered encodings (ids 0 .. rg_pos_count() - 1); >= RG_POS_BUILTIN_COUNT. */
+int rg_pos_count(void);
+/* The descriptor of id k, or NULL if no encoding has that id. */
+const rg_pos_encoding *rg_pos_encoding_of(rg_pos_kind k);
+/* The name of id k ("?" if none). */
+const char *rg_pos_name(rg_pos_kind k);
+/* The id of a registered name; RG_ERR_ARG for another name, with a message listing the registered names and
+ * saying that a program's own encoding must be registered (rg_pos_register) first. */
+rg_status rg_pos_parse(const char *name, rg_pos_kind *out);
+/* The declaration of setting `name` by any registered encoding, or NULL. */
+const rg_pos_setting *rg_pos_setting_find(const char *name);
+
+/* ------------------------------------------------------------------ encoding settings in a model config */
+
+/* The value of setting `name` in cfg: the one set (rg_pos_config_set), else its declared default. Aborts if no
+ * registered encoding declares the name (a descriptor reading a setting it did not declare is a bug). */
+double rg_pos_config_get(const struct rg_model_config *cfg, const char *name);
+/* Sets setting `name` of cfg to v (replacing an earlier value). RG_ERR_ARG (cfg unchanged) if no registered
+ * encoding declares the name (the message lists the declared names), v is outside the declared limits or not
+ * integral for an INT setting, or cfg already holds RG_POS_VALUES_MAX other values. A config may hold settings of
+ * encodings other than its own (a grid's shared settings): they are checked and otherwise unused. */
+rg_status rg_pos_config_set(struct rg_model_config *cfg, const char *name, double v);
+/* Parses "NAME=VALUE" (VALUE a C number) and sets it (rg_pos_config_set). RG_ERR_ARG with a message otherwise. */
+rg_status rg_pos_config_set_text(struct rg_model_config *cfg, const char *text);
+/* RG_ERR_ARG with a message if a value of cfg is not a declared setting or outside its limits, or the encoding's
+ * validate hook refuses cfg (rg_model_config_validate calls it). */
+rg_status rg_pos_config_check(const struct rg_model_config *cfg);
+
+/* The built-in descriptors (one per file). */
+extern const rg_pos_encoding rg_pos_enc_none, rg_pos_enc_sinusoidal, rg_pos_enc_learned, rg_pos_enc_t5,
+    rg_pos_enc_xl, rg_pos_enc_alibi, rg_pos_enc_rope, rg_pos_enc_rope_half, rg_pos_enc_fire, rg_pos_enc_kerple_log,
+    rg_pos_enc_kerple_power;
 
 /* ------------------------------------------------------------------ encodings at the op level
  * The descriptors call these (one file per family: src/nn/pos_*.c). They are public so that tests and other
@@ -144,6 +243,23 @@ void rg_alibi_slopes(int n_heads, double *out);
 /* bias[b, h, i, j] = -slopes[h] * (q_pos[b, i] - k_pos[b, j]) (computed in double). [H, T, S] when
  * s->rows_shared, else [B, H, T, S]. A constant (records nothing). */
 rg_tensor *rg_pos_alibi_bias(rg_ctx *c, const double *slopes, int n_heads, const rg_pos_summary *s);
+
+/* ---- KERPLE (pos_kerple.c) */
+/* The KERPLE biases of Chi et al. 2022 ("KERPLE: Kernelized Relative Positional Embedding for Length
+ * Extrapolation", NeurIPS, sec. 4.2; reference code chijames/KERPLE, ParallelKerpleLog / ParallelKerplePower), with
+ * the distance d = |p_i - p_j| (q_pos[b, i], k_pos[b, j] of s), in double, rounded to the tensor type:
+ *   log:   bias[b, h, i, j] = -r1[h] log(1 + r2[h] d)
+ *   power: bias[b, h, i, j] = -r1[h] d^r2[h]
+ * r1, r2 [H] (any values: the op does not clamp; see rg_pos_kerple_project). -> [H, T, S] when s->rows_shared, else
+ * [B, H, T, S]. Backward (docs/derivatives.md row "pos_kerple_bias"): with G[h, d] the incoming gradient summed over
+ * the entries at distance d, dr1[h] += sum_d G dB/dr1, dr2[h] += sum_d G dB/dr2; log: dB/dr1 = -log(1 + r2 d),
+ * dB/dr2 = -r1 d / (1 + r2 d); power: dB/dr1 = -d^r2, dB/dr2 = -r1 d^r2 ln d, taken as 0 at d = 0 (as torch.pow's
+ * exponent gradient). */
+rg_tensor *rg_pos_kerple_bias(rg_ctx *c, rg_tensor *r1, rg_tensor *r2, bool power, const rg_pos_summary *s);
+/* The reference code's positivity constraint, applied before every forward: r1 and r2 clamped in place to >= eps,
+ * and r2 <= 2 for power (the kernel is conditionally positive definite for 0 < r2 <= 2, the paper's sec. 4.2).
+ * Bumps the version of a parameter it changed. */
+void rg_pos_kerple_project(rg_tensor *r1, rg_tensor *r2, bool power, double eps);
 
 /* ---- Transformer-XL (pos_xl.c) */
 /* bias[b, h, i, j] = (u_h . k_{b,j,h} + (q_{b,i,h} + v_h) . r_{h}(p_i - p_j)) / sqrt(hd), r(k) = W_r R_k split into

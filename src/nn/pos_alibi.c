@@ -69,5 +69,6 @@ static rg_tensor *alibi_score_bias(rg_ctx *c, void *state, const void *prep, int
     return rg_pos_alibi_bias(c, st->slopes, st->n_heads, s);
 }
 
-const rg_pos_encoding rg_pos_enc_alibi = {.name = "alibi", .state_new = alibi_new, .score_bias = alibi_score_bias,
-                                          .state_free = free};
+const rg_pos_encoding rg_pos_enc_alibi = {
+    .name = "alibi", .doc = "ALiBi bias -m_h (p_i - p_j), fixed geometric slopes (Press et al. 2022)",
+    .state_new = alibi_new, .score_bias = alibi_score_bias, .state_free = free};

@@ -22,6 +22,7 @@
  * Every rule is the backward of an op of ops.h except the reciprocal's (docs/encodings.md). */
 #include "pos_ext.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,10 +60,12 @@ rg_fire_config rg_fire_config_default(int n_heads)
 rg_fire_config rg_fire_config_of(const rg_model_config *cfg)
 {
     rg_fire_config f = rg_fire_config_default(cfg->n_heads);
-    if (cfg->fire_mlp_width) f.mlp_width = cfg->fire_mlp_width;
-    if (cfg->fire_init_c != 0) f.init_c = cfg->fire_init_c;
-    if (cfg->fire_init_L != 0) f.init_L = cfg->fire_init_L;
-    if (cfg->fire_eps != 0) f.eps = cfg->fire_eps;
+    double w = rg_pos_config_get(cfg, "fire_mlp_width"), c = rg_pos_config_get(cfg, "fire_init_c"),
+           L = rg_pos_config_get(cfg, "fire_init_L"), eps = rg_pos_config_get(cfg, "fire_eps");
+    if (w != 0) f.mlp_width = (int)w;
+    if (c != 0) f.init_c = c;
+    if (L != 0) f.init_L = L;
+    if (eps != 0) f.eps = eps;
     return f;
 }
 
@@ -321,5 +324,17 @@ static rg_tensor *fire_score_bias(rg_ctx *c, void *state, const void *prep, int 
     return rg_pos_fire_bias(c, &st->layer[layer], s->q_pos, s->k_pos, s->B, s->T, s->S);
 }
 
-const rg_pos_encoding rg_pos_enc_fire = {.name = "fire", .state_new = fire_new, .add_params = fire_params,
-                                         .score_bias = fire_score_bias, .state_free = free};
+/* Its settings: 0 stands for the value of the paper's reference listing (rg_fire_config_default), so that files
+ * written before a setting existed read as the defaults. */
+static const rg_pos_setting FIRE_SETTINGS[] = {
+    {"fire_mlp_width", RG_POS_SETTING_INT, 0, 0, 65536, "hidden units of the FIRE MLP (0: 32)"},
+    {"fire_init_c", RG_POS_SETTING_DOUBLE, 0, -DBL_MAX, DBL_MAX, "initial c of psi(x) = log(|c x| + 1) (0: 0.1)"},
+    {"fire_init_L", RG_POS_SETTING_DOUBLE, 0, 0, DBL_MAX,
+     "the threshold L = |L_multiplier init_L|, a constant (0: 512)"},
+    {"fire_eps", RG_POS_SETTING_DOUBLE, 0, 0, DBL_MAX, "added to the normalizer psi(max(L, p_i)) (0: 1e-6)"},
+};
+
+const rg_pos_encoding rg_pos_enc_fire = {
+    .name = "fire", .doc = "FIRE learned bias f(psi(i-j)/psi(max(L,i))) per layer (Li et al. 2023)",
+    .settings = FIRE_SETTINGS, .n_settings = 4, .validate = rg_fire_validate, .state_new = fire_new,
+    .add_params = fire_params, .score_bias = fire_score_bias, .state_free = free};

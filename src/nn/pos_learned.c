@@ -50,5 +50,6 @@ static rg_status learned_input(rg_ctx *c, void *state, const rg_pos_summary *s, 
     return rg_pos_learned(c, tok, *(rg_tensor **)state, s->q_pos, h);
 }
 
-const rg_pos_encoding rg_pos_enc_learned = {.name = "learned", .state_new = learned_new, .add_params = learned_params,
-                                            .input = learned_input, .state_free = free};
+const rg_pos_encoding rg_pos_enc_learned = {
+    .name = "learned", .doc = "h = tok + pos_emb.weight[p], a learned absolute table (Gehring et al. 2017)",
+    .state_new = learned_new, .add_params = learned_params, .input = learned_input, .state_free = free};

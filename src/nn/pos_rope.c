@@ -257,14 +257,25 @@ typedef struct {
 
 /* The table of this forward's query positions (one row per token of a row when the rows share positions), at
  * the current length (largest query position + 1, read by dynamic NTK). Serves rope and rope-half. */
-static void *rope_prepare(rg_ctx *c, void *state, const rg_model_config *cfg, const rg_pos_summary *s)
+static rope_prep *rope_prepare(rg_ctx *c, const rg_model_config *cfg, const rg_pos_summary *s, bool half)
 {
-    (void)state;
     rope_prep *p = rg_arena_alloc(&c->arena, sizeof *p);
     p->tab = rg_rope_table_new(c, cfg, s->q_pos, s->rows_shared ? s->T : s->B * s->T, (int64_t)s->q_max + 1);
     p->n_heads = cfg->n_heads;
-    p->half = cfg->pos == RG_POS_ROPE_HALF;
+    p->half = half;
     return p;
+}
+
+static void *prepare_interleaved(rg_ctx *c, void *state, const rg_model_config *cfg, const rg_pos_summary *s)
+{
+    (void)state;
+    return rope_prepare(c, cfg, s, false);
+}
+
+static void *prepare_half(rg_ctx *c, void *state, const rg_model_config *cfg, const rg_pos_summary *s)
+{
+    (void)state;
+    return rope_prepare(c, cfg, s, true);
 }
 
 static void rope_rotate_qk(rg_ctx *c, const void *prep, rg_tensor **q, rg_tensor **k)
@@ -274,6 +285,11 @@ static void rope_rotate_qk(rg_ctx *c, const void *prep, rg_tensor **q, rg_tensor
     *k = rg_pos_rope(c, *k, p->n_heads, p->half, &p->tab);
 }
 
-const rg_pos_encoding rg_pos_enc_rope = {.name = "rope", .prepare = rope_prepare, .rotate_qk = rope_rotate_qk};
-const rg_pos_encoding rg_pos_enc_rope_half = {.name = "rope-half", .prepare = rope_prepare,
-                                              .rotate_qk = rope_rotate_qk};
+/* Their settings are the model config's own RoPE fields (rope_base, rotary_dim, rope_scaling...: HF keeps them in
+ * the model config too, and M-RoPE and the evaluation-time extensions read them). */
+const rg_pos_encoding rg_pos_enc_rope = {
+    .name = "rope", .doc = "RoPE, interleaved pairs (2i, 2i+1) rotated by p theta_i (Su et al. 2021)",
+    .rope_layout = "interleaved", .prepare = prepare_interleaved, .rotate_qk = rope_rotate_qk};
+const rg_pos_encoding rg_pos_enc_rope_half = {
+    .name = "rope-half", .doc = "RoPE, half-split pairs (i, i + d/2) as GPT-NeoX / HF rotate_half (Su et al. 2021)",
+    .rope_layout = "half", .prepare = prepare_half, .rotate_qk = rope_rotate_qk};

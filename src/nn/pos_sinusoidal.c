@@ -44,5 +44,6 @@ static rg_status sinusoidal_input(rg_ctx *c, void *state, const rg_pos_summary *
     return RG_OK;
 }
 
-const rg_pos_encoding rg_pos_enc_sinusoidal = {.name = "sinusoidal", .scaled_embedding = true,
-                                               .input = sinusoidal_input};
+const rg_pos_encoding rg_pos_enc_sinusoidal = {
+    .name = "sinusoidal", .doc = "h = tok sqrt(d) + PE(p), PE = sin/cos(p / 10000^(2i/d)) (Vaswani et al. 2017)",
+    .scaled_embedding = true, .input = sinusoidal_input};

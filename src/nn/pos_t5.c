@@ -111,7 +111,7 @@ static rg_status t5_new(const rg_model_config *cfg, void **state)
     t5_state *st = calloc(1, sizeof *st);
     if (!st) return rg_error(RG_ERR_NOMEM, "t5 bias: out of memory");
     st->bidirectional = !cfg->causal;
-    st->max_distance = cfg->t5_max_distance;
+    st->max_distance = (int)rg_pos_config_get(cfg, "t5_max_distance");
     *state = st;
     return RG_OK;
 }
@@ -122,7 +122,8 @@ static rg_status t5_params(void *state, const rg_model_config *cfg, rg_pos_site 
 {
     (void)layer;
     if (site != RG_POS_SITE_OUTPUT) return RG_OK;
-    return rg_params_register_normal(ps, "rel_bias.weight", 2, (int[]){cfg->t5_num_buckets, cfg->n_heads}, rng,
+    int nb = (int)rg_pos_config_get(cfg, "t5_num_buckets");
+    return rg_params_register_normal(ps, "rel_bias.weight", 2, (int[]){nb, cfg->n_heads}, rng,
                                      RG_INIT_STD, &((t5_state *)state)->table);
 }
 
@@ -134,5 +135,23 @@ static rg_tensor *t5_score_bias(rg_ctx *c, void *state, const void *prep, int la
     return rg_pos_t5_bias(c, st->table, s, st->bidirectional, st->max_distance);
 }
 
-const rg_pos_encoding rg_pos_enc_t5 = {.name = "t5", .state_new = t5_new, .add_params = t5_params,
-                                       .score_bias = t5_score_bias, .state_free = free};
+static rg_status t5_validate(const rg_model_config *cfg)
+{
+    int nb = (int)rg_pos_config_get(cfg, "t5_num_buckets"), md = (int)rg_pos_config_get(cfg, "t5_max_distance");
+    if (md <= nb / 2)
+        return rg_error(RG_ERR_ARG, "config: t5_max_distance %d must be > t5_num_buckets/2 (t5_num_buckets %d)", md,
+                        nb);
+    return RG_OK;
+}
+
+/* HF T5Config relative_attention_num_buckets, relative_attention_max_distance */
+static const rg_pos_setting T5_SETTINGS[] = {
+    {"t5_num_buckets", RG_POS_SETTING_INT, 32, 4, 1 << 20, "buckets of the relative bias table (HF num_buckets)"},
+    {"t5_max_distance", RG_POS_SETTING_INT, 128, 1, 2147483647,
+     "distance of the last logarithmic bucket (HF max_distance; > t5_num_buckets/2)"},
+};
+
+const rg_pos_encoding rg_pos_enc_t5 = {
+    .name = "t5", .doc = "T5 bucketed relative bias rel_bias.weight[bucket(j-i), h] (Raffel et al. 2020)",
+    .settings = T5_SETTINGS, .n_settings = 2, .validate = t5_validate, .state_new = t5_new, .add_params = t5_params,
+    .score_bias = t5_score_bias, .state_free = free};

@@ -292,5 +292,6 @@ static rg_tensor *xl_score_bias(rg_ctx *c, void *state, const void *prep, int la
     return rg_pos_xl_bias(c, q, k, st->layer[layer].u, st->layer[layer].v, st->layer[layer].r_proj, st->n_heads, s);
 }
 
-const rg_pos_encoding rg_pos_enc_xl = {.name = "xl", .state_new = xl_new, .add_params = xl_params,
-                                       .score_bias = xl_score_bias, .state_free = free};
+const rg_pos_encoding rg_pos_enc_xl = {
+    .name = "xl", .doc = "Transformer-XL relative attention with u, v, r_proj per layer (Dai et al. 2019)",
+    .state_new = xl_new, .add_params = xl_params, .score_bias = xl_score_bias, .state_free = free};
