@@ -424,8 +424,11 @@ static void compare_settings(const char *report_a, const char *report_b, FILE *o
     if (!a || !b) fprintf(out, "  not known: %s has no report.json, settings.json or report.md beside it\n",
                           !a ? report_a : report_b);
     else {
-        static const char *const none[] = {NULL}, *const prov_skip[] = {"date", "wall_seconds", NULL};
-        int n = diff_group(a, b, "settings", none, out) + diff_group(a, b, "provenance", prov_skip, out);
+        /* where the results went and how loudly are no settings of the experiment; the date, wall time and
+         * command line always differ */
+        static const char *const set_skip[] = {"out", "overwrite", "quiet", NULL},
+                                 *const prov_skip[] = {"date", "wall_seconds", "command", NULL};
+        int n = diff_group(a, b, "settings", set_skip, out) + diff_group(a, b, "provenance", prov_skip, out);
         if (n == 0) fprintf(out, "  none: the same settings, commit, CPU and BLAS kernels\n");
     }
     fprintf(out, "\n");
