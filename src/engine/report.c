@@ -297,9 +297,9 @@ static int write_md(const to_options *o, const to_table *t, const to_report_meta
         to_out_printf(&w, "- ✗ marks a row whose mean exact match at n = %d (the training length) is below 0.9: the "
                           "model did not learn the task, so its extrapolation numbers say nothing about the "
                           "encoding.\n", L);
-    to_out_printf(&w, "- Plots (gnuplot): extrapolation.svg (per task, heatmaps of exact match and token accuracy), "
-                      "curves_<task>.svg (against n, with the seeds and the 95%% band), loss_<task>.svg (training "
-                      "loss of every run).\n");
+    to_out_printf(&w, "- Plots (gnuplot), each as .svg, .pdf and .png: extrapolation (per task, heatmaps of exact "
+                      "match and token accuracy), curves_<task> (against n, with the seeds and the 95%% band), "
+                      "loss_<task> (training loss of every run).\n");
     if (to_table_has_learn(t))
         to_out_printf(&w, "- steps to %.2f (last column of the exact-match tables): the first step at which a run's "
                           "held-out exact match (every %d steps and at the last, %d samples at each of up to %d "
