@@ -1,4 +1,7 @@
-/* test_readme.c: the README's compile line for a user's own script builds and runs examples/train_tiny.c.
+/* test_readme.c: the README a newcomer starts from (issue 23). README.md is at most 10,000 bytes; every relative
+ * link in README.md and the .md files of docs/ resolves (the file exists; a #fragment into a .md file names one of its
+ * headings, as GitHub makes anchors); and the README's compile line builds and runs both its own training script
+ * (the first ```c block) and examples/train_tiny.c.
  *
  * The line is read from README.md (the first `cc -std=c11 ...` in backticks) and run as written by /bin/sh (it
  * holds $(pkg-config ...)), with RG set to this checkout, my_train.c replaced by examples/train_tiny.c and
@@ -7,10 +10,13 @@
  * without any test noticing. Skipped under the sanitizers: their library needs the sanitizer's link flags. */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include "common.h"
+#include <ctype.h>
+#include <dirent.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -43,46 +49,175 @@ static int run_argv(char *const argv[], const char *rg)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+static char readme[1 << 17];
+
+/* README.md's text into readme; its size in bytes. */
+static size_t read_readme(void)
+{
+    FILE *f = fopen("README.md", "r");
+    assert_non_null(f);
+    size_t n = fread(readme, 1, sizeof readme - 1, f);
+    fclose(f);
+    readme[n] = 0;
+    return n;
+}
+
+/* Builds `source` with the README's compile line (my_train.c replaced by source) and runs it: its exit status. */
+static int build_and_run(const char *line_in, const char *source, const char *tmp)
+{
+    char line[4096], rg[PATH_MAX], build[PATH_MAX], lib_dir[PATH_MAX + 8], exe[PATH_MAX], cmd[4096 + PATH_MAX + 8];
+    snprintf(line, sizeof line, "%.3000s", line_in);
+    const char *bd = getenv("RG_BUILD_DIR");
+    assert_non_null(getcwd(rg, sizeof rg));
+    if (!realpath(bd && *bd ? bd : "build", build)) fail_msg("no build folder (make all)");
+    snprintf(lib_dir, sizeof lib_dir, "%s/", build);
+    snprintf(exe, sizeof exe, "%s/my_train", tmp);
+    if (!replace_all(line, sizeof line, "$RG/build/", lib_dir) || !replace_all(line, sizeof line, "my_train.c", source))
+        fail_msg("README compile line too long");
+    snprintf(cmd, sizeof cmd, "%s -o %s", line, exe);
+    print_message("README: %s\n", cmd);
+    int rc = run_argv((char *[]){"/bin/sh", "-c", cmd, NULL}, rg);
+    if (rc != 0) fail_msg("the README's compile line exited %d for %s", rc, source);
+    rc = run_argv((char *[]){exe, NULL}, rg);
+    unlink(exe);
+    return rc;
+}
+
 static void test_readme_compile_line(void **state)
 {
 #if defined(__SANITIZE_ADDRESS__)
     skip();
 #endif
-    static char text[1 << 17];
-    FILE *f = fopen("README.md", "r");
-    assert_non_null(f);
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
-    text[n] = 0;
-    char *start = strstr(text, "`cc -std=c11");
+    read_readme();
+    char *start = strstr(readme, "`cc -std=c11");
     if (!start) fail_msg("README.md has no `cc -std=c11 ...` compile line");
     start++;
     char *end = strchr(start, '`');
     assert_non_null(end);
-    char line[4096], rg[PATH_MAX], build[PATH_MAX], lib_dir[PATH_MAX + 8], tmp[] = "/tmp/rg_readme_XXXXXX";
+    char line[4096], tmp[] = "/tmp/rg_readme_XXXXXX", src[64];
     snprintf(line, sizeof line, "%.*s", (int)(end - start), start);
-    const char *bd = getenv("RG_BUILD_DIR");
-    assert_non_null(getcwd(rg, sizeof rg));
-    if (!realpath(bd && *bd ? bd : "build", build)) fail_msg("no build folder (make all)");
-    snprintf(lib_dir, sizeof lib_dir, "%s/", build);
     assert_non_null(mkdtemp(tmp));
-    char exe[sizeof tmp + 16], cmd[4400];
-    snprintf(exe, sizeof exe, "%s/my_train", tmp);
-    if (!replace_all(line, sizeof line, "$RG/build/", lib_dir) ||
-        !replace_all(line, sizeof line, "my_train.c", "examples/train_tiny.c"))
-        fail_msg("README compile line too long");
-    snprintf(cmd, sizeof cmd, "%s -o %s", line, exe);
-    print_message("README: %s\n", cmd);
-    int rc = run_argv((char *[]){"/bin/sh", "-c", cmd, NULL}, rg);
-    if (rc != 0) fail_msg("the README's compile line exited %d", rc);
-    rc = run_argv((char *[]){exe, NULL}, rg);
-    unlink(exe);
+    /* the README's own script: the first ```c block */
+    char *code = strstr(readme, "\n```c\n"), *code_end = code ? strstr(code + 6, "\n```\n") : NULL;
+    if (!code || !code_end) fail_msg("README.md has no ```c block");
+    snprintf(src, sizeof src, "%s/my_train.c", tmp);
+    FILE *f = fopen(src, "w");
+    assert_non_null(f);
+    fprintf(f, "%.*s\n", (int)(code_end - code - 6), code + 6);
+    fclose(f);
+    int rc = build_and_run(line, src, tmp);
+    unlink(src);
+    if (rc != 0) fail_msg("the README's training script built with its line exited %d", rc);
+    rc = build_and_run(line, "examples/train_tiny.c", tmp);
     rmdir(tmp);
     if (rc != 0) fail_msg("train_tiny built with the README's line exited %d", rc);
 }
 
+static void test_readme_size(void **state)
+{
+    size_t n = read_readme();
+    print_message("README.md: %zu bytes\n", n);
+    if (n > 10000) fail_msg("README.md is %zu bytes, more than 10,000: move the detail to docs/", n);
+}
+
+/* GitHub's anchor of a heading: lowercase, spaces to '-', only letters, digits, '-' and '_' (and bytes >= 0x80)
+ * kept. */
+static void slug(const char *h, size_t len, char *out, size_t cap)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < len && k + 1 < cap; i++) {
+        unsigned char c = (unsigned char)h[i];
+        if (c == ' ') out[k++] = '-';
+        else if (isalnum(c) || c == '-' || c == '_' || c >= 0x80) out[k++] = (char)tolower(c);
+    }
+    out[k] = 0;
+}
+
+/* Whether the markdown file at path has a heading whose anchor is frag. */
+static bool has_anchor(const char *path, const char *frag)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return false;
+    char line[4096], a[4096];
+    bool found = false, fence = false;
+    while (!found && fgets(line, sizeof line, f)) {
+        if (strncmp(line, "```", 3) == 0) fence = !fence;
+        if (fence || line[0] != '#') continue;
+        const char *h = line + strspn(line, "#");
+        h += strspn(h, " ");
+        slug(h, strcspn(h, "\n"), a, sizeof a);
+        found = strcmp(a, frag) == 0;
+    }
+    fclose(f);
+    return found;
+}
+
+/* Checks every [text](target) of the markdown file path (outside code blocks and spans) whose target is relative;
+ * returns the number of broken ones, each printed. */
+static int check_links(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) fail_msg("cannot read %s", path);
+    char dir[PATH_MAX], line[8192];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = 0;
+    else snprintf(dir, sizeof dir, ".");
+    int broken = 0, lineno = 0;
+    bool fence = false;
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        if (strncmp(line, "```", 3) == 0) { fence = !fence; continue; }
+        if (fence) continue;
+        bool code = false;
+        for (char *p = line; *p; p++) {
+            if (*p == '`') { code = !code; continue; }
+            if (code || p[0] != ']' || p[1] != '(') continue;
+            char *t = p + 2, *e = strchr(t, ')');
+            if (!e) continue;
+            char target[PATH_MAX], file[2 * PATH_MAX + 2];
+            snprintf(target, sizeof target, "%.*s", (int)(e - t), t);
+            p = e;
+            if (strstr(target, "://") || strncmp(target, "mailto:", 7) == 0) continue;
+            char *hash = strchr(target, '#'), *frag = NULL;
+            if (hash) { *hash = 0; frag = hash + 1; }
+            if (target[0] == '/') { printf("%s:%d: absolute link %s\n", path, lineno, target); broken++; continue; }
+            snprintf(file, sizeof file, "%s/%s", target[0] ? dir : "", target[0] ? target : path);
+            if (!target[0]) snprintf(file, sizeof file, "%s", path);
+            struct stat sb;
+            if (stat(file, &sb) != 0) { printf("%s:%d: %s does not exist\n", path, lineno, file); broken++; continue; }
+            size_t fl = strlen(file);
+            if (frag && *frag && fl > 3 && strcmp(file + fl - 3, ".md") == 0 && !has_anchor(file, frag)) {
+                printf("%s:%d: %s has no heading #%s\n", path, lineno, file, frag);
+                broken++;
+            }
+        }
+    }
+    fclose(f);
+    return broken;
+}
+
+static void test_links_resolve(void **state)
+{
+    int broken = check_links("README.md"), files = 1;
+    DIR *d = opendir("docs");
+    assert_non_null(d);
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t n = strlen(e->d_name);
+        if (n < 4 || strcmp(e->d_name + n - 3, ".md") != 0) continue;
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "docs/%s", e->d_name);
+        broken += check_links(path);
+        files++;
+    }
+    closedir(d);
+    print_message("links checked in %d files\n", files);
+    if (broken) fail_msg("%d broken relative links (listed above)", broken);
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_readme_compile_line)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_readme_size), cmocka_unit_test(test_links_resolve),
+                                       cmocka_unit_test(test_readme_compile_line)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -280,15 +280,36 @@ static void test_plots_and_loss_logs(void **state)
     assert_true(rf_complete_svg(out, "curves_reverse.svg"));
     assert_true(rf_complete_svg(out, "loss_copy.svg"));
     assert_false(rf_exists(out, "loss_reverse.svg")); /* no logs */
+    /* every figure also as PDF and PNG, complete (PDF: %%EOF at its end; PNG: its signature and IEND chunk) */
+    const char *figs[] = {"extrapolation", "curves_copy", "curves_reverse", "loss_copy"};
+    for (size_t i = 0; i < sizeof figs / sizeof *figs; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "%s.pdf", figs[i]);
+        char *pdf = rf_slurp(out, name);
+        if (!pdf || strncmp(pdf, "%PDF-", 5) != 0) fail_msg("%s is not a PDF", name);
+        free(pdf);
+        snprintf(name, sizeof name, "%s.png", figs[i]);
+        char path[700], sig[8] = "", tail[12] = "";
+        snprintf(path, sizeof path, "%s/%s", out, name);
+        FILE *pf = fopen(path, "rb");
+        if (!pf) fail_msg("no %s", name);
+        size_t got = fread(sig, 1, 8, pf);
+        fseek(pf, -12, SEEK_END);
+        got += fread(tail, 1, 12, pf);
+        fclose(pf);
+        if (got != 20 || memcmp(sig, "\x89PNG\r\n\x1a\n", 8) != 0 || memcmp(tail + 4, "IEND", 4) != 0)
+            fail_msg("%s is not a complete PNG", name);
+    }
     char *dat = rf_slurp(out, "loss_copy.dat");
     assert_non_null(strstr(dat, "# copy alibi seed 2: step loss\n10 2.14286\n"));
     free(dat);
     char *gp = rf_slurp(out, "extrapolation.gp");
     assert_non_null(strstr(gp, "background rgb 'white'"));
-    assert_non_null(strstr(gp, "training length n = 16"));
+    assert_non_null(strstr(gp, "training length n <= 16"));
+    assert_non_null(strstr(gp, "pdfcairo") && strstr(gp, "pngcairo")); /* one script, every format */
     free(gp);
     char *heat = rf_slurp(out, "extrapolation.dat");
-    assert_non_null(strstr(heat, "\"0.10 · 1/6\"")); /* the bimodal cell, printed in its square */
+    assert_non_null(strstr(heat, "\"0.10 1/6\"")); /* the bimodal cell, printed in its square */
     assert_non_null(strstr(heat, "\"n/a\""));
     free(heat);
 }

@@ -331,6 +331,53 @@ static void test_resume_semantics(void **state)
     assert_true(tc_h5_attr(ckpt, "/", "step") == 5);
 }
 
+/* --resume keeps the source run's evaluation settings (test lengths, RoPE scaling, --eval-every) unless given, and
+ * its train.csv and eval.csv continue the source run's rows; without the source's log, the resumed log starts at
+ * the resume step and says so. */
+static void test_resume_continues_history(void **state)
+{
+    char out[512], out2[512], out3[512], ckpt[700], text[16384];
+    snprintf(out, sizeof out, "%s/hist", th_tmpdir);
+    int rc = th_run("--task copy --pos rope --steps 4 --batch 8 --test-lens 8,20 --rope-scaling yarn --eval-every 2 "
+                    "--log-every 1 --quiet --jobs 1 --out %s", out);
+    if (rc != 0) fail_msg("first run exited %d:\n%s", rc, th_logbuf);
+    snprintf(ckpt, sizeof ckpt, "%s/ckpt/copy-rope-seed1.h5", out);
+    snprintf(out2, sizeof out2, "%s/hist2", th_tmpdir);
+    rc = th_run("--resume %s --steps 6 --quiet --out %s", ckpt, out2);
+    if (rc != 0) fail_msg("--resume exited %d:\n%s", rc, th_logbuf);
+    char path[700];
+    snprintf(path, sizeof path, "%s/report.csv", out2);
+    th_read_text(path, text, sizeof text);
+    if (!strstr(text, ",yarn,1,6,") || !strstr(text, ",20,")) fail_msg("the source's test lengths and RoPE scaling "
+                                                                      "were not kept:\n%s", text);
+    snprintf(path, sizeof path, "%s/runs/copy-rope-seed1/train.csv", out2);
+    th_read_text(path, text, sizeof text);
+    for (int step = 1; step <= 6; step++) {
+        char key[16];
+        snprintf(key, sizeof key, "\n%d,", step);
+        if (!strstr(text, key)) fail_msg("train.csv lacks step %d (the source's history):\n%s", step, text);
+    }
+    assert_int_equal(th_count_lines(text), 7); /* header + 6 rows, none twice */
+    snprintf(path, sizeof path, "%s/runs/copy-rope-seed1/eval.csv", out2);
+    th_read_text(path, text, sizeof text);
+    if (!strstr(text, "\n2,") || !strstr(text, "\n4,") || !strstr(text, "\n6,")) fail_msg("eval.csv: %s", text);
+    /* overridden on the command line; a checkpoint away from its runs/: the log starts at step 4, with a message */
+    snprintf(out3, sizeof out3, "%s/hist3", th_tmpdir);
+    char moved[700];
+    snprintf(moved, sizeof moved, "%s/moved.h5", th_tmpdir);
+    th_copy_file(ckpt, moved);
+    rc = th_run("--resume %s --steps 6 --test-lens 8 --rope-scaling none --out %s", moved, out3);
+    if (rc != 0) fail_msg("--resume exited %d:\n%s", rc, th_logbuf);
+    if (!strstr(th_logbuf, "train.csv starts at the resume step 4: no readable log of the source run at"))
+        fail_msg("no message on where the log starts:\n%s", th_logbuf);
+    snprintf(path, sizeof path, "%s/report.csv", out3);
+    th_read_text(path, text, sizeof text);
+    if (strstr(text, ",yarn,") || strstr(text, ",20,")) fail_msg("the command line did not win:\n%s", text);
+    snprintf(path, sizeof path, "%s/runs/copy-rope-seed1/train.csv", out3);
+    th_read_text(path, text, sizeof text);
+    if (strstr(text, "\n4,") || !strstr(text, "\n5,")) fail_msg("train.csv: %s", text);
+}
+
 /* The run's task, seed and train_len are rows of train_order's settings table, stored in /run (not /config, which is
  * the model's only): --eval and --resume take them from there (the defaults copy, seed 1, 16 would be wrong here). */
 static void test_task_seed_train_len_in_run_group(void **state)
@@ -376,6 +423,7 @@ int main(void)
         cmocka_unit_test_setup(test_eval_every, th_reset),
         cmocka_unit_test_setup(test_data_file_from_the_environment, th_reset),
         cmocka_unit_test_setup(test_resume_semantics, th_reset),
+        cmocka_unit_test_setup(test_resume_continues_history, th_reset),
         cmocka_unit_test_setup(test_task_seed_train_len_in_run_group, th_reset),
     };
     return cmocka_run_group_tests(tests, th_setup, th_teardown);

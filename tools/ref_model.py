@@ -437,6 +437,17 @@ class Model(nn.Module):
         self.lm_head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
 
     def forward(self, tokens, positions=None):
+        """Logits of every position: the C model's rg_model_forward without a KV cache.
+
+        tokens: int64 (or int32) tensor [B, T] of token ids in [0, vocab_size).
+        positions: optional integer tensor [B, T], the position id of every token (default 0..T-1 in every row;
+            sorted random positions for randomized-position runs). Absolute encodings read it directly
+            (learned: every id < max_len); relative ones (t5, xl, alibi, fire) use the differences p_j - p_i;
+            rope / rope-half rotate by it (with the cfg's rope_ext scaling).
+        Returns float logits [B, T, vocab_size] in the model's dtype (float32, or float64 after model.double()),
+        before the softmax; no loss (lm_loss(logits, targets) computes it, targets -100 not counted). The causal
+        mask is by index (cfg.causal). Gradients flow as in any nn.Module.
+        """
         cfg = self.cfg
         B, T = tokens.shape
         if positions is None:

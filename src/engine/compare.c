@@ -309,6 +309,133 @@ int to_report_load(const char *path, to_result **res, int *n_res, int *train_len
     return rc;
 }
 
+/* ------------------------------------------------------------------ the settings of two reports */
+
+/* The text of path (malloc'ed, NUL-terminated), or NULL if it cannot be read whole within MAX_JSON_BYTES / 16. */
+static char *slurp(const char *path)
+{
+    FILE *f = to_fopen_read(path);
+    if (!f) return NULL;
+    size_t cap = MAX_JSON_BYTES / 16;
+    char *text = malloc(cap);
+    size_t n = text ? fread(text, 1, cap - 1, f) : 0;
+    bool whole = text && feof(f) && !ferror(f);
+    fclose(f);
+    if (!whole) { free(text); return NULL; }
+    text[n] = 0;
+    return text;
+}
+
+/* From a report.md: the JSON block under "## Settings" and the provenance lines (commit, host CPU, BLAS kernels),
+ * as {"settings": ..., "provenance": ...}; NULL when the text has neither. */
+static cJSON *md_settings(const char *md)
+{
+    cJSON *root = cJSON_CreateObject(), *pv = cJSON_AddObjectToObject(root, "provenance");
+    const char *sec = strstr(md, "\n## Settings"), *js = sec ? strstr(sec, "```json\n") : NULL;
+    const char *end = js ? strstr(js + 8, "\n```") : NULL;
+    if (end) {
+        cJSON *set = cJSON_ParseWithLength(js + 8, (size_t)(end - js - 8));
+        if (cJSON_IsObject(set)) cJSON_AddItemToObject(root, "settings", set);
+        else cJSON_Delete(set);
+    }
+    static const char *const keys[][2] = {{"\n- commit: ", "commit"}, {"\n- host CPU: ", "host_cpu"},
+                                          {"\n- BLAS: OpenBLAS kernels ", "blas_core"}};
+    for (int i = 0; i < 3; i++) {
+        const char *v = strstr(md, keys[i][0]);
+        if (!v) continue;
+        v += strlen(keys[i][0]);
+        char buf[256];
+        snprintf(buf, sizeof buf, "%.*s", (int)strcspn(v, i == 2 ? " \n" : "\n"), v);
+        cJSON_AddStringToObject(pv, keys[i][1], buf);
+    }
+    if (!cJSON_GetObjectItemCaseSensitive(root, "settings") && !pv->child) { cJSON_Delete(root); return NULL; }
+    return root;
+}
+
+/* The settings and provenance of a report as {"settings": ..., "provenance": ...} (either may be missing), NULL if
+ * none is found; *where names the file read. A report.json holds both; for X.csv they come from X.json beside it,
+ * else settings.json in its folder (settings only), else X.md (its Settings block and provenance lines, as the
+ * reports committed in docs/ have them). */
+static cJSON *report_settings(const char *report, char *where, size_t cap)
+{
+    size_t len = strlen(report);
+    char folder[TO_PATH], path[3][TO_PATH + 32];
+    to_folder_of(report, folder, sizeof folder);
+    bool json = len >= 5 && strcmp(report + len - 5, ".json") == 0, csv = len >= 4 && !strcmp(report + len - 4, ".csv");
+    snprintf(path[0], sizeof path[0], "%.*s.json", (int)(csv ? len - 4 : len), report);
+    snprintf(path[1], sizeof path[1], "%s/settings.json", folder);
+    snprintf(path[2], sizeof path[2], "%.*s.md", (int)(csv ? len - 4 : len), report);
+    if (json) snprintf(path[0], sizeof path[0], "%s", report);
+    for (int i = 0; i < (json ? 1 : 3); i++) {
+        char *text = slurp(path[i]);
+        if (!text) continue;
+        cJSON *root = i == 2 ? md_settings(text) : cJSON_Parse(text);
+        free(text);
+        if (!cJSON_IsObject(root)) { cJSON_Delete(root); continue; }
+        snprintf(where, cap, "%.*s", (int)(cap - 1), path[i]);
+        if (i == 1) { /* settings.json is the settings object itself */
+            cJSON *w = cJSON_CreateObject();
+            cJSON_AddItemToObject(w, "settings", root);
+            return w;
+        }
+        return root;
+    }
+    snprintf(where, cap, "nowhere");
+    return NULL;
+}
+
+/* A value as one line of text (malloc'ed): strings bare, anything else as compact JSON; "(absent)" for NULL. */
+static char *value_text(const cJSON *v)
+{
+    if (!v) return strdup("(absent)");
+    if (cJSON_IsString(v)) return strdup(v->valuestring);
+    return cJSON_PrintUnformatted(v);
+}
+
+/* Prints the keys of object `group` whose values differ between a and b (the union of their keys). */
+static int diff_group(const cJSON *a, const cJSON *b, const char *group, const char *const *skip, FILE *out)
+{
+    const cJSON *ga = cJSON_GetObjectItemCaseSensitive(a, group), *gb = cJSON_GetObjectItemCaseSensitive(b, group);
+    int n = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        const cJSON *g = pass ? gb : ga, *o = pass ? ga : gb;
+        for (const cJSON *x = cJSON_IsObject(g) ? g->child : NULL; x; x = x->next) {
+            bool skipped = false;
+            for (int i = 0; skip[i]; i++) skipped |= strcmp(x->string, skip[i]) == 0;
+            const cJSON *y = cJSON_GetObjectItemCaseSensitive(o, x->string);
+            if (skipped || (pass && y) || (y && cJSON_Compare(x, y, true))) continue;
+            char *ta = value_text(pass ? y : x), *tb = value_text(pass ? x : y);
+            fprintf(out, "  %-20s A: %s\n  %-20s B: %s\n", x->string, ta ? ta : "?", "", tb ? tb : "?");
+            free(ta);
+            free(tb);
+            n++;
+        }
+    }
+    return n;
+}
+
+/* "Settings that differ": the settings (and the commit, CPU and BLAS kernels of the provenance) of the two reports,
+ * key by key; says where they were read from, and so when they could not be. */
+static void compare_settings(const char *report_a, const char *report_b, FILE *out)
+{
+    char wa[TO_PATH + 32], wb[TO_PATH + 32];
+    cJSON *a = report_settings(report_a, wa, sizeof wa), *b = report_settings(report_b, wb, sizeof wb);
+    fprintf(out, "\nSettings that differ (A's read from %s, B's from %s):\n", wa, wb);
+    if (!a || !b) fprintf(out, "  not known: %s has no report.json, settings.json or report.md beside it\n",
+                          !a ? report_a : report_b);
+    else {
+        /* where the results went and how loudly are no settings of the experiment; the date, wall time and
+         * command line always differ */
+        static const char *const set_skip[] = {"out", "overwrite", "quiet", NULL},
+                                 *const prov_skip[] = {"date", "wall_seconds", "command", NULL};
+        int n = diff_group(a, b, "settings", set_skip, out) + diff_group(a, b, "provenance", prov_skip, out);
+        if (n == 0) fprintf(out, "  none: the same settings, commit, CPU and BLAS kernels\n");
+    }
+    fprintf(out, "\n");
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+}
+
 /* ------------------------------------------------------------------ comparing two reports */
 
 static const to_row *find_row(const to_table *t, const to_row *like)
@@ -360,6 +487,9 @@ static int compare_metric(const to_table *a, const to_table *b, bool exact, FILE
                 cell_text(&sb, exact, tb, sizeof tb);
                 const char *ov;
                 if (sa.n < 2 || sb.n < 2) ov = sa.n && sb.n ? "n/a (needs 2 seeds each)" : "n/a (one report only)";
+                else if (sa.lo == sa.hi && sb.lo == sb.hi)
+                    ov = sa.mean == sb.mean ? "yes (every seed of both the same value)"
+                                            : "both sets of seeds agree exactly; no interval to compare";
                 else if (sa.hi < sb.lo || sb.hi < sa.lo) { ov = "NO"; differ++; }
                 else ov = "yes";
                 fprintf(out, "%-8s %-18s %6d  %-29s  %-29s  %s\n", rg_task_name(r->task),
@@ -393,8 +523,10 @@ int to_compare(const char *report_a, const char *report_b, FILE *out)
             fprintf(out, "A: %s (%d runs, training length %s)\nB: %s (%d runs, training length %s)\n", report_a,
                     count_runs(ra, na), sa, report_b, count_runs(rb, nb), sb);
             if (la != lb) fprintf(out, "warning: the training lengths differ\n");
+            compare_settings(report_a, report_b, out);
             fprintf(out, "Cells: mean [95%% Student t interval of the seed mean]; overlap: whether the two intervals "
-                         "intersect (non-overlap is a strong sign of a difference; overlap does not prove equality)\n");
+                         "intersect (non-overlap suggests a difference, overlap does not prove equality; where both "
+                         "sets of seeds agree exactly the intervals have zero width and there is nothing to compare)\n");
             int de = compare_metric(&ta, &tb, true, out);
             int dt = compare_metric(&ta, &tb, false, out);
             fprintf(out, "\n%d exact-match and %d token-accuracy cells whose intervals do not overlap\n", de, dt);

@@ -1,17 +1,19 @@
-/* plot.c: the report's figures, drawn by gnuplot (SVG, white background, 12 pt labels):
- * - extrapolation.svg: per task (a row of panels) two heatmaps, encodings x test lengths, coloured by mean exact
- *   match (printed in each cell with k/N seeds reaching 0.5) and by mean token accuracy; a labelled line separates
- *   the training lengths from the extrapolation ones.
- * - curves_<task>.svg: exact match and token accuracy against n; top the encodings (one colour each), bottom RoPE
- *   and its extensions (one colour per extension, a marker per RoPE variant); the mean line, the 95% t band and
- *   every seed's value as a point; the training length is a labelled black line over a shaded trained range.
- * - loss_<task>.svg: the training loss of every run from its log runs/<run>/train.csv (to_run_name) (columns
+/* plot.c: the report's figures, drawn by gnuplot, each as SVG, PDF (pdfcairo) and PNG (pngcairo, 150 dpi) from one
+ * script, at the physical size a paper prints them (7 in wide for the curves and losses; 9 pt text, 7 pt in the
+ * heatmap cells):
+ * - extrapolation.{svg,pdf,png}: the heatmaps (plot_heat.c).
+ * - curves_<task>.*: exact match and token accuracy against n, a row of two panels per group of at most
+ *   TO_PLOT_MAX_SERIES series: the encodings, the training variants, and each RoPE layout (and variant) with its
+ *   scaling types; the mean line, the 95% t band and every seed's value as a point; the training length is a
+ *   labelled black line over a shaded trained range. One legend per row, as wide as its longest label.
+ * - loss_<task>.*: the training loss of every run from its log runs/<run>/train.csv (to_run_name) (columns
  *   step,loss,...), one colour per encoding; missing logs are skipped.
- * Each figure's data (.dat) and script (.gp) are kept beside it: `gnuplot curves_copy.gp` in the folder redraws it.
- * gnuplot runs with fork/exec and an argument vector (no shell), in the output folder, and reads only file names
- * made here (task and encoding names), so no user string reaches a shell or gnuplot's parser. Its output goes to a
- * temporary name and is renamed into place only when complete (the SVG's closing tag is present). */
-#include "report.h"
+ * Each figure's data (.dat) and script (.gp) are kept beside it: `gnuplot curves_copy.gp` in the folder redraws the
+ * SVG, `gnuplot -e "fmt='pdf'" curves_copy.gp` the PDF. gnuplot runs with fork/exec and an argument vector (no
+ * shell), in the output folder, and reads only file names made here (task and encoding names), so no user string
+ * reaches a shell or gnuplot's parser. Its output goes to a temporary name and is renamed into place only when
+ * complete (the SVG's closing tag, the PDF's %%EOF, the PNG's IEND chunk are present). */
+#include "plot.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -23,7 +25,20 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define FONT "sans,12"
+#define TO_PLOT_MAX_SERIES 9   /* series per panel: more are split into panels of their own */
+
+/* The script's opening: the format (fmt = svg | pdf | png, -e "fmt='pdf'"), the output name, and one terminal per
+ * format at W x H inches (SVG at 72 px per inch, so that its text has the PDF's size; PNG at 150 dpi). */
+void to_plot_terminal(to_out *g, const char *base, double w_in, double h_in)
+{
+    to_out_printf(g, "if (!exists('fmt')) fmt = 'svg'\nif (!exists('outfile')) outfile = '%s.'.fmt\n"
+                     "set encoding utf8\nW = %.2f; H = %.2f  # inches\n"
+                     "if (fmt eq 'pdf') {\n  set terminal pdfcairo size W,H noenhanced font '" FONT ",9' linewidth 1\n"
+                     "} else { if (fmt eq 'png') {\n  set terminal pngcairo size W*150,H*150 noenhanced font '" FONT
+                     ",9' fontscale 150/72.0 linewidth 150/72.0 background rgb 'white'\n"
+                     "} else {\n  set terminal svg size W*72,H*72 dynamic noenhanced background rgb 'white' font '"
+                     FONT ",9'\n} }\nset output outfile\n", base, w_in, h_in);
+}
 
 /* Okabe-Ito colours (colour-blind safe), yellow darkened for a white background; then extras. */
 static const char *const colours[] = {"#000000", "#E69F00", "#56B4E9", "#009E73", "#B59B00", "#0072B2", "#D55E00",
@@ -86,31 +101,38 @@ static size_t read_log(int fd, char *log, size_t cap)
     return n_log;
 }
 
-/* True if the file at path is a complete SVG, synced: a full disk leaves gnuplot's output truncated or empty, and a
- * complete one ends with its closing tag. */
-static bool complete_svg(const char *path)
+/* The formats every figure is drawn in, and what the end of a complete file of each holds. */
+static const char *const FORMATS[] = {"svg", "pdf", "png"};
+#define N_FORMATS 3
+
+/* True if the file at path is complete, synced: a full disk leaves gnuplot's output truncated or empty, and a
+ * complete SVG ends with its closing tag, a PDF with %%EOF, a PNG with its IEND chunk (then 4 bytes of CRC). */
+static bool complete_output(const char *path, int format)
 {
+    static const char *const tail_mark[N_FORMATS] = {"</svg>", "%%EOF", "IEND"};
     int fd = open(path, O_RDWR), ok = 0;
     char tail[64] = "";
     struct stat sb;
     if (fd >= 0 && fstat(fd, &sb) == 0 && sb.st_size > 16) {
         off_t at = sb.st_size > 63 ? sb.st_size - 63 : 0;
         ssize_t k = pread(fd, tail, 63, at);
-        tail[k > 0 ? k : 0] = 0;
-        ok = strstr(tail, "</svg>") != NULL && fsync(fd) == 0;
+        k = k > 0 ? k : 0;
+        for (ssize_t i = 0; i < k; i++) tail[i] = tail[i] ? tail[i] : ' '; /* PNG bytes: search as text */
+        tail[k] = 0;
+        ok = strstr(tail, tail_mark[format]) != NULL && fsync(fd) == 0;
     }
     if (fd >= 0) close(fd);
     return ok;
 }
 
-/* Runs `gnuplot -e "outfile='<name>.tmp.<pid>'" <script>` in dir, checks the output is a complete SVG, renames it
- * to <name>. Returns 0, 1 when gnuplot is not installed, -1 on failure (message on stderr). */
-static int run_gnuplot(const char *dir, const char *script, const char *name)
+/* Runs `gnuplot -e "fmt='<format>'; outfile='<name>.tmp.<pid>'" <script>` in dir, checks the output is complete,
+ * renames it to <name>. Returns 0, 1 when gnuplot is not installed, -1 on failure (message on stderr). */
+static int run_gnuplot(const char *dir, const char *script, const char *name, int format)
 {
-    char tmp[600], expr[640], path[TO_PATH + 640], tmp_path[TO_PATH + 640];
-    snprintf(tmp, sizeof tmp, "%.63s.tmp.%ld", name, (long)getpid()); /* names: 64 bytes (to_plot) */
-    snprintf(expr, sizeof expr, "outfile='%s'", tmp); /* our names only: [a-z0-9_.-] */
-    snprintf(path, sizeof path, "%s/%.63s", dir, name);
+    char tmp[640], expr[700], path[TO_PATH + 640], tmp_path[TO_PATH + 640];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", name, (long)getpid());
+    snprintf(expr, sizeof expr, "fmt='%s'; outfile='%s'", FORMATS[format], tmp); /* our names only: [a-z0-9_.-] */
+    snprintf(path, sizeof path, "%s/%s", dir, name);
     snprintf(tmp_path, sizeof tmp_path, "%s/%s", dir, tmp);
     char *const argv[] = {"gnuplot", "-e", expr, (char *)script, NULL};
     int err_fd, st_fd;
@@ -130,7 +152,7 @@ static int run_gnuplot(const char *dir, const char *script, const char *name)
         return -1;
     }
     int exited_ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    int ok = exited_ok && complete_svg(tmp_path);
+    int ok = exited_ok && complete_output(tmp_path, format);
     if (ok && rename(tmp_path, path) == 0) return 0;
     int e = errno;
     remove(tmp_path);
@@ -140,138 +162,94 @@ static int run_gnuplot(const char *dir, const char *script, const char *name)
     return -1;
 }
 
-/* ------------------------------------------------------------------ heatmaps: extrapolation.svg */
+/* ------------------------------------------------------------------ curves_<task>.* */
 
-static int n_rows_of(const to_table *t, int task)
+/* The group of a row's panel: 0 the encodings (base, no scaling), 1 the training variants (no scaling), then per
+ * RoPE layout and variant its plain row with its scaling types: 2 + 2 * variant + (rope-half). */
+#define N_GROUPS (2 + 2 * TO_VAR_COUNT)
+static int group_of(const to_row *r)
 {
-    int n = 0;
-    for (int k = 0; k < t->n_rows; k++) n += t->rows[k].task == (rg_task)task;
-    return n;
+    if (r->ext != RG_ROPE_EXT_NONE) return 2 + 2 * (int)r->variant + (r->pos == RG_POS_ROPE_HALF);
+    return r->variant == TO_VAR_BASE ? 0 : 1;
 }
 
-/* x of the boundary between the test lengths <= train_len and the longer ones, in column units. */
-static double train_boundary(const to_table *t, int task)
+/* The panels of a task: panel[k] of each row k of the task (-1 for other tasks), their titles; a group of more than
+ * TO_PLOT_MAX_SERIES rows is split into panels of equal size. Plain RoPE rows are drawn in their group and, when
+ * their layout has scaling rows, again in that layout's panel (in_also). Returns the number of panels. */
+typedef struct {
+    int n;
+    int first_group[2 * N_GROUPS * 4];
+    char title[2 * N_GROUPS * 4][96];
+} panels;
+
+static bool in_scaling_group(const to_table *t, const to_row *r, int grp)
 {
-    int j = 0;
-    while (j < t->n_lens[task] && t->lens[task][j] <= t->train_len) j++;
-    return j - 0.5;
+    if (r->ext != RG_ROPE_EXT_NONE || (r->pos != RG_POS_ROPE && r->pos != RG_POS_ROPE_HALF)) return false;
+    if (grp != 2 + 2 * (int)r->variant + (r->pos == RG_POS_ROPE_HALF)) return false;
+    for (int k = 0; k < t->n_rows; k++)
+        if (t->rows[k].task == r->task && group_of(&t->rows[k]) == grp) return true;
+    return false;
 }
 
-static void heat_panel(to_out *g, const to_table *t, int task, int block, bool exact)
+/* Fills panel_of[2 * k + slot] (slot 0 its own group, slot 1 a scaling group it also appears in; -1 none). */
+static void make_panels(const to_table *t, int task, int *panel_of, panels *pl)
 {
-    int nr = n_rows_of(t, task), nc = t->n_lens[task];
-    bool any_x = false;
-    for (int k = 0; k < t->n_rows; k++) any_x |= t->rows[k].task == (rg_task)task && !to_row_learned(t, &t->rows[k]);
-    to_out_printf(g, "set title '%s: %s' font ',14' offset 0,1.4\n", rg_task_name((rg_task)task),
-                  exact ? "exact match (mean, k/N seeds >= 0.5)" : "token accuracy (mean over seeds)");
-    to_out_printf(g, "set xrange [-0.5:%d.5]\nset yrange [%d.5:-0.5]\nset xtics (", nc - 1, nr - 1);
-    for (int j = 0; j < nc; j++)
-        to_out_printf(g, "%s\"%d%s\" %d", j ? ", " : "", t->lens[task][j], t->lens[task][j] == t->train_len ?
-                      "\\n(train)" : "", j);
-    to_out_printf(g, ")\nset ytics (");
-    char label[96];
-    for (int k = 0, r = 0; k < t->n_rows; k++)
-        if (t->rows[k].task == (rg_task)task)
-            to_out_printf(g, "%s\"%s%s\" %d", r ? ", " : "", to_row_label(&t->rows[k], label, sizeof label),
-                          to_row_learned(t, &t->rows[k]) ? "" : " ✗", r), r++;
-    double xb = train_boundary(t, task);
-    to_out_printf(g, ")\nunset arrow\nunset label\n");
-    if (any_x) to_out_printf(g, "set xlabel \"test length n\\n✗: not learned (mean exact match < 0.9 at n = %d)\"\n",
-                             t->train_len);
-    else to_out_printf(g, "set xlabel 'test length n'\n");
-    if (xb > -0.5 && xb < nc - 0.5)
-        to_out_printf(g, "set arrow from %g, graph 0 to %g, graph 1.06 nohead lw 3 lc rgb 'black' front\n"
-                         "set label 'training length n = %d' at %g, graph 1.06 right offset -0.5,0 font ',11'\n"
-                         "set label 'longer: extrapolation' at %g, graph 1.06 left offset 0.5,0 font ',11'\n",
-                      xb, xb, t->train_len, xb, xb);
-    int col = exact ? 3 : 4, lab = exact ? 5 : 6;
-    to_out_printf(g, "plot 'extrapolation.dat' index %d using 1:2:%d with image pixels notitle, \\\n"
-                     "     '' index %d using 1:2:%d:(column(%d) > 0.6 ? 0xffffff : 0) with labels tc rgb variable "
-                     "font ',11' notitle\n", block, col, block, lab, col);
-}
-
-static int write_heatmaps(const to_table *t, const char *dir, int *n_tasks)
-{
-    to_out d, g;
-    if (to_out_open(&d, dir, "extrapolation.dat")) return -1;
-    if (to_out_open(&g, dir, "extrapolation.gp")) { to_out_discard(&d); return -1; }
-    *n_tasks = 0;
-    int max_rows = 1, max_cols = 1;
-    for (int task = 0; task < rg_task_count(); task++)
-        if (t->n_lens[task]) {
-            (*n_tasks)++;
-            if (n_rows_of(t, task) > max_rows) max_rows = n_rows_of(t, task);
-            if (t->n_lens[task] > max_cols) max_cols = t->n_lens[task];
+    pl->n = 0;
+    for (int k = 0; k < 2 * t->n_rows; k++) panel_of[k] = -1;
+    for (int grp = 0; grp < N_GROUPS; grp++) {
+        int n = 0;
+        for (int k = 0; k < t->n_rows; k++)
+            if (t->rows[k].task == (rg_task)task)
+                n += group_of(&t->rows[k]) == grp || in_scaling_group(t, &t->rows[k], grp);
+        if (!n) continue;
+        int chunks = (n + TO_PLOT_MAX_SERIES - 1) / TO_PLOT_MAX_SERIES, per = (n + chunks - 1) / chunks, i = 0;
+        for (int k = 0; k < t->n_rows; k++) {
+            const to_row *r = &t->rows[k];
+            if (r->task != (rg_task)task) continue;
+            bool own = group_of(r) == grp, also = in_scaling_group(t, r, grp);
+            if (own || also) panel_of[2 * k + !own] = pl->n + i++ / per;
         }
-    /* cells wide enough for "0.00 · 10/10" in 11 pt, tall enough for one line */
-    int panel_h = 170 + 34 * max_rows, panel_w = 330 + 115 * max_cols;
-    to_out_printf(&g, "# extrapolation.gp: heatmaps of the report (data: extrapolation.dat, one block per task)\n"
-                      "if (!exists('outfile')) outfile = 'extrapolation.svg'\nset encoding utf8\n"
-                      "set terminal svg size %d,%d dynamic noenhanced background rgb 'white' font '" FONT "'\n"
-                      "set output outfile\nset datafile missing 'nan'\nset palette defined (0 '#ffffff', 0.25 "
-                      "'#c6dbef', 0.5 '#6baed6', 0.75 '#2171b5', 1 '#08306b')\nset cbrange [0:1]\n"
-                      "set cbtics 0.25\nset tics scale 0\nset lmargin 20\nset rmargin 10\nset tmargin 5\n"
-                      "set xlabel 'test length n'\nset multiplot layout %d,2\n", 2 * panel_w, panel_h * *n_tasks, *n_tasks);
-    int block = 0;
-    for (int task = 0; task < rg_task_count(); task++) {
-        if (!t->n_lens[task]) continue;
-        to_out_printf(&d, "# %s: column row exact_mean token_mean exact_label token_label\n", rg_task_name((rg_task)task));
-        for (int k = 0, r = 0; k < t->n_rows; k++) {
-            const to_row *row = &t->rows[k];
-            if (row->task != (rg_task)task) continue;
-            for (int j = 0; j < t->n_lens[task]; j++) {
-                to_stat e, a;
-                to_table_cell(t, row, t->lens[task][j], true, &e, NULL);
-                to_table_cell(t, row, t->lens[task][j], false, &a, NULL);
-                if (e.n == 0) to_out_printf(&d, "%d %d nan nan \"n/a\" \"n/a\"\n", j, r);
-                else to_out_printf(&d, "%d %d %.6f %.6f \"%.2f · %d/%d\" \"%.2f\"\n", j, r, e.mean, a.mean, e.mean, e.k,
-                                   e.n, a.mean);
-            }
-            r++;
+        char lay[64];
+        for (int c = 0; c < chunks; c++) {
+            const to_row *any = NULL;
+            for (int k = 0; k < t->n_rows && !any; k++)
+                if (t->rows[k].task == (rg_task)task && group_of(&t->rows[k]) == grp) any = &t->rows[k];
+            if (grp == 0) snprintf(lay, sizeof lay, "encodings");
+            else if (grp == 1) snprintf(lay, sizeof lay, "training variants");
+            else snprintf(lay, sizeof lay, "%s%s%s and its scaling types", rg_pos_name(any->pos),
+                          any->variant == TO_VAR_THETA500K ? " " : "",
+                          any->variant == TO_VAR_THETA500K ? "θ=500k" : any->variant == TO_VAR_RAND ? "+rand" : "");
+            if (chunks > 1) snprintf(pl->title[pl->n], sizeof pl->title[0], "%s (%d of %d)", lay, c + 1, chunks);
+            else snprintf(pl->title[pl->n], sizeof pl->title[0], "%s", lay);
+            pl->first_group[pl->n++] = grp;
         }
-        to_out_printf(&d, "\n\n");
-        heat_panel(&g, t, task, block, true);
-        heat_panel(&g, t, task, block, false);
-        block++;
     }
-    to_out_printf(&g, "unset multiplot\n");
-    int rc = to_out_close(&d);
-    if (rc) to_out_discard(&g);
-    else rc = to_out_close(&g);
-    return rc;
 }
 
-/* ------------------------------------------------------------------ curves_<task>.svg */
-
-/* Panel p of a row: 0 the encodings (extension none), 1 RoPE with extensions (rope, rope-half and their exts). */
-static bool in_panel(const to_row *r, int p)
-{
-    bool rope = r->pos == RG_POS_ROPE || r->pos == RG_POS_ROPE_HALF;
-    return p == 0 ? r->ext == RG_ROPE_EXT_NONE : rope;
-}
-
-static void curve_panel(to_out *g, const to_table *t, int task, int p, bool exact, const int *block_of)
+/* One subplot: panel p of a row, exact match (left, no legend) or token accuracy (right, the legend). */
+static void curve_panel(to_out *g, const to_table *t, int task, int p, const panels *pl, const int *panel_of,
+                        bool exact, const int *block_of)
 {
     const char *cname = rg_task_name((rg_task)task);
-    to_out_printf(g, "set title '%s: %s, %s' font ',14'\nset ylabel '%s'\nplot ", cname,
-                  exact ? "exact match" : "token accuracy", p ? "RoPE and its extensions" : "encodings",
-                  exact ? "exact match" : "token accuracy");
+    to_out_printf(g, "set ylabel '%s' font ',8' offset 1.2,0\n%s\nplot ",
+                  exact ? "exact match (fraction)" : "token accuracy (fraction)",
+                  exact ? "unset key" : "");
     int ycol = exact ? 2 : 5, s = 0;
+    bool scaling = pl->first_group[p] >= 2;
     char label[96];
     for (int k = 0; k < t->n_rows; k++) {
         const to_row *r = &t->rows[k];
-        if (r->task != (rg_task)task || !in_panel(r, p)) continue;
-        /* bottom panels: plain RoPE keeps its top-panel colour, each extension gets its own */
-        int style = p ? (r->ext == RG_ROPE_EXT_NONE ? (int)RG_POS_ROPE : (int)r->ext) : (int)r->pos;
-        int mk = p ? (r->pos == RG_POS_ROPE ? 7 : 9) : markers[style % N_STYLES];
+        if (r->task != (rg_task)task || (panel_of[2 * k] != p && panel_of[2 * k + 1] != p)) continue;
+        /* scaling panels: the plain row keeps its encoding's colour, each scaling type gets its own */
+        int style = scaling ? (r->ext == RG_ROPE_EXT_NONE ? (int)r->pos : (int)r->ext) : (int)r->pos;
         const char *c = colour_of(style);
         int b = block_of[k];
         to_out_printf(g, "%s'curves_%s.dat' index %d using 1:%d:%d with filledcurves fs transparent solid 0.12 "
                          "noborder lc rgb '%s' notitle, \\\n", s ? ", \\\n     " : "", cname, b, ycol + 1, ycol + 2, c);
-        to_out_printf(g, "     '' index %d using 1:%d with linespoints lw 2 pt %d ps 1.1 dt %d lc rgb '%s' title '%s', "
-                         "\\\n", b, ycol, mk, p ? (r->pos == RG_POS_ROPE_HALF ? 2 : 1) : 1 + (int)r->variant, c,
+        to_out_printf(g, "     '' index %d using 1:%d with linespoints lw 1.5 pt %d ps 0.7 dt %d lc rgb '%s' title '%s', "
+                         "\\\n", b, ycol, markers[style % N_STYLES], 1 + (int)r->variant, c,
                       to_row_label(r, label, sizeof label));
-        to_out_printf(g, "     '' index %d using 1:%d with points pt 6 ps 0.6 lc rgb '%s' notitle", b + 1,
+        to_out_printf(g, "     '' index %d using 1:%d with points pt 6 ps 0.35 lc rgb '%s' notitle", b + 1,
                       exact ? 2 : 3, c);
         s++;
     }
@@ -316,61 +294,80 @@ static void write_curves_dat(to_out *d, const to_table *t, int task, double span
     }
 }
 
-/* curves_<task>.gp (gname): the page, the axes, the shaded trained range and line, then up to two panel rows
- * (encodings; RoPE and its extensions) of exact match and token accuracy, reading dname's blocks. */
+/* curves_<task>.gp (gname): the page, the axes, the shaded trained range and line, then a row of two subplots
+ * (exact match; token accuracy with the legend, as wide as its longest label) per panel, reading dname's blocks. */
 static void write_curves_gp(to_out *g, const to_table *t, int task, const char *gname, const char *dname,
-                            const char *name, double span, const int *block_of)
+                            const char *base, double span, const int *block_of, const int *panel_of, const panels *pl)
 {
-    bool has_panel[2] = {false, false};
-    for (int k = 0; k < t->n_rows; k++)
-        for (int p = 0; p < 2; p++) has_panel[p] |= t->rows[k].task == (rg_task)task && in_panel(&t->rows[k], p);
-    int n_panels = has_panel[0] + has_panel[1];
     int lo = t->lens[task][0], hi = t->lens[task][t->n_lens[task] - 1], L = t->train_len;
-    double pad = 0.06 * span + 0.5;
+    size_t max_label = 4;
+    char label[96];
+    for (int k = 0; k < t->n_rows; k++)
+        if (t->rows[k].task == (rg_task)task) {
+            size_t n = strlen(to_row_label(&t->rows[k], label, sizeof label));
+            if (n > max_label) max_label = n;
+        }
+    double pad = 0.06 * span + 0.5, W = 7.0, row_h = 2.5, H = row_h * pl->n, lm = 0.78, key_w = 0.6 + 0.08 * max_label;
+    double gap = 0.05, pw = (W - 2 * lm - gap - key_w) / 2;
     to_out_printf(g, "# %s: curves of the report (data: %s; per row: a block of means and 95%% t intervals, then "
-                      "a block of per-seed values)\nif (!exists('outfile')) outfile = '%s'\nset encoding utf8\n"
-                      "set terminal svg size 1500,%d dynamic noenhanced background rgb 'white' font '" FONT "'\n"
-                      "set output outfile\nset datafile missing 'nan'\nset multiplot layout %d,2\n"
-                      "set key outside right top font ',11' spacing 1.1\nset rmargin 22\nset xlabel 'test length n'\n"
-                      "set xrange [%g:%g]\nset yrange [-0.02:1.08]\nset xtics (", gname, dname, name, 1100 * n_panels / 2,
-                  n_panels, lo - pad, hi + pad);
+                      "a block of per-seed values)\n", gname, dname);
+    to_plot_terminal(g, base, W, H);
+    to_out_printf(g, "set datafile missing 'nan'\nset multiplot\nset xlabel 'test length n (symbols)' offset 0,0.4\n"
+                     "set xrange [%g:%g]\nset yrange [-0.02:1.08]\nset ytics 0.25 font ',8'\nset xtics font ',8'\n"
+                     "set xtics (", lo - pad, hi + pad);
     for (int j = 0; j < t->n_lens[task]; j++) to_out_printf(g, "%s%d", j ? ", " : "", t->lens[task][j]);
     to_out_printf(g, ")\nset grid lc rgb '#dddddd' lw 0.5 dt 3\nset border lc rgb '#444444'\n");
     if (L >= lo - pad && L <= hi + pad)
         to_out_printf(g, "set object 1 rect from graph 0, graph 0 to first %d, graph 1 fc rgb '#f2f2f2' fs solid "
-                          "noborder behind\nset arrow 1 from %d, graph 0 to %d, graph 1 nohead lw 2.5 dt 2 lc rgb "
+                          "noborder behind\nset arrow 1 from %d, graph 0 to %d, graph 1 nohead lw 1.5 dt 2 lc rgb "
                           "'black' front\nset label 1 'training length n = %d' at %d, graph 0.5 rotate by 90 center "
-                          "offset -1.8,0 font ',11' front\n", L, L, L, L, L);
-    for (int p = 0; p < 2; p++)
-        for (int m = 0; m < 2 && has_panel[p]; m++) curve_panel(g, t, task, p, m == 0, block_of);
+                          "offset -0.9,0 font ',7' front\n", L, L, L, L, L);
+    for (int p = 0; p < pl->n; p++)
+        for (int m = 0; m < 2; m++) {
+            double x0 = lm + m * (pw + lm + gap), y1 = 1 - p * row_h / H;
+            if (m == 1) /* the legend right of the token-accuracy panel, at its top */
+                to_out_printf(g, "set key at screen %.4f, screen %.4f left top reverse Left font ',8' spacing 1.0 "
+                                 "samplen 2 maxcols 1\n", (x0 + pw + 0.08) / W, y1 - 0.32 / H);
+            to_out_printf(g, "set lmargin at screen %.4f\nset rmargin at screen %.4f\nset tmargin at screen %.4f\n"
+                             "set bmargin at screen %.4f\n", x0 / W, (x0 + pw) / W, y1 - 0.32 / H,
+                          y1 - (row_h - 0.5) / H);
+            if (m == 0) /* the row's title: the task and the panel's series */
+                to_out_printf(g, "set label 2 '%s: %s' at screen %.4f, screen %.4f center font ',10'\n",
+                              rg_task_name((rg_task)task), pl->title[p], (lm + pw + 0.6 * lm) / W, y1 - 0.14 / H);
+            else to_out_printf(g, "unset label 2\n");
+            curve_panel(g, t, task, p, pl, panel_of, m == 0, block_of);
+        }
     to_out_printf(g, "unset multiplot\n");
 }
 
-/* curves_<task>.dat and .gp in dir; name (cap bytes) gets the figure's name, curves_<task>.svg. 0 or -1. */
-static int write_curves(const to_table *t, const char *dir, int task, char *name, size_t cap)
+/* curves_<task>.dat and .gp in dir; base (cap bytes) gets the figure's name without its extension. 0 or -1. */
+static int write_curves(const to_table *t, const char *dir, int task, char *base, size_t cap)
 {
     const char *cname = rg_task_name((rg_task)task);
     char dname[64], gname[64];
     snprintf(dname, sizeof dname, "curves_%s.dat", cname);
     snprintf(gname, sizeof gname, "curves_%s.gp", cname);
-    snprintf(name, cap, "curves_%s.svg", cname);
+    snprintf(base, cap, "curves_%s", cname);
     to_out d, g;
     if (to_out_open(&d, dir, dname)) return -1;
     if (to_out_open(&g, dir, gname)) { to_out_discard(&d); return -1; }
     double span = t->lens[task][t->n_lens[task] - 1] - t->lens[task][0];
     if (span < 1) span = 1;
-    int *block_of = calloc((size_t)t->n_rows, sizeof *block_of);
-    if (!block_of) { to_out_discard(&d); to_out_discard(&g); return -1; }
+    int *block_of = calloc((size_t)t->n_rows * 3, sizeof *block_of), *panel_of = block_of + t->n_rows;
+    panels *pl = malloc(sizeof *pl);
+    if (!block_of || !pl) { free(block_of); free(pl); to_out_discard(&d); to_out_discard(&g); return -1; }
+    make_panels(t, task, panel_of, pl);
     write_curves_dat(&d, t, task, span, block_of);
-    write_curves_gp(&g, t, task, gname, dname, name, span, block_of);
+    write_curves_gp(&g, t, task, gname, dname, base, span, block_of, panel_of, pl);
     free(block_of);
+    free(pl);
     int rc = to_out_close(&d);
     if (rc) to_out_discard(&g);
     else rc = to_out_close(&g);
     return rc;
 }
 
-/* ------------------------------------------------------------------ loss_<task>.svg */
+/* ------------------------------------------------------------------ loss_<task>.* */
 
 /* Copies the (step, loss) columns of one run's log into d as a block. Returns the number of points, 0 when the log
  * does not exist, -1 when it is malformed (a warning naming the file and line; the figure goes on without it). */
@@ -422,25 +419,35 @@ static int copy_log(to_out *d, const char *path)
     return n;
 }
 
-/* Returns 1 if a figure was written, 0 if no run of the task has a log, -1 on a write error. */
-static int write_loss(const to_table *t, const char *dir, const char *runs_dir, int task, char *name, size_t cap)
+/* Returns 1 if a figure was written (base gets its name without extension), 0 if no run of the task has a log, -1
+ * on a write error. */
+static int write_loss(const to_table *t, const char *dir, const char *runs_dir, int task, char *base, size_t cap)
 {
     const char *cname = rg_task_name((rg_task)task);
     char dname[64], gname[64];
     snprintf(dname, sizeof dname, "loss_%s.dat", cname);
     snprintf(gname, sizeof gname, "loss_%s.gp", cname);
-    snprintf(name, cap, "loss_%s.svg", cname);
+    snprintf(base, cap, "loss_%s", cname);
     to_out d, g;
     if (to_out_open(&d, dir, dname)) return -1;
     if (to_out_open(&g, dir, gname)) { to_out_discard(&d); return -1; }
+    size_t max_label = 4;
+    char label[96];
+    for (int k = 0; k < t->n_rows; k++)
+        if (t->rows[k].task == (rg_task)task && t->rows[k].ext == RG_ROPE_EXT_NONE) {
+            size_t n = strlen(to_row_label(&t->rows[k], label, sizeof label));
+            if (n > max_label) max_label = n;
+        }
+    double W = 7.0, key_w = 0.6 + 0.08 * max_label;
     to_out_printf(&g, "# %s: training loss of every %s run (data: %s, one block per run, from "
-                      "runs/<task>-<pos>[-<variant>]"
-                      "-seed<S>/train.csv)\nif (!exists('outfile')) outfile = '%s'\nset encoding utf8\n"
-                      "set terminal svg size 1200,700 dynamic noenhanced background rgb 'white' font '" FONT "'\n"
-                      "set output outfile\nset title '%s: training loss (every seed, one colour per encoding)' "
-                      "font ',14'\nset xlabel 'step'\nset ylabel 'loss (log scale)'\nset logscale y\n"
-                      "set grid lc rgb '#dddddd' lw 0.5 dt 3\nset key outside right top font ',11'\nplot ",
-                  gname, cname, dname, name, cname);
+                      "runs/<task>-<pos>[-<variant>]-seed<S>/train.csv)\n", gname, cname, dname);
+    to_plot_terminal(&g, base, W, 3.4);
+    to_out_printf(&g, "set lmargin at screen %.4f\nset rmargin at screen %.4f\nset tmargin at screen 0.88\n"
+                      "set title '%s: training loss (every seed, one colour per encoding)' font ',10'\n"
+                      "set xlabel 'training step'\nset ylabel 'loss (nats per token, log scale)' font ',8'\n"
+                      "set logscale y\nset grid lc rgb '#dddddd' lw 0.5 dt 3\n"
+                      "set key at screen %.4f, screen 0.88 left top reverse Left font ',8' spacing 1.0 samplen 2 "
+                      "maxcols 1\nplot ", 0.75 / W, (W - key_w) / W, cname, (W - key_w + 0.08) / W);
     int block = 0, drawn = 0;
     bool titled[RG_POS_MAX][TO_VAR_COUNT] = {{false}};
     for (int k = 0; k < t->n_rows; k++) {
@@ -457,7 +464,7 @@ static int write_loss(const to_table *t, const char *dir, const char *runs_dir, 
             int n = copy_log(&d, path);
             to_out_printf(&d, "\n\n");
             if (n > 0) { /* one colour per encoding, one dash type per training variant */
-                to_out_printf(&g, "%s'%s' index %d using 1:2 with lines lw 1.5 dt %d lc rgb '%s' ",
+                to_out_printf(&g, "%s'%s' index %d using 1:2 with lines lw 1 dt %d lc rgb '%s' ",
                               drawn ? ", \\\n     " : "", dname, block, 1 + (int)r->variant, colour_of((int)r->pos));
                 if (titled[r->pos][r->variant]) to_out_printf(&g, "notitle");
                 else to_out_printf(&g, "title '%s'", label);
@@ -475,33 +482,45 @@ static int write_loss(const to_table *t, const char *dir, const char *runs_dir, 
 
 /* ------------------------------------------------------------------ entry points */
 
-int to_plot(const to_table *t, const char *dir, const char *runs_dir)
+/* Writes the figures' data and scripts, then draws each in every format; said (or NULL) gets a line per figure
+ * naming the files written. */
+static int plot_all(const to_table *t, const char *dir, const char *runs_dir, FILE *said)
 {
     int n_tasks;
-    if (write_heatmaps(t, dir, &n_tasks)) return -1;
-    char names[1 + 2 * RG_TASK_MAX][64], scripts[1 + 2 * RG_TASK_MAX][64];
+    if (to_plot_heatmaps(t, dir, &n_tasks)) return -1;
+    char names[1 + 2 * RG_TASK_MAX][64];
     int n_fig = 0;
-    snprintf(names[n_fig], 64, "extrapolation.svg");
-    snprintf(scripts[n_fig++], 64, "extrapolation.gp");
+    snprintf(names[n_fig++], 64, "extrapolation");
     for (int task = 0; task < rg_task_count(); task++) {
         if (!t->n_lens[task]) continue;
-        if (write_curves(t, dir, task, names[n_fig], 64)) return -1;
-        snprintf(scripts[n_fig++], 64, "curves_%s.gp", rg_task_name((rg_task)task));
+        if (write_curves(t, dir, task, names[n_fig++], 64)) return -1;
         int rc = write_loss(t, dir, runs_dir, task, names[n_fig], 64);
         if (rc < 0) return -1;
-        if (rc == 1) snprintf(scripts[n_fig++], 64, "loss_%s.gp", rg_task_name((rg_task)task));
+        n_fig += rc == 1;
     }
     for (int i = 0; i < n_fig; i++) {
-        int rc = run_gnuplot(dir, scripts[i], names[i]);
-        if (rc < 0) return -1;
-        if (rc == 1) {
-            fprintf(stderr, "train_order: warning: gnuplot is not installed: no plots (their data and scripts are "
-                            "in %s: *.dat, *.gp; apt-get install gnuplot-nox)\n", dir);
-            return 0;
+        char script[600];
+        snprintf(script, sizeof script, "%.63s.gp", names[i]);
+        for (int f = 0; f < N_FORMATS; f++) {
+            char name[600];
+            snprintf(name, sizeof name, "%.63s.%s", names[i], FORMATS[f]);
+            int rc = run_gnuplot(dir, script, name, f);
+            if (rc < 0) return -1;
+            if (rc == 1) {
+                fprintf(stderr, "train_order: warning: gnuplot is not installed: no plots (their data and scripts "
+                                "are in %s: *.dat, *.gp; apt-get install gnuplot-nox)\n", dir);
+                if (said) fprintf(said, "train_order: wrote the plots' data and scripts (no gnuplot): %s/*.dat, *.gp\n",
+                                  dir);
+                return 0;
+            }
         }
+        if (said) fprintf(said, "train_order: wrote %s/%s.svg, .pdf, .png (data %s.dat, script %s.gp)\n", dir,
+                          names[i], names[i], names[i]);
     }
     return 0;
 }
+
+int to_plot(const to_table *t, const char *dir, const char *runs_dir) { return plot_all(t, dir, runs_dir, NULL); }
 
 int to_replot_results(const char *report_csv, const to_result *res, int n_res, int train_len, const char *out_dir)
 {
@@ -516,9 +535,10 @@ int to_replot_results(const char *report_csv, const to_result *res, int n_res, i
     to_table t;
     int rc = to_table_build(&t, res, n_res, train_len);
     if (rc == 0) {
-        rc = to_plot(&t, out_dir, runs);
+        rc = plot_all(&t, out_dir, runs, stdout);
         to_table_free(&t);
     }
+    if (rc == 0 && fflush(stdout) != 0) rc = -1;
     return rc;
 }
 

@@ -5,6 +5,7 @@
  * statistics with its per-seed values, and every run. Every file goes through to_out (checked writes, renamed into
  * place only when complete). */
 #include "report.h"
+#include "mpi.h"
 
 #include <cblas.h>
 #include <cjson/cJSON.h>
@@ -158,8 +159,30 @@ static void md_header(to_out *w, const to_report_meta *meta, const provenance *p
                   meta->command ? meta->command : "", meta->wall_seconds, meta->wall_seconds / 60);
 }
 
+/* What a report contains, so that its notes explain only that: RoPE scaling rows per length and with a fixed
+ * factor, θ=500k and +rand rows (or every run with randomized positions), the MPI ranks, rows not learned. */
+typedef struct {
+    bool scaled, fixed, theta, rand, plain, unlearned; /* plain: rows evaluated at positions 0..2n+2 */
+    int ranks;
+} to_report_has;
+
+static void report_has(const to_table *t, to_report_has *h)
+{
+    memset(h, 0, sizeof *h);
+    for (int k = 0; k < t->n_rows; k++) {
+        const to_row *r = &t->rows[k];
+        h->scaled |= r->ext != RG_ROPE_EXT_NONE && r->ext_factor == 0;
+        h->fixed |= r->ext != RG_ROPE_EXT_NONE && r->ext_factor != 0;
+        h->theta |= r->variant == TO_VAR_THETA500K;
+        h->rand |= r->variant == TO_VAR_RAND;
+        h->plain |= r->variant != TO_VAR_RAND;
+        h->unlearned |= !to_row_learned(t, r);
+    }
+    h->ranks = to_mpi_size();
+}
+
 /* The configuration: model, training, schedule, evaluation, generated lengths, RoPE scaling, variants. */
-static void md_config(to_out *w, const to_options *o, const to_table *t)
+static void md_config(to_out *w, const to_options *o, const to_table *t, const to_report_has *h)
 {
     int L = o->train_len;
     char vocab[512]; /* a run's model takes its task's vocabulary (30 for the ordering tasks) */
@@ -196,22 +219,33 @@ static void md_config(to_out *w, const to_options *o, const to_table *t)
         for (int i = 0; i < ng; i++) to_out_printf(w, "%sn=%d", i ? ", " : "", gen[i]);
         to_out_printf(w, "%s\n", ng ? "" : "none");
     }
-    to_out_printf(w, "- RoPE scaling (rows rope+TYPE, --rope-scaling, HF rope_type names) per test length: beyond the "
-                     "training length with factor s = (2n+3)/%d and original_max_position_embeddings %d; at n <= %d "
-                     "s = 1 and they equal plain RoPE. Rows rope+TYPE:F use the fixed factor F at every length, as "
-                     "an HF rope_scaling config does\n", 2 * L + 3, 2 * L + 3, L);
-    to_out_printf(w, "- training variants: rows `θ=500k` are rope / rope-half trained and evaluated with rope_theta "
-                     "500000 (the others %g); rows `+rand` are trained with randomized positions (Ruoss et al. "
-                     "2023): each training sequence of T tokens gets a sorted uniform random subset of T distinct "
-                     "positions from [0, %d), and evaluated the same way (as the paper's reference code does): each test and "
-                     "held-out sample of 2n+3 tokens gets its own sorted uniform random subset of [0, %d), from a "
-                     "PCG32 stream seeded by (seed, task, n); the other rows are evaluated at positions 0..2n+2\n\n",
-                  o->model.rope_base == TO_THETA_500K ? 10000.0 : o->model.rope_base, o->max_position,
-                  o->max_position);
+    if (h->scaled)
+        to_out_printf(w, "- RoPE scaling (rows rope+TYPE, --rope-scaling, HF rope_type names) per test length: beyond "
+                         "the training length with factor s = (2n+3)/%d and original_max_position_embeddings %d; at "
+                         "n <= %d s = 1 and they equal plain RoPE\n", 2 * L + 3, 2 * L + 3, L);
+    if (h->fixed)
+        to_out_printf(w, "- RoPE scaling with a fixed factor (rows rope+TYPE:F): the factor F at every test length, as "
+                         "an HF rope_scaling config does, with original_max_position_embeddings %d\n", 2 * L + 3);
+    if (h->theta)
+        to_out_printf(w, "- training variant `θ=500k`: rope / rope-half trained and evaluated with rope_theta 500000 "
+                         "(the other rows %g)\n", o->model.rope_base == TO_THETA_500K ? 10000.0 : o->model.rope_base);
+    if (h->rand)
+        to_out_printf(w, "- randomized positions (%s; Ruoss et al. 2023): each training sequence of T tokens gets a "
+                         "sorted uniform random subset of T distinct positions from [0, %d), and is evaluated the same "
+                         "way (as the paper's reference code does): each test and held-out sample of 2n+3 tokens gets "
+                         "its own sorted uniform random subset of [0, %d), from a PCG32 stream seeded by (seed, task, "
+                         "n)%s\n", o->random_positions ? "rows `+rand`, --random-positions" : "rows `+rand`",
+                      o->max_position, o->max_position, h->plain ? "; the other rows are evaluated at positions "
+                      "0..2n+2" : "");
+    if (h->ranks > 1)
+        to_out_printf(w, "- MPI: %d ranks (%s)\n", h->ranks, o->data_parallel ? "--data-parallel: every rank computes "
+                      "a share of every batch; gradients summed in rank order" : "the grid over ranks: rank 0 hands "
+                      "out the runs and writes the report");
+    to_out_printf(w, "\n");
 }
 
 /* How to read the tables: the cells, the interval and why t, n/a. */
-static void md_how_to_read(to_out *w, const to_options *o)
+static void md_how_to_read(to_out *w, const to_options *o, const to_report_has *h)
 {
     to_out_printf(w, "## How to read the tables\n\n"
         "- Exact match cells: mean ± sd [95%% interval] · k/N, over the N seeds of the row; k/N counts the seeds "
@@ -225,9 +259,11 @@ static void md_how_to_read(to_out *w, const to_options *o)
         "bootstrap interval (%d resamples) per cell for comparison. An interval [x, x] means the seeds agreed "
         "exactly; it is no promise about seeds not run (see k/N and the number of seeds).\n"
         "- Token accuracy cells: mean ± sd [95%% t interval].\n"
-        "- n/a: not evaluated (a position past the learned table, max_len %d; for a +rand row, 2n+3 tokens need "
-        "more random positions than [0, max_position %d) has).\n", TO_PASS_EXACT, TO_BOOT_REPS, o->model.max_len,
-        o->max_position);
+        "- n/a: not evaluated (a position past the learned table, max_len %d", TO_PASS_EXACT, TO_BOOT_REPS,
+        o->model.max_len);
+    if (h->rand) to_out_printf(w, "; for a +rand row, 2n+3 tokens need more random positions than [0, max_position "
+                                  "%d) has", o->max_position);
+    to_out_printf(w, ").\n");
 }
 
 static void md_table(to_out *w, const to_table *t, int task, bool exact)
@@ -268,14 +304,18 @@ static int write_md(const to_options *o, const to_table *t, const to_report_meta
     to_out w;
     if (to_out_open(&w, o->out, "report.md")) return -1;
     md_header(&w, meta, p);
-    md_config(&w, o, t);
-    md_how_to_read(&w, o);
+    to_report_has h;
+    report_has(t, &h);
+    md_config(&w, o, t, &h);
+    md_how_to_read(&w, o, &h);
     int L = t->train_len;
-    to_out_printf(&w, "- ✗ marks a row whose mean exact match at n = %d (the training length) is below 0.9: the "
-                      "model did not learn the task, so its extrapolation numbers say nothing about the encoding.\n"
-                      "- Plots (gnuplot): extrapolation.svg (per task, heatmaps of exact match and token accuracy), "
-                      "curves_<task>.svg (against n, with the seeds and the 95%% band), loss_<task>.svg (training "
-                      "loss of every run).\n", L);
+    if (h.unlearned)
+        to_out_printf(&w, "- ✗ marks a row whose mean exact match at n = %d (the training length) is below 0.9: the "
+                          "model did not learn the task, so its extrapolation numbers say nothing about the "
+                          "encoding.\n", L);
+    to_out_printf(&w, "- Plots (gnuplot), each as .svg, .pdf and .png: extrapolation (per task, heatmaps of exact "
+                      "match and token accuracy), curves_<task> (against n, with the seeds and the 95%% band), "
+                      "loss_<task> (training loss of every run).\n");
     if (to_table_has_learn(t))
         to_out_printf(&w, "- steps to %.2f (last column of the exact-match tables): the first step at which a run's "
                           "held-out exact match (every %d steps and at the last, %d samples at each of up to %d "

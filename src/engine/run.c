@@ -201,6 +201,58 @@ static int train_step(trainer *t, double lr, double *loss, double *grad_norm, in
     return 0;
 }
 
+/* The source run's log rows up to step `upto`, for a resume: <folder above the checkpoint's>/runs/<name>/<file>
+ * (the layout train_order writes), read whole before the resumed log is opened (it may be the same file). Returns
+ * the rows (malloc'ed, without the header; NULL when the log is missing, its header is not `header`, or a row is
+ * malformed: the resumed log then starts at the resume step, and the message says so). */
+static char *source_history(const trainer *t, const char *file, const char *header, int64_t upto)
+{
+    char ck_dir[TO_PATH], src_dir[TO_PATH], path[2 * TO_PATH + 192], line[1024];
+    to_folder_of(t->o->resume, ck_dir, sizeof ck_dir);
+    snprintf(path, sizeof path, "%s/runs/%s/%s", to_folder_of(ck_dir, src_dir, sizeof src_dir), t->name, file);
+    FILE *f = to_fopen_read(path);
+    size_t cap = 1 << 16, n = 0;
+    char *rows = f ? malloc(cap) : NULL;
+    bool ok = rows && fgets(line, sizeof line, f) && strcmp(line, header) == 0;
+    while (ok && fgets(line, sizeof line, f)) {
+        char *end;
+        long long step = strtoll(line, &end, 10);
+        size_t len = strlen(line);
+        if (end == line || *end != ',' || line[len - 1] != '\n' || len > 512) { ok = false; break; }
+        if (step > upto) continue;
+        if (n + len + 1 > cap) {
+            char *p = cap < (64u << 20) ? realloc(rows, cap *= 2) : NULL;
+            if (!p) { ok = false; break; }
+            rows = p;
+        }
+        memcpy(rows + n, line, len + 1);
+        n += len;
+    }
+    if (f) fclose(f);
+    if (!ok) {
+        free(rows);
+        if (!t->o->quiet)
+            fprintf(stderr, "%s: %s starts at the resume step %lld: no readable log of the source run at %s\n",
+                    t->tag, file, (long long)upto, path);
+        return NULL;
+    }
+    return rows;
+}
+
+/* Opens the run's log file (header, then on a resume the source run's rows up to the resume step). */
+static FILE *open_log(const trainer *t, const char *dir, const char *file, const char *header)
+{
+    char path[TO_PATH + 192];
+    if (to_mpi_writes()) snprintf(path, sizeof path, "%s/%s", dir, file);
+    else snprintf(path, sizeof path, "/dev/null"); /* data-parallel ranks 1..N-1: rank 0 writes the logs (mpi.h) */
+    char *rows = t->o->resume[0] && to_mpi_writes() ? source_history(t, file, header, t->rs->step) : NULL;
+    FILE *f = fopen(path, "w");
+    if (!f) fprintf(stderr, "%s: cannot write %s: %s\n", t->tag, path, strerror(errno));
+    else fprintf(f, "%s%s", header, rows ? rows : "");
+    free(rows);
+    return f;
+}
+
 static int trainer_init(trainer *t)
 {
     const to_options *o = t->o;
@@ -216,17 +268,14 @@ static int trainer_init(trainer *t)
         fprintf(stderr, "%s: %s: the data or positions RNG is missing\n", t->tag, t->ckpt);
         return -1;
     }
-    char dir[TO_PATH + 160], path[TO_PATH + 192];
+    char dir[TO_PATH + 160];
     snprintf(dir, sizeof dir, "%.*s/runs/%s", TO_PATH - 1, o->out, t->name);
-    if (to_mpi_writes()) snprintf(path, sizeof path, "%s/train.csv", dir);
-    else snprintf(path, sizeof path, "/dev/null"); /* data-parallel ranks 1..N-1: rank 0 writes the log (mpi.h) */
-    if (to_make_dir(dir) || !(t->csv = fopen(path, "w"))) {
-        fprintf(stderr, "%s: cannot write %s: %s\n", t->tag, path, strerror(errno));
+    if (to_make_dir(dir)) {
+        fprintf(stderr, "%s: cannot make %s: %s\n", t->tag, dir, strerror(errno));
         return -1;
     }
-    fprintf(t->csv, "step,loss,lr,grad_norm,tokens_per_s,elapsed_s\n");
+    if (!(t->csv = open_log(t, dir, "train.csv", "step,loss,lr,grad_norm,tokens_per_s,elapsed_s\n"))) return -1;
     if (o->eval_every) {
-        snprintf(path, sizeof path, "%s/eval.csv", dir);
         int64_t seed; /* the run's seed, a row of train_order's /run settings (settings.c, settings_run.c) */
         if (rg_run_state_get_int(t->rs, "seed", 1, INT32_MAX, &seed) ||
             heldout_init(&t->held, t->task, o->train_len, to_variant_of(o, t->m->cfg.pos) == TO_VAR_RAND,
@@ -234,11 +283,7 @@ static int trainer_init(trainer *t)
             fprintf(stderr, "%s: %s\n", t->tag, rg_last_error());
             return -1;
         }
-        if (!(t->eval_csv = fopen(path, "w"))) {
-            fprintf(stderr, "%s: cannot write %s: %s\n", t->tag, path, strerror(errno));
-            return -1;
-        }
-        fprintf(t->eval_csv, "step,exact_match,token_acc,eval_seconds\n");
+        if (!(t->eval_csv = open_log(t, dir, "eval.csv", "step,exact_match,token_acc,eval_seconds\n"))) return -1;
     }
     t->t0 = t->win_t0 = to_now_seconds();
     t->start = t->rs->step;

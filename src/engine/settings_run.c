@@ -7,6 +7,11 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The evaluation settings a checkpoint also keeps in /run, so that --resume and --eval evaluate as the source run
+ * did unless the command line or --config gives them (older checkpoints without them: the defaults). */
+static const char *const EVAL_SETTINGS[] = {"test-lens", "rope-scaling", "eval-every"};
+#define N_EVAL_SETTINGS 3
+
 int to_settings_to_run(const to_options *o, rg_task task, int seed, rg_run_state *rs)
 {
     static to_options run; /* o with this run's task and seed (one process per run: see pool.c, mpi.c) */
@@ -30,7 +35,55 @@ int to_settings_to_run(const to_options *o, rg_task task, int seed, rg_run_state
         }
         if (st) return -1;
     }
+    for (int i = 0; i < N_EVAL_SETTINGS; i++) {
+        char key[64], text[256];
+        s = to_setting_find(EVAL_SETTINGS[i]);
+        to_setting_key(s, key, sizeof key);
+        if (s->kind == K_LIST) s->print(&run, text, sizeof text);
+        rg_status st = s->kind == K_LIST ? rg_run_state_set_str(rs, key, text)
+                                         : rg_run_state_set_int(rs, key, *(const int *)((const char *)&run + s->off));
+        if (st) return -1;
+    }
     return 0;
+}
+
+/* The evaluation settings of the checkpoint's /run (EVAL_SETTINGS), where present and not given by the user; each
+ * read by its flag's own parser and limits. --rope-ext is the older name of --rope-scaling. */
+static void eval_settings_from_run(to_options *o, const char *ckpt, const rg_run_state *rs)
+{
+    for (int i = 0; i < N_EVAL_SETTINGS; i++) {
+        const setting *s = to_setting_find(EVAL_SETTINGS[i]);
+        char key[64], where[96];
+        to_setting_key(s, key, sizeof key);
+        snprintf(where, sizeof where, "/run %s", key);
+        const rg_run_attr *a = rg_run_state_attr(rs, key);
+        bool given = to_setting_given(s) || (i == 1 && to_setting_given(to_setting_find("rope-ext")));
+        if (!a || given) continue;
+        if (s->kind != K_LIST) {
+            if (a->type != RG_RUN_ATTR_INT)
+                to_usage_error("an integer attribute", "checkpoint %s: %s is not an integer", ckpt, where);
+            static to_options scratch;
+            scratch = *o;
+            if (to_setting_set_number(s, &scratch, (double)a->i) == 0) { to_setting_set_number(s, o, (double)a->i); continue; }
+            char allowed[256];
+            to_setting_allowed(s, allowed, sizeof allowed);
+            to_usage_error(allowed, "checkpoint %s: %s = %lld is outside the limits of --%s", ckpt, where,
+                           (long long)a->i, s->name);
+        }
+        if (a->type != RG_RUN_ATTR_STRING)
+            to_usage_error("a string attribute", "checkpoint %s: %s is not a string", ckpt, where);
+        static to_options scratch;
+        char text[RG_CKPT_STR_LEN];
+        scratch = *o;
+        snprintf(text, sizeof text, "%s", a->s); /* the parser writes into its argument */
+        if (s->parse(&scratch, text) != 0) {
+            char allowed[256];
+            to_setting_allowed(s, allowed, sizeof allowed);
+            to_usage_error(allowed, "checkpoint %s: %s = '%s' is not a value of --%s", ckpt, where, a->s, s->name);
+        }
+        snprintf(text, sizeof text, "%s", a->s);
+        s->parse(o, text);
+    }
 }
 
 /* One number from the checkpoint, checked against the flag's limits; stored unless the command line gave the
@@ -88,6 +141,7 @@ void to_settings_from_checkpoint(to_options *o, const char *ckpt, const rg_model
         if (s->kind == K_LIST) from_ckpt_text(s, o, a->s, ckpt, where);
         else from_ckpt(s, o, (double)a->i, ckpt, where);
     }
+    eval_settings_from_run(o, ckpt, rs);
     o->n_seeds = 1; /* the run's seed, from /run seed */
     /* the schedule (/optim) and the model (/config), with the same limits as the flags */
     struct { const char *flag, *where; double v; } vals[] = {
