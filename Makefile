@@ -7,6 +7,15 @@ PKGS := libxsmm openblas hdf5
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) cmocka)
 PKG_LIBS = $(shell pkg-config --libs $(PKGS)) -lm -lpthread
 CMOCKA_LIBS = $(shell pkg-config --libs cmocka)
+# oneDNN (Debian libdnnl-dev 2.x, optional; src/tensor/dnnl.c is its only user): bf16 products (--precision bf16)
+# and oneDNN's float32 products. Found when a test program including dnnl.h links with -ldnnl (Debian ships no
+# .pc file); without it the library builds fp32 only and refuses bf16 with a message. RG_DNNL=0 builds without.
+# (evaluated once, on first use: after `deps` has run)
+DNNL_FOUND = $(eval DNNL_FOUND := $(DNNL_PROBE))$(DNNL_FOUND)
+DNNL_PROBE = $(if $(filter 0,$(RG_DNNL)),,$(shell printf '\043include <dnnl.h>\nint main(void){return dnnl_version() == 0;}\n' | $(CC) -x c - -ldnnl -o /dev/null 2>/dev/null && echo yes))
+DNNL_CFLAGS = $(if $(DNNL_FOUND),-DRG_HAVE_DNNL)
+DNNL_LIBS = $(if $(DNNL_FOUND),-ldnnl -lgomp)
+PKG_LIBS += $(DNNL_LIBS)
 
 WARN := -Wall -Wextra -Wno-unused-parameter
 ifeq ($(CI),true)
@@ -55,7 +64,7 @@ deps:
 
 # build/flags holds the flags that vary between builds (CI=true adds -Werror, OPT, EXTRA_*); every object depends
 # on it, so `CI=true make test` after a plain `make` recompiles with -Werror instead of reusing the objects.
-FLAGS_TEXT = $(CC) $(OPT) $(WARN) $(EXTRA_CFLAGS) $(EXTRA_LDFLAGS)
+FLAGS_TEXT = $(CC) $(OPT) $(WARN) $(EXTRA_CFLAGS) $(EXTRA_LDFLAGS) dnnl=$(DNNL_FOUND)
 $(BUILD)/flags: FORCE
 	@mkdir -p $(dir $@)
 	@[ "$$(cat $@ 2>/dev/null)" = "$(FLAGS_TEXT)" ] || echo "$(FLAGS_TEXT)" > $@
@@ -63,6 +72,9 @@ $(BUILD)/flags: FORCE
 $(BUILD)/f32/%.o: %.c $(wildcard src/*/*.h examples/*/*.h) tests/common.h $(BUILD)/flags
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
+$(BUILD)/f32/src/tensor/dnnl.o: src/tensor/dnnl.c $(wildcard src/*/*.h) $(BUILD)/flags
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(DNNL_CFLAGS) -c $< -o $@
 $(BUILD)/f64/%.o: %.c $(wildcard src/*/*.h) tests/common.h $(BUILD)/flags
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -DRG_DOUBLE -c $< -o $@

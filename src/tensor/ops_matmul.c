@@ -1,18 +1,97 @@
 /* ops_matmul.c: matrix products and Linear. Shapes: rg_matmul op(a) [..., M, K] x op(b) [..., K, N] -> [..., M, N]
  * (b may be 2-D, shared over the batch); rg_linear x [..., in], W [out, in], b [out] -> [..., out].
- * Every product is one cblas GEMM (a batched product is one GEMM per batch entry, or a single GEMM with the batch
- * folded into M when b is shared). Backward rules: docs/derivatives.md rows "matmul" and "linear". */
+ * Every product is one GEMM (a batched product is one GEMM per batch entry, or a single GEMM with the batch
+ * folded into M when b is shared). Backward rules: docs/derivatives.md rows "matmul" and "linear".
+ * Linear's three products (here and in ops_fused.c) go through rg_linear_product / rg_linear_grads, which honour
+ * rg_set_linear_precision (tensor.h): float32 rg_gemm, or bf16 operands on oneDNN (rg_gemm_bf16) with each
+ * operand's bf16 copy made once (tensor.h, field bf16). */
 #include "ops.h"
 #include "gemm.h"
 
+#include <stdlib.h>
 #include <string.h>
+
+/* ---------------------------------------------------------------- precision */
+
+static rg_precision linear_precision = RG_PRECISION_FP32;
+
+rg_status rg_set_linear_precision(rg_precision p)
+{
+    char why[256];
+    if (p != RG_PRECISION_FP32 && p != RG_PRECISION_BF16)
+        return rg_error(RG_ERR_ARG, "linear precision %d: not fp32 (0) or bf16 (1)", (int)p);
+    if (p == RG_PRECISION_BF16 && !rg_bf16_supported(why, sizeof why))
+        return rg_error(RG_ERR_ARG, "precision bf16: %s", why);
+    linear_precision = p;
+    return RG_OK;
+}
+
+rg_precision rg_get_linear_precision(void) { return linear_precision; }
+
+const char *rg_precision_name(rg_precision p) { return p == RG_PRECISION_BF16 ? "bf16" : "fp32"; }
+
+#ifndef RG_DOUBLE
+/* t's data rounded to bf16, converted once per version of it (tensor.h). */
+static const uint16_t *bf16_data(rg_tensor *t)
+{
+    if (t->bf16 && t->bf16_of == t->data && t->bf16_version == t->version) return t->bf16;
+    size_t bytes = (size_t)t->numel * sizeof(uint16_t);
+    if (t->is_param) { /* persistent: one buffer for the parameter's life (freed with it) */
+        if (!t->bf16 && !(t->bf16 = malloc(bytes))) RG_FATAL("bf16 copy of %s: out of memory", t->name);
+    } else {
+        RG_ASSERT(t->ctx, "bf16 copy of %s: the tensor has no context", t->name);
+        t->bf16 = rg_arena_alloc(&t->ctx->arena, bytes);
+    }
+    rg_bf16_from_float(t->bf16, t->data, t->numel);
+    t->bf16_of = t->data;
+    t->bf16_version = t->version;
+    return t->bf16;
+}
+#endif
+
+void rg_linear_product(rg_tensor *x, rg_tensor *w, rg_real beta, rg_real *y)
+{
+    const int in = w->shape[1], out_f = w->shape[0], rows = (int)(x->numel / in);
+#ifndef RG_DOUBLE
+    if (linear_precision == RG_PRECISION_BF16) {
+        rg_gemm_bf16(false, true, rows, out_f, in, bf16_data(x), in, bf16_data(w), in, beta, y, out_f);
+        return;
+    }
+#endif
+    rg_gemm(false, true, rows, out_f, in, 1, x->data, in, w->data, in, beta, y, out_f);
+}
+
+static inline bool wants_grad(const rg_tensor *t) { return t && t->requires_grad; }
+
+void rg_linear_grads(rg_ctx *c, rg_tensor *x, rg_tensor *w, const rg_real *dy)
+{
+    const int in = w->shape[1], out_f = w->shape[0], rows = (int)(x->numel / in);
+#ifndef RG_DOUBLE
+    if (linear_precision == RG_PRECISION_BF16 && (wants_grad(x) || wants_grad(w))) {
+        uint16_t *d = rg_arena_alloc(&c->arena, (size_t)rows * out_f * sizeof(uint16_t));
+        rg_bf16_from_float(d, dy, (int64_t)rows * out_f);
+        if (wants_grad(x)) {
+            bool fresh;
+            rg_real *dx = rg_grad_fresh(x, &fresh);
+            rg_gemm_bf16(false, false, rows, in, out_f, d, out_f, bf16_data(w), in, fresh ? 0 : 1, dx, in);
+        }
+        if (wants_grad(w))
+            rg_gemm_bf16(true, false, out_f, in, rows, d, out_f, bf16_data(x), in, 1, rg_grad_of(w), in);
+        return;
+    }
+#endif
+    if (wants_grad(x)) { /* written (beta 0) when x's gradient buffer is new: no zero-fill first */
+        bool fresh;
+        rg_real *dx = rg_grad_fresh(x, &fresh);
+        rg_gemm(false, false, rows, in, out_f, 1, dy, out_f, w->data, in, fresh ? 0 : 1, dx, in);
+    }
+    if (wants_grad(w)) rg_gemm(true, false, out_f, in, rows, 1, dy, out_f, x->data, in, 1, rg_grad_of(w), in);
+}
 
 static void matmul_backward(rg_tensor *node);
 static void linear_backward(rg_tensor *node);
 static const rg_op OP_MATMUL = {"matmul", matmul_backward};
 static const rg_op OP_LINEAR = {"linear", linear_backward};
-
-static inline bool wants_grad(const rg_tensor *t) { return t && t->requires_grad; }
 
 /* The sizes of a product, shared by forward and backward. */
 typedef struct {
@@ -115,7 +194,7 @@ rg_tensor *rg_linear(rg_ctx *c, rg_tensor *x, rg_tensor *w, rg_tensor *bias)
     int rows = (int)(x->numel / in);
     if (bias)
         for (int r = 0; r < rows; r++) memcpy(y->data + (int64_t)r * out_f, bias->data, out_f * sizeof(rg_real));
-    rg_gemm(false, true, rows, out_f, in, 1, x->data, in, w->data, in, bias ? 1 : 0, y->data, out_f);
+    rg_linear_product(x, w, bias ? 1 : 0, y->data);
     return y;
 }
 
@@ -126,12 +205,7 @@ static void linear_backward(rg_tensor *node)
     int in = w->shape[1], out_f = w->shape[0];
     int rows = (int)(x->numel / in);
     const rg_real *dy = node->grad;
-    if (wants_grad(x)) { /* written (beta 0) when x's gradient buffer is new: no zero-fill first */
-        bool fresh;
-        rg_real *dx = rg_grad_fresh(x, &fresh);
-        rg_gemm(false, false, rows, in, out_f, 1, dy, out_f, w->data, in, fresh ? 0 : 1, dx, in);
-    }
-    if (wants_grad(w)) rg_gemm(true, false, out_f, in, rows, 1, dy, out_f, x->data, in, 1, rg_grad_of(w), in);
+    rg_linear_grads(node->ctx, x, w, dy);
     if (wants_grad(bias)) {
         rg_real *db = rg_grad_of(bias);
         for (int r = 0; r < rows; r++)

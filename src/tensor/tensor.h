@@ -116,6 +116,11 @@ typedef struct rg_tensor {
     int nsrc;
     struct rg_tensor *src[RG_MAX_SRC];
     unsigned src_version[RG_MAX_SRC];
+    void *bf16;               /* bf16 products only (rg_set_linear_precision): data rounded to bfloat16, made by the
+                               * first bf16 product that reads it (arena memory; malloc'ed for a parameter), valid
+                               * while bf16_of == data and bf16_version == version */
+    const void *bf16_of;
+    unsigned bf16_version;
     void *saved;              /* op-specific buffer from the arena (LayerNorm mean/rstd, softmax output, ...) */
     void *saved2;
     int64_t iarg[8];
@@ -201,5 +206,26 @@ bool rg_flush_denormals(bool on);
  * every CPU) and no pool workers. Call it from one thread, while no step runs. The elementwise ops run on the
  * calling thread only. */
 void rg_set_num_threads(int n);
+
+/* ---------------------------------------------------------------- precision */
+
+/* The operand precision of Linear's products (rg_linear, rg_linear_gelu, rg_linear_residual: the forward x W^T, the
+ * input gradient dy W and the weight gradient dy^T x). RG_PRECISION_FP32 (the default, the reference): float32
+ * throughout. RG_PRECISION_BF16, mixed precision as torch.autocast(dtype=torch.bfloat16) does for linear layers:
+ * the operands are rounded to bfloat16 (round to nearest even; weights once per optimizer step, as their version
+ * changes; each activation and each output gradient once) and multiplied with float32 accumulation and float32
+ * results on oneDNN's matmul (src/tensor/dnnl.c; AMX or AVX512_BF16). Everything else stays float32: the master
+ * weights, their gradients and AdamW, LayerNorm, softmax, the losses, attention's products (libxsmm) and the
+ * position encodings. A process-wide setting; set it before a step, not during one. */
+typedef enum { RG_PRECISION_FP32 = 0, RG_PRECISION_BF16 = 1 } rg_precision;
+
+/* Sets the precision of Linear's products for the process. RG_OK, or RG_ERR_ARG (setting unchanged) when p is
+ * RG_PRECISION_BF16 and this build or CPU cannot run bf16 products: no oneDNN at build time, the float64 build, or
+ * oneDNN reports neither AMX nor AVX512_BF16 (the message names which). The choice is an error, not a silent
+ * fallback to fp32: a run asked to be bf16 must not quietly be something else. */
+rg_status rg_set_linear_precision(rg_precision p);
+rg_precision rg_get_linear_precision(void);
+/* "fp32" or "bf16" */
+const char *rg_precision_name(rg_precision p);
 
 #endif

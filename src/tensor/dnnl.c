@@ -1,0 +1,252 @@
+/* dnnl.c: the one file that calls oneDNN (Debian libdnnl-dev 2.6, its 2.x C API; 3.x changed it), behind gemm.h:
+ * bf16 matrix products with float32 accumulation and results (rg_gemm_bf16), float32 products (rg_gemm_dnnl_f32,
+ * for the per-shape choice in gemm.c), and the float32 -> bf16 conversion (rg_bf16_from_float).
+ *
+ * Shapes as rg_gemm: row-major C [M, N] = op(A) [M, K] op(B) [K, N] + beta C, beta 0 or 1 (1: oneDNN's sum
+ * post-op). A transposed operand is described to oneDNN by its strides, never copied here. One matmul primitive per
+ * (transposes, M, N, K, strides, beta, data type), created on first use and kept in a per-thread table (2.x has no
+ * runtime shapes worth their cost; creating an AMX primitive takes 0.1-1 ms, running a small one ~1 us).
+ *
+ * Threads: Debian's oneDNN runs on OpenMP (libgomp). Every thread that calls oneDNN first sets its OpenMP thread
+ * count to 1 (omp_set_num_threads, which libgomp keeps per thread), so oneDNN never starts an OpenMP team: no
+ * spin-waiting threads next to ropegrad's pool and OpenBLAS's. With more threads (rg_set_num_threads), rg_gemm_bf16
+ * splits a large product by rows over ropegrad's own pool (pool.h), each part a oneDNN call on one thread.
+ *
+ * Built with -DRG_HAVE_DNNL (the Makefile sets it when it finds libdnnl); without it, or in the float64 build,
+ * every function here reports bf16 as unavailable and the products abort (callers check rg_bf16_supported). */
+#include "gemm.h"
+#include "pool.h"
+#include "fastmath.h"
+
+#include <stdio.h>
+#include <string.h>
+
+RG_VECTORIZE void rg_bf16_from_float(uint16_t *restrict dst, const float *restrict src, int64_t n)
+{
+    /* round to nearest even on the upper 16 bits (what oneDNN and PyTorch do); NaN stays a quiet NaN */
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, &src[i], 4);
+        uint32_t r = (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
+        dst[i] = (uint16_t)((u & 0x7FFFFFFFu) > 0x7F800000u ? (u >> 16) | 0x40u : r);
+    }
+}
+
+float rg_bf16_to_float(uint16_t h)
+{
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+#if defined(RG_HAVE_DNNL) && !defined(RG_DOUBLE)
+
+#include <dnnl.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+void omp_set_num_threads(int n); /* libgomp, linked by libdnnl (omp.h is not needed for one call) */
+
+static dnnl_engine_t engine;
+static pthread_once_t engine_once = PTHREAD_ONCE_INIT;
+static dnnl_status_t engine_status = dnnl_success;
+
+static void make_engine(void) { engine_status = dnnl_engine_create(&engine, dnnl_cpu, 0); }
+
+bool rg_bf16_supported(char *why, size_t n)
+{
+    dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+    /* the ISA values are bit sets: avx512_core_bf16's bits are a subset of avx512_core_amx's */
+    if ((isa & dnnl_cpu_isa_avx512_core_bf16) == dnnl_cpu_isa_avx512_core_bf16) return true;
+    if (why) snprintf(why, n, "bf16 products need a CPU with AVX512_BF16 or AMX as oneDNN %d.%d reports it "
+                      "(effective ISA 0x%x here); use fp32", DNNL_VERSION_MAJOR, DNNL_VERSION_MINOR, (unsigned)isa);
+    return false;
+}
+
+bool rg_dnnl_available(void) { return true; }
+
+const char *rg_bf16_isa(void)
+{
+    dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+    if ((isa & dnnl_cpu_isa_avx512_core_amx) == dnnl_cpu_isa_avx512_core_amx) return "AMX";
+    if ((isa & dnnl_cpu_isa_avx512_core_bf16) == dnnl_cpu_isa_avx512_core_bf16) return "AVX512_BF16";
+    return "none";
+}
+
+/* ---------------------------------------------------------------- primitives */
+
+typedef struct {
+    bool used, ta, tb;
+    int M, N, K, lda, ldb, ldc, beta;
+    dnnl_data_type_t type;
+    dnnl_primitive_t prim;
+    dnnl_memory_t a, b, c;
+} entry;
+
+#define TABLE 2048 /* per thread: train_order's step uses ~400 shapes (micro-batch rows vary) */
+static _Thread_local entry *table;
+static _Thread_local dnnl_stream_t stream;
+
+#define CHECK(call) do { dnnl_status_t s_ = (call); \
+    RG_ASSERT(s_ == dnnl_success, "oneDNN: %s failed (status %d)", #call, (int)s_); } while (0)
+
+static void thread_setup(void)
+{
+    pthread_once(&engine_once, make_engine);
+    RG_ASSERT(engine_status == dnnl_success, "oneDNN: no CPU engine (status %d)", (int)engine_status);
+    omp_set_num_threads(1);
+    CHECK(dnnl_stream_create(&stream, engine, dnnl_stream_default_flags));
+    table = calloc(TABLE, sizeof *table);
+    RG_ASSERT(table, "oneDNN: out of memory for the primitive table");
+}
+
+/* rows x cols matrix, transposed or not, as stored with row stride ld */
+static void desc(dnnl_memory_desc_t *md, bool trans, int rows, int cols, int ld, dnnl_data_type_t t)
+{
+    dnnl_dims_t dims = {rows, cols};
+    dnnl_dims_t strides = {trans ? 1 : ld, trans ? ld : 1};
+    CHECK(dnnl_memory_desc_init_by_strides(md, 2, dims, t, strides));
+}
+
+static void create(entry *e)
+{
+    dnnl_memory_desc_t a, b, c;
+    desc(&a, e->ta, e->M, e->K, e->lda, e->type);
+    desc(&b, e->tb, e->K, e->N, e->ldb, e->type);
+    desc(&c, false, e->M, e->N, e->ldc, dnnl_f32);
+    dnnl_matmul_desc_t md;
+    CHECK(dnnl_matmul_desc_init(&md, &a, &b, NULL, &c));
+    dnnl_primitive_attr_t attr;
+    CHECK(dnnl_primitive_attr_create(&attr));
+    dnnl_post_ops_t po = NULL;
+    if (e->beta) {
+        CHECK(dnnl_post_ops_create(&po));
+        CHECK(dnnl_post_ops_append_sum(po, 1.0f));
+        CHECK(dnnl_primitive_attr_set_post_ops(attr, po));
+    }
+    dnnl_primitive_desc_t pd;
+    CHECK(dnnl_primitive_desc_create(&pd, &md, attr, engine, NULL));
+    CHECK(dnnl_primitive_create(&e->prim, pd));
+    CHECK(dnnl_memory_create(&e->a, &a, engine, DNNL_MEMORY_NONE));
+    CHECK(dnnl_memory_create(&e->b, &b, engine, DNNL_MEMORY_NONE));
+    CHECK(dnnl_memory_create(&e->c, &c, engine, DNNL_MEMORY_NONE));
+    CHECK(dnnl_primitive_desc_destroy(pd));
+    CHECK(dnnl_primitive_attr_destroy(attr));
+    if (po) CHECK(dnnl_post_ops_destroy(po));
+    e->used = true;
+}
+
+static entry *lookup(const entry *key)
+{
+    if (!table) thread_setup();
+    uint64_t h = 1469598103934665603ull;
+    const int v[] = {key->ta, key->tb, key->M, key->N, key->K, key->lda, key->ldb, key->ldc, key->beta, key->type};
+    for (size_t i = 0; i < sizeof v / sizeof *v; i++) h = (h ^ (uint32_t)v[i]) * 1099511628211ull;
+    for (int probe = 0; probe < TABLE; probe++) {
+        entry *e = &table[(h + (uint64_t)probe) % TABLE];
+        if (!e->used) {
+            entry k = *key;
+            create(&k);
+            *e = k;
+            return e;
+        }
+        if (e->ta == key->ta && e->tb == key->tb && e->M == key->M && e->N == key->N && e->K == key->K &&
+            e->lda == key->lda && e->ldb == key->ldb && e->ldc == key->ldc && e->beta == key->beta &&
+            e->type == key->type)
+            return e;
+    }
+    RG_FATAL("oneDNN: more than %d product shapes on one thread", TABLE);
+}
+
+static void run(dnnl_data_type_t type, bool ta, bool tb, int M, int N, int K, const void *A, int lda, const void *B,
+                int ldb, float beta, float *C, int ldc)
+{
+    RG_ASSERT(beta == 0 || beta == 1, "oneDNN product: beta %g (must be 0 or 1)", (double)beta);
+    entry key = {false, ta, tb, M, N, K, lda, ldb, ldc, beta != 0, type, NULL, NULL, NULL, NULL};
+    entry *e = lookup(&key);
+    CHECK(dnnl_memory_set_data_handle(e->a, (void *)A));
+    CHECK(dnnl_memory_set_data_handle(e->b, (void *)B));
+    CHECK(dnnl_memory_set_data_handle(e->c, C));
+    dnnl_exec_arg_t args[] = {{DNNL_ARG_SRC, e->a}, {DNNL_ARG_WEIGHTS, e->b}, {DNNL_ARG_DST, e->c}};
+    CHECK(dnnl_primitive_execute(e->prim, stream, 3, args));
+    CHECK(dnnl_stream_wait(stream));
+}
+
+/* rows [M part / nparts, M (part + 1) / nparts) of one product */
+typedef struct {
+    dnnl_data_type_t type;
+    bool ta, tb;
+    int M, N, K, lda, ldb, ldc, esize;
+    float beta;
+    const char *A;
+    const void *B;
+    float *C;
+} job;
+
+static void part_fn(void *p, int part, int nparts)
+{
+    const job *j = p;
+    int m0 = (int)((int64_t)j->M * part / nparts), m1 = (int)((int64_t)j->M * (part + 1) / nparts);
+    if (m1 <= m0) return;
+    const char *a = j->A + (j->ta ? (int64_t)m0 : (int64_t)m0 * j->lda) * j->esize;
+    run(j->type, j->ta, j->tb, m1 - m0, j->N, j->K, a, j->lda, j->B, j->ldb, j->beta, j->C + (int64_t)m0 * j->ldc,
+        j->ldc);
+}
+
+#define PAR_FLOPS 8e6 /* split over the pool from this size on (a bf16 product runs ~4x faster than float32) */
+
+static void product(dnnl_data_type_t type, int esize, bool ta, bool tb, int M, int N, int K, const void *A, int lda,
+                    const void *B, int ldb, float beta, float *C, int ldc)
+{
+    int nt = rg_pool_threads();
+    if (nt > 1 && 2.0 * M * N * K >= PAR_FLOPS && M >= 32 * nt) {
+        job j = {type, ta, tb, M, N, K, lda, ldb, ldc, esize, beta, A, B, C};
+        rg_pool_run(part_fn, &j, nt);
+        return;
+    }
+    run(type, ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
+}
+
+void rg_gemm_bf16(bool ta, bool tb, int M, int N, int K, const uint16_t *A, int lda, const uint16_t *B, int ldb,
+                  float beta, float *C, int ldc)
+{
+    product(dnnl_bf16, 2, ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
+}
+
+void rg_gemm_dnnl_f32(bool ta, bool tb, int M, int N, int K, const float *A, int lda, const float *B, int ldb,
+                      float beta, float *C, int ldc)
+{
+    product(dnnl_f32, 4, ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
+}
+
+#else /* no oneDNN, or the float64 build */
+
+bool rg_bf16_supported(char *why, size_t n)
+{
+#ifdef RG_DOUBLE
+    if (why) snprintf(why, n, "bf16 products are not part of the float64 build (gradient checks)");
+#else
+    if (why) snprintf(why, n, "bf16 products need oneDNN: this build found no libdnnl (Debian: apt-get install "
+                      "libdnnl-dev, then rebuild); use fp32");
+#endif
+    return false;
+}
+
+bool rg_dnnl_available(void) { return false; }
+
+const char *rg_bf16_isa(void) { return "none"; }
+
+void rg_gemm_bf16(bool ta, bool tb, int M, int N, int K, const uint16_t *A, int lda, const uint16_t *B, int ldb,
+                  float beta, float *C, int ldc)
+{
+    RG_FATAL("rg_gemm_bf16: this build has no oneDNN (check rg_bf16_supported first)");
+}
+
+void rg_gemm_dnnl_f32(bool ta, bool tb, int M, int N, int K, const float *A, int lda, const float *B, int ldb,
+                      float beta, float *C, int ldc)
+{
+    RG_FATAL("rg_gemm_dnnl_f32: this build has no oneDNN (check rg_dnnl_available first)");
+}
+
+#endif
