@@ -21,15 +21,42 @@
 #include <stdio.h>
 #include <string.h>
 
-RG_VECTORIZE void rg_bf16_from_float(uint16_t *restrict dst, const float *restrict src, int64_t n)
+/* round to nearest even on the upper 16 bits (what oneDNN and PyTorch do); NaN stays a quiet NaN */
+RG_VECTORIZE static void bf16_portable(uint16_t *restrict dst, const float *restrict src, int64_t n)
 {
-    /* round to nearest even on the upper 16 bits (what oneDNN and PyTorch do); NaN stays a quiet NaN */
     for (int64_t i = 0; i < n; i++) {
         uint32_t u;
         memcpy(&u, &src[i], 4);
         uint32_t r = (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
         dst[i] = (uint16_t)((u & 0x7FFFFFFFu) > 0x7F800000u ? (u >> 16) | 0x40u : r);
     }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 10
+#include <immintrin.h>
+/* AVX512_BF16's VCVTNEPS2BF16: the same rounding, 16 values per instruction; subnormal inputs become +-0 (the
+ * instruction implies DAZ, as ropegrad's steps run anyway: tensor.h, denormals) */
+__attribute__((target("avx512f,avx512bf16"))) static void bf16_avx512(uint16_t *restrict dst,
+                                                                      const float *restrict src, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m256bh h = _mm512_cvtneps_pbh(_mm512_loadu_ps(src + i));
+        memcpy(dst + i, &h, 32);
+    }
+    if (i < n) bf16_portable(dst + i, src + i, n - i);
+}
+#define HAVE_BF16_ASM 1
+#endif
+
+void rg_bf16_from_float(uint16_t *restrict dst, const float *restrict src, int64_t n)
+{
+#ifdef HAVE_BF16_ASM
+    static int has = -1;
+    if (has < 0) has = __builtin_cpu_supports("avx512bf16") ? 1 : 0;
+    if (has) { bf16_avx512(dst, src, n); return; }
+#endif
+    bf16_portable(dst, src, n);
 }
 
 float rg_bf16_to_float(uint16_t h)
