@@ -7,15 +7,13 @@ PKGS := libxsmm openblas hdf5
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) cmocka)
 PKG_LIBS = $(shell pkg-config --libs $(PKGS)) -lm -lpthread
 CMOCKA_LIBS = $(shell pkg-config --libs cmocka)
-# oneDNN (Debian libdnnl-dev 2.x, optional; src/tensor/dnnl.c is its only user): bf16 products (--precision bf16)
-# and oneDNN's float32 products. Found when a test program including dnnl.h links with -ldnnl (Debian ships no
-# .pc file); without it the library builds fp32 only and refuses bf16 with a message. RG_DNNL=0 builds without.
-# (evaluated once, on first use: after `deps` has run)
+# oneDNN (Debian libdnnl-dev 2.x, optional; src/tensor/dnnl.c is its only user, and loads libdnnl.so.2 at run time,
+# so nothing links -ldnnl): bf16 products (--precision bf16) and oneDNN's float32 products. Compiled in when dnnl.h
+# is found (evaluated once, on first use: after `deps` has run); without it the library is fp32 only and refuses
+# bf16 with a message. RG_DNNL=0 builds without.
 DNNL_FOUND = $(eval DNNL_FOUND := $(DNNL_PROBE))$(DNNL_FOUND)
-DNNL_PROBE = $(if $(filter 0,$(RG_DNNL)),,$(shell printf '\043include <dnnl.h>\nint main(void){return dnnl_version() == 0;}\n' | $(CC) -x c - -ldnnl -o /dev/null 2>/dev/null && echo yes))
+DNNL_PROBE = $(if $(filter 0,$(RG_DNNL)),,$(shell printf '\043include <dnnl.h>\n' | $(CC) -fsyntax-only -x c - 2>/dev/null && echo yes))
 DNNL_CFLAGS = $(if $(DNNL_FOUND),-DRG_HAVE_DNNL)
-DNNL_LIBS = $(if $(DNNL_FOUND),-ldnnl -lgomp)
-PKG_LIBS += $(DNNL_LIBS)
 
 WARN := -Wall -Wextra -Wno-unused-parameter
 ifeq ($(CI),true)

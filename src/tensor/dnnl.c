@@ -12,8 +12,9 @@
  * spin-waiting threads next to ropegrad's pool and OpenBLAS's. With more threads (rg_set_num_threads), rg_gemm_bf16
  * splits a large product by rows over ropegrad's own pool (pool.h), each part a oneDNN call on one thread.
  *
- * Built with -DRG_HAVE_DNNL (the Makefile sets it when it finds libdnnl); without it, or in the float64 build,
- * every function here reports bf16 as unavailable and the products abort (callers check rg_bf16_supported). */
+ * Built with -DRG_HAVE_DNNL (the Makefile sets it when dnnl.h is installed) and loaded at run time (dlopen, below);
+ * without it, or in the float64 build, every function here reports bf16 as unavailable and the products abort
+ * (callers check rg_bf16_supported). */
 #include "gemm.h"
 #include "pool.h"
 #include "fastmath.h"
@@ -69,21 +70,70 @@ float rg_bf16_to_float(uint16_t h)
 
 #if defined(RG_HAVE_DNNL) && !defined(RG_DOUBLE)
 
+#include <dlfcn.h>
 #include <dnnl.h>
 #include <pthread.h>
 #include <stdlib.h>
 
-void omp_set_num_threads(int n); /* libgomp, linked by libdnnl (omp.h is not needed for one call) */
+/* oneDNN is loaded at run time (dlopen of libdnnl.so.2, Debian's libdnnl2): a program links libropegrad.a without
+ * -ldnnl (the README's compile line), and a machine without the library runs fp32 and refuses bf16 with the reason. */
+#define DNNL_FUNCS(X) X(dnnl_get_effective_cpu_isa) X(dnnl_engine_create) X(dnnl_stream_create) \
+    X(dnnl_memory_desc_init_by_strides) X(dnnl_matmul_desc_init) X(dnnl_primitive_attr_create) \
+    X(dnnl_post_ops_create) X(dnnl_post_ops_append_sum) X(dnnl_primitive_attr_set_post_ops) \
+    X(dnnl_primitive_desc_create) X(dnnl_primitive_create) X(dnnl_memory_create) X(dnnl_primitive_desc_destroy) \
+    X(dnnl_primitive_attr_destroy) X(dnnl_post_ops_destroy) X(dnnl_memory_set_data_handle) \
+    X(dnnl_primitive_execute) X(dnnl_stream_wait) X(dnnl_version)
+#define DECLARE(f) static __typeof__(f) *p_##f;
+DNNL_FUNCS(DECLARE)
+static void (*p_omp_set_num_threads)(int); /* libgomp's, which libdnnl.so.2 links: OpenMP is held at 1 thread */
+
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static bool loaded;
+static char load_error[300];
+
+static void load(void)
+{
+    void *h = dlopen("libdnnl.so.2", RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        snprintf(load_error, sizeof load_error, "oneDNN could not be loaded (%s; Debian: apt-get install libdnnl2)",
+                 dlerror());
+        return;
+    }
+#define LOAD(f) \
+    if (!(p_##f = (__typeof__(p_##f))dlsym(h, #f))) { \
+        snprintf(load_error, sizeof load_error, "libdnnl.so.2 has no %s (oneDNN 2.x expected)", #f); \
+        return; \
+    }
+    DNNL_FUNCS(LOAD)
+    p_omp_set_num_threads = (void (*)(int))dlsym(h, "omp_set_num_threads");
+    const dnnl_version_t *v = p_dnnl_version();
+    if (v->major != DNNL_VERSION_MAJOR) {
+        snprintf(load_error, sizeof load_error, "libdnnl.so.2 is oneDNN %d.%d, built against %d.x", v->major,
+                 v->minor, DNNL_VERSION_MAJOR);
+        return;
+    }
+    loaded = true;
+}
+
+static bool load_dnnl(void)
+{
+    pthread_once(&load_once, load);
+    return loaded;
+}
 
 static dnnl_engine_t engine;
 static pthread_once_t engine_once = PTHREAD_ONCE_INIT;
 static dnnl_status_t engine_status = dnnl_success;
 
-static void make_engine(void) { engine_status = dnnl_engine_create(&engine, dnnl_cpu, 0); }
+static void make_engine(void) { engine_status = p_dnnl_engine_create(&engine, dnnl_cpu, 0); }
 
 bool rg_bf16_supported(char *why, size_t n)
 {
-    dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+    if (!load_dnnl()) {
+        if (why) snprintf(why, n, "bf16 products need oneDNN: %s; use fp32", load_error);
+        return false;
+    }
+    dnnl_cpu_isa_t isa = p_dnnl_get_effective_cpu_isa();
     /* the ISA values are bit sets: avx512_core_bf16's bits are a subset of avx512_core_amx's */
     if ((isa & dnnl_cpu_isa_avx512_core_bf16) == dnnl_cpu_isa_avx512_core_bf16) return true;
     if (why) snprintf(why, n, "bf16 products need a CPU with AVX512_BF16 or AMX as oneDNN %d.%d reports it "
@@ -91,11 +141,12 @@ bool rg_bf16_supported(char *why, size_t n)
     return false;
 }
 
-bool rg_dnnl_available(void) { return true; }
+bool rg_dnnl_available(void) { return load_dnnl(); }
 
 const char *rg_bf16_isa(void)
 {
-    dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+    if (!load_dnnl()) return "none";
+    dnnl_cpu_isa_t isa = p_dnnl_get_effective_cpu_isa();
     if ((isa & dnnl_cpu_isa_avx512_core_amx) == dnnl_cpu_isa_avx512_core_amx) return "AMX";
     if ((isa & dnnl_cpu_isa_avx512_core_bf16) == dnnl_cpu_isa_avx512_core_bf16) return "AVX512_BF16";
     return "none";
@@ -120,10 +171,11 @@ static _Thread_local dnnl_stream_t stream;
 
 static void thread_setup(void)
 {
+    RG_ASSERT(load_dnnl(), "%s", load_error);
     pthread_once(&engine_once, make_engine);
     RG_ASSERT(engine_status == dnnl_success, "oneDNN: no CPU engine (status %d)", (int)engine_status);
-    omp_set_num_threads(1);
-    CHECK(dnnl_stream_create(&stream, engine, dnnl_stream_default_flags));
+    if (p_omp_set_num_threads) p_omp_set_num_threads(1);
+    CHECK(p_dnnl_stream_create(&stream, engine, dnnl_stream_default_flags));
     table = calloc(TABLE, sizeof *table);
     RG_ASSERT(table, "oneDNN: out of memory for the primitive table");
 }
@@ -133,7 +185,7 @@ static void desc(dnnl_memory_desc_t *md, bool trans, int rows, int cols, int ld,
 {
     dnnl_dims_t dims = {rows, cols};
     dnnl_dims_t strides = {trans ? 1 : ld, trans ? ld : 1};
-    CHECK(dnnl_memory_desc_init_by_strides(md, 2, dims, t, strides));
+    CHECK(p_dnnl_memory_desc_init_by_strides(md, 2, dims, t, strides));
 }
 
 static void create(entry *e)
@@ -143,24 +195,24 @@ static void create(entry *e)
     desc(&b, e->tb, e->K, e->N, e->ldb, e->type);
     desc(&c, false, e->M, e->N, e->ldc, dnnl_f32);
     dnnl_matmul_desc_t md;
-    CHECK(dnnl_matmul_desc_init(&md, &a, &b, NULL, &c));
+    CHECK(p_dnnl_matmul_desc_init(&md, &a, &b, NULL, &c));
     dnnl_primitive_attr_t attr;
-    CHECK(dnnl_primitive_attr_create(&attr));
+    CHECK(p_dnnl_primitive_attr_create(&attr));
     dnnl_post_ops_t po = NULL;
     if (e->beta) {
-        CHECK(dnnl_post_ops_create(&po));
-        CHECK(dnnl_post_ops_append_sum(po, 1.0f));
-        CHECK(dnnl_primitive_attr_set_post_ops(attr, po));
+        CHECK(p_dnnl_post_ops_create(&po));
+        CHECK(p_dnnl_post_ops_append_sum(po, 1.0f));
+        CHECK(p_dnnl_primitive_attr_set_post_ops(attr, po));
     }
     dnnl_primitive_desc_t pd;
-    CHECK(dnnl_primitive_desc_create(&pd, &md, attr, engine, NULL));
-    CHECK(dnnl_primitive_create(&e->prim, pd));
-    CHECK(dnnl_memory_create(&e->a, &a, engine, DNNL_MEMORY_NONE));
-    CHECK(dnnl_memory_create(&e->b, &b, engine, DNNL_MEMORY_NONE));
-    CHECK(dnnl_memory_create(&e->c, &c, engine, DNNL_MEMORY_NONE));
-    CHECK(dnnl_primitive_desc_destroy(pd));
-    CHECK(dnnl_primitive_attr_destroy(attr));
-    if (po) CHECK(dnnl_post_ops_destroy(po));
+    CHECK(p_dnnl_primitive_desc_create(&pd, &md, attr, engine, NULL));
+    CHECK(p_dnnl_primitive_create(&e->prim, pd));
+    CHECK(p_dnnl_memory_create(&e->a, &a, engine, DNNL_MEMORY_NONE));
+    CHECK(p_dnnl_memory_create(&e->b, &b, engine, DNNL_MEMORY_NONE));
+    CHECK(p_dnnl_memory_create(&e->c, &c, engine, DNNL_MEMORY_NONE));
+    CHECK(p_dnnl_primitive_desc_destroy(pd));
+    CHECK(p_dnnl_primitive_attr_destroy(attr));
+    if (po) CHECK(p_dnnl_post_ops_destroy(po));
     e->used = true;
 }
 
@@ -192,12 +244,12 @@ static void run(dnnl_data_type_t type, bool ta, bool tb, int M, int N, int K, co
     RG_ASSERT(beta == 0 || beta == 1, "oneDNN product: beta %g (must be 0 or 1)", (double)beta);
     entry key = {false, ta, tb, M, N, K, lda, ldb, ldc, beta != 0, type, NULL, NULL, NULL, NULL};
     entry *e = lookup(&key);
-    CHECK(dnnl_memory_set_data_handle(e->a, (void *)A));
-    CHECK(dnnl_memory_set_data_handle(e->b, (void *)B));
-    CHECK(dnnl_memory_set_data_handle(e->c, C));
+    CHECK(p_dnnl_memory_set_data_handle(e->a, (void *)A));
+    CHECK(p_dnnl_memory_set_data_handle(e->b, (void *)B));
+    CHECK(p_dnnl_memory_set_data_handle(e->c, C));
     dnnl_exec_arg_t args[] = {{DNNL_ARG_SRC, e->a}, {DNNL_ARG_WEIGHTS, e->b}, {DNNL_ARG_DST, e->c}};
-    CHECK(dnnl_primitive_execute(e->prim, stream, 3, args));
-    CHECK(dnnl_stream_wait(stream));
+    CHECK(p_dnnl_primitive_execute(e->prim, stream, 3, args));
+    CHECK(p_dnnl_stream_wait(stream));
 }
 
 /* rows [M part / nparts, M (part + 1) / nparts) of one product */
@@ -254,7 +306,7 @@ bool rg_bf16_supported(char *why, size_t n)
 #ifdef RG_DOUBLE
     if (why) snprintf(why, n, "bf16 products are not part of the float64 build (gradient checks)");
 #else
-    if (why) snprintf(why, n, "bf16 products need oneDNN: this build found no libdnnl (Debian: apt-get install "
+    if (why) snprintf(why, n, "bf16 products need oneDNN: this build found no dnnl.h (Debian: apt-get install "
                       "libdnnl-dev, then rebuild); use fp32");
 #endif
     return false;

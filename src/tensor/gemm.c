@@ -46,6 +46,11 @@ bool rg_gemm_uses_xsmm(int M, int N, int K)
     return blas_is_generic() || (N <= 256 && !(M > 256 && K > 1024));
 }
 
+bool rg_gemm_transposes_b(int M, int N, int K)
+{
+    return rg_gemm_uses_xsmm(M, N, K) && ((int64_t)N * K <= 65536 || blas_is_generic());
+}
+
 static void blas(bool ta, bool tb, int M, int N, int K, rg_real alpha, const rg_real *A, int lda, const rg_real *B,
                  int ldb, rg_real beta, rg_real *C, int ldc)
 {
@@ -185,7 +190,7 @@ void rg_gemm(bool trans_a, bool trans_b, int M, int N, int K, rg_real alpha, con
              const rg_real *B, int ldb, rg_real beta, rg_real *C, int ldc)
 {
     const bool generic = blas_is_generic(), plain = alpha == 1 && (beta == 0 || beta == 1);
-    if (rg_gemm_uses_xsmm(M, N, K) && (!trans_b || (int64_t)N * K <= 65536 || generic)) {
+    if (!trans_b ? rg_gemm_uses_xsmm(M, N, K) : rg_gemm_transposes_b(M, N, K)) {
         if (plain && xsmm_product(trans_a, trans_b, M, N, K, A, lda, B, ldb, beta, C, ldc)) return;
         if (!plain && generic) { /* OpenBLAS would run its slow kernels: the product here, then alpha and beta */
             size_t need = (size_t)M * N;

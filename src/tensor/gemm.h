@@ -39,6 +39,9 @@ void rg_mm_run(const rg_mm *k, const rg_real *A, const rg_real *B, rg_real *C);
 
 /* True if rg_gemm sends this product (alpha 1, beta 0 or 1, B untransposed) to libxsmm. */
 bool rg_gemm_uses_xsmm(int M, int N, int K);
+/* True if rg_gemm(false, true, M, N, K, alpha 1, beta 0 or 1, ...) transposes B [N, K] into scratch and runs
+ * libxsmm on it: the caller may pass a B^T it keeps instead (rg_linear_product caches a weight's transpose). */
+bool rg_gemm_transposes_b(int M, int N, int K);
 
 /* Linear's products in the precision of rg_set_linear_precision (ops_matmul.c): y [rows, out] = x W^T + beta y
  * (beta 0 or 1) for x [..., in], W [out, in]; and the backward's dx (+)= dy W (written when x's gradient buffer is

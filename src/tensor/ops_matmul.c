@@ -30,24 +30,42 @@ rg_precision rg_get_linear_precision(void) { return linear_precision; }
 
 const char *rg_precision_name(rg_precision p) { return p == RG_PRECISION_BF16 ? "bf16" : "fp32"; }
 
+/* The memory of a derived copy of t (bytes, the same for every version of t): reused for a parameter, fresh arena
+ * memory for an intermediate. NULL when d is still valid (nothing to recompute). */
+static void *derived_memory(rg_tensor *t, rg_derived *d, size_t bytes)
+{
+    if (d->p && d->of == t->data && d->version == t->version) return NULL;
+    if (t->is_param) {
+        if (!d->p && !(d->p = malloc(bytes))) RG_FATAL("a derived copy of %s: out of memory", t->name);
+    } else {
+        RG_ASSERT(t->ctx, "a derived copy of %s: the tensor has no context", t->name);
+        d->p = rg_arena_alloc(&t->ctx->arena, bytes);
+    }
+    d->of = t->data;
+    d->version = t->version;
+    return d->p;
+}
+
 #ifndef RG_DOUBLE
-/* t's data rounded to bf16, converted once per version of it (tensor.h). */
+/* t's data rounded to bf16, converted once per version of it */
 static const uint16_t *bf16_data(rg_tensor *t)
 {
-    if (t->bf16 && t->bf16_of == t->data && t->bf16_version == t->version) return t->bf16;
-    size_t bytes = (size_t)t->numel * sizeof(uint16_t);
-    if (t->is_param) { /* persistent: one buffer for the parameter's life (freed with it) */
-        if (!t->bf16 && !(t->bf16 = malloc(bytes))) RG_FATAL("bf16 copy of %s: out of memory", t->name);
-    } else {
-        RG_ASSERT(t->ctx, "bf16 copy of %s: the tensor has no context", t->name);
-        t->bf16 = rg_arena_alloc(&t->ctx->arena, bytes);
-    }
-    rg_bf16_from_float(t->bf16, t->data, t->numel);
-    t->bf16_of = t->data;
-    t->bf16_version = t->version;
-    return t->bf16;
+    uint16_t *p = derived_memory(t, &t->bf16, (size_t)t->numel * sizeof(uint16_t));
+    if (p) rg_bf16_from_float(p, t->data, t->numel);
+    return t->bf16.p;
 }
 #endif
+
+/* W [out, in] transposed to [in, out], once per version of W */
+static const rg_real *transposed_data(rg_tensor *w)
+{
+    const int out_f = w->shape[0], in = w->shape[1];
+    rg_real *p = derived_memory(w, &w->transposed, (size_t)w->numel * sizeof(rg_real));
+    if (p)
+        for (int o = 0; o < out_f; o++)
+            for (int i = 0; i < in; i++) p[(int64_t)i * out_f + o] = w->data[(int64_t)o * in + i];
+    return w->transposed.p;
+}
 
 void rg_linear_product(rg_tensor *x, rg_tensor *w, rg_real beta, rg_real *y)
 {
@@ -58,6 +76,12 @@ void rg_linear_product(rg_tensor *x, rg_tensor *w, rg_real beta, rg_real *y)
         return;
     }
 #endif
+    if (rg_gemm_transposes_b(rows, out_f, in)) {
+        /* the product rg_gemm would run after transposing W into its scratch (the same kernel, the same bits),
+         * with W^T made once per version of W (once per step) instead of once per call */
+        rg_gemm(false, false, rows, out_f, in, 1, x->data, in, transposed_data(w), out_f, beta, y, out_f);
+        return;
+    }
     rg_gemm(false, true, rows, out_f, in, 1, x->data, in, w->data, in, beta, y, out_f);
 }
 

@@ -83,6 +83,15 @@ void rg_arena_free(rg_arena *a);
 
 /* ---------------------------------------------------------------- tensor */
 
+/* A copy of a tensor's data in another form, made by the first product that needs it and reused until the data
+ * changes: valid while of == data and version == the tensor's version (in-place writes bump it: AdamW once per
+ * step). Arena memory for intermediates; malloc'ed once for a parameter (freed with it). */
+typedef struct {
+    void *p;
+    const void *of;
+    unsigned version;
+} rg_derived;
+
 struct rg_tensor;
 /* What an op is: its name and its backward rule. Each op family defines one static descriptor per op; the
  * backward reads node->src, node->saved, node->iarg/farg and node->grad and ACCUMULATES (+=) into the sources'
@@ -116,11 +125,8 @@ typedef struct rg_tensor {
     int nsrc;
     struct rg_tensor *src[RG_MAX_SRC];
     unsigned src_version[RG_MAX_SRC];
-    void *bf16;               /* bf16 products only (rg_set_linear_precision): data rounded to bfloat16, made by the
-                               * first bf16 product that reads it (arena memory; malloc'ed for a parameter), valid
-                               * while bf16_of == data and bf16_version == version */
-    const void *bf16_of;
-    unsigned bf16_version;
+    rg_derived bf16;          /* data rounded to bfloat16 (bf16 products only: rg_set_linear_precision) */
+    rg_derived transposed;    /* a Linear weight [out, in] transposed to [in, out] (float32 products on libxsmm) */
     void *saved;              /* op-specific buffer from the arena (LayerNorm mean/rstd, softmax output, ...) */
     void *saved2;
     int64_t iarg[8];
