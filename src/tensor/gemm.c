@@ -186,10 +186,29 @@ static bool xsmm_product(bool trans_a, bool trans_b, int M, int N, int K, const 
 static _Thread_local rg_real *product;     /* op(A) op(B) before alpha and beta are applied (generic OpenBLAS) */
 static _Thread_local size_t product_cap;
 
+/* Weight-gradient products (A transposed) with a long reduction and a large result go to oneDNN's float32 matmul
+ * when it is loaded (dnnl.c). Measured here, 1 thread, thread CPU time, best of 5 x 200 calls (bench/README.md):
+ * [M x N x K] 64x256x2176 libxsmm 1233 us, OpenBLAS 689, oneDNN 552; 256x64x2176 690 / 623 / 576;
+ * 64x256x1088 297 / 312 / 255; but 64x64x2176 103 / 173 / 125 and 30x64x2176 47 / 98 / 57 (libxsmm stays). A fixed
+ * rule, not a timing at run time: the kernel of a product (and so the bits of a result) must not depend on the
+ * machine's load. train_order's micro-batches (K <= 272) never reach it. */
+#ifndef RG_DOUBLE
+static bool dnnl_f32_wins(bool trans_a, bool trans_b, int M, int N, int K)
+{
+    return trans_a && !trans_b && K > 1024 && (int64_t)M * N >= 16384 && !blas_only() && rg_dnnl_available();
+}
+#endif
+
 void rg_gemm(bool trans_a, bool trans_b, int M, int N, int K, rg_real alpha, const rg_real *A, int lda,
              const rg_real *B, int ldb, rg_real beta, rg_real *C, int ldc)
 {
     const bool generic = blas_is_generic(), plain = alpha == 1 && (beta == 0 || beta == 1);
+#ifndef RG_DOUBLE
+    if (plain && dnnl_f32_wins(trans_a, trans_b, M, N, K)) {
+        rg_gemm_dnnl_f32(trans_a, trans_b, M, N, K, A, lda, B, ldb, beta, C, ldc);
+        return;
+    }
+#endif
     if (!trans_b ? rg_gemm_uses_xsmm(M, N, K) : rg_gemm_transposes_b(M, N, K)) {
         if (plain && xsmm_product(trans_a, trans_b, M, N, K, A, lda, B, ldb, beta, C, ldc)) return;
         if (!plain && generic) { /* OpenBLAS would run its slow kernels: the product here, then alpha and beta */
