@@ -11,7 +11,7 @@
 #include "tensor.h"
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
-#define RG_VECTORIZE __attribute__((target_clones("avx2", "default"), optimize("O3")))
+#define RG_VECTORIZE __attribute__((target_clones("avx512f", "avx2", "default"), optimize("O3")))
 #else
 #define RG_VECTORIZE
 #endif
