@@ -76,6 +76,7 @@ typedef struct {
     double loss;
     char core[64];
     double flops, bytes, tokens; /* per timed step: matrix-product FLOPs, arena bytes handed out, tokens */
+    double elem_ms, floor_ms, copy_gbs; /* the elementwise share, its memory floor, the copy bandwidth (1 thread) */
 } row_result;
 
 /* ------------------------------------------------------------------ PyTorch's results */
@@ -381,10 +382,10 @@ static void run_row(const char *argv0, const run_plan *pl, int mi, int pi, int r
     fprintf(stderr, "bench: %s/%s %s, %d thread(s)%s...\n", MODELS[mi].name, POS[pi].name,
             rg_precision_name(PRECS[ri]), threads, rss_steps ? " (with the RSS run)" : "");
     char *out = run_child(args);
-    if (out && sscanf(out, "ROW %lf %lf %lf %d %ld %ld %ld %ld %ld %lld %lld %lld %zu %lf %63s %lf %lf %lf",
+    if (out && sscanf(out, "ROW %lf %lf %lf %d %ld %ld %ld %ld %ld %lld %lld %lld %zu %lf %63s %lf %lf %lf %lf %lf %lf",
                       &r->ms_med, &r->ms_min, &r->cpu_min, &r->steps, &r->peak_kb, &r->rss_a, &r->rss_b, &r->max_a, &r->max_b, &r->mallocs_a,
                       &r->mallocs_b, &r->total_steps, &r->arena_hw, &r->loss, r->core, &r->flops, &r->bytes,
-                      &r->tokens) == 18)
+                      &r->tokens, &r->elem_ms, &r->floor_ms, &r->copy_gbs) == 21)
         r->ok = 1;
     else
         fprintf(stderr, "bench: the %s/%s row failed\n", MODELS[mi].name, POS[pi].name);
@@ -469,6 +470,10 @@ static void print_header(const bench_run *b)
     printf("- timing: C ms/step is the median wall time, C min its minimum, C cpu min the minimum CPU time of the "
            "calling thread (CLOCK_THREAD_CPUTIME_ID: the step's whole cost at 1 thread, the calling thread's share at "
            "2; time other processes took the core is not in it); PyTorch: median wall time\n");
+    printf("- elem ms (1 thread): the step minus the time inside its products (rg_gemm_profile), minimum of 10 "
+           "profiled steps: GELU, LayerNorm, softmax, RoPE, cross-entropy, AdamW, bias/residual adds, copies, bf16 "
+           "conversions, the tape; elem/floor: that over 2 x arena bytes per step (each intermediate written and "
+           "read once) at the single-thread copy bandwidth of a warm 4 MB buffer (best of 30 memcpy)\n");
     if (b->bf16_why[0])
         printf("- bf16 rows: refused here (%s)\n", b->bf16_why);
     else
@@ -490,7 +495,7 @@ static void print_row(const bench_run *b, int mi, int pi, int ri, int ti)
     const char *prec = rg_precision_name(PRECS[ri]);
     printf("| %s | %d x %d | %s | %s | %d |", bm->name, bm->batch, bench_seq_T(bm), POS[pi].name, prec, threads);
     if (!r->ok) {
-        printf(" %s | | | | | | | | | |\n", PRECS[ri] == RG_PRECISION_BF16 && b->bf16_why[0] ? "refused" : "failed");
+        printf(" %s | | | | | | | | | | | |\n", PRECS[ri] == RG_PRECISION_BF16 && b->bf16_why[0] ? "refused" : "failed");
         return;
     }
     double fl = bench_train_flops(bm, RG_TASK_VOCAB);
@@ -498,6 +503,8 @@ static void print_row(const bench_run *b, int mi, int pi, int ri, int ti)
     double tok = (r->tokens > 0 ? r->tokens : (double)bm->batch * bench_seq_T(bm)) / (r->ms_med * 1e-3);
     printf(" %.2f | %.2f | %.2f | %.0f | %.1f | %.0f%% | %.1f | %.1f |", r->ms_med, r->ms_min, r->cpu_min, tok, gf,
            b->ceil_best[ti] > 0 ? 100 * gf / b->ceil_best[ti] : NAN, r->peak_kb / 1024.0, r->bytes / 1048576.0);
+    if (r->elem_ms == r->elem_ms) printf(" %.2f | %.1fx |", r->elem_ms, r->elem_ms / r->floor_ms);
+    else printf(" - | - |");
     const torch_row *t = b->have_torch ? find_torch(&b->torch, bm->name, POS[pi].name, prec, threads) : NULL;
     if (t) printf(" %.2f | %.2fx |\n", t->ms_med, t->ms_med / r->ms_med);
     else printf(" - | - |\n");
@@ -507,8 +514,8 @@ static void print_table(const bench_run *b)
 {
     const bench_opts *o = b->o;
     printf("\n| model | B x T | pos | prec | thr | C ms/step | C min | C cpu min | tokens/s | GFLOP/s | %% sgemm |"
-           " peak RSS MB | arena MB/step | PyTorch ms/step | speedup |\n");
-    printf("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+           " peak RSS MB | arena MB/step | elem ms | elem/floor | PyTorch ms/step | speedup |\n");
+    printf("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (int mi = 0; mi < N_MODELS; mi++)
         for (int pi = 0; pi < N_POS; pi++)
             for (int ri = 0; ri < N_PREC; ri++)

@@ -16,6 +16,7 @@
 
 #include "bench.h"
 #include "task/task.h"
+#include "tensor/gemm.h" /* rg_gemm_profile: the time inside products */
 
 static double now_s(void)
 {
@@ -129,6 +130,7 @@ typedef struct {
 /* What a row measured: the timed steps, then the long memory run (-1s when there was none). */
 typedef struct {
     double ms_med, ms_min, cpu_min, flops_step, bytes_step, tokens_step, loss;
+    double elem_ms, floor_ms, copy_gbs; /* the elementwise share and its memory floor (run_elementwise) */
     int n;
     long peak_timed, rss_a, rss_b, max_a, max_b;
     long long mallocs_a, mallocs_b;
@@ -271,6 +273,49 @@ static void run_rss(trainer *t, int rss_steps, row_measure *r)
     r->mallocs_b = (long long)t->tr.ctx->arena.n_mallocs;
 }
 
+/* Single-thread copy bandwidth (GB/s, bytes read + written) of a 4 MB buffer, warm, best of 30: the rate at which
+ * the step's intermediates can at best be written and read back (they are that size per micro-batch). */
+static double copy_bandwidth(void)
+{
+    const size_t n = 4u << 20;
+    char *a = malloc(n), *b = malloc(n);
+    if (!a || !b) { free(a); free(b); return NAN; }
+    memset(a, 1, n);
+    memset(b, 2, n);
+    double best = 1e300;
+    for (int r = 0; r < 30; r++) {
+        double t0 = now_s();
+        memcpy(r % 2 ? a : b, r % 2 ? b : a, n);
+        best = fmin(best, now_s() - t0);
+    }
+    volatile char sink = a[n / 2] + b[n / 3];
+    (void)sink;
+    free(a);
+    free(b);
+    return 2.0 * (double)n / best * 1e-9;
+}
+
+/* The elementwise share of a step (1 thread only): 10 more steps with rg_gemm_profile on; per step, its wall time
+ * minus the wall time inside products; the minimum over the steps. Everything that is not a product counts:
+ * GELU, LayerNorm, softmax, RoPE, the cross-entropy, AdamW, bias and residual adds, copies, bf16 conversions and
+ * the tape's bookkeeping. Its floor: every byte the step hands out of its arena written once and read back once
+ * (2 x arena bytes per step) at the copy bandwidth. */
+static void run_elementwise(trainer *t, int threads, row_measure *r)
+{
+    r->elem_ms = r->floor_ms = r->copy_gbs = NAN;
+    if (threads != 1) return;
+    double best = 1e300;
+    for (int i = 0; i < 10; i++) {
+        rg_gemm_profile(true);
+        double wall = train_step(t, &r->loss), prod = rg_gemm_profile_seconds();
+        rg_gemm_profile(false);
+        best = fmin(best, wall - prod);
+    }
+    r->copy_gbs = copy_bandwidth();
+    r->elem_ms = 1e3 * best;
+    r->floor_ms = 1e3 * 2 * r->bytes_step / (r->copy_gbs * 1e9);
+}
+
 int bench_child_row(int model_i, int pos_i, int threads, int prec_i, const run_plan *p)
 {
     rg_set_num_threads(threads);
@@ -281,11 +326,12 @@ int bench_child_row(int model_i, int pos_i, int threads, int prec_i, const run_p
     trainer t;
     row_measure r = {.loss = NAN};
     if (trainer_init(&t, model_i, pos_i) || run_timed(&t, p, &r)) return 1;
+    run_elementwise(&t, threads, &r);
     run_rss(&t, p->rss_steps, &r);
-    printf("ROW\t%.4f\t%.4f\t%.4f\t%d\t%ld\t%ld\t%ld\t%ld\t%ld\t%lld\t%lld\t%lld\t%zu\t%.4f\t%s\t%.6g\t%.6g\t%.6g\n",
+    printf("ROW\t%.4f\t%.4f\t%.4f\t%d\t%ld\t%ld\t%ld\t%ld\t%ld\t%lld\t%lld\t%lld\t%zu\t%.4f\t%s\t%.6g\t%.6g\t%.6g\t%.4f\t%.4f\t%.2f\n",
            r.ms_med, r.ms_min, r.cpu_min, r.n, r.peak_timed, r.rss_a, r.rss_b, r.max_a, r.max_b, r.mallocs_a, r.mallocs_b,
            (long long)t.step, t.tr.ctx->arena.high_water, r.loss, bench_core_name(), r.flops_step, r.bytes_step,
-           r.tokens_step);
+           r.tokens_step, r.elem_ms, r.floor_ms, r.copy_gbs);
     fflush(stdout);
     trainer_free(&t);
     return 0;

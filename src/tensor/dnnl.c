@@ -278,13 +278,15 @@ static void part_fn(void *p, int part, int nparts)
 static void product(dnnl_data_type_t type, int esize, bool ta, bool tb, int M, int N, int K, const void *A, int lda,
                     const void *B, int ldb, float beta, float *C, int ldc)
 {
+    double t0 = rg_gemm_profile_enter();
     int nt = rg_pool_threads();
     if (nt > 1 && 2.0 * M * N * K >= PAR_FLOPS && M >= 32 * nt) {
         job j = {type, ta, tb, M, N, K, lda, ldb, ldc, esize, beta, A, B, C};
         rg_pool_run(part_fn, &j, nt);
-        return;
+    } else {
+        run(type, ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
     }
-    run(type, ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
+    rg_gemm_profile_leave(t0);
 }
 
 void rg_gemm_bf16(bool ta, bool tb, int M, int N, int K, const uint16_t *A, int lda, const uint16_t *B, int ldb,

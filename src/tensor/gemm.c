@@ -13,6 +13,32 @@
 #include <string.h>
 #include <strings.h>
 
+#include <time.h>
+
+/* ---------------------------------------------------------------- product time (the benchmark's) */
+
+static bool profiling;                 /* rg_gemm_profile: off unless the benchmark turns it on */
+static double profile_s;               /* seconds inside products on the thread that turned it on */
+static _Thread_local int profile_depth; /* > 0 inside a timed product: nested calls are not counted twice */
+
+void rg_gemm_profile(bool on) { profiling = on; profile_s = 0; }
+double rg_gemm_profile_seconds(void) { return profile_s; }
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+double rg_gemm_profile_enter(void) { return profiling && profile_depth++ == 0 ? mono_s() : -1; }
+void rg_gemm_profile_leave(double t0)
+{
+    if (!profiling) return;
+    profile_depth--;
+    if (t0 >= 0) profile_s += mono_s() - t0;
+}
+
 static int use_blas_only = -1; /* RG_GEMM=blas */
 
 static bool blas_only(void)
@@ -101,7 +127,16 @@ rg_mm rg_mm_get(bool trans_a, int M, int N, int K, int lda, int ldb, int ldc, rg
     return key;
 }
 
+static void mm_run(const rg_mm *k, const rg_real *A, const rg_real *B, rg_real *C);
+
 void rg_mm_run(const rg_mm *k, const rg_real *A, const rg_real *B, rg_real *C)
+{
+    double t0 = rg_gemm_profile_enter();
+    mm_run(k, A, B, C);
+    rg_gemm_profile_leave(t0);
+}
+
+static void mm_run(const rg_mm *k, const rg_real *A, const rg_real *B, rg_real *C)
 {
     if (!k->fn) {
         blas(k->trans_a, false, k->M, k->N, k->K, 1, A, k->lda, B, k->ldb, k->beta, C, k->ldc);
@@ -199,8 +234,19 @@ static bool dnnl_f32_wins(bool trans_a, bool trans_b, int M, int N, int K)
 }
 #endif
 
+static void gemm(bool trans_a, bool trans_b, int M, int N, int K, rg_real alpha, const rg_real *A, int lda,
+                 const rg_real *B, int ldb, rg_real beta, rg_real *C, int ldc);
+
 void rg_gemm(bool trans_a, bool trans_b, int M, int N, int K, rg_real alpha, const rg_real *A, int lda,
              const rg_real *B, int ldb, rg_real beta, rg_real *C, int ldc)
+{
+    double t0 = rg_gemm_profile_enter();
+    gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    rg_gemm_profile_leave(t0);
+}
+
+static void gemm(bool trans_a, bool trans_b, int M, int N, int K, rg_real alpha, const rg_real *A, int lda,
+                 const rg_real *B, int ldb, rg_real beta, rg_real *C, int ldc)
 {
     const bool generic = blas_is_generic(), plain = alpha == 1 && (beta == 0 || beta == 1);
 #ifndef RG_DOUBLE
