@@ -295,8 +295,9 @@ static double copy_bandwidth(void)
     return 2.0 * (double)n / best * 1e-9;
 }
 
-/* The elementwise share of a step (1 thread only): 10 more steps with rg_gemm_profile on; per step, its wall time
- * minus the wall time inside products; the minimum over the steps. Everything that is not a product counts:
+/* The elementwise share of a step (1 thread only): 10 more steps with rg_gemm_profile on; per step, the calling
+ * thread's CPU time minus the CPU time inside products and minus the cost of the profiling's own clock reads (two
+ * per timed product, calibrated); the minimum over the steps. Everything that is not a product counts:
  * GELU, LayerNorm, softmax, RoPE, the cross-entropy, AdamW, bias and residual adds, copies, bf16 conversions and
  * the tape's bookkeeping. Its floor: every byte the step hands out of its arena written once and read back once
  * (2 x arena bytes per step) at the copy bandwidth. */
@@ -304,12 +305,22 @@ static void run_elementwise(trainer *t, int threads, row_measure *r)
 {
     r->elem_ms = r->floor_ms = r->copy_gbs = NAN;
     if (threads != 1) return;
-    double best = 1e300;
+    /* one clock read, what each timed product adds to the step (calibrated here, best of 5 x 1000) */
+    double clock_cost = 1e300;
+    for (int k = 0; k < 5; k++) {
+        double c0 = rg_gemm_profile_clock();
+        for (int i = 0; i < 1000; i++) (void)rg_gemm_profile_clock();
+        clock_cost = fmin(clock_cost, (rg_gemm_profile_clock() - c0) / 1001);
+    }
+    double best = 1e300, cpu;
     for (int i = 0; i < 10; i++) {
         rg_gemm_profile(true);
-        double wall = train_step(t, &r->loss), prod = rg_gemm_profile_seconds();
+        train_step_cpu(t, &r->loss, &cpu);
+        double prod = rg_gemm_profile_seconds();
+        long calls = rg_gemm_profile_calls();
         rg_gemm_profile(false);
-        best = fmin(best, wall - prod);
+        /* the step's CPU time minus its products' and minus the two clock reads each timed product added */
+        best = fmin(best, cpu - prod - 2.0 * (double)calls * clock_cost);
     }
     r->copy_gbs = copy_bandwidth();
     r->elem_ms = 1e3 * best;

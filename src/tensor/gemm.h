@@ -51,12 +51,15 @@ bool rg_gemm_transposes_b(int M, int N, int K);
 void rg_linear_product(rg_tensor *x, rg_tensor *w, rg_real beta, rg_real *y);
 void rg_linear_grads(rg_ctx *c, rg_tensor *x, rg_tensor *w, const rg_real *dy);
 
-/* Product time, for the benchmark's elementwise share (bench/README.md): rg_gemm_profile(true) zeroes the total and
- * from then on every outermost product (rg_gemm, rg_mm_run, rg_gemm_bf16, rg_gemm_dnnl_f32) adds its wall time
- * (CLOCK_MONOTONIC; meaningful at 1 thread); rg_gemm_profile(false) stops. Off, it costs one branch per product.
- * enter/leave bracket a product (enter returns the start, or -1 when not timed). */
+/* Product time, for the benchmark's elementwise share (bench/README.md): rg_gemm_profile(true) zeroes the totals
+ * and from then on every outermost product (rg_gemm, rg_mm_run, rg_gemm_bf16, rg_gemm_dnnl_f32) on the calling
+ * thread adds its CPU time (rg_gemm_profile_clock: CLOCK_THREAD_CPUTIME_ID; meaningful at 1 thread) and counts
+ * one call; rg_gemm_profile(false) stops. Off, it costs one branch per product. enter/leave bracket a product
+ * (enter returns the start, or -1 when not timed). */
 void rg_gemm_profile(bool on);
 double rg_gemm_profile_seconds(void);
+long rg_gemm_profile_calls(void);
+double rg_gemm_profile_clock(void);
 double rg_gemm_profile_enter(void);
 void rg_gemm_profile_leave(double t0);
 
