@@ -7,6 +7,8 @@
  * - rg_gemm_bf16 in every transpose layout and with beta 0 and 1 against a float64 product of the bf16-rounded
  *   operands: the only error left is float32 accumulation (|err| <= 1e-5 * sum_k |a||b|), so operands really are
  *   bf16 and the accumulation really is float32;
+ * - rg_gemm's float32 weight-gradient products routed to oneDNN (K > 1024) and their libxsmm neighbours, against
+ *   float64 (skipped where oneDNN does not load);
  * - a step on a PyTorch fixture (tests/fixtures/model_rope.h5: its parameters, batch, float64 loss and gradients):
  *   bf16's loss within 1e-2 relative of fp32's; against the float64 gradients, all parameters' gradients together
  *   within 2e-2 relative L2 and each parameter's within 1e-1 (fp32: each within 1e-5); and fp32 after a bf16 step
@@ -145,6 +147,41 @@ static void test_gemm_bf16(void **state)
     }
 }
 
+/* rg_gemm's weight-gradient products that go to oneDNN's float32 matmul (gemm.c: trans_a, K > 1024, M*N >= 16384)
+ * and the neighbours that stay on libxsmm: each against a float64 product, |err| <= 1e-5 of sum |a||b| (float32
+ * accumulation), beta 0 and 1. */
+static void test_gemm_fp32_routes(void **state)
+{
+    if (!rg_dnnl_available()) { printf("skipped: no oneDNN in this build or on this machine\n"); skip(); return; }
+    rg_rng rng;
+    rg_rng_seed(&rng, 12, 0);
+    static const struct { int M, N, K; float beta; } cases[] = {
+        {64, 256, 2176, 1}, {256, 64, 1100, 0}, {64, 64, 2176, 1}, {30, 64, 2176, 0},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        const int M = cases[c].M, N = cases[c].N, K = cases[c].K;
+        float *a = malloc(sizeof(float) * K * M), *b = malloc(sizeof(float) * K * N), *C = malloc(sizeof(float) * M * N);
+        float *C0 = malloc(sizeof(float) * M * N);
+        for (int i = 0; i < K * M; i++) a[i] = (float)rg_rng_normal(&rng);
+        for (int i = 0; i < K * N; i++) b[i] = (float)rg_rng_normal(&rng);
+        for (int i = 0; i < M * N; i++) C0[i] = C[i] = (float)rg_rng_normal(&rng);
+        rg_gemm(true, false, M, N, K, 1, a, M, b, N, cases[c].beta, C, N); /* C = A^T B (+ C), A [K, M] */
+        double worst = 0;
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < N; j++) {
+                double s = cases[c].beta * C0[i * N + j], mag = fabs(s);
+                for (int k = 0; k < K; k++) {
+                    s += (double)a[k * M + i] * b[k * N + j];
+                    mag += fabs((double)a[k * M + i] * b[k * N + j]);
+                }
+                worst = tc_max(worst, fabs(C[i * N + j] - s) / mag);
+            }
+        if (!(worst <= 1e-5)) fail_msg("%dx%dx%d beta %g: worst error %.3g of sum|a||b|", M, N, K,
+                                       (double)cases[c].beta, worst);
+        free(a); free(b); free(C); free(C0);
+    }
+}
+
 /* loss and gradients of the fixture's batch at the current precision; grads copied into a malloc'ed block */
 static double fixture_step(rg_model *m, const int32_t *tokens, const int32_t *targets, int B, int T, float **grads)
 {
@@ -224,6 +261,7 @@ int main(void)
         cmocka_unit_test(test_refused_without_bf16_isa), /* first: see the test */
         cmocka_unit_test(test_rounding),
         cmocka_unit_test(test_gemm_bf16),
+        cmocka_unit_test(test_gemm_fp32_routes),
         cmocka_unit_test(test_step_vs_fp32),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
