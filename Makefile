@@ -7,6 +7,13 @@ PKGS := libxsmm openblas hdf5
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) cmocka)
 PKG_LIBS = $(shell pkg-config --libs $(PKGS)) -lm -lpthread
 CMOCKA_LIBS = $(shell pkg-config --libs cmocka)
+# oneDNN (Debian libdnnl-dev 2.x, optional; src/tensor/dnnl.c is its only user, and loads libdnnl.so.2 at run time,
+# so nothing links -ldnnl): bf16 products (--precision bf16) and oneDNN's float32 products. Compiled in when dnnl.h
+# is found (evaluated once, on first use: after `deps` has run); without it the library is fp32 only and refuses
+# bf16 with a message. RG_DNNL=0 builds without.
+DNNL_FOUND = $(eval DNNL_FOUND := $(DNNL_PROBE))$(DNNL_FOUND)
+DNNL_PROBE = $(if $(filter 0,$(RG_DNNL)),,$(shell printf '\043include <dnnl.h>\n' | $(CC) -fsyntax-only -x c - 2>/dev/null && echo yes))
+DNNL_CFLAGS = $(if $(DNNL_FOUND),-DRG_HAVE_DNNL)
 
 WARN := -Wall -Wextra -Wno-unused-parameter
 ifeq ($(CI),true)
@@ -63,7 +70,7 @@ deps:
 
 # build/flags holds the flags that vary between builds (CI=true adds -Werror, OPT, EXTRA_*); every object depends
 # on it, so `CI=true make test` after a plain `make` recompiles with -Werror instead of reusing the objects.
-FLAGS_TEXT = $(CC) $(OPT) $(WARN) $(EXTRA_CFLAGS) $(EXTRA_LDFLAGS)
+FLAGS_TEXT = $(CC) $(OPT) $(WARN) $(EXTRA_CFLAGS) $(EXTRA_LDFLAGS) dnnl=$(DNNL_FOUND)
 $(BUILD)/flags: FORCE
 	@mkdir -p $(dir $@)
 	@[ "$$(cat $@ 2>/dev/null)" = "$(FLAGS_TEXT)" ] || echo "$(FLAGS_TEXT)" > $@
@@ -75,6 +82,9 @@ $(BUILD)/include/ropegrad:
 $(BUILD)/f32/%.o: %.c $(wildcard src/*.h src/*/*.h examples/*/*.h) tests/common.h $(BUILD)/flags | $(BUILD)/include/ropegrad
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
+$(BUILD)/f32/src/tensor/dnnl.o: src/tensor/dnnl.c $(wildcard src/*.h src/*/*.h) $(BUILD)/flags | $(BUILD)/include/ropegrad
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(DNNL_CFLAGS) -c $< -o $@
 $(BUILD)/f64/%.o: %.c $(wildcard src/*.h src/*/*.h) tests/common.h $(BUILD)/flags | $(BUILD)/include/ropegrad
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -DRG_DOUBLE -c $< -o $@

@@ -39,6 +39,7 @@
 
 #include "bench.h"
 #include "task/task.h"
+#include "tensor/gemm.h" /* rg_bf16_supported, rg_bf16_isa (internal: the benchmark reports what ran) */
 
 /* ------------------------------------------------------------------ configurations */
 
@@ -60,14 +61,14 @@ typedef struct {
     bool quick, rss;
     const char *torch_path, *torch_skipped, *label;
     int threads[MAX_THREADS], n_threads, sgemm_n;
-    int model_mask, pos_mask;
+    int model_mask, pos_mask, prec_mask;
     const char *child_row, *child_sgemm; /* the internal --child-row / --child-sgemm argument, or NULL */
 } bench_opts;
 
 /* What a child row printed (bench_child_row's ROW line). */
 typedef struct {
     int ok;
-    double ms_med, ms_min;
+    double ms_med, ms_min, cpu_min;
     int steps;
     long peak_kb, rss_a, rss_b, max_a, max_b;
     long long mallocs_a, mallocs_b, total_steps;
@@ -75,12 +76,13 @@ typedef struct {
     double loss;
     char core[64];
     double flops, bytes, tokens; /* per timed step: matrix-product FLOPs, arena bytes handed out, tokens */
+    double elem_ms, floor_ms, copy_gbs; /* the elementwise share, its memory floor, the copy bandwidth (1 thread) */
 } row_result;
 
 /* ------------------------------------------------------------------ PyTorch's results */
 
 typedef struct {
-    char model[32], pos[32];
+    char model[32], pos[32], prec[16];
     int threads, steps;
     double ms_med, ms_min;
 } torch_row;
@@ -111,18 +113,21 @@ static int read_torch(const char *path, torch_results *tr)
             continue;
         }
         torch_row r;
-        if (tr->n < 64 && sscanf(line, "%31s %31s %d %d %lf %lf", r.model, r.pos, &r.threads, &r.steps, &r.ms_med,
-                                 &r.ms_min) == 6)
+        snprintf(r.prec, sizeof r.prec, "fp32"); /* a 7th column names autocast's dtype (bf16) */
+        if (tr->n < 64 && sscanf(line, "%31s %31s %d %d %lf %lf %15s", r.model, r.pos, &r.threads, &r.steps,
+                                 &r.ms_med, &r.ms_min, r.prec) >= 6)
             tr->rows[tr->n++] = r;
     }
     fclose(f);
     return 0;
 }
 
-static const torch_row *find_torch(const torch_results *tr, const char *model, const char *pos, int threads)
+static const torch_row *find_torch(const torch_results *tr, const char *model, const char *pos, const char *prec,
+                                   int threads)
 {
     for (int i = 0; tr && i < tr->n; i++)
-        if (!strcmp(tr->rows[i].model, model) && !strcmp(tr->rows[i].pos, pos) && tr->rows[i].threads == threads)
+        if (!strcmp(tr->rows[i].model, model) && !strcmp(tr->rows[i].pos, pos) && tr->rows[i].threads == threads &&
+            !strcmp(tr->rows[i].prec, prec))
             return &tr->rows[i];
     return NULL;
 }
@@ -135,7 +140,8 @@ typedef struct {
     bool have_torch;
     char load0[64], load1[64], core[64];
     double ceil_med[MAX_THREADS], ceil_best[MAX_THREADS];
-    row_result res[N_MODELS][N_POS][MAX_THREADS];
+    row_result res[N_MODELS][N_POS][N_PREC][MAX_THREADS];
+    char bf16_why[256];     /* why bf16 rows are refused here ("" when they run) */
 } bench_run;
 
 /* ------------------------------------------------------------------ options */
@@ -144,11 +150,14 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: bench [--quick] [--torch FILE] [--torch-skipped REASON] [--threads 1,2] [--models ref,large]\n"
-            "             [--pos rope,t5] [--no-rss] [--sgemm-n N] [--label TEXT] [--chunks K]\n"
+            "             [--pos rope,t5] [--precision fp32,bf16] [--no-rss] [--sgemm-n N] [--label TEXT]\n"
+            "             [--chunks K]\n"
             "  Times the ropegrad training step (forward, cross-entropy, backward, clip 1.0, AdamW) and OpenBLAS\n"
             "  sgemm, and prints one table. --torch FILE adds bench/bench_torch.py's results (its TSV).\n"
             "  --quick: a short run (few steps, smaller sgemm, RSS check over 200 steps instead of 1000).\n"
             "  --threads: up to 8 thread counts, each 1..64. --models: ref, large, exp. --pos: rope, t5.\n"
+            "  --precision: Linear's product precision (rg_set_linear_precision; default fp32,bf16, bf16 rows\n"
+            "  printed as refused where the build or CPU has no bf16 products).\n"
             "  --sgemm-n N: the sgemm size, 64..16384 (default 2048, 1024 with --quick).\n"
             "  --chunks K: the C step computes the batch in K row chunks (rg_model_loss_backward; default 1).\n"
             "  See bench/README.md.\n");
@@ -158,6 +167,13 @@ static int model_index(const char *name)
 {
     for (int i = 0; i < N_MODELS; i++)
         if (!strcmp(name, MODELS[i].name)) return i;
+    return -1;
+}
+
+static int prec_index(const char *name)
+{
+    for (int i = 0; i < N_PREC; i++)
+        if (!strcmp(name, rg_precision_name(PRECS[i]))) return i;
     return -1;
 }
 
@@ -234,6 +250,9 @@ static int parse_opt(int c, const char *v, bench_opts *o)
     case 'p':
         o->pos_mask = parse_list(v, pos_index);
         return o->pos_mask < 0 ? bad_usage("--pos", v, "a comma-separated list of rope, t5") : 0;
+    case 'P':
+        o->prec_mask = parse_list(v, prec_index);
+        return o->prec_mask < 0 ? bad_usage("--precision", v, "a comma-separated list of fp32, bf16") : 0;
     case 'T':
         return parse_threads(v, o) ? bad_usage("--threads", v, "up to 8 comma-separated counts, each 1..64") : 0;
     case 'C': o->child_row = v; return 0;
@@ -251,7 +270,7 @@ static int parse_args(int argc, char **argv, bench_opts *o)
         {"label", required_argument, NULL, 'l'},    {"sgemm-n", required_argument, NULL, 'g'},
         {"chunks", required_argument, NULL, 'c'},   {"models", required_argument, NULL, 'm'},
         {"pos", required_argument, NULL, 'p'},      {"threads", required_argument, NULL, 'T'},
-        {"help", no_argument, NULL, 'h'},
+        {"precision", required_argument, NULL, 'P'}, {"help", no_argument, NULL, 'h'},
         {"child-row", required_argument, NULL, 'C'}, /* internal: one row in this process (run_children) */
         {"child-sgemm", required_argument, NULL, 'S'},
         {NULL, 0, NULL, 0},
@@ -273,16 +292,18 @@ static int parse_args(int argc, char **argv, bench_opts *o)
     return -1;
 }
 
-/* --child-row M,P,THREADS,WARMUP,WARMUP_S,MIN,TARGET,TARGET_S,RSS (as run_rows writes it): one row here. */
+/* --child-row M,P,PREC,THREADS,WARMUP,WARMUP_S,MIN,TARGET,TARGET_S,RSS (as run_rows writes it): one row here. */
 static int child_row_main(const char *spec)
 {
-    int mi, pi, threads, n;
+    int mi, pi, ri, threads, n;
     run_plan p;
-    if (sscanf(spec, "%d,%d,%d,%d,%lf,%d,%d,%lf,%d%n", &mi, &pi, &threads, &p.warmup_steps, &p.warmup_s, &p.min_steps,
-               &p.target_steps, &p.target_s, &p.rss_steps, &n) != 9 || spec[n] || mi < 0 || mi >= N_MODELS ||
-        pi < 0 || pi >= N_POS || threads < 1 || p.min_steps < 1 || p.target_steps < 1)
-        return bad_usage("--child-row", spec, "the parent's M,P,THREADS,WARMUP,WARMUP_S,MIN,TARGET,TARGET_S,RSS");
-    return bench_child_row(mi, pi, threads, &p);
+    if (sscanf(spec, "%d,%d,%d,%d,%d,%lf,%d,%d,%lf,%d%n", &mi, &pi, &ri, &threads, &p.warmup_steps, &p.warmup_s,
+               &p.min_steps, &p.target_steps, &p.target_s, &p.rss_steps, &n) != 10 || spec[n] || mi < 0 ||
+        mi >= N_MODELS || pi < 0 || pi >= N_POS || ri < 0 || ri >= N_PREC || threads < 1 || p.min_steps < 1 ||
+        p.target_steps < 1)
+        return bad_usage("--child-row", spec,
+                         "the parent's M,P,PREC,THREADS,WARMUP,WARMUP_S,MIN,TARGET,TARGET_S,RSS");
+    return bench_child_row(mi, pi, threads, ri, &p);
 }
 
 /* --child-sgemm N,THREADS,REPS: the sgemm ceiling here. */
@@ -351,19 +372,20 @@ static void run_sgemm(const char *argv0, bench_run *b)
 }
 
 /* One training-step row in its own child into r; rss_steps as in run_plan. */
-static void run_row(const char *argv0, const run_plan *pl, int mi, int pi, int threads, int rss_steps, row_result *r)
+static void run_row(const char *argv0, const run_plan *pl, int mi, int pi, int ri, int threads, int rss_steps,
+                    row_result *r)
 {
     char spec[256];
-    snprintf(spec, sizeof spec, "%d,%d,%d,%d,%.17g,%d,%d,%.17g,%d", mi, pi, threads, pl->warmup_steps, pl->warmup_s,
-             pl->min_steps, pl->target_steps, pl->target_s, rss_steps);
+    snprintf(spec, sizeof spec, "%d,%d,%d,%d,%d,%.17g,%d,%d,%.17g,%d", mi, pi, ri, threads, pl->warmup_steps,
+             pl->warmup_s, pl->min_steps, pl->target_steps, pl->target_s, rss_steps);
     char *args[] = {(char *)argv0, "--child-row", spec, NULL};
-    fprintf(stderr, "bench: %s/%s, %d thread(s)%s...\n", MODELS[mi].name, POS[pi].name, threads,
-            rss_steps ? " (with the RSS run)" : "");
+    fprintf(stderr, "bench: %s/%s %s, %d thread(s)%s...\n", MODELS[mi].name, POS[pi].name,
+            rg_precision_name(PRECS[ri]), threads, rss_steps ? " (with the RSS run)" : "");
     char *out = run_child(args);
-    if (out && sscanf(out, "ROW %lf %lf %d %ld %ld %ld %ld %ld %lld %lld %lld %zu %lf %63s %lf %lf %lf", &r->ms_med,
-                      &r->ms_min, &r->steps, &r->peak_kb, &r->rss_a, &r->rss_b, &r->max_a, &r->max_b, &r->mallocs_a,
+    if (out && sscanf(out, "ROW %lf %lf %lf %d %ld %ld %ld %ld %ld %lld %lld %lld %zu %lf %63s %lf %lf %lf %lf %lf %lf",
+                      &r->ms_med, &r->ms_min, &r->cpu_min, &r->steps, &r->peak_kb, &r->rss_a, &r->rss_b, &r->max_a, &r->max_b, &r->mallocs_a,
                       &r->mallocs_b, &r->total_steps, &r->arena_hw, &r->loss, r->core, &r->flops, &r->bytes,
-                      &r->tokens) == 17)
+                      &r->tokens, &r->elem_ms, &r->floor_ms, &r->copy_gbs) == 21)
         r->ok = 1;
     else
         fprintf(stderr, "bench: the %s/%s row failed\n", MODELS[mi].name, POS[pi].name);
@@ -381,9 +403,12 @@ static void run_rows(const char *argv0, bench_run *b)
         if (!(o->model_mask & (1 << mi))) continue;
         for (int pi = 0; pi < N_POS; pi++) {
             if (!(o->pos_mask & (1 << pi))) continue;
-            for (int ti = 0; ti < o->n_threads; ti++) {
-                int rss_steps = (mi == 0 && pi == first_pos && ti == 0) ? b->plan.rss_steps : 0;
-                run_row(argv0, &b->plan, mi, pi, o->threads[ti], rss_steps, &b->res[mi][pi][ti]);
+            for (int ri = 0; ri < N_PREC; ri++) {
+                if (!(o->prec_mask & (1 << ri)) || (PRECS[ri] == RG_PRECISION_BF16 && b->bf16_why[0])) continue;
+                for (int ti = 0; ti < o->n_threads; ti++) {
+                    int rss_steps = (mi == 0 && pi == first_pos && ri == 0 && ti == 0) ? b->plan.rss_steps : 0;
+                    run_row(argv0, &b->plan, mi, pi, ri, o->threads[ti], rss_steps, &b->res[mi][pi][ri][ti]);
+                }
             }
         }
     }
@@ -442,28 +467,45 @@ static void print_header(const bench_run *b)
            "n = 1..16, 8 length-sorted micro-batches; B x T shows the longest T; GFLOP/s from each step's "
            "micro-batch shapes); arena MB/step: intermediate memory handed out per step (bytes written)\n",
            bench_chunks());
+    printf("- timing: C ms/step is the median wall time, C min its minimum, C cpu min the minimum CPU time of the "
+           "calling thread (CLOCK_THREAD_CPUTIME_ID: the step's whole cost at 1 thread, the calling thread's share at "
+           "2; time other processes took the core is not in it); PyTorch: median wall time\n");
+    printf("- elem ms (1 thread): the step's CPU time minus the CPU time inside its products and the profiler's "
+           "clock reads (rg_gemm_profile), minimum of 10 profiled steps: GELU, LayerNorm, softmax, RoPE, cross-entropy, AdamW, bias/residual adds, copies, bf16 "
+           "conversions, the tape; elem/floor: that over 2 x arena bytes per step (each intermediate written and "
+           "read once) at the single-thread copy bandwidth of a warm 4 MB buffer (best of 30 memcpy)\n");
+    if (b->bf16_why[0])
+        printf("- bf16 rows: refused here (%s)\n", b->bf16_why);
+    else
+        printf("- bf16 rows: Linear's products (forward, input and weight gradients) with bf16 operands and float32 "
+               "accumulation on oneDNN %s (rg_set_linear_precision); attention's products, LayerNorm, softmax, "
+               "losses, AdamW and the master weights float32; PyTorch: torch.autocast(\"cpu\", torch.bfloat16) "
+               "around forward and loss\n", rg_bf16_isa());
     if (b->have_torch && strcmp(b->torch.core, b->core))
         printf("- WARNING: PyTorch ran with OpenBLAS core %s, the C side with %s: not comparable\n", b->torch.core,
                b->core);
 }
 
-/* One table row: MODELS[mi] with POS[pi] at o->threads[ti], and PyTorch's time when it has one. */
-static void print_row(const bench_run *b, int mi, int pi, int ti)
+/* One table row: MODELS[mi] with POS[pi] at PRECS[ri] and o->threads[ti], and PyTorch's time when it has one. */
+static void print_row(const bench_run *b, int mi, int pi, int ri, int ti)
 {
     const bench_model *bm = &MODELS[mi];
-    const row_result *r = &b->res[mi][pi][ti];
+    const row_result *r = &b->res[mi][pi][ri][ti];
     int threads = b->o->threads[ti];
-    printf("| %s | %d x %d | %s | %d |", bm->name, bm->batch, bench_seq_T(bm), POS[pi].name, threads);
+    const char *prec = rg_precision_name(PRECS[ri]);
+    printf("| %s | %d x %d | %s | %s | %d |", bm->name, bm->batch, bench_seq_T(bm), POS[pi].name, prec, threads);
     if (!r->ok) {
-        printf(" failed | | | | | | | | |\n");
+        printf(" %s | | | | | | | | | | | |\n", PRECS[ri] == RG_PRECISION_BF16 && b->bf16_why[0] ? "refused" : "failed");
         return;
     }
     double fl = bench_train_flops(bm, RG_TASK_VOCAB);
     double gf = (r->flops > 0 ? r->flops : fl) / (r->ms_med * 1e-3) * 1e-9;
     double tok = (r->tokens > 0 ? r->tokens : (double)bm->batch * bench_seq_T(bm)) / (r->ms_med * 1e-3);
-    printf(" %.2f | %.2f | %.0f | %.1f | %.0f%% | %.1f | %.1f |", r->ms_med, r->ms_min, tok, gf,
+    printf(" %.2f | %.2f | %.2f | %.0f | %.1f | %.0f%% | %.1f | %.1f |", r->ms_med, r->ms_min, r->cpu_min, tok, gf,
            b->ceil_best[ti] > 0 ? 100 * gf / b->ceil_best[ti] : NAN, r->peak_kb / 1024.0, r->bytes / 1048576.0);
-    const torch_row *t = b->have_torch ? find_torch(&b->torch, bm->name, POS[pi].name, threads) : NULL;
+    if (r->elem_ms == r->elem_ms) printf(" %.2f | %.1fx |", r->elem_ms, r->elem_ms / r->floor_ms);
+    else printf(" - | - |");
+    const torch_row *t = b->have_torch ? find_torch(&b->torch, bm->name, POS[pi].name, prec, threads) : NULL;
     if (t) printf(" %.2f | %.2fx |\n", t->ms_med, t->ms_med / r->ms_med);
     else printf(" - | - |\n");
 }
@@ -471,13 +513,15 @@ static void print_row(const bench_run *b, int mi, int pi, int ti)
 static void print_table(const bench_run *b)
 {
     const bench_opts *o = b->o;
-    printf("\n| model | B x T | pos | thr | C ms/step | C min | tokens/s | GFLOP/s | %% sgemm | peak RSS MB |"
-           " arena MB/step | PyTorch ms/step | speedup |\n");
-    printf("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    printf("\n| model | B x T | pos | prec | thr | C ms/step | C min | C cpu min | tokens/s | GFLOP/s | %% sgemm |"
+           " peak RSS MB | arena MB/step | elem ms | elem/floor | PyTorch ms/step | speedup |\n");
+    printf("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (int mi = 0; mi < N_MODELS; mi++)
         for (int pi = 0; pi < N_POS; pi++)
-            for (int ti = 0; ti < o->n_threads; ti++)
-                if ((o->model_mask & (1 << mi)) && (o->pos_mask & (1 << pi))) print_row(b, mi, pi, ti);
+            for (int ri = 0; ri < N_PREC; ri++)
+                for (int ti = 0; ti < o->n_threads; ti++)
+                    if ((o->model_mask & (1 << mi)) && (o->pos_mask & (1 << pi)) && (o->prec_mask & (1 << ri)))
+                        print_row(b, mi, pi, ri, ti);
 }
 
 /* Below the table: GFLOP per step of the fixed-length models, and the long memory run's verdict. */
@@ -490,7 +534,7 @@ static void print_footer(const bench_run *b)
             printf(" %s %.3f;", MODELS[mi].name, bench_train_flops(&MODELS[mi], RG_TASK_VOCAB) * 1e-9);
     printf(" speedup = PyTorch ms / C ms (> 1: C is faster).\n");
     for (int pi = 0; pi < N_POS; pi++) {
-        const row_result *r = &b->res[0][pi][0];
+        const row_result *r = &b->res[0][pi][0][0];
         if (!(o->model_mask & 1) || !(o->pos_mask & (1 << pi)) || !r->ok || r->rss_a < 0) continue;
         printf("Memory, %s/%s, %d thread%s: VmRSS %.1f MB after step 100, %.1f MB after step %lld (peak %.1f -> "
                "%.1f MB); arena blocks malloc'ed %lld -> %lld; arena high water %.2f MB%s\n",
@@ -507,7 +551,7 @@ int main(int argc, char **argv)
 {
     /* defaults: every model and encoding at 1 and 2 threads, the full plan with the RSS run */
     bench_opts o = {.rss = true, .threads = {1, 2}, .n_threads = 2, .model_mask = (1 << N_MODELS) - 1,
-                    .pos_mask = (1 << N_POS) - 1};
+                    .pos_mask = (1 << N_POS) - 1, .prec_mask = (1 << N_PREC) - 1};
     int rc = parse_args(argc, argv, &o);
     if (rc >= 0) return rc;
     if (o.child_row) return child_row_main(o.child_row);
@@ -523,6 +567,7 @@ int main(int argc, char **argv)
     b.have_torch = o.torch_path && read_torch(o.torch_path, &b.torch) == 0 && b.torch.n > 0;
     load_avg(b.load0, sizeof b.load0);
     snprintf(b.core, sizeof b.core, "%s", bench_core_name());
+    if (!rg_bf16_supported(b.bf16_why, sizeof b.bf16_why) && !b.bf16_why[0]) snprintf(b.bf16_why, 2, "?");
 
     /* run: every measurement in a child of its own */
     run_sgemm(argv[0], &b);

@@ -47,9 +47,14 @@ int bench_chunks(void);
 /* OpenBLAS's core name in use, or "?". */
 const char *bench_core_name(void);
 
-/* Child: trains MODELS[model_i] with POS[pos_i] on `threads` threads following p, prints one "ROW\t..." line.
- * Returns 0, or 1 after a message on stderr (setup failed); a failed step or a non-finite loss exits 1. */
-int bench_child_row(int model_i, int pos_i, int threads, const run_plan *p);
+/* The precisions of a row (rg_set_linear_precision): PRECS[i] is "fp32" or "bf16". */
+#define N_PREC 2
+extern const rg_precision PRECS[N_PREC];
+
+/* Child: trains MODELS[model_i] with POS[pos_i] on `threads` threads at precision PRECS[prec_i] following p, prints
+ * one "ROW\t..." line. Returns 0, or 1 after a message on stderr (setup failed, or bf16 refused); a failed step or a
+ * non-finite loss exits 1. */
+int bench_child_row(int model_i, int pos_i, int threads, int prec_i, const run_plan *p);
 
 /* Child: times `reps` N x N x N cblas_sgemm calls after a warm-up call, prints "SGEMM\tmedian\tbest\tcore"
  * (GFLOP/s). Returns 0, or 1 when out of memory. */

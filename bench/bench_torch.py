@@ -15,7 +15,8 @@ Batches: fixed-length copy-task samples (BOS x SEP x EOS, targets -100 outside p
 input tokens, a pre-generated set of 8 batches cycled (built outside the timed region).
 
 Writes a TSV (see read_torch in bench/bench.c): "# key value" lines, a header, then one row per
-(model, pos, threads): model pos threads steps ms_median ms_min.
+(model, pos, threads, precision): model pos threads steps ms_median ms_min precision (fp32, or bf16:
+torch.autocast("cpu", dtype=torch.bfloat16) around the forward and the loss, as bench/README.md says).
 If torch cannot be imported it prints a message and exits 0 without writing anything.
 """
 import argparse
@@ -73,7 +74,7 @@ def make_batches(batch, n, count, gen):
     return out
 
 
-def run_row(model_name, pos, threads, plan, blas):
+def run_row(model_name, pos, threads, plan, blas, prec="fp32"):
     d, h, L, f, B, n = MODELS[model_name]
     torch.set_num_threads(threads)
     if blas is not None:
@@ -92,7 +93,11 @@ def run_row(model_name, pos, threads, plan, blas):
         tokens, targets = batches[step % len(batches)]
         t0 = time.perf_counter()
         opt.zero_grad(set_to_none=True)
-        loss = R.lm_loss(model(tokens), targets)
+        if prec == "bf16":  # autocast: bf16 linear products (CPU autocast's lower_precision list), fp32 master weights
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                loss = R.lm_loss(model(tokens), targets)
+        else:
+            loss = R.lm_loss(model(tokens), targets)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         lr = R.lr_schedule(step, 1e-3, 100, 1000, 0.1)
@@ -124,6 +129,7 @@ def main():
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--models", default="ref,large")
     ap.add_argument("--pos", default="rope,t5")
+    ap.add_argument("--precision", default="fp32,bf16", help="fp32, bf16 (torch.autocast cpu bfloat16), or both")
     a = ap.parse_args()
     # the same plan as bench/bench.c: warm-up steps, warm-up s, min timed steps, target steps, target s
     plan = (3, 0.5, 3, 10, 0.5) if a.quick else (10, 2.0, 3, 30, 3.0)
@@ -134,19 +140,20 @@ def main():
         if m not in MODELS:  # "exp" (train_order's own step) is a C-only row
             continue
         for pos in a.pos.split(","):
-            for thr in (int(t) for t in a.threads.split(",")):
-                print(f"bench_torch: {m}/{pos}, {thr} thread(s)...", file=sys.stderr, flush=True)
-                steps, med, mn = run_row(m, pos, thr, plan, blas)
-                rows.append((m, pos, thr, steps, med, mn))
+            for prec in a.precision.split(","):
+                for thr in (int(t) for t in a.threads.split(",")):
+                    print(f"bench_torch: {m}/{pos} {prec}, {thr} thread(s)...", file=sys.stderr, flush=True)
+                    steps, med, mn = run_row(m, pos, thr, plan, blas, prec)
+                    rows.append((m, pos, thr, steps, med, mn, prec))
     tmp = a.out + ".tmp"
     with open(tmp, "w") as fh:
         fh.write(f"# torch {torch.__version__}\n")
         fh.write(f"# openblas_core {core}\n")
         fh.write(f"# OPENBLAS_CORETYPE {os.environ.get('OPENBLAS_CORETYPE', '(unset)')}\n")
         fh.write("# optimizer torch.optim.AdamW foreach=False\n")
-        fh.write("model\tpos\tthreads\tsteps\tms_median\tms_min\n")
+        fh.write("model\tpos\tthreads\tsteps\tms_median\tms_min\tprecision\n")
         for r in rows:
-            fh.write("%s\t%s\t%d\t%d\t%.4f\t%.4f\n" % r)
+            fh.write("%s\t%s\t%d\t%d\t%.4f\t%.4f\t%s\n" % r)
     os.replace(tmp, a.out)
 
 

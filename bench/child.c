@@ -16,6 +16,7 @@
 
 #include "bench.h"
 #include "task/task.h"
+#include "tensor/gemm.h" /* rg_gemm_profile: the time inside products */
 
 static double now_s(void)
 {
@@ -23,6 +24,17 @@ static double now_s(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
+
+/* CPU time of the calling thread: what the step cost this thread, without the time other processes on the shared
+ * machine took the core away (at 1 thread the whole step; at 2 threads the calling thread's share). */
+static double cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+const rg_precision PRECS[N_PREC] = {RG_PRECISION_FP32, RG_PRECISION_BF16};
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -117,7 +129,8 @@ typedef struct {
 
 /* What a row measured: the timed steps, then the long memory run (-1s when there was none). */
 typedef struct {
-    double ms_med, ms_min, flops_step, bytes_step, tokens_step, loss;
+    double ms_med, ms_min, cpu_min, flops_step, bytes_step, tokens_step, loss;
+    double elem_ms, floor_ms, copy_gbs; /* the elementwise share and its memory floor (run_elementwise) */
     int n;
     long peak_timed, rss_a, rss_b, max_a, max_b;
     long long mallocs_a, mallocs_b;
@@ -140,8 +153,9 @@ fail:
     exit(1);
 }
 
-/* One training step as src/engine/run.c takes it (rg_train_step); returns its wall time in seconds. */
-static double train_step(trainer *t, double *loss_out)
+/* One training step as src/engine/run.c takes it (rg_train_step); returns its wall time in seconds and writes the
+ * calling thread's CPU time to *cpu (may be NULL). */
+static double train_step_cpu(trainer *t, double *loss_out, double *cpu)
 {
     next_batch(t);
     const bench_model *bm = t->bm;
@@ -150,12 +164,13 @@ static double train_step(trainer *t, double *loss_out)
     rg_batch rb = {t->batch.tokens, t->batch.targets, t->batch.len, t->batch.B, t->batch.T};
     rg_step_config sc = {k, rg_lr_schedule(t->step, 1e-3, 100, 1000, 0.1), 1.0, RG_TASK_IGNORE, NULL, 0};
     rg_step_stats ss;
-    double t0 = now_s();
+    double c0 = cpu_s(), t0 = now_s();
     if (rg_train_step(&t->tr, t->m, &t->opt, &rb, &sc, &ss)) {
         fprintf(stderr, "bench: step: %s\n", rg_last_error());
         exit(1);
     }
     double dt = now_s() - t0, l = ss.loss;
+    if (cpu) *cpu = cpu_s() - c0;
     t->flops += batch_flops(bm, t->batch.len, t->batch.B, k);
     t->tokens += (double)ss.tokens;
     t->step++;
@@ -166,6 +181,8 @@ static double train_step(trainer *t, double *loss_out)
     *loss_out = l;
     return dt;
 }
+
+static double train_step(trainer *t, double *loss_out) { return train_step_cpu(t, loss_out, NULL); }
 
 /* The model, optimizer, trainer and batch buffers of MODELS[model_i] with POS[pos_i]; 0, or 1 after a message. */
 static int trainer_init(trainer *t, int model_i, int pos_i)
@@ -213,15 +230,17 @@ static int run_timed(trainer *t, const run_plan *p, row_measure *r)
     double t_start = now_s();
     for (int i = 0; i < p->warmup_steps && (i < 2 || now_s() - t_start < p->warmup_s); i++) train_step(t, &r->loss);
     int cap = p->target_steps > p->min_steps ? p->target_steps : p->min_steps;
-    double *times = malloc(sizeof(double) * (size_t)cap), total = 0, flops0 = t->flops, tokens0 = t->tokens;
+    double *times = malloc(sizeof(double) * (size_t)cap), total = 0, flops0 = t->flops, tokens0 = t->tokens, cpu;
     if (!times) {
         fprintf(stderr, "bench: out of memory\n");
         return 1;
     }
     uint64_t bytes0 = t->tr.ctx->arena.bytes_total;
     int n = 0;
+    r->cpu_min = 1e300;
     while (n < cap) {
-        times[n] = train_step(t, &r->loss);
+        times[n] = train_step_cpu(t, &r->loss, &cpu);
+        r->cpu_min = fmin(r->cpu_min, 1e3 * cpu);
         total += times[n++];
         if (n >= p->min_steps && (n >= p->target_steps || total >= p->target_s)) break;
     }
@@ -254,17 +273,76 @@ static void run_rss(trainer *t, int rss_steps, row_measure *r)
     r->mallocs_b = (long long)t->tr.ctx->arena.n_mallocs;
 }
 
-int bench_child_row(int model_i, int pos_i, int threads, const run_plan *p)
+/* Single-thread copy bandwidth (GB/s, bytes read + written) of a 4 MB buffer, warm, best of 30: the rate at which
+ * the step's intermediates can at best be written and read back (they are that size per micro-batch). */
+static double copy_bandwidth(void)
+{
+    const size_t n = 4u << 20;
+    char *a = malloc(n), *b = malloc(n);
+    if (!a || !b) { free(a); free(b); return NAN; }
+    memset(a, 1, n);
+    memset(b, 2, n);
+    double best = 1e300;
+    for (int r = 0; r < 30; r++) {
+        double t0 = now_s();
+        memcpy(r % 2 ? a : b, r % 2 ? b : a, n);
+        best = fmin(best, now_s() - t0);
+    }
+    volatile char sink = a[n / 2] + b[n / 3];
+    (void)sink;
+    free(a);
+    free(b);
+    return 2.0 * (double)n / best * 1e-9;
+}
+
+/* The elementwise share of a step (1 thread only): 10 more steps with rg_gemm_profile on; per step, the calling
+ * thread's CPU time minus the CPU time inside products and minus the cost of the profiling's own clock reads (two
+ * per timed product, calibrated); the minimum over the steps. Everything that is not a product counts:
+ * GELU, LayerNorm, softmax, RoPE, the cross-entropy, AdamW, bias and residual adds, copies, bf16 conversions and
+ * the tape's bookkeeping. Its floor: every byte the step hands out of its arena written once and read back once
+ * (2 x arena bytes per step) at the copy bandwidth. */
+static void run_elementwise(trainer *t, int threads, row_measure *r)
+{
+    r->elem_ms = r->floor_ms = r->copy_gbs = NAN;
+    if (threads != 1) return;
+    /* one clock read, what each timed product adds to the step (calibrated here, best of 5 x 1000) */
+    double clock_cost = 1e300;
+    for (int k = 0; k < 5; k++) {
+        double c0 = rg_gemm_profile_clock();
+        for (int i = 0; i < 1000; i++) (void)rg_gemm_profile_clock();
+        clock_cost = fmin(clock_cost, (rg_gemm_profile_clock() - c0) / 1001);
+    }
+    double best = 1e300, cpu;
+    for (int i = 0; i < 10; i++) {
+        rg_gemm_profile(true);
+        train_step_cpu(t, &r->loss, &cpu);
+        double prod = rg_gemm_profile_seconds();
+        long calls = rg_gemm_profile_calls();
+        rg_gemm_profile(false);
+        /* the step's CPU time minus its products' and minus the two clock reads each timed product added */
+        best = fmin(best, cpu - prod - 2.0 * (double)calls * clock_cost);
+    }
+    r->copy_gbs = copy_bandwidth();
+    r->elem_ms = 1e3 * best;
+    r->floor_ms = 1e3 * 2 * r->bytes_step / (r->copy_gbs * 1e9);
+}
+
+int bench_child_row(int model_i, int pos_i, int threads, int prec_i, const run_plan *p)
 {
     rg_set_num_threads(threads);
+    if (rg_set_linear_precision(PRECS[prec_i])) {
+        fprintf(stderr, "bench: %s\n", rg_last_error());
+        return 1;
+    }
     trainer t;
     row_measure r = {.loss = NAN};
     if (trainer_init(&t, model_i, pos_i) || run_timed(&t, p, &r)) return 1;
+    run_elementwise(&t, threads, &r);
     run_rss(&t, p->rss_steps, &r);
-    printf("ROW\t%.4f\t%.4f\t%d\t%ld\t%ld\t%ld\t%ld\t%ld\t%lld\t%lld\t%lld\t%zu\t%.4f\t%s\t%.6g\t%.6g\t%.6g\n",
-           r.ms_med, r.ms_min, r.n, r.peak_timed, r.rss_a, r.rss_b, r.max_a, r.max_b, r.mallocs_a, r.mallocs_b,
+    printf("ROW\t%.4f\t%.4f\t%.4f\t%d\t%ld\t%ld\t%ld\t%ld\t%ld\t%lld\t%lld\t%lld\t%zu\t%.4f\t%s\t%.6g\t%.6g\t%.6g\t%.4f\t%.4f\t%.2f\n",
+           r.ms_med, r.ms_min, r.cpu_min, r.n, r.peak_timed, r.rss_a, r.rss_b, r.max_a, r.max_b, r.mallocs_a, r.mallocs_b,
            (long long)t.step, t.tr.ctx->arena.high_water, r.loss, bench_core_name(), r.flops_step, r.bytes_step,
-           r.tokens_step);
+           r.tokens_step, r.elem_ms, r.floor_ms, r.copy_gbs);
     fflush(stdout);
     trainer_free(&t);
     return 0;

@@ -1,10 +1,11 @@
 #!/bin/sh
 # Installs the Debian packages ropegrad needs, only when they are missing (pkg-config cannot find the libraries,
-# or gnuplot or OpenMPI's mpicc is not on PATH): as root directly, through sudo otherwise; if neither works it prints the exact
-# command and fails, except when only gnuplot is missing (optional: train_order then skips the plot), which is a
+# or gnuplot or OpenMPI's mpicc is not on PATH, or oneDNN's dnnl.h is absent): as root directly, through sudo otherwise; if
+# neither works it prints the exact command and fails, except when only gnuplot or oneDNN is missing (optional:
+# train_order then skips the plot; without oneDNN the library is fp32 only and refuses --precision bf16), which is a
 # warning.
-PKGS="libxsmm-dev libopenblas-dev libhdf5-dev libcmocka-dev libcjson-dev pkg-config gnuplot-nox libopenmpi-dev openmpi-bin"
-if command -v pkg-config >/dev/null 2>&1 && pkg-config --exists libxsmm openblas hdf5 cmocka libcjson && command -v gnuplot >/dev/null 2>&1 && command -v mpicc >/dev/null 2>&1; then
+PKGS="libxsmm-dev libopenblas-dev libhdf5-dev libcmocka-dev libcjson-dev pkg-config gnuplot-nox libopenmpi-dev openmpi-bin libdnnl-dev"
+if command -v pkg-config >/dev/null 2>&1 && pkg-config --exists libxsmm openblas hdf5 cmocka libcjson && command -v gnuplot >/dev/null 2>&1 && command -v mpicc >/dev/null 2>&1 && [ -f /usr/include/dnnl.h ]; then
     exit 0
 fi
 CMD="apt-get install -y $PKGS"
@@ -13,8 +14,9 @@ if [ "$(id -u)" = 0 ]; then
 elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
     SUDO="sudo"
 elif command -v pkg-config >/dev/null 2>&1 && pkg-config --exists libxsmm openblas hdf5 cmocka libcjson && command -v mpicc >/dev/null 2>&1; then
-    # only gnuplot is missing: it is optional (train_order then writes everything but the plot)
-    echo "deps: gnuplot is missing (train_order will skip the plot); to install it as root: apt-get install -y gnuplot-nox" >&2
+    # only gnuplot or oneDNN is missing: both are optional (train_order then writes everything but the plot; without
+    # oneDNN the build is fp32 only)
+    echo "deps: gnuplot or oneDNN is missing (no plot / fp32 only); to install them as root: apt-get install -y gnuplot-nox libdnnl-dev" >&2
     exit 0
 else
     echo "deps: missing packages and no root or sudo; run as root: apt-get update && $CMD" >&2

@@ -101,6 +101,10 @@ int rg_engine_main(int argc, char **argv)
     to_options_check(&o);
     to_mpi_check(&o);
     if (o.print_config) { to_options_print(&o, stdout); return 0; }
+    if (rg_set_linear_precision(o.precision)) { /* before any run (and on every MPI rank) */
+        fprintf(stderr, "train_order: --%s\n", rg_last_error()); /* "precision bf16: <why>" */
+        return 1;
+    }
     if (to_mpi_rank() > 0) return to_mpi_worker(&o); /* MPI ranks 1..N-1 serve rank 0 (mpi.h) */
 
     static char cmd[8192];

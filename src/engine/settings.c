@@ -29,6 +29,15 @@
 #define LIST(n, md, r, p, pr, a, h, al) {n, K_LIST, md, r, 0, 0, 0, false, p, pr, a, h, al, NULL}
 #define ACTION(n, a, h) {n, K_ACTION, M_ANY, false, 0, 0, 0, false, NULL, NULL, a, h, NULL, NULL}
 
+/* --precision fp32 | bf16 (rg_set_linear_precision; engine.c applies it before any run) */
+static int parse_precision(to_options *o, char *v)
+{
+    if (strcmp(v, "fp32") && strcmp(v, "bf16")) return -1;
+    o->precision = strcmp(v, "bf16") ? RG_PRECISION_FP32 : RG_PRECISION_BF16;
+    return 0;
+}
+static void print_precision(const to_options *o, char *b, size_t n) { snprintf(b, n, "%s", rg_precision_name(o->precision)); }
+
 static const setting table[] = {
     PATH("config", M_ANY, config, "FILE",
          "read settings from a JSON file (keys as --print-config writes them); flags win"),
@@ -97,6 +106,9 @@ static const setting table[] = {
          "base, theta500k, rand (each once), or all"),
     INT("threads", M_ANY, false, threads, 1, 256, "N", "OpenBLAS threads per run"),
     INT("jobs", M_ANY, false, jobs, 1, 256, "N", "runs in parallel (default: online CPUs)"),
+    LIST("precision", M_TRAIN, false, parse_precision, print_precision, "P",
+         "Linear's products: fp32, or bf16 operands with float32 accumulation (oneDNN;\n"
+         "                         AMX or AVX512_BF16 only, refused elsewhere; docs/precision.md)", "fp32, bf16"),
     BOOL("data-parallel", M_TRAIN, false, data_parallel,
          "under mpirun: each rank a share of every batch, gradients summed in rank order (docs/mpi.md)"),
     PATH("out", M_ANY, out, "DIR", "output folder (refused if it holds results, unless --overwrite)"),

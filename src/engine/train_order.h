@@ -66,6 +66,7 @@ typedef struct {
     bool random_positions;
     int max_position;          /* random positions are drawn from [0, max_position) */
     int threads, jobs;
+    rg_precision precision;    /* --precision: Linear's products fp32 (default) or bf16 (rg_set_linear_precision) */
     int micro_batches;         /* length-sorted micro-batches per batch (same samples and loss, less padding) */
     int ckpt_every;            /* steps between checkpoints (the last step always saves) */
     int log_every;             /* steps between rows of runs/<run>/train.csv */

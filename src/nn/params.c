@@ -144,7 +144,7 @@ void rg_params_free(rg_params *ps)
 {
     for (int i = 0; i < ps->n; i++) {
         rg_tensor *p = ps->items[i];
-        if (p->packed) free(p); /* its data and grad live in the blocks */
+        if (p->packed) { free(p->bf16.p); free(p->transposed.p); free(p); } /* its data and grad live in the blocks */
         else rg_param_free(p);
     }
     free(ps->items);

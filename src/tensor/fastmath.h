@@ -2,8 +2,11 @@
  * rational function that the compiler vectorizes, unlike libm's tanhf (which made GELU half of a training step):
  * the [13/6] minimax approximation x P(x^2) / Q(x^2) on [-7.905, 7.905] used by Eigen
  * (generic_fast_tanh_float), clamped outside; max |error| 3.9e-7 over [-9, 9] (tests/test_tensor.c checks it).
- * The float64 build (gradient checks) uses libm's tanh. RG_VECTORIZE compiles a loop for AVX2 as well as the
- * baseline and picks at run time (GCC function multi-versioning). */
+ * The float64 build (gradient checks) uses libm's tanh. RG_VECTORIZE compiles a loop for AVX-512 (avx512f) and
+ * AVX2 as well as the baseline and picks at run time (GCC function multi-versioning). The clones compute the same
+ * bits: -std=c11 contracts no multiply-add into an FMA and, without -ffast-math, no reduction is reordered; only the
+ * number of elements per instruction differs (train_order's losses were checked bit for bit after the avx512f
+ * clone was added). */
 #ifndef RG_FASTMATH_H
 #define RG_FASTMATH_H
 
@@ -11,7 +14,7 @@
 #include "tensor.h"
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
-#define RG_VECTORIZE __attribute__((target_clones("avx2", "default"), optimize("O3")))
+#define RG_VECTORIZE __attribute__((target_clones("avx512f", "avx2", "default"), optimize("O3")))
 #else
 #define RG_VECTORIZE
 #endif

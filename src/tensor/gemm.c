@@ -13,6 +13,39 @@
 #include <string.h>
 #include <strings.h>
 
+#include <time.h>
+
+/* ---------------------------------------------------------------- product time (the benchmark's) */
+
+static bool profiling;                 /* rg_gemm_profile: off unless the benchmark turns it on */
+static double profile_s;               /* CPU seconds inside products on the thread that turned it on */
+static long profile_calls;             /* products timed */
+static _Thread_local int profile_depth; /* > 0 inside a timed product: nested calls are not counted twice */
+
+void rg_gemm_profile(bool on) { profiling = on; profile_s = 0; profile_calls = 0; }
+double rg_gemm_profile_seconds(void) { return profile_s; }
+long rg_gemm_profile_calls(void) { return profile_calls; }
+
+double rg_gemm_profile_clock(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+double rg_gemm_profile_enter(void)
+{
+    if (!profiling || profile_depth++ > 0) return -1;
+    profile_calls++;
+    return rg_gemm_profile_clock();
+}
+void rg_gemm_profile_leave(double t0)
+{
+    if (!profiling) return;
+    profile_depth--;
+    if (t0 >= 0) profile_s += rg_gemm_profile_clock() - t0;
+}
+
 static int use_blas_only = -1; /* RG_GEMM=blas */
 
 static bool blas_only(void)
@@ -44,6 +77,11 @@ bool rg_gemm_uses_xsmm(int M, int N, int K)
 {
     if (blas_only()) return false;
     return blas_is_generic() || (N <= 256 && !(M > 256 && K > 1024));
+}
+
+bool rg_gemm_transposes_b(int M, int N, int K)
+{
+    return rg_gemm_uses_xsmm(M, N, K) && ((int64_t)N * K <= 65536 || blas_is_generic());
 }
 
 static void blas(bool ta, bool tb, int M, int N, int K, rg_real alpha, const rg_real *A, int lda, const rg_real *B,
@@ -96,7 +134,16 @@ rg_mm rg_mm_get(bool trans_a, int M, int N, int K, int lda, int ldb, int ldc, rg
     return key;
 }
 
+static void mm_run(const rg_mm *k, const rg_real *A, const rg_real *B, rg_real *C);
+
 void rg_mm_run(const rg_mm *k, const rg_real *A, const rg_real *B, rg_real *C)
+{
+    double t0 = rg_gemm_profile_enter();
+    mm_run(k, A, B, C);
+    rg_gemm_profile_leave(t0);
+}
+
+static void mm_run(const rg_mm *k, const rg_real *A, const rg_real *B, rg_real *C)
 {
     if (!k->fn) {
         blas(k->trans_a, false, k->M, k->N, k->K, 1, A, k->lda, B, k->ldb, k->beta, C, k->ldc);
@@ -181,11 +228,41 @@ static bool xsmm_product(bool trans_a, bool trans_b, int M, int N, int K, const 
 static _Thread_local rg_real *product;     /* op(A) op(B) before alpha and beta are applied (generic OpenBLAS) */
 static _Thread_local size_t product_cap;
 
+/* Weight-gradient products (A transposed) with a long reduction and a large result go to oneDNN's float32 matmul
+ * when it is loaded (dnnl.c). Measured here, 1 thread, thread CPU time, best of 5 x 200 calls (bench/README.md):
+ * [M x N x K] 64x256x2176 libxsmm 1233 us, OpenBLAS 689, oneDNN 552; 256x64x2176 690 / 623 / 576;
+ * 64x256x1088 297 / 312 / 255; but 64x64x2176 103 / 173 / 125 and 30x64x2176 47 / 98 / 57 (libxsmm stays). A fixed
+ * rule, not a timing at run time: the kernel of a product (and so the bits of a result) must not depend on the
+ * machine's load. train_order's micro-batches (K <= 272) never reach it. */
+#ifndef RG_DOUBLE
+static bool dnnl_f32_wins(bool trans_a, bool trans_b, int M, int N, int K)
+{
+    return trans_a && !trans_b && K > 1024 && (int64_t)M * N >= 16384 && !blas_only() && rg_dnnl_available();
+}
+#endif
+
+static void gemm(bool trans_a, bool trans_b, int M, int N, int K, rg_real alpha, const rg_real *A, int lda,
+                 const rg_real *B, int ldb, rg_real beta, rg_real *C, int ldc);
+
 void rg_gemm(bool trans_a, bool trans_b, int M, int N, int K, rg_real alpha, const rg_real *A, int lda,
              const rg_real *B, int ldb, rg_real beta, rg_real *C, int ldc)
 {
+    double t0 = rg_gemm_profile_enter();
+    gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    rg_gemm_profile_leave(t0);
+}
+
+static void gemm(bool trans_a, bool trans_b, int M, int N, int K, rg_real alpha, const rg_real *A, int lda,
+                 const rg_real *B, int ldb, rg_real beta, rg_real *C, int ldc)
+{
     const bool generic = blas_is_generic(), plain = alpha == 1 && (beta == 0 || beta == 1);
-    if (rg_gemm_uses_xsmm(M, N, K) && (!trans_b || (int64_t)N * K <= 65536 || generic)) {
+#ifndef RG_DOUBLE
+    if (plain && dnnl_f32_wins(trans_a, trans_b, M, N, K)) {
+        rg_gemm_dnnl_f32(trans_a, trans_b, M, N, K, A, lda, B, ldb, beta, C, ldc);
+        return;
+    }
+#endif
+    if (!trans_b ? rg_gemm_uses_xsmm(M, N, K) : rg_gemm_transposes_b(M, N, K)) {
         if (plain && xsmm_product(trans_a, trans_b, M, N, K, A, lda, B, ldb, beta, C, ldc)) return;
         if (!plain && generic) { /* OpenBLAS would run its slow kernels: the product here, then alpha and beta */
             size_t need = (size_t)M * N;

@@ -11,12 +11,15 @@
  * and sends everything else to OpenBLAS. When OpenBLAS runs its generic SSE kernels (a CPU newer than the
  * installed OpenBLAS; blas.h), EVERY product goes to libxsmm (any size, alpha and beta applied after the product),
  * so a program gets AVX-512/AVX2 kernels with no OPENBLAS_CORETYPE and no re-execution. Products of 4 MFLOP or
- * more are split by rows over the library's thread pool (pool.h). Setting RG_GEMM=blas in the environment sends
- * every product to OpenBLAS (read once, for A/B measurements). */
+ * more are split by rows over the library's thread pool (pool.h). Weight-gradient products with K > 1024 and
+ * M*N >= 16384 run on oneDNN's float32 matmul when libdnnl.so.2 loads (gemm.c, dnnl_f32_wins: 1.1-2.2x faster
+ * than libxsmm there). Setting RG_GEMM=blas in the environment sends every product to OpenBLAS (read once, for
+ * A/B measurements). */
 #ifndef RG_GEMM_H
 #define RG_GEMM_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include "tensor.h"
 
 /* C [M, N] = alpha * op(A) [M, K] * op(B) [K, N] + beta * C; lda/ldb/ldc are the row strides as stored. */
@@ -38,5 +41,47 @@ void rg_mm_run(const rg_mm *k, const rg_real *A, const rg_real *B, rg_real *C);
 
 /* True if rg_gemm sends this product (alpha 1, beta 0 or 1, B untransposed) to libxsmm. */
 bool rg_gemm_uses_xsmm(int M, int N, int K);
+/* True if rg_gemm(false, true, M, N, K, alpha 1, beta 0 or 1, ...) transposes B [N, K] into scratch and runs
+ * libxsmm on it: the caller may pass a B^T it keeps instead (rg_linear_product caches a weight's transpose). */
+bool rg_gemm_transposes_b(int M, int N, int K);
+
+/* Linear's products in the precision of rg_set_linear_precision (ops_matmul.c): y [rows, out] = x W^T + beta y
+ * (beta 0 or 1) for x [..., in], W [out, in]; and the backward's dx (+)= dy W (written when x's gradient buffer is
+ * fresh) and dW += dy^T x, for those of x and W that require a gradient (dy [rows, out]). */
+void rg_linear_product(rg_tensor *x, rg_tensor *w, rg_real beta, rg_real *y);
+void rg_linear_grads(rg_ctx *c, rg_tensor *x, rg_tensor *w, const rg_real *dy);
+
+/* Product time, for the benchmark's elementwise share (bench/README.md): rg_gemm_profile(true) zeroes the totals
+ * and from then on every outermost product (rg_gemm, rg_mm_run, rg_gemm_bf16, rg_gemm_dnnl_f32) on the calling
+ * thread adds its CPU time (rg_gemm_profile_clock: CLOCK_THREAD_CPUTIME_ID; meaningful at 1 thread) and counts
+ * one call; rg_gemm_profile(false) stops. Off, it costs one branch per product. enter/leave bracket a product
+ * (enter returns the start, or -1 when not timed). */
+void rg_gemm_profile(bool on);
+double rg_gemm_profile_seconds(void);
+long rg_gemm_profile_calls(void);
+double rg_gemm_profile_clock(void);
+double rg_gemm_profile_enter(void);
+void rg_gemm_profile_leave(double t0);
+
+/* ---------------------------------------------------------------- oneDNN (dnnl.c) */
+
+/* True when bf16 products can run: this build has oneDNN (-DRG_HAVE_DNNL, float32 build) and oneDNN reports a CPU
+ * ISA with AVX512_BF16 (AMX implies it). Otherwise false with the reason written to why (n bytes; why may be NULL). */
+bool rg_bf16_supported(char *why, size_t n);
+/* "AMX", "AVX512_BF16" or "none": the best bf16 instructions oneDNN reports. */
+const char *rg_bf16_isa(void);
+/* True when this build has oneDNN (float32 products through rg_gemm_dnnl_f32 are then available). */
+bool rg_dnnl_available(void);
+/* dst[i] = src[i] rounded to bfloat16 (round to nearest even, as oneDNN and PyTorch; NaN stays NaN). */
+void rg_bf16_from_float(uint16_t *restrict dst, const float *restrict src, int64_t n);
+float rg_bf16_to_float(uint16_t h);
+/* Row-major C [M, N] (float32) = op(A) op(B) + beta C (beta 0 or 1) with bf16 operands and float32 accumulation,
+ * on oneDNN's matmul (one primitive per shape, cached); split by rows over the pool when large. Aborts when
+ * rg_bf16_supported is false. */
+void rg_gemm_bf16(bool trans_a, bool trans_b, int M, int N, int K, const uint16_t *A, int lda, const uint16_t *B,
+                  int ldb, float beta, float *C, int ldc);
+/* The same product in float32 on oneDNN (aborts when rg_dnnl_available is false). */
+void rg_gemm_dnnl_f32(bool trans_a, bool trans_b, int M, int N, int K, const float *A, int lda, const float *B,
+                      int ldb, float beta, float *C, int ldc);
 
 #endif

@@ -101,21 +101,10 @@ rg_tensor *rg_linear_gelu(rg_ctx *c, rg_tensor *x, rg_tensor *w, rg_tensor *b)
     shape[x->ndim - 1] = out_f;
     rg_tensor *y = rg_node_new(c, &OP_LINEAR_GELU, x->ndim, shape, 3, (rg_tensor *[]){x, w, b});
     rg_real *pre = rg_arena_alloc(&c->arena, (size_t)(rows * out_f) * sizeof(rg_real));
-    rg_gemm(false, true, (int)rows, out_f, in, 1, x->data, in, w->data, in, 0, pre, out_f);
+    rg_linear_product(x, w, 0, pre);
     bias_gelu(y->data, pre, b->data, rows, out_f);
     y->saved = pre;
     return y;
-}
-
-/* Shared by both backward rules: dx (+)= D W and dW += D^T x for D [rows, out]. */
-static void linear_input_grads(rg_tensor *x, rg_tensor *w, const rg_real *D, int64_t rows, int in, int out_f)
-{
-    if (wants_grad(x)) {
-        bool fresh;
-        rg_real *dx = rg_grad_fresh(x, &fresh);
-        rg_gemm(false, false, (int)rows, in, out_f, 1, D, out_f, w->data, in, fresh ? 0 : 1, dx, in);
-    }
-    if (wants_grad(w)) rg_gemm(true, false, out_f, in, (int)rows, 1, D, out_f, x->data, in, 1, rg_grad_of(w), in);
 }
 
 static void linear_gelu_backward(rg_tensor *node)
@@ -125,7 +114,7 @@ static void linear_gelu_backward(rg_tensor *node)
     const int64_t rows = x->numel / in;
     rg_real *d = rg_arena_alloc(&node->ctx->arena, (size_t)(rows * out_f) * sizeof(rg_real));
     gelu_grad_bias(d, wants_grad(b) ? rg_grad_of(b) : NULL, node->grad, node->saved, rows, out_f);
-    linear_input_grads(x, w, d, rows, in, out_f);
+    rg_linear_grads(node->ctx, x, w, d);
 }
 
 rg_tensor *rg_linear_residual(rg_ctx *c, rg_tensor *x, rg_tensor *w, rg_tensor *b, rg_tensor *res)
@@ -139,7 +128,7 @@ rg_tensor *rg_linear_residual(rg_ctx *c, rg_tensor *x, rg_tensor *w, rg_tensor *
                  rg_shape_str(x, sx, 64), out_f);
     rg_tensor *y = rg_node_new(c, &OP_LINEAR_RESIDUAL, res->ndim, res->shape, 4, (rg_tensor *[]){x, w, b, res});
     residual_bias(y->data, res->data, b->data, rows, out_f);
-    rg_gemm(false, true, (int)rows, out_f, in, 1, x->data, in, w->data, in, 1, y->data, out_f);
+    rg_linear_product(x, w, 1, y->data);
     return y;
 }
 
@@ -151,5 +140,5 @@ static void linear_residual_backward(rg_tensor *node)
     bool fresh = false;
     rg_real *dres = wants_grad(res) ? rg_grad_fresh(res, &fresh) : NULL;
     residual_grads(wants_grad(b) ? rg_grad_of(b) : NULL, dres, fresh, node->grad, rows, out_f);
-    linear_input_grads(x, w, node->grad, rows, in, out_f);
+    rg_linear_grads(node->ctx, x, w, node->grad);
 }

@@ -1,18 +1,121 @@
 /* ops_matmul.c: matrix products and Linear. Shapes: rg_matmul op(a) [..., M, K] x op(b) [..., K, N] -> [..., M, N]
  * (b may be 2-D, shared over the batch); rg_linear x [..., in], W [out, in], b [out] -> [..., out].
- * Every product is one cblas GEMM (a batched product is one GEMM per batch entry, or a single GEMM with the batch
- * folded into M when b is shared). Backward rules: docs/derivatives.md rows "matmul" and "linear". */
+ * Every product is one GEMM (a batched product is one GEMM per batch entry, or a single GEMM with the batch
+ * folded into M when b is shared). Backward rules: docs/derivatives.md rows "matmul" and "linear".
+ * Linear's three products (here and in ops_fused.c) go through rg_linear_product / rg_linear_grads, which honour
+ * rg_set_linear_precision (tensor.h): float32 rg_gemm, or bf16 operands on oneDNN (rg_gemm_bf16) with each
+ * operand's bf16 copy made once (tensor.h, field bf16). */
 #include "ops.h"
 #include "gemm.h"
 
+#include <stdlib.h>
 #include <string.h>
+
+/* ---------------------------------------------------------------- precision */
+
+static rg_precision linear_precision = RG_PRECISION_FP32;
+
+rg_status rg_set_linear_precision(rg_precision p)
+{
+    char why[256];
+    if (p != RG_PRECISION_FP32 && p != RG_PRECISION_BF16)
+        return rg_error(RG_ERR_ARG, "linear precision %d: not fp32 (0) or bf16 (1)", (int)p);
+    if (p == RG_PRECISION_BF16 && !rg_bf16_supported(why, sizeof why))
+        return rg_error(RG_ERR_ARG, "precision bf16: %s", why);
+    linear_precision = p;
+    return RG_OK;
+}
+
+rg_precision rg_get_linear_precision(void) { return linear_precision; }
+
+const char *rg_precision_name(rg_precision p) { return p == RG_PRECISION_BF16 ? "bf16" : "fp32"; }
+
+/* The memory of a derived copy of t (bytes, the same for every version of t): reused for a parameter, fresh arena
+ * memory for an intermediate. NULL when d is still valid (nothing to recompute). */
+static void *derived_memory(rg_tensor *t, rg_derived *d, size_t bytes)
+{
+    if (d->p && d->of == t->data && d->version == t->version) return NULL;
+    if (t->is_param) {
+        if (!d->p && !(d->p = malloc(bytes))) RG_FATAL("a derived copy of %s: out of memory", t->name);
+    } else {
+        RG_ASSERT(t->ctx, "a derived copy of %s: the tensor has no context", t->name);
+        d->p = rg_arena_alloc(&t->ctx->arena, bytes);
+    }
+    d->of = t->data;
+    d->version = t->version;
+    return d->p;
+}
+
+#ifndef RG_DOUBLE
+/* t's data rounded to bf16, converted once per version of it */
+static const uint16_t *bf16_data(rg_tensor *t)
+{
+    uint16_t *p = derived_memory(t, &t->bf16, (size_t)t->numel * sizeof(uint16_t));
+    if (p) rg_bf16_from_float(p, t->data, t->numel);
+    return t->bf16.p;
+}
+#endif
+
+/* W [out, in] transposed to [in, out], once per version of W */
+static const rg_real *transposed_data(rg_tensor *w)
+{
+    const int out_f = w->shape[0], in = w->shape[1];
+    rg_real *p = derived_memory(w, &w->transposed, (size_t)w->numel * sizeof(rg_real));
+    if (p)
+        for (int o = 0; o < out_f; o++)
+            for (int i = 0; i < in; i++) p[(int64_t)i * out_f + o] = w->data[(int64_t)o * in + i];
+    return w->transposed.p;
+}
+
+void rg_linear_product(rg_tensor *x, rg_tensor *w, rg_real beta, rg_real *y)
+{
+    const int in = w->shape[1], out_f = w->shape[0], rows = (int)(x->numel / in);
+#ifndef RG_DOUBLE
+    if (linear_precision == RG_PRECISION_BF16) {
+        rg_gemm_bf16(false, true, rows, out_f, in, bf16_data(x), in, bf16_data(w), in, beta, y, out_f);
+        return;
+    }
+#endif
+    if (rg_gemm_transposes_b(rows, out_f, in)) {
+        /* the product rg_gemm would run after transposing W into its scratch (the same kernel, the same bits),
+         * with W^T made once per version of W (once per step) instead of once per call */
+        rg_gemm(false, false, rows, out_f, in, 1, x->data, in, transposed_data(w), out_f, beta, y, out_f);
+        return;
+    }
+    rg_gemm(false, true, rows, out_f, in, 1, x->data, in, w->data, in, beta, y, out_f);
+}
+
+static inline bool wants_grad(const rg_tensor *t) { return t && t->requires_grad; }
+
+void rg_linear_grads(rg_ctx *c, rg_tensor *x, rg_tensor *w, const rg_real *dy)
+{
+    const int in = w->shape[1], out_f = w->shape[0], rows = (int)(x->numel / in);
+#ifndef RG_DOUBLE
+    if (linear_precision == RG_PRECISION_BF16 && (wants_grad(x) || wants_grad(w))) {
+        uint16_t *d = rg_arena_alloc(&c->arena, (size_t)rows * out_f * sizeof(uint16_t));
+        rg_bf16_from_float(d, dy, (int64_t)rows * out_f);
+        if (wants_grad(x)) {
+            bool fresh;
+            rg_real *dx = rg_grad_fresh(x, &fresh);
+            rg_gemm_bf16(false, false, rows, in, out_f, d, out_f, bf16_data(w), in, fresh ? 0 : 1, dx, in);
+        }
+        if (wants_grad(w))
+            rg_gemm_bf16(true, false, out_f, in, rows, d, out_f, bf16_data(x), in, 1, rg_grad_of(w), in);
+        return;
+    }
+#endif
+    if (wants_grad(x)) { /* written (beta 0) when x's gradient buffer is new: no zero-fill first */
+        bool fresh;
+        rg_real *dx = rg_grad_fresh(x, &fresh);
+        rg_gemm(false, false, rows, in, out_f, 1, dy, out_f, w->data, in, fresh ? 0 : 1, dx, in);
+    }
+    if (wants_grad(w)) rg_gemm(true, false, out_f, in, rows, 1, dy, out_f, x->data, in, 1, rg_grad_of(w), in);
+}
 
 static void matmul_backward(rg_tensor *node);
 static void linear_backward(rg_tensor *node);
 static const rg_op OP_MATMUL = {"matmul", matmul_backward};
 static const rg_op OP_LINEAR = {"linear", linear_backward};
-
-static inline bool wants_grad(const rg_tensor *t) { return t && t->requires_grad; }
 
 /* The sizes of a product, shared by forward and backward. */
 typedef struct {
@@ -115,7 +218,7 @@ rg_tensor *rg_linear(rg_ctx *c, rg_tensor *x, rg_tensor *w, rg_tensor *bias)
     int rows = (int)(x->numel / in);
     if (bias)
         for (int r = 0; r < rows; r++) memcpy(y->data + (int64_t)r * out_f, bias->data, out_f * sizeof(rg_real));
-    rg_gemm(false, true, rows, out_f, in, 1, x->data, in, w->data, in, bias ? 1 : 0, y->data, out_f);
+    rg_linear_product(x, w, bias ? 1 : 0, y->data);
     return y;
 }
 
@@ -126,12 +229,7 @@ static void linear_backward(rg_tensor *node)
     int in = w->shape[1], out_f = w->shape[0];
     int rows = (int)(x->numel / in);
     const rg_real *dy = node->grad;
-    if (wants_grad(x)) { /* written (beta 0) when x's gradient buffer is new: no zero-fill first */
-        bool fresh;
-        rg_real *dx = rg_grad_fresh(x, &fresh);
-        rg_gemm(false, false, rows, in, out_f, 1, dy, out_f, w->data, in, fresh ? 0 : 1, dx, in);
-    }
-    if (wants_grad(w)) rg_gemm(true, false, out_f, in, rows, 1, dy, out_f, x->data, in, 1, rg_grad_of(w), in);
+    rg_linear_grads(node->ctx, x, w, dy);
     if (wants_grad(bias)) {
         rg_real *db = rg_grad_of(bias);
         for (int r = 0; r < rows; r++)

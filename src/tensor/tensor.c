@@ -276,6 +276,8 @@ void rg_param_free(rg_tensor *p)
     RG_ASSERT(p->is_param, "rg_param_free: %s is not a parameter", p->name);
     free(p->data);
     free(p->grad);
+    free(p->bf16.p);
+    free(p->transposed.p);
     free(p);
 }
 

@@ -85,6 +85,15 @@ void rg_arena_free(rg_arena *a);
 
 /* ---------------------------------------------------------------- tensor */
 
+/* A copy of a tensor's data in another form, made by the first product that needs it and reused until the data
+ * changes: valid while of == data and version == the tensor's version (in-place writes bump it: AdamW once per
+ * step). Arena memory for intermediates; malloc'ed once for a parameter (freed with it). */
+typedef struct {
+    void *p;
+    const void *of;
+    unsigned version;
+} rg_derived;
+
 struct rg_tensor;
 /* What an op is: its name and its backward rule. Each op family defines one static descriptor per op; the
  * backward reads node->src, node->saved, node->iarg/farg and node->grad and ACCUMULATES (+=) into the sources'
@@ -118,6 +127,8 @@ typedef struct rg_tensor {
     int nsrc;
     struct rg_tensor *src[RG_MAX_SRC];
     unsigned src_version[RG_MAX_SRC];
+    rg_derived bf16;          /* data rounded to bfloat16 (bf16 products only: rg_set_linear_precision) */
+    rg_derived transposed;    /* a Linear weight [out, in] transposed to [in, out] (float32 products on libxsmm) */
     void *saved;              /* op-specific buffer from the arena (LayerNorm mean/rstd, softmax output, ...) */
     void *saved2;
     int64_t iarg[8];
@@ -203,5 +214,26 @@ bool rg_flush_denormals(bool on);
  * every CPU) and no pool workers. Call it from one thread, while no step runs. The elementwise ops run on the
  * calling thread only. */
 void rg_set_num_threads(int n);
+
+/* ---------------------------------------------------------------- precision */
+
+/* The operand precision of Linear's products (rg_linear, rg_linear_gelu, rg_linear_residual: the forward x W^T, the
+ * input gradient dy W and the weight gradient dy^T x). RG_PRECISION_FP32 (the default, the reference): float32
+ * throughout. RG_PRECISION_BF16, mixed precision as torch.autocast(dtype=torch.bfloat16) does for linear layers:
+ * the operands are rounded to bfloat16 (round to nearest even; weights once per optimizer step, as their version
+ * changes; each activation and each output gradient once) and multiplied with float32 accumulation and float32
+ * results on oneDNN's matmul (src/tensor/dnnl.c; AMX or AVX512_BF16). Everything else stays float32: the master
+ * weights, their gradients and AdamW, LayerNorm, softmax, the losses, attention's products (libxsmm) and the
+ * position encodings. A process-wide setting; set it before a step, not during one. */
+typedef enum { RG_PRECISION_FP32 = 0, RG_PRECISION_BF16 = 1 } rg_precision;
+
+/* Sets the precision of Linear's products for the process. RG_OK, or RG_ERR_ARG (setting unchanged) when p is
+ * RG_PRECISION_BF16 and this build or CPU cannot run bf16 products: no oneDNN at build time, the float64 build, or
+ * oneDNN reports neither AMX nor AVX512_BF16 (the message names which). The choice is an error, not a silent
+ * fallback to fp32: a run asked to be bf16 must not quietly be something else. */
+rg_status rg_set_linear_precision(rg_precision p);
+rg_precision rg_get_linear_precision(void);
+/* "fp32" or "bf16" */
+const char *rg_precision_name(rg_precision p);
 
 #endif

@@ -1,0 +1,333 @@
+/* dnnl.c: the one file that calls oneDNN (Debian libdnnl-dev 2.6, its 2.x C API; 3.x changed it), behind gemm.h:
+ * bf16 matrix products with float32 accumulation and results (rg_gemm_bf16), float32 products (rg_gemm_dnnl_f32,
+ * for the per-shape choice in gemm.c), and the float32 -> bf16 conversion (rg_bf16_from_float).
+ *
+ * Shapes as rg_gemm: row-major C [M, N] = op(A) [M, K] op(B) [K, N] + beta C, beta 0 or 1 (1: oneDNN's sum
+ * post-op). A transposed operand is described to oneDNN by its strides, never copied here. One matmul primitive per
+ * (transposes, M, N, K, strides, beta, data type), created on first use and kept in a per-thread table (2.x has no
+ * runtime shapes worth their cost; creating an AMX primitive takes 0.1-1 ms, running a small one ~1 us).
+ *
+ * Threads: Debian's oneDNN runs on OpenMP (libgomp). Every thread that calls oneDNN first sets its OpenMP thread
+ * count to 1 (omp_set_num_threads, which libgomp keeps per thread), so oneDNN never starts an OpenMP team: no
+ * spin-waiting threads next to ropegrad's pool and OpenBLAS's. With more threads (rg_set_num_threads), rg_gemm_bf16
+ * splits a large product by rows over ropegrad's own pool (pool.h), each part a oneDNN call on one thread.
+ *
+ * Built with -DRG_HAVE_DNNL (the Makefile sets it when dnnl.h is installed) and loaded at run time (dlopen, below);
+ * without it, or in the float64 build, every function here reports bf16 as unavailable and the products abort
+ * (callers check rg_bf16_supported). */
+#include "gemm.h"
+#include "pool.h"
+#include "fastmath.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* round to nearest even on the upper 16 bits (what oneDNN and PyTorch do); NaN stays a quiet NaN */
+RG_VECTORIZE static void bf16_portable(uint16_t *restrict dst, const float *restrict src, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, &src[i], 4);
+        uint32_t r = (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
+        dst[i] = (uint16_t)((u & 0x7FFFFFFFu) > 0x7F800000u ? (u >> 16) | 0x40u : r);
+    }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 10
+#include <immintrin.h>
+/* AVX512_BF16's VCVTNEPS2BF16: the same rounding, 16 values per instruction; subnormal inputs become +-0 (the
+ * instruction implies DAZ, as ropegrad's steps run anyway: tensor.h, denormals) */
+__attribute__((target("avx512f,avx512bf16"))) static void bf16_avx512(uint16_t *restrict dst,
+                                                                      const float *restrict src, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m256bh h = _mm512_cvtneps_pbh(_mm512_loadu_ps(src + i));
+        memcpy(dst + i, &h, 32);
+    }
+    if (i < n) bf16_portable(dst + i, src + i, n - i);
+}
+#define HAVE_BF16_ASM 1
+#endif
+
+void rg_bf16_from_float(uint16_t *restrict dst, const float *restrict src, int64_t n)
+{
+#ifdef HAVE_BF16_ASM
+    static int has = -1;
+    if (has < 0) has = __builtin_cpu_supports("avx512bf16") ? 1 : 0;
+    if (has) { bf16_avx512(dst, src, n); return; }
+#endif
+    bf16_portable(dst, src, n);
+}
+
+float rg_bf16_to_float(uint16_t h)
+{
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+#if defined(RG_HAVE_DNNL) && !defined(RG_DOUBLE)
+
+#include <dlfcn.h>
+#include <dnnl.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+/* oneDNN is loaded at run time (dlopen of libdnnl.so.2, Debian's libdnnl2): a program links libropegrad.a without
+ * -ldnnl (the README's compile line), and a machine without the library runs fp32 and refuses bf16 with the reason. */
+#define DNNL_FUNCS(X) X(dnnl_get_effective_cpu_isa) X(dnnl_engine_create) X(dnnl_stream_create) \
+    X(dnnl_memory_desc_init_by_strides) X(dnnl_matmul_desc_init) X(dnnl_primitive_attr_create) \
+    X(dnnl_post_ops_create) X(dnnl_post_ops_append_sum) X(dnnl_primitive_attr_set_post_ops) \
+    X(dnnl_primitive_desc_create) X(dnnl_primitive_create) X(dnnl_memory_create) X(dnnl_primitive_desc_destroy) \
+    X(dnnl_primitive_attr_destroy) X(dnnl_post_ops_destroy) X(dnnl_memory_set_data_handle) \
+    X(dnnl_primitive_execute) X(dnnl_stream_wait) X(dnnl_version)
+#define DECLARE(f) static __typeof__(f) *p_##f;
+DNNL_FUNCS(DECLARE)
+static void (*p_omp_set_num_threads)(int); /* libgomp's, which libdnnl.so.2 links: OpenMP is held at 1 thread */
+
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static bool loaded;
+static char load_error[300];
+
+static void load(void)
+{
+    void *h = dlopen("libdnnl.so.2", RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        snprintf(load_error, sizeof load_error, "oneDNN could not be loaded (%s; Debian: apt-get install libdnnl2)",
+                 dlerror());
+        return;
+    }
+#define LOAD(f) \
+    if (!(p_##f = (__typeof__(p_##f))dlsym(h, #f))) { \
+        snprintf(load_error, sizeof load_error, "libdnnl.so.2 has no %s (oneDNN 2.x expected)", #f); \
+        return; \
+    }
+    DNNL_FUNCS(LOAD)
+    p_omp_set_num_threads = (void (*)(int))dlsym(h, "omp_set_num_threads");
+    const dnnl_version_t *v = p_dnnl_version();
+    if (v->major != DNNL_VERSION_MAJOR) {
+        snprintf(load_error, sizeof load_error, "libdnnl.so.2 is oneDNN %d.%d, built against %d.x", v->major,
+                 v->minor, DNNL_VERSION_MAJOR);
+        return;
+    }
+    loaded = true;
+}
+
+static bool load_dnnl(void)
+{
+    pthread_once(&load_once, load);
+    return loaded;
+}
+
+static dnnl_engine_t engine;
+static pthread_once_t engine_once = PTHREAD_ONCE_INIT;
+static dnnl_status_t engine_status = dnnl_success;
+
+static void make_engine(void) { engine_status = p_dnnl_engine_create(&engine, dnnl_cpu, 0); }
+
+bool rg_bf16_supported(char *why, size_t n)
+{
+    if (!load_dnnl()) {
+        if (why) snprintf(why, n, "bf16 products need oneDNN: %s; use fp32", load_error);
+        return false;
+    }
+    dnnl_cpu_isa_t isa = p_dnnl_get_effective_cpu_isa();
+    /* the ISA values are bit sets: avx512_core_bf16's bits are a subset of avx512_core_amx's */
+    if ((isa & dnnl_cpu_isa_avx512_core_bf16) == dnnl_cpu_isa_avx512_core_bf16) return true;
+    if (why) snprintf(why, n, "bf16 products need a CPU with AVX512_BF16 or AMX as oneDNN %d.%d reports it "
+                      "(effective ISA 0x%x here); use fp32", DNNL_VERSION_MAJOR, DNNL_VERSION_MINOR, (unsigned)isa);
+    return false;
+}
+
+bool rg_dnnl_available(void) { return load_dnnl(); }
+
+const char *rg_bf16_isa(void)
+{
+    if (!load_dnnl()) return "none";
+    dnnl_cpu_isa_t isa = p_dnnl_get_effective_cpu_isa();
+    if ((isa & dnnl_cpu_isa_avx512_core_amx) == dnnl_cpu_isa_avx512_core_amx) return "AMX";
+    if ((isa & dnnl_cpu_isa_avx512_core_bf16) == dnnl_cpu_isa_avx512_core_bf16) return "AVX512_BF16";
+    return "none";
+}
+
+/* ---------------------------------------------------------------- primitives */
+
+typedef struct {
+    bool used, ta, tb;
+    int M, N, K, lda, ldb, ldc, beta;
+    dnnl_data_type_t type;
+    dnnl_primitive_t prim;
+    dnnl_memory_t a, b, c;
+} entry;
+
+#define TABLE 2048 /* per thread: train_order's step uses ~400 shapes (micro-batch rows vary) */
+static _Thread_local entry *table;
+static _Thread_local dnnl_stream_t stream;
+
+#define CHECK(call) do { dnnl_status_t s_ = (call); \
+    RG_ASSERT(s_ == dnnl_success, "oneDNN: %s failed (status %d)", #call, (int)s_); } while (0)
+
+static void thread_setup(void)
+{
+    RG_ASSERT(load_dnnl(), "%s", load_error);
+    pthread_once(&engine_once, make_engine);
+    RG_ASSERT(engine_status == dnnl_success, "oneDNN: no CPU engine (status %d)", (int)engine_status);
+    if (p_omp_set_num_threads) p_omp_set_num_threads(1);
+    CHECK(p_dnnl_stream_create(&stream, engine, dnnl_stream_default_flags));
+    table = calloc(TABLE, sizeof *table);
+    RG_ASSERT(table, "oneDNN: out of memory for the primitive table");
+}
+
+/* rows x cols matrix, transposed or not, as stored with row stride ld */
+static void desc(dnnl_memory_desc_t *md, bool trans, int rows, int cols, int ld, dnnl_data_type_t t)
+{
+    dnnl_dims_t dims = {rows, cols};
+    dnnl_dims_t strides = {trans ? 1 : ld, trans ? ld : 1};
+    CHECK(p_dnnl_memory_desc_init_by_strides(md, 2, dims, t, strides));
+}
+
+static void create(entry *e)
+{
+    dnnl_memory_desc_t a, b, c;
+    desc(&a, e->ta, e->M, e->K, e->lda, e->type);
+    desc(&b, e->tb, e->K, e->N, e->ldb, e->type);
+    desc(&c, false, e->M, e->N, e->ldc, dnnl_f32);
+    dnnl_matmul_desc_t md;
+    CHECK(p_dnnl_matmul_desc_init(&md, &a, &b, NULL, &c));
+    dnnl_primitive_attr_t attr;
+    CHECK(p_dnnl_primitive_attr_create(&attr));
+    dnnl_post_ops_t po = NULL;
+    if (e->beta) {
+        CHECK(p_dnnl_post_ops_create(&po));
+        CHECK(p_dnnl_post_ops_append_sum(po, 1.0f));
+        CHECK(p_dnnl_primitive_attr_set_post_ops(attr, po));
+    }
+    dnnl_primitive_desc_t pd;
+    CHECK(p_dnnl_primitive_desc_create(&pd, &md, attr, engine, NULL));
+    CHECK(p_dnnl_primitive_create(&e->prim, pd));
+    CHECK(p_dnnl_memory_create(&e->a, &a, engine, DNNL_MEMORY_NONE));
+    CHECK(p_dnnl_memory_create(&e->b, &b, engine, DNNL_MEMORY_NONE));
+    CHECK(p_dnnl_memory_create(&e->c, &c, engine, DNNL_MEMORY_NONE));
+    CHECK(p_dnnl_primitive_desc_destroy(pd));
+    CHECK(p_dnnl_primitive_attr_destroy(attr));
+    if (po) CHECK(p_dnnl_post_ops_destroy(po));
+    e->used = true;
+}
+
+static entry *lookup(const entry *key)
+{
+    if (!table) thread_setup();
+    uint64_t h = 1469598103934665603ull;
+    const int v[] = {key->ta, key->tb, key->M, key->N, key->K, key->lda, key->ldb, key->ldc, key->beta, key->type};
+    for (size_t i = 0; i < sizeof v / sizeof *v; i++) h = (h ^ (uint32_t)v[i]) * 1099511628211ull;
+    for (int probe = 0; probe < TABLE; probe++) {
+        entry *e = &table[(h + (uint64_t)probe) % TABLE];
+        if (!e->used) {
+            entry k = *key;
+            create(&k);
+            *e = k;
+            return e;
+        }
+        if (e->ta == key->ta && e->tb == key->tb && e->M == key->M && e->N == key->N && e->K == key->K &&
+            e->lda == key->lda && e->ldb == key->ldb && e->ldc == key->ldc && e->beta == key->beta &&
+            e->type == key->type)
+            return e;
+    }
+    RG_FATAL("oneDNN: more than %d product shapes on one thread", TABLE);
+}
+
+static void run(dnnl_data_type_t type, bool ta, bool tb, int M, int N, int K, const void *A, int lda, const void *B,
+                int ldb, float beta, float *C, int ldc)
+{
+    RG_ASSERT(beta == 0 || beta == 1, "oneDNN product: beta %g (must be 0 or 1)", (double)beta);
+    entry key = {false, ta, tb, M, N, K, lda, ldb, ldc, beta != 0, type, NULL, NULL, NULL, NULL};
+    entry *e = lookup(&key);
+    CHECK(p_dnnl_memory_set_data_handle(e->a, (void *)A));
+    CHECK(p_dnnl_memory_set_data_handle(e->b, (void *)B));
+    CHECK(p_dnnl_memory_set_data_handle(e->c, C));
+    dnnl_exec_arg_t args[] = {{DNNL_ARG_SRC, e->a}, {DNNL_ARG_WEIGHTS, e->b}, {DNNL_ARG_DST, e->c}};
+    CHECK(p_dnnl_primitive_execute(e->prim, stream, 3, args));
+    CHECK(p_dnnl_stream_wait(stream));
+}
+
+/* rows [M part / nparts, M (part + 1) / nparts) of one product */
+typedef struct {
+    dnnl_data_type_t type;
+    bool ta, tb;
+    int M, N, K, lda, ldb, ldc, esize;
+    float beta;
+    const char *A;
+    const void *B;
+    float *C;
+} job;
+
+static void part_fn(void *p, int part, int nparts)
+{
+    const job *j = p;
+    int m0 = (int)((int64_t)j->M * part / nparts), m1 = (int)((int64_t)j->M * (part + 1) / nparts);
+    if (m1 <= m0) return;
+    const char *a = j->A + (j->ta ? (int64_t)m0 : (int64_t)m0 * j->lda) * j->esize;
+    run(j->type, j->ta, j->tb, m1 - m0, j->N, j->K, a, j->lda, j->B, j->ldb, j->beta, j->C + (int64_t)m0 * j->ldc,
+        j->ldc);
+}
+
+#define PAR_FLOPS 8e6 /* split over the pool from this size on (a bf16 product runs ~4x faster than float32) */
+
+static void product(dnnl_data_type_t type, int esize, bool ta, bool tb, int M, int N, int K, const void *A, int lda,
+                    const void *B, int ldb, float beta, float *C, int ldc)
+{
+    double t0 = rg_gemm_profile_enter();
+    int nt = rg_pool_threads();
+    if (nt > 1 && 2.0 * M * N * K >= PAR_FLOPS && M >= 32 * nt) {
+        job j = {type, ta, tb, M, N, K, lda, ldb, ldc, esize, beta, A, B, C};
+        rg_pool_run(part_fn, &j, nt);
+    } else {
+        run(type, ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
+    }
+    rg_gemm_profile_leave(t0);
+}
+
+void rg_gemm_bf16(bool ta, bool tb, int M, int N, int K, const uint16_t *A, int lda, const uint16_t *B, int ldb,
+                  float beta, float *C, int ldc)
+{
+    product(dnnl_bf16, 2, ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
+}
+
+void rg_gemm_dnnl_f32(bool ta, bool tb, int M, int N, int K, const float *A, int lda, const float *B, int ldb,
+                      float beta, float *C, int ldc)
+{
+    product(dnnl_f32, 4, ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
+}
+
+#else /* no oneDNN, or the float64 build */
+
+bool rg_bf16_supported(char *why, size_t n)
+{
+#ifdef RG_DOUBLE
+    if (why) snprintf(why, n, "bf16 products are not part of the float64 build (gradient checks)");
+#else
+    if (why) snprintf(why, n, "bf16 products need oneDNN: this build found no dnnl.h (Debian: apt-get install "
+                      "libdnnl-dev, then rebuild); use fp32");
+#endif
+    return false;
+}
+
+bool rg_dnnl_available(void) { return false; }
+
+const char *rg_bf16_isa(void) { return "none"; }
+
+void rg_gemm_bf16(bool ta, bool tb, int M, int N, int K, const uint16_t *A, int lda, const uint16_t *B, int ldb,
+                  float beta, float *C, int ldc)
+{
+    RG_FATAL("rg_gemm_bf16: this build has no oneDNN (check rg_bf16_supported first)");
+}
+
+void rg_gemm_dnnl_f32(bool ta, bool tb, int M, int N, int K, const float *A, int lda, const float *B, int ldb,
+                      float beta, float *C, int ldc)
+{
+    RG_FATAL("rg_gemm_dnnl_f32: this build has no oneDNN (check rg_dnnl_available first)");
+}
+
+#endif
