@@ -56,6 +56,17 @@
 #define RG_CKPT_KEY_LEN 32     /* RNG names and attribute keys, including the terminating NUL */
 #define RG_CKPT_STR_LEN 1024   /* string attribute values, including the terminating NUL */
 #define RG_CKPT_MAX_STEP 2147483647 /* steps, lr_warmup, lr_total: at most 2^31 - 1 (what an int holds) */
+#define RG_CKPT_MAX_PARAMS ((int64_t)1 << 28) /* default of rg_checkpoint_set_max_params: 1 GiB of float32 */
+
+/* The largest model a load accepts, in parameters (n < 1: back to RG_CKPT_MAX_PARAMS). A program sets the largest
+ * model its own limits allow (train_order: TO_MAX_PARAMS). Before any byte of a file is read, its size is checked
+ * against rg_checkpoint_max_bytes() (RG_ERR_FORMAT naming both sizes); before a model or buffer of the size a file
+ * declares is built, the parameters /params declares are checked against this limit (RG_ERR_FORMAT). */
+void rg_checkpoint_set_max_params(int64_t n);
+int64_t rg_checkpoint_max_params(void);
+/* 3 x max_params x sizeof(rg_real) (parameters and both AdamW moments) + 64 MiB of HDF5 metadata: the largest
+ * checkpoint file a load reads, and the most dataset bytes it accepts from the HDF5 reader process. */
+uint64_t rg_checkpoint_max_bytes(void);
 
 /* Learning-rate schedule settings and position (see rg_lr_schedule). */
 typedef struct {
