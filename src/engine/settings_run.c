@@ -57,9 +57,10 @@ static void from_ckpt_text(const setting *s, to_options *o, const char *v, const
     char text[RG_CKPT_STR_LEN], back[RG_CKPT_STR_LEN] = "";
     scratch = *o;
     snprintf(text, sizeof text, "%s", v); /* the parser writes into its argument */
-    if (s->parse(&scratch, text) == 0) s->print(&scratch, back, sizeof back);
+    bool parsed = s->parse(&scratch, text) == 0;
+    if (parsed) s->print(&scratch, back, sizeof back);
     snprintf(text, sizeof text, "%s", v);
-    if (strchr(v, ',') || strcmp(back, v) != 0)
+    if (!parsed || strchr(v, ',') || strcmp(back, v) != 0)
         to_usage_error("the value train_order writes for one run (a task: copy, reverse or sort)",
                        "checkpoint %s: %s = '%s' is not one value of --%s", ckpt, where, v, s->name);
     s->parse(o, text);
@@ -88,6 +89,10 @@ void to_settings_from_checkpoint(to_options *o, const char *ckpt, const rg_model
         else from_ckpt(s, o, (double)a->i, ckpt, where);
     }
     o->n_seeds = 1; /* the run's seed, from /run seed */
+    /* the model's token set is the tasks' (an embedding of another size is not a model of these tasks) */
+    if (cfg->vocab_size != o->model.vocab_size)
+        to_usage_error("a checkpoint of a model of the tasks' vocabulary", "checkpoint %s: /config vocab_size = %d, "
+                       "but the tasks' vocabulary has %d tokens", ckpt, cfg->vocab_size, o->model.vocab_size);
     /* the schedule (/optim) and the model (/config), with the same limits as the flags */
     struct { const char *flag, *where; double v; } vals[] = {
         {"lr", "/optim lr_peak", rs->lr.peak}, {"warmup", "/optim lr_warmup", (double)rs->lr.warmup},
