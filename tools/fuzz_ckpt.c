@@ -133,7 +133,7 @@ static int run_lib(const char *path, const state *ref)
     int o = wait_outcome(pid);
     if (o >= 0) return o;
     int code = -1 - o;
-    return code < L_SILENT ? code : L_CRASH; /* an exit() from inside the library counts as a crash */
+    return code <= L_SILENT ? code : L_CRASH; /* an exit() from inside the library counts as a crash */
 }
 
 /* train_order with argv; returns L_CRASH / L_HANG or -1 - its exit status. */
@@ -262,6 +262,12 @@ int main(int argc, char **argv)
         mutate(buf, &len, meta, n_meta, &r, desc, sizeof desc);
         rg_guard_seal(buf, len); /* re-sealed: the CRC passes */
         spit(mut, buf, len);
+        const char *only = getenv("RG_FUZZ_ONLY"); /* RG_FUZZ_ONLY=k: only mutation k, kept as SCRATCH/mutant.h5 */
+        if (only && atoi(only) != k) continue;
+        if (only) {
+            printf("mutation %d: %s: library %s\n", k, desc, l_names[run_lib(mut, &ref)]);
+            return 0;
+        }
         int o = run_lib(mut, &ref);
         lib[o]++;
         if (o >= L_SILENT) printf("  library %s: mutation %d: %s\n", l_names[o], k, desc);
