@@ -351,6 +351,8 @@ static bool read_stream(reader *r, rg_h5_image *im, int max_records, rg_status *
 
 /* ================================================================== the child */
 
+void (*rg_h5i_test_hook_child)(void);
+
 /* Runs in the child: only fd and out stay open; core dumps off; CPU time, address space and descriptors limited. */
 static void child_setup(int fd, int out, const rg_h5_image_opts *o, size_t n)
 {
@@ -460,6 +462,7 @@ rg_status rg_h5_image_load(const rg_h5_src *src, const rg_h5_image_opts *o, rg_h
     }
     if (pid == 0) {
         child_setup(fd, p[1], o, n);
+        if (rg_h5i_test_hook_child) rg_h5i_test_hook_child();
         rg_h5i_child_main(src, o, fd, n, p[1]);
         _exit(0);
     }

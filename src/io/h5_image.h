@@ -80,6 +80,10 @@ rg_status rg_h5i_dataset_shape(const rg_h5_src *src, const rg_h5_obj *loc, const
 rg_status rg_h5i_read_dataset(const rg_h5_src *src, const rg_h5_obj *loc, const char *grp, const char *name,
                               rg_h5_dtype t, int nd, const hsize_t *dims, void *buf);
 
+/* Test hook (tests only): when set, called in the child process after its limits are set, before it reads the
+ * file (a test makes it crash, spin or allocate to see the parent's clean error). */
+extern void (*rg_h5i_test_hook_child)(void);
+
 /* ------------------------------------------------------------------ internal: shared by h5_image.c, h5_walk.c */
 
 /* The child's side: opens fd (the file, size n), writes the stream to out_fd; returns when done (the caller

@@ -390,7 +390,8 @@ static void verify_chunks(hid_t d, hid_t ft, int nd, const hsize_t *dims, size_t
         if (H5Dget_chunk_storage_size(d, off, &size) < 0 || size != cbytes + (nf ? 4 : 0) ||
             H5Dread_chunk(d, H5P_DEFAULT, off, &mask, raw) < 0 ||
             H5Tconvert(ft, mt, (size_t)ce, raw, NULL, H5P_DEFAULT) < 0) {
-            snprintf(err, en, "its chunk %llu cannot be read as stored", (unsigned long long)k);
+            snprintf(err, en, "its chunk %llu cannot be read as stored (a damaged chunk index: HDF5 would read the "
+                     "fill value)", (unsigned long long)k);
             break;
         }
         /* element j of the chunk (C order within cdims) against the same element of the dataset */
