@@ -1,6 +1,6 @@
 /* checkpoint.c: the checkpoint schema (docs/checkpoint.md), save, and a load that validates everything, then
- * commits. The HDF5 mechanics live in h5.c, the atomic replace in atomic.c, the digest block and the probe in
- * guard.c. */
+ * commits. The HDF5 mechanics live in h5.c, the atomic replace in atomic.c, the digest block in guard.c; a file is
+ * parsed by HDF5 only in the reader process of h5_image.c, and read here from the image it sends. */
 #include "checkpoint.h"
 
 #include <math.h>
@@ -506,7 +506,7 @@ static rg_status read_job(const load_job *j, const rg_h5_obj *f, loaded *out)
 static rg_h5_image_opts image_opts(const char *const *data, bool skip_digest)
 {
     return (rg_h5_image_opts){data, rg_checkpoint_max_bytes(), rg_checkpoint_max_bytes(), 1 << 18,
-                              RG_GUARD_PROBE_SECONDS, skip_digest};
+                              RG_CKPT_READ_SECONDS, skip_digest};
 }
 
 /* Reads the file of job j into *out: parsed by HDF5 in a child process (h5_image.h), validated here. */

@@ -162,7 +162,7 @@ static rg_status run_micro_guarded(micro_args *a)
         char msg[1024];
         snprintf(msg, sizeof msg, "%s", rg_last_error());
         rg_ctx_reset(a->c);
-        rg_error(st, "train step: a micro-batch of %d rows x %d tokens: %s", a->rows, a->T, msg);
+        rg_error(st, "a micro-batch of %d rows x %d tokens: %s", a->rows, a->T, msg);
     }
     return st;
 }
