@@ -253,3 +253,15 @@ uninstall:
 
 clean:
 	rm -rf build
+
+# The re-sealed mutation campaign of issue 25 (docs/checkpoint.md, "Parsing out of process"): FUZZ_N mutations of
+# a train_order checkpoint (default 2000, seed FUZZ_SEED), each re-sealed and loaded by the library, --eval and
+# --resume; 0 crashes, 0 hangs and 0 silent loads or it fails. Minutes, not part of `make test`.
+.PHONY: fuzz
+FUZZ_N ?= 2000
+FUZZ_SEED ?= 1
+fuzz: all $(BUILD)/tools/fuzz_ckpt
+	sh tools/fuzz.sh $(BUILD) $(FUZZ_N) $(FUZZ_SEED)
+$(BUILD)/tools/fuzz_ckpt: $(BUILD)/f32/tools/fuzz_ckpt.o $(LIB32)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(PKG_LIBS)

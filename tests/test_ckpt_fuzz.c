@@ -287,8 +287,8 @@ static void test_single_byte_metadata_changes(void **state)
     assert_int_equal(counts[OUT_HANG], 0);
     assert_int_equal(counts[OUT_SILENT], 0);
 
-    /* the same file without its digest block (as written before digests existed): the probe
-     * process must turn every crash or hang of HDF5 into an error; silent changes are possible here (no digest:
+    /* the same file without its digest block (as written before digests existed): the HDF5 reader
+     * process (h5_image.h) must turn every crash or hang of HDF5 into an error; silent changes are possible here (no digest:
      * docs/checkpoint.md) and only counted */
     char bare[256];
     snprintf(bare, sizeof bare, "%s/bare.h5", g_dir);

@@ -1,10 +1,12 @@
 /* test_h5.c: the HDF5 layer (src/io/h5.h), the atomic write (src/io/atomic.h) and the guards (src/io/guard.h):
  * typed attributes read as 64-bit and range-checked, strings of every kind h5py and HDF5 write, dataset dtype and
- * shape checks, the memory image round trip, CRC-32 against zlib's test vector, the digest block. */
+ * shape checks, the memory image round trip, CRC-32 against zlib's test vector, the digest block, the HDF5 reader
+ * process (src/io/h5_image.h). */
 #include "common.h"
 #include "io/atomic.h"
 #include "io/guard.h"
 #include "io/h5.h"
+#include "io/h5_image.h"
 
 #include <dirent.h>
 #include <signal.h>
@@ -223,18 +225,51 @@ static void test_crc32_and_digest(void **state)
     free(buf);
 }
 
-static void crash_fn(void *ctx) { raise(SIGSEGV); }
-static void hang_fn(void *ctx) { for (;;) pause(); }
-static void fine_fn(void *ctx) { *(int *)ctx = 1; /* in the child only */ }
+static void crash_hook(void) { raise(SIGSEGV); }
+static void hang_hook(void) { for (;;) pause(); }
 
-static void test_probe(void **state)
+/* The HDF5 reader process (h5_image.h): a file parsed there reads back through the image; a crash or a hang of the
+ * child (test hook) is a clean error naming the file. */
+static void test_reader_process(void **state)
 {
-    int flag = 0;
-    assert_err(rg_guard_probe(&SRC, fine_fn, &flag, 5), RG_OK, NULL);
-    assert_int_equal(flag, 0);
-    assert_err(rg_guard_probe(&SRC, crash_fn, NULL, 5), RG_ERR_FORMAT,
-               "test file mem.h5: corrupt file: reading it "); /* crashed (signal 11), or ended (ASan) */
-    assert_err(rg_guard_probe(&SRC, hang_fn, NULL, 1), RG_ERR_FORMAT, "did not finish within 1 s");
+    rg_h5_quiet q;
+    rg_h5_quiet_begin(&q);
+    hid_t f = rg_h5_create_memory(H5P_DEFAULT);
+    assert_true(f >= 0);
+    int64_t big = ((int64_t)1 << 40) + 3;
+    put(f, "big", H5T_STD_I64LE, H5T_NATIVE_INT64, &big);
+    assert_true(rg_h5_write_str(f, "name", "rope") >= 0);
+    size_t n;
+    unsigned char *img = rg_h5_memory_image(f, 0, &n);
+    rg_h5_close_file(f);
+    rg_h5_quiet_end(&q);
+    char p[256];
+    snprintf(p, sizeof p, "%s/img.h5", g_dir);
+    assert_err(rg_atomic_write("test file", p, img, n), RG_OK, NULL);
+    free(img);
+    rg_h5_src src = {"test file", p};
+    rg_h5_image_opts o = {NULL, 1 << 20, 1 << 20, 100, 1, false};
+    rg_h5_image *im;
+    assert_err(rg_h5_image_load(&src, &o, &im), RG_OK, NULL);
+    int64_t v = 0;
+    char s[8];
+    assert_err(rg_h5i_read_int(&src, rg_h5_image_root(im), "/", "big", INT64_MIN, INT64_MAX, &v), RG_OK, NULL);
+    assert_true(v == big);
+    assert_err(rg_h5i_read_str_buf(&src, rg_h5_image_root(im), "/", "name", s, sizeof s), RG_OK, NULL);
+    assert_string_equal(s, "rope");
+    assert_err(rg_h5i_read_int(&src, rg_h5_image_root(im), "/", "name", 0, 1, &v), RG_ERR_FORMAT,
+               "attribute 'name' on / is a string, expected an integer");
+    rg_h5_image_free(im);
+    o.max_file_bytes = n - 1;
+    assert_err(rg_h5_image_load(&src, &o, &im), RG_ERR_FORMAT, "more than the");
+    o.max_file_bytes = 1 << 20;
+    rg_h5i_test_hook_child = crash_hook;
+    assert_err(rg_h5_image_load(&src, &o, &im), RG_ERR_FORMAT, "corrupt file: reading it crashed the HDF5 reader");
+    rg_h5i_test_hook_child = hang_hook;
+    assert_err(rg_h5_image_load(&src, &o, &im), RG_ERR_FORMAT, "did not finish within 2 s in the HDF5 reader process");
+    rg_h5i_test_hook_child = NULL;
+    assert_true(strstr(rg_last_error(), p) != NULL);
+    unlink(p);
 }
 
 static int g_hook_calls;
@@ -280,7 +315,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_integers),          cmocka_unit_test(test_strings),
         cmocka_unit_test(test_datasets_and_image), cmocka_unit_test(test_crc32_and_digest),
-        cmocka_unit_test(test_probe),             cmocka_unit_test(test_atomic_write),
+        cmocka_unit_test(test_reader_process),             cmocka_unit_test(test_atomic_write),
     };
     return cmocka_run_group_tests_name("h5", tests, setup, teardown);
 }

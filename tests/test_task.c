@@ -724,7 +724,7 @@ static void test_evalset_load_errors(void **state)
     expect_load_fail(p, "copy", 3, RG_ERR_FORMAT, "no dataset y");
     /* y not integer */
     write_custom(p, "/copy/n3", x, 2, 3, xcopy, 2, 3, 1);
-    expect_load_fail(p, "copy", 3, RG_ERR_FORMAT, "not an integer dataset");
+    expect_load_fail(p, "copy", 3, RG_ERR_FORMAT, "has dtype float32, expected int32");
     /* y not the target of x (copy expected, reversed given) */
     int32_t yrev[6] = {6, 5, 4, 9, 8, 7};
     write_custom(p, "/copy/n3", x, 2, 3, yrev, 2, 3, 0);

@@ -48,7 +48,10 @@ static void test_bad_flags_exit_2_and_write_nothing(void **state)
         {"--d-model 4096 --n-heads 8 --n-layers 64 --d-ff 65536", 0},
         /* issue 16 section 3: empty and too long paths */
         {"--eval ''", 0}, {"--resume ''", 0}, {"--data ''", 0}, {"--config ''", 0},
-        {"--config /nonexistent.json", 0}, {"--out ''", 1}, {"--out", 1}};
+        {"--config /nonexistent.json", 0}, {"--out ''", 1}, {"--out", 1},
+        /* issue 25: integers are decimal, a list names each item once */
+        {"--steps 1e3", 0}, {"--steps 0x10", 0}, {"--batch 2.0", 0}, {"--seeds 0x3", 0}, {"--test-lens 8,1e1", 0},
+        {"--task copy,copy", 0}, {"--pos rope,rope", 0}};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         char out[512];
         snprintf(out, sizeof out, "%s/bad%zu", th_tmpdir, i);
@@ -246,6 +249,11 @@ static void test_hostile_checkpoints_are_refused(void **state)
         {"/run", "task", SET_STR, 0, "fly", "--eval", "/run task = 'fly' is not one value of --task"},
         {"/run", "task", SET_STR, 0, "all", "--resume", "/run task = 'all' is not one value of --task"},
         {"/run", "task", SET_STR, 0, "copy,sort", "--eval", "/run task = 'copy,sort' is not one value"},
+        /* issue 25: a value the flag's parser rejects (used to read past an array and run nothing, exit 0) */
+        {"/run", "task", SET_STR, 0, "", "--eval", "/run task = '' is not one value of --task"},
+        {"/run", "task", SET_STR, 0, "", "--resume", "/run task = '' is not one value of --task"},
+        {"/config", "vocab_size", SET_INT, 1 << 24, NULL, "--eval", "vocab_size"},
+        {"/optim", "step", SET_INT, 0, NULL, "--resume", "/optim step = 0, but the run's step is"},
         {"/config", "n_layers", SET_INT, 4096, NULL, "--eval", "n_layers 4096"},
         {"/config", "d_model", SET_INT, 4096, NULL, "--eval", "d_model 4096"},
         {"/", "step", SET_INT, -1, NULL, "--resume", "'step' on / = -1"},

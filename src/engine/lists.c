@@ -29,7 +29,7 @@ int to_parse_task(to_options *o, char *v)
     int n = split(v, it, 8);
     for (int i = 0; i < n; i++) {
         rg_task t;
-        if (rg_task_parse(it[i], &t)) return -1;
+        if (rg_task_parse(it[i], &t) || o->tasks[t]) return -1; /* unknown, or named twice */
         o->tasks[t] = true;
     }
     return n > 0 ? 0 : -1;
@@ -50,7 +50,7 @@ int to_parse_pos(to_options *o, char *v)
     int n = split(v, it, 32);
     for (int i = 0; i < n; i++) {
         rg_pos_kind k;
-        if (rg_pos_parse(it[i], &k)) return -1;
+        if (rg_pos_parse(it[i], &k) || o->pos[k]) return -1; /* unknown, or named twice */
         o->pos[k] = true;
     }
     return n > 0 ? 0 : -1;
@@ -91,6 +91,7 @@ static int parse_int_in(const char *s, long lo, long hi, int *out)
 {
     char *end;
     errno = 0;
+    if (!to_is_decimal_int(s)) return -1;
     long v = strtol(s, &end, 10);
     if (errno || end == s || *end || v < lo || v > hi) return -1;
     *out = (int)v;

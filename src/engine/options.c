@@ -81,6 +81,11 @@ static void check_full_load(const char *flag, const char *ck, const rg_model_con
         to_usage_error("a checkpoint written by train_order", "%s: %s", flag, msg); /* msg names the file */
     }
     bad = to_settings_check_optim(&opt, ck) != 0; /* prints what is wrong */
+    if (!bad && opt.step != rs.step) {
+        bad = true; /* AdamW's bias correction would restart (or jump) on a resume */
+        fprintf(stderr, "train_order: checkpoint %s: /optim step = %lld, but the run's step is %lld (they are "
+                "equal in every checkpoint train_order writes)\n", ck, (long long)opt.step, (long long)rs.step);
+    }
     rg_adamw_free(&opt);
     rg_model_free(m);
     if (bad) to_usage_error("a checkpoint written by train_order", "%s: checkpoint %s: optimizer settings", flag, ck);
@@ -101,6 +106,7 @@ static void from_checkpoint(to_options *o)
                        strerror(errno));
     rg_model_config cfg;
     static rg_run_state rs;
+    rg_checkpoint_set_max_params((int64_t)TO_MAX_PARAMS); /* the largest model train_order builds */
     if (rg_checkpoint_read_config(ck, &cfg, &rs))
         to_usage_error("a checkpoint written by train_order", "%s: %s", flag, rg_last_error());
     to_settings_from_checkpoint(o, ck, &cfg, &rs);

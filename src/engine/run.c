@@ -191,8 +191,11 @@ static int train_step(trainer *t, double lr, double *loss, double *grad_norm, in
     rg_step_config sc = {o->micro_batches, lr, o->clip, RG_TASK_IGNORE, o->random_positions ? t->pos_rng : NULL,
                          o->max_position};
     rg_step_stats ss;
-    if (rg_train_step(&t->tr, t->m, t->opt, &rb, &sc, &ss)) {
-        fprintf(stderr, "%s: %s: train step: %s\n", t->tag, t->ckpt, rg_last_error());
+    rg_status st = rg_train_step(&t->tr, t->m, t->opt, &rb, &sc, &ss);
+    if (st) {
+        fprintf(stderr, "%s: %s: train step: %s%s\n", t->tag, t->ckpt, rg_last_error(), st == RG_ERR_NOMEM
+                ? " (the step's memory grows with --batch / --micro-batches rows of 2 --train-len + 3 tokens: lower "
+                  "--batch or raise --micro-batches)" : "");
         return -1;
     }
     *loss = ss.loss;

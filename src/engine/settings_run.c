@@ -110,9 +110,10 @@ static void from_ckpt_text(const setting *s, to_options *o, const char *v, const
     char text[RG_CKPT_STR_LEN], back[RG_CKPT_STR_LEN] = "";
     scratch = *o;
     snprintf(text, sizeof text, "%s", v); /* the parser writes into its argument */
-    if (s->parse(&scratch, text) == 0) s->print(&scratch, back, sizeof back);
+    bool parsed = s->parse(&scratch, text) == 0;
+    if (parsed) s->print(&scratch, back, sizeof back);
     snprintf(text, sizeof text, "%s", v);
-    if (strchr(v, ',') || strcmp(back, v) != 0)
+    if (!parsed || strchr(v, ',') || strcmp(back, v) != 0)
         to_usage_error("the value train_order writes for one run (a task: a registered one; a program's own task "
                        "must be registered with rg_task_register before rg_engine_main, see docs/extending.md)",
                        "checkpoint %s: %s = '%s' is not one value of --%s", ckpt, where, v, s->name);
@@ -143,6 +144,12 @@ void to_settings_from_checkpoint(to_options *o, const char *ckpt, const rg_model
     }
     eval_settings_from_run(o, ckpt, rs);
     o->n_seeds = 1; /* the run's seed, from /run seed */
+    /* the model's token set is its task's (an embedding of another size is not a model of that task) */
+    for (int t = 0; t < rg_task_count(); t++)
+        if (o->tasks[t] && cfg->vocab_size != rg_task_get((rg_task)t)->vocab_size)
+            to_usage_error("a checkpoint of a model of its task's vocabulary", "checkpoint %s: /config vocab_size = "
+                           "%d, but task '%s' has %d tokens", ckpt, cfg->vocab_size, rg_task_name((rg_task)t),
+                           rg_task_get((rg_task)t)->vocab_size);
     /* the schedule (/optim) and the model (/config), with the same limits as the flags */
     struct { const char *flag, *where; double v; } vals[] = {
         {"lr", "/optim lr_peak", rs->lr.peak}, {"warmup", "/optim lr_warmup", (double)rs->lr.warmup},

@@ -115,6 +115,8 @@ int to_parse_pos(to_options *o, char *v);         /* encodings, or all */
 int to_parse_pos_config(to_options *o, char *v);  /* NAME=VALUE,... encoding settings into o->model */
 int to_parse_seed(to_options *o, char *v);        /* one seed 1..1000000 */
 int to_parse_seeds(to_options *o, char *v);       /* N (1..N) or a comma list of distinct seeds */
+/* True if s is a decimal integer (an optional sign, then digits only: no 1e3, 0x10, spaces or fraction). */
+bool to_is_decimal_int(const char *s);
 int to_parse_test_lens(to_options *o, char *v);   /* up to 16 distinct lengths 1..TO_MAX_TEST_N */
 int to_parse_rope_ext(to_options *o, char *v);    /* pi,ntk,yarn,llama3 | all | none */
 int to_parse_lr_schedule(to_options *o, char *v); /* continue | restart */

@@ -15,8 +15,9 @@
  * L_train and seed: those three attributes are ignored on reading (not validated, not returned), so such files load.
  *
  * The file starts with a 512-byte user block holding a CRC-32 of the rest (guard.h), checked before HDF5 parses
- * anything; a file without one (older, or rewritten by another tool) is first read in a forked probe process, so
- * that corrupted metadata gives an error, never a crash or hang. Saving builds the file in memory and writes it
+ * anything. Every file, sealed or not, is parsed by HDF5 only in a child process under resource limits
+ * (h5_image.h): the loader reads the plain, checked values it sends, so corrupted or crafted metadata gives an
+ * error, never a crash, hang or silently zero dataset in the caller; every dataset must have all its chunks. Saving builds the file in memory and writes it
  * atomically (atomic.h); loading validates the whole file (every value against the same limits as the library's
  * own setters: finite weights and moments, exp_avg_sq >= 0, betas in [0, 1), eps and weight_decay >= 0, steps in
  * 0..RG_CKPT_MAX_STEP, ...) before anything is written into the model, optimizer or run state.
@@ -27,7 +28,8 @@
  * Errors (rg_status, message in rg_last_error(), always starting with "checkpoint <path>: "):
  *   RG_ERR_IO      the file or its folder cannot be created, opened, written (disk full), fsync'ed or renamed; a
  *                  file locked by another process
- *   RG_ERR_FORMAT  not an HDF5 file, empty, truncated, corrupt (digest mismatch, or HDF5 crashed/hung in the probe),
+ *   RG_ERR_FORMAT  not an HDF5 file, empty, truncated, corrupt (digest mismatch, HDF5 crashed/hung/ran out of its limits in the reader process, a dataset without all its
+ *                  chunks, a file larger than rg_checkpoint_max_bytes, more parameters than rg_checkpoint_max_params),
  *                  an HDF5 file from another program, wrong format version, a missing/unknown/wrong-dtype dataset
  *                  or attribute, a value out of range (NaN/Inf weights, negative beta, step < 0, lr_total > 2^31-1)
  *   RG_ERR_SHAPE   a dataset whose shape differs from the model's parameter (both shapes in the message)
@@ -56,6 +58,18 @@
 #define RG_CKPT_KEY_LEN 32     /* RNG names and attribute keys, including the terminating NUL */
 #define RG_CKPT_STR_LEN 1024   /* string attribute values, including the terminating NUL */
 #define RG_CKPT_MAX_STEP 2147483647 /* steps, lr_warmup, lr_total: at most 2^31 - 1 (what an int holds) */
+#define RG_CKPT_READ_SECONDS 60 /* CPU time of the HDF5 reader process per load (twice that wall-clock) */
+#define RG_CKPT_MAX_PARAMS ((int64_t)1 << 28) /* default of rg_checkpoint_set_max_params: 1 GiB of float32 */
+
+/* The largest model a load accepts, in parameters (n < 1: back to RG_CKPT_MAX_PARAMS). A program sets the largest
+ * model its own limits allow (train_order: TO_MAX_PARAMS). Before any byte of a file is read, its size is checked
+ * against rg_checkpoint_max_bytes() (RG_ERR_FORMAT naming both sizes); before a model or buffer of the size a file
+ * declares is built, the parameters /params declares are checked against this limit (RG_ERR_FORMAT). */
+void rg_checkpoint_set_max_params(int64_t n);
+int64_t rg_checkpoint_max_params(void);
+/* 3 x max_params x sizeof(rg_real) (parameters and both AdamW moments) + 64 MiB of HDF5 metadata: the largest
+ * checkpoint file a load reads, and the most dataset bytes it accepts from the HDF5 reader process. */
+uint64_t rg_checkpoint_max_bytes(void);
 
 /* Learning-rate schedule settings and position (see rg_lr_schedule). */
 typedef struct {
@@ -153,7 +167,7 @@ rg_status rg_checkpoint_read_config(const char *path, rg_model_config *cfg, rg_r
 
 /* Recomputes the digest block of the checkpoint at `path` after an edit made on purpose (h5py, h5repack, ...), so
  * that rg_checkpoint_load accepts it again if it passes validation; a file without a user block (written before
- * digests existed, or written by another program) gets one. The file is first read by a probe process (a file that
+ * digests existed, or written by another program) gets one. The file is first parsed by the reader process (a file that
  * crashes or hangs HDF5 is refused: RG_ERR_FORMAT) and must open as HDF5; it is replaced atomically. Errors as
  * rg_checkpoint_load's file checks and rg_atomic_write's. */
 rg_status rg_checkpoint_seal(const char *path);

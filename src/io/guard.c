@@ -1,14 +1,9 @@
 /* guard.c: see guard.h. */
 #include "guard.h"
 
-#include <errno.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 uint32_t rg_crc32(uint32_t crc, const void *p, size_t n)
 {
@@ -75,36 +70,4 @@ rg_status rg_guard_verify(const rg_h5_src *src, const unsigned char *buf, size_t
         return rg_h5_err(src, RG_ERR_FORMAT, "corrupt file: damaged digest block");
     *sealed = true;
     return RG_OK;
-}
-
-rg_status rg_guard_probe(const rg_h5_src *src, void (*fn)(void *ctx), void *ctx, int seconds)
-{
-    pid_t pid = fork();
-    if (pid < 0) return rg_h5_err(src, RG_ERR_IO, "cannot fork the probe process: %s", strerror(errno));
-    if (pid == 0) {
-        /* a crash must end the child (no handler of the caller may resume it), a hang the alarm */
-        const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGSYS, SIGALRM};
-        sigset_t set;
-        sigemptyset(&set);
-        for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
-            signal(sigs[i], SIG_DFL);
-            sigaddset(&set, sigs[i]);
-        }
-        sigprocmask(SIG_UNBLOCK, &set, NULL);
-        alarm((unsigned)seconds);
-        fn(ctx);
-        _exit(0);
-    }
-    int st;
-    while (waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR) return rg_h5_err(src, RG_ERR_IO, "waiting for the probe process: %s", strerror(errno));
-    if (WIFEXITED(st) && WEXITSTATUS(st) == 0) return RG_OK;
-    if (WIFSIGNALED(st) && WTERMSIG(st) == SIGALRM)
-        return rg_h5_err(src, RG_ERR_FORMAT, "corrupt file: reading it did not finish within %d s in a probe "
-                         "process", seconds);
-    if (WIFSIGNALED(st))
-        return rg_h5_err(src, RG_ERR_FORMAT, "corrupt file: reading it crashed a probe process (signal %d: %s)",
-                         WTERMSIG(st), strsignal(WTERMSIG(st)));
-    return rg_h5_err(src, RG_ERR_FORMAT, "corrupt file: reading it ended a probe process with exit status %d",
-                     WEXITSTATUS(st));
 }

@@ -1,5 +1,7 @@
-/* guard.h: the defences that run before HDF5 parses a file, so that corrupted metadata cannot crash, hang or
- * silently change a load (issue 16, docs/checkpoint.md "Corrupted files").
+/* guard.h: the digest block, checked before HDF5 parses a file, so that an accidental change (a flipped bit, a
+ * truncation) never reaches HDF5 (issue 16, docs/checkpoint.md "Corrupted files"). A file whose digest was
+ * recomputed after a change (re-sealed) or that has none is still parsed only in the HDF5 reader process
+ * (h5_image.h, issue 25): a CRC is an accident check, not a proof that the content is safe to parse.
  *
  * 1. The digest block. A sealed file starts with a 512-byte HDF5 user block (HDF5 and every HDF5 tool skip it;
  *    h5py, h5dump read the file as usual) holding readable text:
@@ -7,10 +9,7 @@
  *        crc32 <8 hex digits>        CRC-32 (zlib's, IEEE 802.3) of the file's bytes after the block
  *        bytes <decimal>             the file's length
  *    then NUL padding. rg_guard_verify recomputes both: a CRC-32 detects every change of up to 32 consecutive bits
- *    (so every single-byte change) and all but 2^-32 of other changes, before HDF5 reads a byte.
- * 2. The probe. A file without a digest block (written before sealing, or rewritten by another tool) is first
- *    read by a forked child process; a crash or a hang of HDF5 on it kills the child, not the caller, and becomes
- *    a clean RG_ERR_FORMAT. */
+ *    (so every single-byte change) and all but 2^-32 of other changes, before HDF5 reads a byte. */
 #ifndef RG_IO_GUARD_H
 #define RG_IO_GUARD_H
 
@@ -21,7 +20,6 @@
 #include "h5.h"
 
 #define RG_GUARD_BLOCK 512          /* user block size */
-#define RG_GUARD_PROBE_SECONDS 60   /* the probe's time limit */
 
 /* CRC-32 (polynomial 0xEDB88320 reflected, init and final xor 0xFFFFFFFF: zlib's crc32, Python's zlib.crc32) of
  * p[0..n) continuing from crc (start with 0). */
@@ -36,11 +34,5 @@ void rg_guard_seal(unsigned char *buf, size_t n);
  * that is not a digest block (damaged, or added by another tool), a length other than the one recorded
  * (truncated or extended), bytes whose CRC-32 differs from the recorded one (corrupted, or edited after saving). */
 rg_status rg_guard_verify(const rg_h5_src *src, const unsigned char *buf, size_t n, bool *sealed);
-
-/* Runs fn(ctx) in a forked child with a time limit of `seconds`; returns RG_OK if it returned (whatever its
- * result: the caller then does the real work itself), RG_ERR_FORMAT if the child was killed by a signal, ran past
- * the limit or exited otherwise ("reading it crashed a probe process (signal 11: Segmentation fault): corrupt
- * file"), RG_ERR_IO if fork failed. */
-rg_status rg_guard_probe(const rg_h5_src *src, void (*fn)(void *ctx), void *ctx, int seconds);
 
 #endif

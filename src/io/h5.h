@@ -127,6 +127,8 @@ rg_status rg_h5_read_str(const rg_h5_src *src, hid_t loc, const char *obj, const
 /* The same into buf (n bytes); RG_ERR_FORMAT naming both lengths if it does not fit. */
 rg_status rg_h5_read_str_buf(const rg_h5_src *src, hid_t loc, const char *obj, const char *name, char *buf,
                              size_t n);
+/* True if s[0..n) is valid UTF-8 (ASCII included) without NUL bytes. */
+bool rg_h5_valid_utf8(const unsigned char *s, size_t n);
 
 /* ------------------------------------------------------------------ groups (h5.c) */
 

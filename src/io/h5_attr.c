@@ -161,8 +161,7 @@ rg_status rg_h5_read_f64(const rg_h5_src *src, hid_t loc, const char *obj, const
     return r < 0 ? rg_h5_err(src, RG_ERR_FORMAT, "cannot read attribute '%s' on %s", name, obj) : RG_OK;
 }
 
-/* True if s[0..n) is valid UTF-8 (ASCII included) without NUL bytes. */
-static bool valid_utf8(const unsigned char *s, size_t n)
+bool rg_h5_valid_utf8(const unsigned char *s, size_t n)
 {
     for (size_t i = 0; i < n;) {
         unsigned c = s[i];
@@ -227,7 +226,7 @@ rg_status rg_h5_read_str(const rg_h5_src *src, hid_t loc, const char *obj, const
     }
     H5Tclose(ft);
     H5Aclose(a);
-    if (!st && !valid_utf8((const unsigned char *)s, strlen(s)))
+    if (!st && !rg_h5_valid_utf8((const unsigned char *)s, strlen(s)))
         st = rg_h5_err(src, RG_ERR_FORMAT, "attribute '%s' on %s is not valid UTF-8 text", name, obj);
     if (st) {
         free(s);

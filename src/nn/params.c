@@ -95,11 +95,11 @@ rg_status rg_params_pack(rg_params *ps)
     return RG_OK;
 }
 
-/* Packs ps when needed; aborts if there is no memory for it (the callers have no status to return). */
+/* Packs ps when needed; out of memory for it is rg_oom (the callers have no status to return). */
 static void ensure_packed(rg_params *ps)
 {
     if (ps->n_packed != ps->n || (!ps->data && ps->n > 0))
-        if (rg_params_pack(ps)) RG_FATAL("%s", rg_last_error());
+        if (rg_params_pack(ps)) rg_oom("%s", rg_last_error());
 }
 
 void rg_params_zero_grad(rg_params *ps)

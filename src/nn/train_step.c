@@ -16,6 +16,7 @@
 #include "../io/checkpoint.h" /* rg_run_state, advanced by a tracked step */
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -139,6 +140,36 @@ static rg_status check_step(const rg_batch *b, const rg_step_config *cfg)
     return RG_OK;
 }
 
+typedef struct {
+    rg_ctx *c;
+    rg_model *m;
+    const int32_t *tokens, *targets, *positions;
+    int rows, T;
+    int32_t ignore_index;
+    int64_t count, total;
+    double *sum;
+} micro_args;
+
+static rg_status micro_fn(void *p)
+{
+    micro_args *a = p;
+    return run_micro(a->c, a->m, a->tokens, a->targets, a->positions, a->rows, a->T, a->ignore_index, a->count,
+                     a->total, a->sum);
+}
+
+/* run_micro with out of memory in the arena or the tape returned as RG_ERR_NOMEM (tensor.h, rg_oom_try). */
+static rg_status run_micro_guarded(micro_args *a)
+{
+    rg_status st = rg_oom_try(micro_fn, a);
+    if (st == RG_ERR_NOMEM) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", rg_last_error());
+        rg_ctx_reset(a->c);
+        rg_error(st, "a micro-batch of %d rows x %d tokens: %s", a->rows, a->T, msg);
+    }
+    return st;
+}
+
 /* Micro-batch j of k is computed by rank j % n_ranks (n_ranks <= 1: every one here). Every rank walks all k
  * micro-batches in the same order (so the positions RNG advances identically everywhere) and seeds each backward with
  * its targets over the WHOLE batch's, so the ranks' gradients sum to the batch gradient. */
@@ -176,8 +207,9 @@ rg_status rg_train_grad(rg_trainer *t, rg_model *m, const rg_batch *b, const rg_
         if (cfg->pos_rng) rg_random_positions(cfg->pos_rng, rows, Tm, cfg->max_position, t->positions);
         out->tokens += (int64_t)rows * Tm;
         if (count == 0 || j % n_ranks != t->rank) continue; /* no target, or another rank's share */
-        st = run_micro(t->ctx, m, t->tokens, t->targets, cfg->pos_rng ? t->positions : NULL, rows, Tm,
-                       cfg->ignore_index, count, total, &sum);
+        micro_args a = {t->ctx, m, t->tokens, t->targets, cfg->pos_rng ? t->positions : NULL, rows, Tm,
+                        cfg->ignore_index, count, total, &sum};
+        st = run_micro_guarded(&a);
         if (st) return st;
     }
     if (t->reduce_grad &&

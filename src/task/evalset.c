@@ -4,6 +4,7 @@
 
 #include "../io/atomic.h"
 #include "../io/h5.h"
+#include "../io/h5_image.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -108,86 +109,72 @@ rg_status rg_evalset_generate(const char *path)
     return st;
 }
 
-/* Collects the link names of a group into a comma-separated list. */
-typedef struct { char *buf; size_t cap; } name_list;
-static herr_t collect_name(hid_t g, const char *name, const H5L_info_t *info, void *op)
-{
-    name_list *l = op;
-    size_t used = strlen(l->buf);
-    snprintf(l->buf + used, l->cap - used, "%s%s", used ? ", " : "", name);
-    return 0;
-}
-
-static void list_links(hid_t loc, const char *group, char *buf, size_t cap)
+/* The member names of group `group` of root as a comma-separated list (messages). */
+static void list_links(const rg_h5_src *src, const rg_h5_obj *root, const char *group, char *buf, size_t cap)
 {
     buf[0] = 0;
-    hid_t g = H5Gopen2(loc, group, H5P_DEFAULT);
-    if (g < 0) return;
-    name_list l = {buf, cap};
-    hsize_t idx = 0;
-    H5Literate(g, H5_INDEX_NAME, H5_ITER_INC, &idx, collect_name, &l);
-    H5Gclose(g);
+    const rg_h5_obj *g = root;
+    rg_h5_names l = {0};
+    if ((group[0] && rg_h5i_open_group(src, root, group, group, &g)) || rg_h5i_list_links(src, g, group, 1 << 16, &l)) return;
+    for (int i = 0; i < l.n; i++) {
+        size_t used = strlen(buf);
+        snprintf(buf + used, cap - used, "%s%s", used ? ", " : "", l.names[i]);
+    }
+    rg_h5_names_free(&l);
 }
 
-/* Opens a 2-D integer dataset and checks its shape [rows >= 1, n]; returns its id or < 0 with the error set. */
-static hid_t open_2d(hid_t g, const char *path, const char *dname, int n, hsize_t *rows, rg_status *st)
+/* Checks that dataset dname of g is [rows >= 1, n] int32-compatible integers; 0 or the error. */
+static rg_status check_2d(const rg_h5_src *src, const rg_h5_obj *g, const char *path, const char *gpath,
+                          const char *dname, int n, hsize_t *rows)
 {
-    hid_t d = H5Dopen2(g, dname, H5P_DEFAULT);
-    if (d < 0) {
-        *st = rg_error(RG_ERR_FORMAT, "%s: no dataset %s", path, dname);
-        return -1;
+    if (!rg_h5i_exists(g, dname)) return rg_error(RG_ERR_FORMAT, "%s: no dataset %s", path, dname);
+    int nd = 0;
+    hsize_t dims[RG_H5I_MAX_ND] = {0};
+    rg_status st = rg_h5i_dataset_shape(src, g, gpath, dname, RG_H5_INT32, RG_H5I_MAX_ND, &nd, dims);
+    if (st) return st;
+    if (nd != 2 || dims[0] < 1 || dims[1] != (hsize_t)n || dims[0] > (hsize_t)1 << 24) {
+        char shape[200];
+        rg_h5_shape_str(nd, dims, shape, sizeof shape);
+        return rg_error(RG_ERR_FORMAT, "%s: dataset %s has shape %s, expected [count, %d]", path, dname, shape, n);
     }
-    hid_t t = H5Dget_type(d), sp = H5Dget_space(d);
-    int ok_type = H5Tget_class(t) == H5T_INTEGER;
-    int nd = H5Sget_simple_extent_ndims(sp);
-    hsize_t dims[8] = {0};
-    if (nd >= 1 && nd <= 8) H5Sget_simple_extent_dims(sp, dims, NULL);
-    H5Tclose(t);
-    H5Sclose(sp);
-    if (!ok_type) {
-        *st = rg_error(RG_ERR_FORMAT, "%s: dataset %s is not an integer dataset", path, dname);
-    } else if (nd != 2 || dims[0] < 1 || dims[1] != (hsize_t)n || dims[0] > (hsize_t)1 << 24) {
-        char shape[96] = "";
-        for (int i = 0; i < nd && i < 8; i++) {
-            size_t u = strlen(shape);
-            snprintf(shape + u, sizeof shape - u, "%s%llu", i ? ", " : "", (unsigned long long)dims[i]);
-        }
-        *st = rg_error(RG_ERR_FORMAT, "%s: dataset %s has shape [%s], expected [count, %d]", path, dname, shape, n);
-    } else {
-        *rows = dims[0];
-        return d;
-    }
-    H5Dclose(d);
-    return -1;
+    *rows = dims[0];
+    return RG_OK;
 }
 
-/* Reads the file path and opens it from memory (inside rg_h5_quiet_begin); on failure, a message that says how to
- * get the file. */
-static rg_status evalset_open(const rg_h5_src *src, hid_t *f)
+/* The limits of an evaluation-set read: the file at most RG_EVAL_MAX_FILE_BYTES, the values of group gpath only. */
+static rg_h5_image_opts evalset_opts(const char *const *data)
 {
-    unsigned char *img = NULL;
-    size_t img_n = 0;
-    rg_status st = rg_h5_read_file(src, &img, &img_n);
-    if (st) {
+    return (rg_h5_image_opts){data, RG_EVAL_MAX_FILE_BYTES, RG_EVAL_MAX_FILE_BYTES, 1 << 16, 60, false};
+}
+
+/* Parses the file path in the HDF5 reader process (h5_image.h), asking for the values of group gpath; on failure,
+ * a message that says how to get the file. */
+static rg_status evalset_open(const rg_h5_src *src, const char *gpath, rg_h5_image **im)
+{
+    char prefix[80];
+    snprintf(prefix, sizeof prefix, "%s/", gpath);
+    const char *const data[] = {prefix, NULL};
+    rg_h5_image_opts o = evalset_opts(data);
+    rg_status st = rg_h5_image_load(src, &o, im);
+    if (st == RG_ERR_IO) {
         char msg[1024];
         snprintf(msg, sizeof msg, "%s", rg_last_error());
         return rg_error(st, "%s (run from the repository root, or `make data` to regenerate it)", msg);
     }
-    st = rg_h5_open_image(src, img, img_n, f);
-    free(img);
     return st;
 }
 
-/* Opens group gpath (/<task>/n<n>) of f into *g; a missing one names what the file has instead. */
-static rg_status evalset_group(hid_t f, const char *path, const char *task, const char *gpath, hid_t *g)
+/* Group gpath (/<task>/n<n>) of root into *g; a missing one names what the file has instead. */
+static rg_status evalset_group(const rg_h5_src *src, const rg_h5_obj *root, const char *path, const char *task,
+                               const char *gpath, const rg_h5_obj **g)
 {
     char names[512];
-    if (H5Lexists(f, task, H5P_DEFAULT) <= 0) {
-        list_links(f, "/", names, sizeof names);
+    if (!rg_h5i_exists(root, task)) {
+        list_links(src, root, "", names, sizeof names);
         return rg_error(RG_ERR_FORMAT, "%s: no group /%s (the file has: %s)", path, task, names[0] ? names : "nothing");
     }
-    if (H5Lexists(f, gpath, H5P_DEFAULT) <= 0 || (*g = H5Gopen2(f, gpath, H5P_DEFAULT)) < 0) {
-        list_links(f, task, names, sizeof names);
+    if (!rg_h5i_exists(root, gpath + 1) || rg_h5i_open_group(src, root, gpath + 1, gpath, g)) {
+        list_links(src, root, task, names, sizeof names);
         return rg_error(RG_ERR_FORMAT, "%s: no group %s (lengths for %s: %s)", path, gpath, task,
                         names[0] ? names : "none");
     }
@@ -196,33 +183,26 @@ static rg_status evalset_group(hid_t f, const char *path, const char *task, cons
 
 /* Datasets x and y of g ([count, n] integers each, the same count) into out->x, out->y (malloc'ed); *rows = count.
  * `where` ("<path>:<group>") names them in messages. */
-static rg_status evalset_read_xy(hid_t g, const char *where, int n, rg_evalset *out, hsize_t *rows)
+static rg_status evalset_read_xy(const rg_h5_src *src, const rg_h5_obj *g, const char *gpath, const char *where,
+                                 int n, rg_evalset *out, hsize_t *rows)
 {
-    rg_status st = RG_OK;
     hsize_t rx = 0, ry = 0;
-    hid_t dx = -1, dy = -1;
-    if ((dx = open_2d(g, where, "x", n, &rx, &st)) < 0 || (dy = open_2d(g, where, "y", n, &ry, &st)) < 0) goto done;
-    if (rx != ry) {
-        st = rg_error(RG_ERR_FORMAT, "%s: x has %llu rows, y has %llu", where, (unsigned long long)rx,
-                      (unsigned long long)ry);
-        goto done;
-    }
+    rg_status st = check_2d(src, g, where, gpath, "x", n, &rx);
+    if (!st) st = check_2d(src, g, where, gpath, "y", n, &ry);
+    if (st) return st;
+    if (rx != ry)
+        return rg_error(RG_ERR_FORMAT, "%s: x has %llu rows, y has %llu", where, (unsigned long long)rx,
+                        (unsigned long long)ry);
     out->x = malloc((size_t)rx * (size_t)n * sizeof *out->x);
     out->y = malloc((size_t)rx * (size_t)n * sizeof *out->y);
-    if (!out->x || !out->y) {
-        st = rg_error(RG_ERR_NOMEM, "%s: cannot allocate %llu x %d samples", where, (unsigned long long)rx, n);
-        goto done;
-    }
-    if (H5Dread(dx, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, out->x) < 0 ||
-        H5Dread(dy, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, out->y) < 0) {
-        st = rg_error(RG_ERR_FORMAT, "%s: cannot read x or y", where);
-        goto done;
-    }
+    if (!out->x || !out->y)
+        return rg_error(RG_ERR_NOMEM, "%s: cannot allocate %llu x %d samples", where, (unsigned long long)rx, n);
+    hsize_t dims[2] = {rx, (hsize_t)n};
+    if ((st = rg_h5i_read_dataset(src, g, gpath, "x", RG_H5_INT32, 2, dims, out->x)) ||
+        (st = rg_h5i_read_dataset(src, g, gpath, "y", RG_H5_INT32, 2, dims, out->y)))
+        return st;
     *rows = rx;
-done:
-    if (dx >= 0) H5Dclose(dx);
-    if (dy >= 0) H5Dclose(dy);
-    return st;
+    return RG_OK;
 }
 
 /* Every sample of `rows` in out: x content symbols only, y the task applied to x. */
@@ -284,20 +264,17 @@ rg_status rg_evalset_load(const char *path, const char *task, int n, rg_evalset 
                         "task's sets with rg_task_evalset", task);
     if ((st = rg_task_check_n(n))) return st;
     rg_h5_src src = {"evaluation file", path};
-    rg_h5_quiet q;
-    rg_h5_quiet_begin(&q);
-    hid_t f, g = -1;
-    if ((st = evalset_open(&src, &f))) {
-        rg_h5_quiet_end(&q);
-        return st;
-    }
     char gpath[64], where[4200];
-    hsize_t rows = 0;
     snprintf(gpath, sizeof gpath, "/%s/n%d", task, n);
     snprintf(where, sizeof where, "%s:%s", path, gpath);
+    rg_h5_image *im;
+    if ((st = evalset_open(&src, gpath, &im))) return st;
+    const rg_h5_obj *root = rg_h5_image_root(im), *g = NULL;
+    hsize_t rows = 0;
     int64_t count = 0; /* the root's count: every set has that many samples (a shorter one is not that set) */
-    if (!(st = rg_h5_read_int(&src, f, "/", "count", 1, INT32_MAX, &count)) &&
-        !(st = evalset_group(f, path, task, gpath, &g)) && !(st = evalset_read_xy(g, where, n, out, &rows)) &&
+    if (!(st = rg_h5i_read_int(&src, root, "/", "count", 1, INT32_MAX, &count)) &&
+        !(st = evalset_group(&src, root, path, task, gpath, &g)) &&
+        !(st = evalset_read_xy(&src, g, gpath, where, n, out, &rows)) &&
         !(st = rows != (hsize_t)count ? rg_error(RG_ERR_FORMAT, "%s: %llu samples, but the file's count attribute is "
                                                  "%lld", where, (unsigned long long)rows, (long long)count) : RG_OK) &&
         !(st = evalset_check(where, tk, task, n, out, rows))) {
@@ -306,9 +283,7 @@ rg_status rg_evalset_load(const char *path, const char *task, int n, rg_evalset 
         out->count = (int)rows;
         st = evalset_prompts(out);
     }
-    if (g >= 0) H5Gclose(g);
-    rg_h5_close_file(f);
-    rg_h5_quiet_end(&q);
+    rg_h5_image_free(im);
     if (st) rg_evalset_free(out);
     return st;
 }

@@ -287,8 +287,11 @@ rg_status rg_task_evalset(rg_task task, int n, int count, uint64_t seed, rg_eval
  * 1..RG_TASK_MAX_N; RG_ERR_IO the file is missing or unreadable; RG_ERR_FORMAT the file is not HDF5, the group
  * /<task> or /<task>/n<n> is missing (the message lists what the file has: its task groups, or the lengths of the
  * task), the root attribute count is missing or not an integer in 1..2^31-1, a dataset x or y is missing, is not
- * an integer dataset, is not 2-D [count, n], x and y differ in rows or have other than count rows, x holds a
- * non-symbol, or y is not the task's target of x; RG_ERR_NOMEM. */
+ * of an integer type that int32 holds, is not 2-D [count, n], lacks storage (a chunk missing), x and y differ in
+ * rows or have other than count rows, x holds a non-symbol, or y is not the task's target of x, the file is larger
+ * than RG_EVAL_MAX_FILE_BYTES, or it crashes or hangs the HDF5 reader process; RG_ERR_NOMEM. The file is parsed by
+ * HDF5 in a child process (src/io/h5_image.h), never in the caller's. */
+#define RG_EVAL_MAX_FILE_BYTES ((uint64_t)256 << 20) /* 1000 x the committed data/eval_sets.h5 */
 rg_status rg_evalset_load(const char *path, const char *task, int n, rg_evalset *out);
 /* Frees the arrays and zeroes the struct (safe on a zeroed struct). */
 void rg_evalset_free(rg_evalset *e);

@@ -5,6 +5,7 @@
 #include <cblas.h>
 #include <math.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +42,34 @@ void rg_fatal(const char *file, int line, const char *fmt, ...)
     abort();
 }
 
+/* ---------------------------------------------------------------- out of memory */
+
+static _Thread_local jmp_buf *oom_escape; /* the innermost rg_oom_try of this thread, or NULL */
+
+rg_status rg_oom_try(rg_status (*fn)(void *arg), void *arg)
+{
+    jmp_buf env;
+    jmp_buf *volatile outer = oom_escape;
+    if (setjmp(env)) {
+        oom_escape = outer;
+        return RG_ERR_NOMEM;
+    }
+    oom_escape = &env;
+    rg_status st = fn(arg);
+    oom_escape = outer;
+    return st;
+}
+
+void rg_oom(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    va_end(ap);
+    if (oom_escape) longjmp(*oom_escape, 1);
+    rg_fatal(__FILE__, __LINE__, "%s", last_error);
+}
+
 /* ---------------------------------------------------------------- arena */
 
 struct rg_arena_block {
@@ -56,8 +85,10 @@ static rg_arena_block *block_new(rg_arena *a, size_t cap)
 {
     rg_arena_block *b = malloc(sizeof *b);
     void *mem = NULL;
-    if (!b || posix_memalign(&mem, RG_ALIGN, cap) != 0)
-        RG_FATAL("arena: out of memory allocating a block of %zu bytes (arena holds %zu bytes)", cap, a->used);
+    if (!b || posix_memalign(&mem, RG_ALIGN, cap) != 0) {
+        free(b);
+        rg_oom("arena: out of memory allocating a block of %zu bytes (arena holds %zu bytes)", cap, a->used);
+    }
     b->mem = mem;
     b->cap = cap;
     b->used = 0;
@@ -327,7 +358,7 @@ rg_tensor *rg_node_new_view(rg_ctx *c, const rg_op *op, int ndim, const int *sha
     if (c->tape_len == c->tape_cap) {
         int cap = c->tape_cap ? 2 * c->tape_cap : 256;
         rg_tensor **tape = realloc(c->tape, (size_t)cap * sizeof *tape);
-        if (!tape) RG_FATAL("out of memory growing the tape to %d nodes", cap);
+        if (!tape) rg_oom("out of memory growing the tape to %d nodes", cap);
         c->tape = tape;
         c->tape_cap = cap;
     }

@@ -58,6 +58,16 @@ void rg_fatal(const char *file, int line, const char *fmt, ...)
 #define RG_FATAL(...) rg_fatal(__FILE__, __LINE__, __VA_ARGS__)
 #define RG_ASSERT(cond, ...) do { if (!(cond)) rg_fatal(__FILE__, __LINE__, __VA_ARGS__); } while (0)
 
+/* Out of memory inside a computation. The arena, the tape and the parameter pack allocate where no status can be
+ * returned (an op returns a tensor); when such an allocation fails, rg_oom reports it. rg_oom_try(fn, arg) runs
+ * fn(arg) on the calling thread with an escape armed: an rg_oom inside it returns RG_ERR_NOMEM from rg_oom_try
+ * (rg_last_error: "arena: out of memory allocating a block of 268435456 bytes (arena holds 1610612736 bytes)"),
+ * without freeing what fn allocated elsewhere; the context's tensors are then invalid (rg_ctx_reset it; the arena
+ * itself stays usable: the failed block was never linked). Nested calls nest. Without an armed escape on the
+ * thread, rg_oom aborts as RG_FATAL does. rg_train_step and rg_train_grad arm it around each micro-batch. */
+rg_status rg_oom_try(rg_status (*fn)(void *arg), void *arg);
+void rg_oom(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+
 /* ---------------------------------------------------------------- arena */
 
 typedef struct rg_arena_block rg_arena_block;
