@@ -2,6 +2,7 @@
  * --eval), the checkpoint's own settings (validated against the flags' limits), the model config, the lengths the
  * model can hold, and the data file (found next to the executable's repository, then through $ROPEGRAD_DATA). */
 #include "train_order.h"
+#include "settings.h"
 
 #include <errno.h>
 #include <libgen.h>
@@ -196,6 +197,9 @@ static void check_variants(const to_options *o)
     if (o->model.rope_base == TO_THETA_500K && o->variants[TO_VAR_THETA500K])
         to_usage_error("--variants theta500k with the default --rope-theta", "--rope-theta 500000 with --variants "
                        "theta500k: the base rope rows would be the theta500k rows");
+    if (o->model.t5_max_distance == TO_T5_LEGACY_MAX_DISTANCE && o->variants[TO_VAR_T5MAX128])
+        to_usage_error("--variants t5max128 with the default --t5-max-distance", "--t5-max-distance 128 with "
+                       "--variants t5max128: the base t5 rows would be the t5max128 rows");
 }
 
 void to_options_check(to_options *o)
@@ -205,6 +209,9 @@ void to_options_check(to_options *o)
     o->lr_total = o->steps;
     if (!o->max_position) o->max_position = o->model.max_len; /* the default: the whole learned table */
     if (o->resume[0] || o->eval[0]) from_checkpoint(o);
+    /* the protocol's defaults that follow the training length (a checkpoint's, with --resume and --eval) */
+    if (!o->model.t5_max_distance) o->model.t5_max_distance = to_t5_fair_max_distance(o->train_len, o->model.t5_num_buckets);
+    if (!to_setting_given(to_setting_find("test-lens"))) o->n_test_lens = to_default_test_lens(o->train_len, o->test_lens);
     if (o->resume[0]) check_resume_target(o);
     if (o->warmup > o->lr_total - o->lr_start) o->warmup = o->lr_total - o->lr_start;
     if (o->ckpt_every > o->steps) o->ckpt_every = o->steps;

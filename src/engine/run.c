@@ -74,23 +74,43 @@ static rg_status eval_positions(bool random, uint64_t seed, uint64_t base, rg_ta
     return RG_OK;
 }
 
-/* Greedy decoding of an evaluation set (rg_evaluate): for each sample the prompt BOS x SEP, then n+1 tokens, scored
- * against y EOS; at positions 0..2n+2, or at row i of pos [count, 2n+3] if not NULL. RG_ERR_ARG when a position
- * passes the learned table. */
-static rg_status evaluate_set(rg_model *m, const rg_evalset *es, const int32_t *pos, double *exact, double *token_acc)
+/* Greedy decoding of an evaluation set (rg_generate) and its scores: exact match and token accuracy (as
+ * rg_evaluate), and into r's slot i (when r is not NULL and n + 1 <= TO_POS_MAX) the per-position accounting
+ * (to_position_count); `count` samples, the first ones of the set. At positions 0..2n+2, or at row i of pos
+ * [count, 2n+3] if not NULL. RG_ERR_ARG when a position passes the learned table. */
+static rg_status evaluate_set(rg_model *m, const rg_evalset *es, int count, const int32_t *pos, double *exact,
+                              double *token_acc, to_result *r, int slot)
 {
     int n = es->n, P = n + 2, G = n + 1;
-    int32_t *prompts = malloc(sizeof(int32_t) * (size_t)es->count * P);
-    int32_t *want = malloc(sizeof(int32_t) * (size_t)es->count * G);
-    rg_status st = prompts && want ? RG_OK : rg_error(RG_ERR_NOMEM, "evaluation n=%d: out of memory", n);
-    for (int i = 0; i < es->count && st == RG_OK; i++) {
+    int32_t *prompts = calloc((size_t)count * P, sizeof(int32_t));
+    int32_t *want = calloc((size_t)count * G, sizeof(int32_t));
+    int32_t *gen = malloc(sizeof(int32_t) * (size_t)count * G);
+    rg_status st = prompts && want && gen ? RG_OK : rg_error(RG_ERR_NOMEM, "evaluation n=%d: out of memory", n);
+    for (int i = 0; i < count && st == RG_OK; i++) {
         const int32_t *x = es->x + (int64_t)i * n;
         st = rg_task_prompt(x, n, prompts + (int64_t)i * P);
         if (st == RG_OK) st = rg_task_expected(es->task, x, n, want + (int64_t)i * G);
     }
-    if (st == RG_OK) st = rg_evaluate(m, prompts, want, es->count, P, G, 0, pos, EVAL_BATCH, exact, token_acc);
+    *exact = *token_acc = NAN;
+    if (st == RG_OK) st = rg_generate(m, prompts, count, P, G, 0, pos, EVAL_BATCH, gen);
+    if (st == RG_OK) {
+        int64_t all = 0, right = 0;
+        for (int i = 0; i < count; i++) {
+            int row = 0;
+            for (int j = 0; j < G; j++) row += gen[(int64_t)i * G + j] == want[(int64_t)i * G + j];
+            right += row;
+            all += row == G;
+        }
+        *exact = (double)all / count;
+        *token_acc = (double)right / ((double)count * G);
+        if (r && G <= TO_POS_MAX) {
+            r->pos_count[slot] = count;
+            to_position_count(gen, want, count, G, r->pos_right[slot], r->first_wrong[slot]);
+        }
+    }
     free(prompts);
     free(want);
+    free(gen);
     return st;
 }
 
@@ -156,6 +176,61 @@ static rg_status heldout_eval(const heldout *h, rg_model *m, double *exact, doub
     return RG_OK;
 }
 
+/* ------------------------------------------------------------------ extrapolation over training */
+
+/* The fixed subsample of every test length measured over training (--extrap-every): the first TO_CURVE_COUNT
+ * samples of its evaluation set (to_evalset_get; the first rows of a generated set do not depend on its count),
+ * with, for a +rand run, positions drawn as for the test sets (eval_positions, stream EVALPOS_TEST), once. A
+ * length whose positions cannot be drawn (longer than --max-position) is left out (n/a). */
+typedef struct {
+    int n_lens;
+    rg_evalset sets[TO_MAX_LENS];
+    int32_t *pos[TO_MAX_LENS];
+    bool na[TO_MAX_LENS];
+} curveset;
+
+static void curveset_free(curveset *c)
+{
+    for (int i = 0; i < c->n_lens; i++) { rg_evalset_free(&c->sets[i]); free(c->pos[i]); }
+    memset(c, 0, sizeof *c);
+}
+
+static rg_status curveset_init(curveset *c, const to_options *o, rg_task task, bool random, uint64_t seed)
+{
+    memset(c, 0, sizeof *c);
+    for (int i = 0; i < o->n_test_lens; i++) {
+        bool generated;
+        rg_status st = to_evalset_get(o, task, o->test_lens[i], &c->sets[i], &generated);
+        if (st) { curveset_free(c); return st; }
+        c->n_lens = i + 1;
+        int count = c->sets[i].count < TO_CURVE_COUNT ? c->sets[i].count : TO_CURVE_COUNT;
+        st = eval_positions(random, seed, EVALPOS_TEST, task, o->test_lens[i], count, o->max_position, &c->pos[i]);
+        if (st == RG_ERR_ARG) c->na[i] = true;
+        else if (st) { curveset_free(c); return st; }
+    }
+    return RG_OK;
+}
+
+/* One measurement: a row of extrap.csv per test length (step,n,exact_match,token_acc; empty values where the
+ * length cannot be evaluated: past the learned table or --max-position). 0, or -1 with a message. */
+static int curveset_measure(const curveset *c, rg_model *m, int64_t step, FILE *csv, const char *tag)
+{
+    for (int i = 0; i < c->n_lens; i++) {
+        const rg_evalset *es = &c->sets[i];
+        int count = es->count < TO_CURVE_COUNT ? es->count : TO_CURVE_COUNT;
+        double em = NAN, acc = NAN;
+        rg_status st = c->na[i] ? RG_ERR_ARG : evaluate_set(m, es, count, c->pos[i], &em, &acc, NULL, 0);
+        if (st && !(st == RG_ERR_ARG && (c->na[i] || m->cfg.pos == RG_POS_LEARNED))) {
+            fprintf(stderr, "%s: measurement at n=%d, step %lld: %s\n", tag, es->n, (long long)step, rg_last_error());
+            return -1;
+        }
+        if (st) fprintf(csv, "%lld,%d,,\n", (long long)step, es->n);
+        else fprintf(csv, "%lld,%d,%.6g,%.6g\n", (long long)step, es->n, em, acc);
+    }
+    fflush(csv);
+    return 0;
+}
+
 /* ------------------------------------------------------------------ training */
 
 /* Everything one training loop holds. */
@@ -171,7 +246,9 @@ typedef struct {
     rg_rng *data_rng, *pos_rng;
     FILE *csv;                   /* runs/<run>/train.csv */
     FILE *eval_csv;              /* runs/<run>/eval.csv (with --eval-every) */
+    FILE *extrap_csv;            /* runs/<run>/extrap.csv (with --extrap-every) */
     heldout held;
+    curveset curves;
     int64_t steps_to_learn;      /* as to_result (carried over a resume through /run steps_to_learn) */
     double eval_seconds;         /* spent on held-out measurements */
     double t0, win_t0, win_loss;
@@ -249,6 +326,20 @@ static int trainer_init(trainer *t)
         }
         fprintf(t->eval_csv, "step,exact_match,token_acc,eval_seconds\n");
     }
+    if (o->extrap_every) {
+        snprintf(path, sizeof path, "%s/extrap.csv", dir);
+        int64_t seed;
+        if (rg_run_state_get_int(t->rs, "seed", 1, INT32_MAX, &seed) ||
+            curveset_init(&t->curves, o, t->task, to_variant_of(o, t->m->cfg.pos) == TO_VAR_RAND, (uint64_t)seed)) {
+            fprintf(stderr, "%s: %s\n", t->tag, rg_last_error());
+            return -1;
+        }
+        if (!(t->extrap_csv = fopen(path, "w"))) {
+            fprintf(stderr, "%s: cannot write %s: %s\n", t->tag, path, strerror(errno));
+            return -1;
+        }
+        fprintf(t->extrap_csv, "step,n,exact_match,token_acc\n");
+    }
     t->t0 = t->win_t0 = to_now_seconds();
     t->start = t->rs->step;
     return 0;
@@ -258,7 +349,9 @@ static void trainer_free(trainer *t)
 {
     if (t->csv) fclose(t->csv);
     if (t->eval_csv) fclose(t->eval_csv);
+    if (t->extrap_csv) fclose(t->extrap_csv);
     heldout_free(&t->held);
+    curveset_free(&t->curves);
     rg_trainer_free(&t->tr);
     rg_task_batch_free(&t->batch);
 }
@@ -299,6 +392,11 @@ static int measure(trainer *t)
 {
     const to_options *o = t->o;
     int64_t s = t->rs->step;
+    if (o->extrap_every && (s % o->extrap_every == 0 || s == o->steps)) {
+        double t0 = to_now_seconds();
+        if (curveset_measure(&t->curves, t->m, s, t->extrap_csv, t->tag)) return -1;
+        t->eval_seconds += to_now_seconds() - t0;
+    }
     if (!o->eval_every || (s % o->eval_every != 0 && s != o->steps)) return 0;
     double t0 = to_now_seconds(), em, acc;
     if (heldout_eval(&t->held, t->m, &em, &acc)) {
@@ -356,7 +454,7 @@ static int train(const to_options *o, rg_task task, rg_model *m, rg_adamw *opt, 
     if (o->eval_every && t.steps_to_learn == 0) t.steps_to_learn = -1; /* measured, not reached */
     *steps_to_learn = t.steps_to_learn;
     if (o->eval_every && !o->quiet)
-        fprintf(stderr, "%s: held-out measurements took %.2f s of %.2f s\n", tag, t.eval_seconds,
+        fprintf(stderr, "%s: measurements during training took %.2f s of %.2f s\n", tag, t.eval_seconds,
                 to_now_seconds() - t.t0);
     trainer_free(&t);
     return rc;
@@ -449,7 +547,7 @@ static int evaluate_variant(const to_options *o, rg_model *m, const rg_run_state
         rg_status st = eval_positions(r->variant == TO_VAR_RAND, (uint64_t)r->seed, EVALPOS_TEST, r->task, n, es.count,
                                       o->max_position, &pos);
         bool no_positions = st == RG_ERR_ARG;
-        if (st == RG_OK) st = evaluate_set(m, &es, pos, &r->exact[i], &r->token_acc[i]);
+        if (st == RG_OK) st = evaluate_set(m, &es, es.count, pos, &r->exact[i], &r->token_acc[i], r, i);
         free(pos);
         rg_evalset_free(&es);
         if (no_positions) {
@@ -481,6 +579,7 @@ int to_run(const to_options *o_in, const to_job *job, to_result *res)
     if (!o->resume[0] && !o->eval[0]) {
         if (job->variant == TO_VAR_RAND) ov.random_positions = true;
         if (job->variant == TO_VAR_THETA500K) ov.model.rope_base = TO_THETA_500K;
+        if (job->variant == TO_VAR_T5MAX128) ov.model.t5_max_distance = TO_T5_LEGACY_MAX_DISTANCE;
     }
     rg_task task = job->task;
     rg_pos_kind pos = job->pos;
