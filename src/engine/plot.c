@@ -500,8 +500,12 @@ int to_plot(const to_table *t, const char *dir, const char *runs_dir)
             return 0;
         }
     }
-    return 0;
+    return to_plot_positions(t, dir) || to_plot_over_training(t, dir, runs_dir) ? -1 : 0; /* plot_curves.c */
 }
+
+int to_gnuplot(const char *dir, const char *script, const char *name) { return run_gnuplot(dir, script, name); }
+
+const char *to_plot_colour(int i) { return colour_of(i); }
 
 int to_replot_results(const char *report_csv, const to_result *res, int n_res, int train_len, const char *out_dir)
 {
