@@ -166,7 +166,7 @@ void to_options_default(to_options *o)
     for (int i = 0; i < RG_POS_COUNT; i++) o->pos[i] = true;
     o->seed_list[0] = 1;
     o->n_seeds = 1;
-    o->steps = 3000;
+    o->steps = 10000; /* docs/protocol.md: the budget at which the encodings that learn copy have learned it */
     o->batch = 64;
     o->lr = 1e-3;
     o->train_len = 16;
