@@ -53,12 +53,11 @@ rg_status to_evalset_get(const to_options *o, rg_task task, int n, rg_evalset *e
  * (prompt BOS x SEP, answer y EOS) gets a sorted uniform random subset of [0, max_position), drawn as in training
  * (rg_random_positions) from PCG32 seed = the run's seed, stream = base + rg_eval_stream(task, n) -- apart from the
  * training streams 1 (data) and 2 (positions), so --eval of a checkpoint draws the same positions. */
-#define EVALPOS_TEST ((uint64_t)1 << 32)    /* the test sets */
-#define EVALPOS_HELDOUT ((uint64_t)2 << 32) /* the held-out set */
+/* the streams' bases EVALPOS_TEST (the test sets) and EVALPOS_HELDOUT (the held-out set): train_order.h */
 
 /* *pos = NULL (positions 0..T-1) unless random; else [count, 2n+3] positions (the caller frees them). RG_ERR_ARG
  * when 2n+3 > max_position (no such subset: the caller reports n/a), RG_ERR_NOMEM. */
-static rg_status eval_positions(bool random, uint64_t seed, uint64_t base, rg_task task, int n, int count,
+rg_status to_eval_positions(bool random, uint64_t seed, uint64_t base, rg_task task, int n, int count,
                                 int max_position, int32_t **pos)
 {
     *pos = NULL;
@@ -78,7 +77,7 @@ static rg_status eval_positions(bool random, uint64_t seed, uint64_t base, rg_ta
  * rg_evaluate), and into r's slot i (when r is not NULL and n + 1 <= TO_POS_MAX) the per-position accounting
  * (to_position_count); `count` samples, the first ones of the set. At positions 0..2n+2, or at row i of pos
  * [count, 2n+3] if not NULL. RG_ERR_ARG when a position passes the learned table. */
-static rg_status evaluate_set(rg_model *m, const rg_evalset *es, int count, const int32_t *pos, double *exact,
+rg_status to_evaluate_set(rg_model *m, const rg_evalset *es, int count, const int32_t *pos, double *exact,
                               double *token_acc, to_result *r, int slot)
 {
     int n = es->n, P = n + 2, G = n + 1;
@@ -143,7 +142,7 @@ static rg_status heldout_init(heldout *h, rg_task task, int L, bool random, uint
         int32_t *x = malloc(sizeof(int32_t) * 2 * (size_t)n);
         rg_status st = h->prompts[k] && h->want[k] && x ? RG_OK : rg_error(RG_ERR_NOMEM, "held-out set: out of memory");
         if (st == RG_OK)
-            st = eval_positions(random, seed, EVALPOS_HELDOUT, task, n, TO_HELDOUT_COUNT, max_position, &h->pos[k]);
+            st = to_eval_positions(random, seed, EVALPOS_HELDOUT, task, n, TO_HELDOUT_COUNT, max_position, &h->pos[k]);
         rg_rng rng;
         rg_rng_seed(&rng, TO_HELDOUT_SEED, rg_eval_stream(task, n));
         for (int i = 0; i < TO_HELDOUT_COUNT && st == RG_OK; i++) {
@@ -176,61 +175,6 @@ static rg_status heldout_eval(const heldout *h, rg_model *m, double *exact, doub
     return RG_OK;
 }
 
-/* ------------------------------------------------------------------ extrapolation over training */
-
-/* The fixed subsample of every test length measured over training (--extrap-every): the first TO_CURVE_COUNT
- * samples of its evaluation set (to_evalset_get; the first rows of a generated set do not depend on its count),
- * with, for a +rand run, positions drawn as for the test sets (eval_positions, stream EVALPOS_TEST), once. A
- * length whose positions cannot be drawn (longer than --max-position) is left out (n/a). */
-typedef struct {
-    int n_lens;
-    rg_evalset sets[TO_MAX_LENS];
-    int32_t *pos[TO_MAX_LENS];
-    bool na[TO_MAX_LENS];
-} curveset;
-
-static void curveset_free(curveset *c)
-{
-    for (int i = 0; i < c->n_lens; i++) { rg_evalset_free(&c->sets[i]); free(c->pos[i]); }
-    memset(c, 0, sizeof *c);
-}
-
-static rg_status curveset_init(curveset *c, const to_options *o, rg_task task, bool random, uint64_t seed)
-{
-    memset(c, 0, sizeof *c);
-    for (int i = 0; i < o->n_test_lens; i++) {
-        bool generated;
-        rg_status st = to_evalset_get(o, task, o->test_lens[i], &c->sets[i], &generated);
-        if (st) { curveset_free(c); return st; }
-        c->n_lens = i + 1;
-        int count = c->sets[i].count < TO_CURVE_COUNT ? c->sets[i].count : TO_CURVE_COUNT;
-        st = eval_positions(random, seed, EVALPOS_TEST, task, o->test_lens[i], count, o->max_position, &c->pos[i]);
-        if (st == RG_ERR_ARG) c->na[i] = true;
-        else if (st) { curveset_free(c); return st; }
-    }
-    return RG_OK;
-}
-
-/* One measurement: a row of extrap.csv per test length (step,n,exact_match,token_acc; empty values where the
- * length cannot be evaluated: past the learned table or --max-position). 0, or -1 with a message. */
-static int curveset_measure(const curveset *c, rg_model *m, int64_t step, FILE *csv, const char *tag)
-{
-    for (int i = 0; i < c->n_lens; i++) {
-        const rg_evalset *es = &c->sets[i];
-        int count = es->count < TO_CURVE_COUNT ? es->count : TO_CURVE_COUNT;
-        double em = NAN, acc = NAN;
-        rg_status st = c->na[i] ? RG_ERR_ARG : evaluate_set(m, es, count, c->pos[i], &em, &acc, NULL, 0);
-        if (st && !(st == RG_ERR_ARG && (c->na[i] || m->cfg.pos == RG_POS_LEARNED))) {
-            fprintf(stderr, "%s: measurement at n=%d, step %lld: %s\n", tag, es->n, (long long)step, rg_last_error());
-            return -1;
-        }
-        if (st) fprintf(csv, "%lld,%d,,\n", (long long)step, es->n);
-        else fprintf(csv, "%lld,%d,%.6g,%.6g\n", (long long)step, es->n, em, acc);
-    }
-    fflush(csv);
-    return 0;
-}
-
 /* ------------------------------------------------------------------ training */
 
 /* Everything one training loop holds. */
@@ -248,7 +192,7 @@ typedef struct {
     FILE *eval_csv;              /* runs/<run>/eval.csv (with --eval-every) */
     FILE *extrap_csv;            /* runs/<run>/extrap.csv (with --extrap-every) */
     heldout held;
-    curveset curves;
+    to_curveset curves;
     int64_t steps_to_learn;      /* as to_result (carried over a resume through /run steps_to_learn) */
     double eval_seconds;         /* spent on held-out measurements */
     double t0, win_t0, win_loss;
@@ -330,7 +274,7 @@ static int trainer_init(trainer *t)
         snprintf(path, sizeof path, "%s/extrap.csv", dir);
         int64_t seed;
         if (rg_run_state_get_int(t->rs, "seed", 1, INT32_MAX, &seed) ||
-            curveset_init(&t->curves, o, t->task, to_variant_of(o, t->m->cfg.pos) == TO_VAR_RAND, (uint64_t)seed)) {
+            to_curveset_init(&t->curves, o, t->task, to_variant_of(o, t->m->cfg.pos) == TO_VAR_RAND, (uint64_t)seed)) {
             fprintf(stderr, "%s: %s\n", t->tag, rg_last_error());
             return -1;
         }
@@ -351,7 +295,7 @@ static void trainer_free(trainer *t)
     if (t->eval_csv) fclose(t->eval_csv);
     if (t->extrap_csv) fclose(t->extrap_csv);
     heldout_free(&t->held);
-    curveset_free(&t->curves);
+    to_curveset_free(&t->curves);
     rg_trainer_free(&t->tr);
     rg_task_batch_free(&t->batch);
 }
@@ -394,7 +338,7 @@ static int measure(trainer *t)
     int64_t s = t->rs->step;
     if (o->extrap_every && (s % o->extrap_every == 0 || s == o->steps)) {
         double t0 = to_now_seconds();
-        if (curveset_measure(&t->curves, t->m, s, t->extrap_csv, t->tag)) return -1;
+        if (to_curveset_measure(&t->curves, t->m, s, t->extrap_csv, t->tag)) return -1;
         t->eval_seconds += to_now_seconds() - t0;
     }
     if (!o->eval_every || (s % o->eval_every != 0 && s != o->steps)) return 0;
@@ -544,10 +488,10 @@ static int evaluate_variant(const to_options *o, rg_model *m, const rg_run_state
         }
         r->generated[i] = generated;
         int32_t *pos; /* +rand runs: randomized positions as in training, the same for every row v */
-        rg_status st = eval_positions(r->variant == TO_VAR_RAND, (uint64_t)r->seed, EVALPOS_TEST, r->task, n, es.count,
+        rg_status st = to_eval_positions(r->variant == TO_VAR_RAND, (uint64_t)r->seed, EVALPOS_TEST, r->task, n, es.count,
                                       o->max_position, &pos);
         bool no_positions = st == RG_ERR_ARG;
-        if (st == RG_OK) st = evaluate_set(m, &es, es.count, pos, &r->exact[i], &r->token_acc[i], r, i);
+        if (st == RG_OK) st = to_evaluate_set(m, &es, es.count, pos, &r->exact[i], &r->token_acc[i], r, i);
         free(pos);
         rg_evalset_free(&es);
         if (no_positions) {

@@ -253,6 +253,38 @@ rg_status to_evalset_get(const to_options *o, rg_task task, int n, rg_evalset *e
  * message on stderr. With o->resume or o->eval set, task, pos, seed and the variant come from that checkpoint. */
 int to_run(const to_options *o, const to_job *job, to_result *res);
 
+/* Greedy decoding of the first `count` samples of an evaluation set (rg_generate) and its scores: exact match and
+ * token accuracy (as rg_evaluate), and, when r is not NULL and n + 1 <= TO_POS_MAX, the per-position accounting of
+ * r's slot (to_position_count). At positions 0..2n+2, or at row i of pos [count, 2n+3]. RG_ERR_ARG when a position
+ * passes the learned table. */
+rg_status to_evaluate_set(rg_model *m, const rg_evalset *es, int count, const int32_t *pos, double *exact,
+                          double *token_acc, to_result *r, int slot);
+/* Randomized evaluation positions (Ruoss et al. 2023; run.c): *pos = NULL unless random, else [count, 2n+3] sorted
+ * random subsets of [0, max_position) from PCG32 (seed, base + rg_eval_stream(task, n)); base EVALPOS_TEST for the
+ * test sets, EVALPOS_HELDOUT for the held-out set. RG_ERR_ARG when 2n+3 > max_position, RG_ERR_NOMEM. */
+#define EVALPOS_TEST ((uint64_t)1 << 32)
+#define EVALPOS_HELDOUT ((uint64_t)2 << 32)
+rg_status to_eval_positions(bool random, uint64_t seed, uint64_t base, rg_task task, int n, int count,
+                            int max_position, int32_t **pos);
+
+/* ------------------------------------------------------------------ run_curves.c: extrapolation over training */
+
+/* The fixed subsample of every test length measured over training (--extrap-every): the first TO_CURVE_COUNT
+ * samples of its evaluation set (the first rows of a generated set do not depend on its count), with, for a +rand
+ * run, positions drawn as for the test sets, once; a length whose positions cannot be drawn is n/a. */
+typedef struct {
+    int n_lens;
+    rg_evalset sets[TO_MAX_LENS];
+    int32_t *pos[TO_MAX_LENS];
+    bool na[TO_MAX_LENS];
+} to_curveset;
+/* For o's test lengths of task; random: a +rand run (seed draws its positions). RG_OK or the error. */
+rg_status to_curveset_init(to_curveset *c, const to_options *o, rg_task task, bool random, uint64_t seed);
+void to_curveset_free(to_curveset *c);
+/* One measurement at `step`: a row step,n,exact_match,token_acc per test length into csv (empty values for n/a).
+ * 0, or -1 with a message on stderr naming tag. */
+int to_curveset_measure(const to_curveset *c, rg_model *m, int64_t step, FILE *csv, const char *tag);
+
 /* The report (to_report, to_replot, to_compare) is declared in report.h. */
 
 #endif
