@@ -148,7 +148,8 @@ $(BUILD)/f32/src/engine/report.o: src/engine/report.c $(BUILD)/git_commit $(wild
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -DRG_GIT_COMMIT=\"$$(cat $(BUILD)/git_commit)\" -c $< -o $@
 # the report's tests link the engine library, and their shared fixture (tests/report_fixture.c).
-REPORT_TESTS := $(BUILD)/tests/test_report $(BUILD)/tests/test_report_tools $(BUILD)/tests/test_report_notes
+REPORT_TESTS := $(BUILD)/tests/test_report $(BUILD)/tests/test_report_tools $(BUILD)/tests/test_report_notes \
+  $(BUILD)/tests/test_protocol
 $(REPORT_TESTS:$(BUILD)/tests/%=$(BUILD)/f32/tests/%.o) $(BUILD)/f32/tests/report_fixture.o: tests/report_fixture.h
 $(REPORT_TESTS): $(BUILD)/tests/%: $(BUILD)/f32/tests/%.o $(BUILD)/f32/tests/report_fixture.o $(TEST_COMMON32) $(ENGINE_LIB) $(TASK_LIB) $(LIB32)
 	@mkdir -p $(dir $@)
@@ -171,20 +172,24 @@ sanitize: deps
 	  EXTRA_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 	  EXTRA_LDFLAGS="-fsanitize=address,undefined" test
 
-# The main job: every position encoding on the copy task, one seed, 3000 steps, the base variant only (no
-# rope θ=500k or +rand rows: those are in `make experiment-variants`); writes out/report.md.
+# The main job (issue 20 §8, docs/protocol.md): copy with four encodings that differ in the window L+1..1.5L
+# (NoPE, T5 with the fair max_distance, ALiBi, RoPE and RoPE's scaling rows), one seed, the default protocol:
+# 10000 steps, test lengths 8,16,17..24,32,48,64, the curves over training every 500 steps; about 8 minutes at
+# --jobs 2 on an idle 2-core machine; writes out/report.md.
 # A second `make run` is refused while out/ holds the first one's results: RUN_ARGS=--overwrite writes into it.
 run: all
-	$(BUILD)/examples/train_order --task copy --pos all --seeds 1 --out out $(RUN_ARGS)
+	$(BUILD)/examples/train_order --task copy --pos none,t5,alibi,rope --seeds 1 --out out $(RUN_ARGS)
 
 # The experiment: three tasks, every registered encoding (11 built-ins with kerple-log and kerple-power; and RoPE's
-# scaling types at evaluation), ten seeds per cell: 3 x 11 x 10 = 330 runs; writes out/experiment/report.md.
-# experiment-small is the same grid with three seeds (99 runs); experiment-variants adds the training variants
-# (rope theta=500k, +rand for every encoding but none) at ten seeds: 3 x 23 x 10 = 690 runs.
+# scaling types at evaluation), ten seeds per cell, the default protocol (10000 steps): 3 x 11 x 10 = 330 runs,
+# about 16.5 core-hours (docs/protocol.md: measured ~180 s per run); writes out/experiment/report.md.
+# experiment-small keeps the five encodings the literature ranks (none, t5, alibi, rope, fire) on the three tasks
+# with three seeds: 45 runs, about 2.2 core-hours. experiment-variants adds the training variants (rope
+# theta=500k, +rand for every encoding but none, t5 with max_distance 128) at ten seeds.
 experiment: all
 	$(BUILD)/examples/train_order --task all --pos all --seeds 10 --out out/experiment $(RUN_ARGS)
 experiment-small: all
-	$(BUILD)/examples/train_order --task all --pos all --seeds 3 --out out/experiment-small $(RUN_ARGS)
+	$(BUILD)/examples/train_order --task all --pos none,t5,alibi,rope,fire --seeds 3 --out out/experiment-small $(RUN_ARGS)
 experiment-variants: all
 	$(BUILD)/examples/train_order --task all --pos all --variants all --seeds 10 --out out/experiment-variants $(RUN_ARGS)
 

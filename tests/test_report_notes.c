@@ -106,7 +106,7 @@ static void test_compare_settings_diff_and_zero_width(void **state)
         fail_msg("the diff lacks lr 0.001 -> 0.003 read from report.json:\n%s", t);
     if (strstr(diff, "  batch "))
         fail_msg("the diff lists a setting that is the same:\n%s", t);
-    if (!strstr(t, "0.000, 0.000]    0/3    both sets of seeds agree exactly; no interval to compare\n"))
+    if (!strstr(t, "0/3 max 0.000 med 0.000    both sets of seeds agree exactly; no interval to compare\n"))
         fail_msg("the zero-width case is not worded as such:\n%s", t);
     if (strstr(t, "strong sign")) fail_msg("%s", t);
     if (!strstr(t, "\n0 exact-match and 0 token-accuracy cells whose intervals do not overlap"))

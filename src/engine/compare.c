@@ -447,14 +447,15 @@ static const to_row *find_row(const to_table *t, const to_row *like)
     return NULL;
 }
 
-/* "0.102 [0.000, 0.363]    1/6", "0.610 (1 seed)    1/1", "-": one report's side of a line. */
+/* "0.102 [0.000, 0.363]    1/6 max 0.410 med 0.020", "0.610 (1 seed)    1/1", "-": one report's side of a line
+ * (mean [95% t interval] k/N, then the maximum over seeds and the median). */
 static void cell_text(const to_stat *s, bool exact, char *buf, size_t cap)
 {
     char kn[24] = "";
     if (exact && s->n > 0) snprintf(kn, sizeof kn, "%d/%d", s->k, s->n);
     if (s->n == 0) snprintf(buf, cap, "-");
     else if (s->n == 1) snprintf(buf, cap, "%.3f %-14s %6s", s->mean, "(1 seed)", kn);
-    else snprintf(buf, cap, "%.3f [%.3f, %.3f] %6s", s->mean, s->lo, s->hi, kn);
+    else snprintf(buf, cap, "%.3f [%.3f, %.3f] %6s max %.3f med %.3f", s->mean, s->lo, s->hi, kn, s->max, s->median);
 }
 
 /* Prints every cell of the union of the rows of a and b for one metric; counts the cells whose intervals do not
@@ -462,8 +463,9 @@ static void cell_text(const to_stat *s, bool exact, char *buf, size_t cap)
 static int compare_metric(const to_table *a, const to_table *b, bool exact, FILE *out)
 {
     int differ = 0;
-    fprintf(out, "\n%s\n%-8s %-18s %6s  %-29s  %-29s  %s\n", exact ? "exact match (k/N: seeds >= 0.5)" : "token accuracy",
-            "task", "encoding", "n", "A mean [95% t interval]", "B mean [95% t interval]", "intervals overlap");
+    fprintf(out, "\n%s\n%-8s %-18s %6s  %-49s  %-49s  %s\n", exact ? "exact match (k/N: seeds >= 0.5)" : "token accuracy",
+            "task", "encoding", "n", "A mean [95% t interval] k/N max median", "B mean [95% t interval] k/N max median",
+            "intervals overlap");
     for (int pass = 0; pass < 2; pass++) {
         const to_table *t = pass ? b : a, *o = pass ? a : b;
         for (int k = 0; k < t->n_rows; k++) {
@@ -478,11 +480,11 @@ static int compare_metric(const to_table *a, const to_table *b, bool exact, FILE
                 if (q == a->n_lens[task]) lens[nl++] = b->lens[task][j];
             }
             for (int j = 0; j < nl; j++) {
-                to_stat sa = {0, 0, NAN, NAN, NAN, NAN, NAN, NAN}, sb = sa;
+                to_stat sa = TO_STAT_NONE, sb = sa;
                 if (ra) to_table_cell(a, ra, lens[j], exact, &sa, NULL);
                 if (rb) to_table_cell(b, rb, lens[j], exact, &sb, NULL);
                 if (sa.n == 0 && sb.n == 0) continue;
-                char ta[64], tb[64], label[96];
+                char ta[96], tb[96], label[96];
                 cell_text(&sa, exact, ta, sizeof ta);
                 cell_text(&sb, exact, tb, sizeof tb);
                 const char *ov;
@@ -492,7 +494,7 @@ static int compare_metric(const to_table *a, const to_table *b, bool exact, FILE
                                             : "both sets of seeds agree exactly; no interval to compare";
                 else if (sa.hi < sb.lo || sb.hi < sa.lo) { ov = "NO"; differ++; }
                 else ov = "yes";
-                fprintf(out, "%-8s %-18s %6d  %-29s  %-29s  %s\n", rg_task_name(r->task),
+                fprintf(out, "%-8s %-18s %6d  %-49s  %-49s  %s\n", rg_task_name(r->task),
                         to_row_label(r, label, sizeof label), lens[j], ta, tb, ov);
             }
         }
@@ -524,9 +526,10 @@ int to_compare(const char *report_a, const char *report_b, FILE *out)
                     count_runs(ra, na), sa, report_b, count_runs(rb, nb), sb);
             if (la != lb) fprintf(out, "warning: the training lengths differ\n");
             compare_settings(report_a, report_b, out);
-            fprintf(out, "Cells: mean [95%% Student t interval of the seed mean]; overlap: whether the two intervals "
-                         "intersect (non-overlap suggests a difference, overlap does not prove equality; where both "
-                         "sets of seeds agree exactly the intervals have zero width and there is nothing to compare)\n");
+            fprintf(out, "Cells: mean [95%% Student t interval of the seed mean], k/N seeds, the maximum over seeds and "
+                         "the median; overlap: whether the two intervals intersect (non-overlap suggests a difference, "
+                         "overlap does not prove equality; where both sets of seeds agree exactly the intervals have "
+                         "zero width and there is nothing to compare)\n");
             int de = compare_metric(&ta, &tb, true, out);
             int dt = compare_metric(&ta, &tb, false, out);
             fprintf(out, "\n%d exact-match and %d token-accuracy cells whose intervals do not overlap\n", de, dt);

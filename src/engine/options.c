@@ -2,6 +2,7 @@
  * --eval), the checkpoint's own settings (validated against the flags' limits), the model config, the lengths the
  * model can hold, and the data file (found next to the executable's repository, then through $ROPEGRAD_DATA). */
 #include "train_order.h"
+#include "settings.h"
 
 #include <errno.h>
 #include <libgen.h>
@@ -196,6 +197,13 @@ static void check_data(const to_options *o)
 
 /* The variants of a new run's grid must give distinct rows: a setting that already makes every run a variant
  * cannot be combined with that variant. */
+bool to_pos_value_given(const rg_model_config *cfg, const char *name)
+{
+    for (int i = 0; i < cfg->n_pos_values; i++)
+        if (strcmp(cfg->pos_values[i].name, name) == 0) return true;
+    return false;
+}
+
 static void check_variants(const to_options *o)
 {
     if (o->random_positions && (o->variants[TO_VAR_RAND] || o->variants[TO_VAR_THETA500K]))
@@ -204,6 +212,10 @@ static void check_variants(const to_options *o)
     if (o->model.rope_base == TO_THETA_500K && o->variants[TO_VAR_THETA500K])
         to_usage_error("--variants theta500k with the default --rope-theta", "--rope-theta 500000 with --variants "
                        "theta500k: the base rope rows would be the theta500k rows");
+    if (to_pos_value_given(&o->model, "t5_max_distance") &&
+        rg_pos_config_get(&o->model, "t5_max_distance") == TO_T5_LEGACY_MAX_DISTANCE && o->variants[TO_VAR_T5MAX128])
+        to_usage_error("--variants t5max128 with the default T5 max_distance", "--pos-config t5_max_distance=128 "
+                       "with --variants t5max128: the base t5 rows would be the t5max128 rows");
 }
 
 void to_options_check(to_options *o)
@@ -213,6 +225,13 @@ void to_options_check(to_options *o)
     o->lr_total = o->steps;
     if (!o->max_position) o->max_position = o->model.max_len; /* the default: the whole learned table */
     if (o->resume[0] || o->eval[0]) from_checkpoint(o);
+    /* the protocol's defaults that follow the training length (a checkpoint's, with --resume and --eval) */
+    /* T5's max_distance: --pos-config t5_max_distance=N (or the checkpoint's), else the fair 2 train_len + 1 */
+    if (!to_pos_value_given(&o->model, "t5_max_distance") &&
+        rg_pos_config_set(&o->model, "t5_max_distance", to_t5_fair_max_distance(o->train_len,
+                          (int)rg_pos_config_get(&o->model, "t5_num_buckets"))))
+        to_usage_error("an encoding settings list with room for T5's max_distance", "%s", rg_last_error());
+    if (!to_setting_given(to_setting_find("test-lens"))) o->n_test_lens = to_default_test_lens(o->train_len, o->test_lens);
     if (o->resume[0]) check_resume_target(o);
     if (o->warmup > o->lr_total - o->lr_start) o->warmup = o->lr_total - o->lr_start;
     if (o->ckpt_every > o->steps) o->ckpt_every = o->steps;

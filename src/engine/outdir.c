@@ -33,14 +33,17 @@ int to_make_dir(const char *path)
 }
 
 /* The rank of name among those an invocation writes at the top of its folder (report.md, report.csv, report.json,
- * settings.json, ckpt/, runs/, then the plots: extrapolation, curves_<task>, loss_<task> with .svg, .gp, .dat), or
+ * settings.json, ckpt/, runs/, report_cells.csv, report_positions.csv, then the plots: extrapolation, curves_<task>,
+ * loss_<task>, positions_<task>, over_training_<task> with .svg, .gp, .dat), or
  * -1 for any other name. */
 static int result_rank(const char *name)
 {
-    const char *exact[] = {"report.md", "report.csv", "report.json", "settings.json", "ckpt", "runs"};
+    const char *exact[] = {"report.md", "report.csv", "report.json", "settings.json", "ckpt", "runs",
+                           "report_cells.csv", "report_positions.csv"};
     for (int i = 0; i < (int)(sizeof exact / sizeof *exact); i++)
         if (!strcmp(name, exact[i])) return i;
-    const char *stems[] = {"extrapolation.", "curves_", "loss_"}, *exts[] = {".svg", ".gp", ".dat"};
+    const char *stems[] = {"extrapolation.", "curves_", "loss_", "positions_", "over_training_"},
+               *exts[] = {".svg", ".gp", ".dat"};
     size_t len = strlen(name);
     for (size_t i = 0; i < sizeof stems / sizeof *stems; i++) {
         if (strncmp(name, stems[i], strlen(stems[i])) != 0) continue;

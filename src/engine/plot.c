@@ -517,10 +517,23 @@ static int plot_all(const to_table *t, const char *dir, const char *runs_dir, FI
         if (said) fprintf(said, "train_order: wrote %s/%s.svg, .pdf, .png (data %s.dat, script %s.gp)\n", dir,
                           names[i], names[i], names[i]);
     }
-    return 0;
+    return to_plot_positions(t, dir) || to_plot_over_training(t, dir, runs_dir) ? -1 : 0; /* plot_curves.c */
 }
 
 int to_plot(const to_table *t, const char *dir, const char *runs_dir) { return plot_all(t, dir, runs_dir, NULL); }
+
+int to_gnuplot(const char *dir, const char *script, const char *base)
+{
+    for (int f = 0; f < N_FORMATS; f++) {
+        char name[600];
+        snprintf(name, sizeof name, "%.63s.%s", base, FORMATS[f]);
+        int rc = run_gnuplot(dir, script, name, f);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+const char *to_plot_colour(int i) { return colour_of(i); }
 
 int to_replot_results(const char *report_csv, const to_result *res, int n_res, int train_len, const char *out_dir)
 {

@@ -1,16 +1,20 @@
 /* pool.c: the job pool of train_order. Runs the jobs at most o->jobs at a time, one process per job (fork); each
  * child hands its results to the parent through its own pipe (a count, then the to_result records), so no two
  * runs share a file and results of another invocation can never be read. Results are kept in job order, whatever
- * order the jobs finish in. With o->jobs == 1 the jobs run in this process, one after the other. */
+ * order the jobs finish in. With o->jobs == 1 the jobs run in this process, one after the other. The parent reads
+ * every running child's pipe as data arrives (poll), so a child's results may be larger than a pipe's buffer (the
+ * per-position counts make a RoPE run's records about 200 KiB). */
 #include "train_order.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-typedef struct { pid_t pid; int fd; } child;
+typedef struct { pid_t pid; int fd; char *buf; size_t len; } child; /* buf: what the pipe gave so far */
+#define RESULT_BYTES (sizeof(int) + sizeof(to_result) * (1 + TO_MAX_EXTS)) /* the most a child sends */
 
 static int write_all(int fd, const void *p, size_t n)
 {
@@ -24,18 +28,6 @@ static int write_all(int fd, const void *p, size_t n)
     return 0;
 }
 
-static ssize_t read_all(int fd, void *p, size_t n)
-{
-    size_t got = 0;
-    while (got < n) {
-        ssize_t k = read(fd, (char *)p + got, n - got);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) break;
-        got += (size_t)k;
-    }
-    return (ssize_t)got;
-}
-
 /* In the child: run the job and send its results; never returns. */
 static _Noreturn void child_main(const to_options *o, const to_job *j, int fd)
 {
@@ -46,25 +38,66 @@ static _Noreturn void child_main(const to_options *o, const to_job *j, int fd)
     _exit(rc ? 1 : 0);
 }
 
-/* Reads a finished child's results (the pipe holds them all: a child writes at most a few KiB). */
-static int collect(int fd, to_result *dst)
+/* A finished child's results from its bytes: the count, then that many records. Returns the count, or -1. */
+static int collect(const child *c, to_result *dst)
 {
     int n = 0;
-    if (read_all(fd, &n, sizeof n) != (ssize_t)sizeof n || n < 0 || n > 1 + TO_MAX_EXTS) return -1;
-    if (read_all(fd, dst, sizeof *dst * (size_t)n) != (ssize_t)(sizeof *dst * (size_t)n)) return -1;
+    if (c->len < sizeof n) return -1;
+    memcpy(&n, c->buf, sizeof n);
+    if (n < 0 || n > 1 + TO_MAX_EXTS || c->len != sizeof n + sizeof *dst * (size_t)n) return -1;
+    memcpy(dst, c->buf + sizeof n, sizeof *dst * (size_t)n);
     return n;
+}
+
+/* Reads the running children's pipes until one reaches its end; returns its index, or -1 (poll failed). */
+static int read_until_eof(child *kids, int n_jobs)
+{
+    struct pollfd *pf = malloc(sizeof *pf * (size_t)n_jobs);
+    int *who = malloc(sizeof *who * (size_t)n_jobs), done = -1;
+    while (pf && who && done < 0) {
+        int k = 0;
+        for (int i = 0; i < n_jobs; i++)
+            if (kids[i].pid > 0 && kids[i].fd >= 0) { pf[k] = (struct pollfd){kids[i].fd, POLLIN, 0}; who[k++] = i; }
+        if (k == 0) break;
+        if (poll(pf, (nfds_t)k, -1) < 0) {
+            if (errno == EINTR) continue;
+            break;
+        }
+        for (int q = 0; q < k && done < 0; q++) {
+            if (!pf[q].revents) continue;
+            child *c = &kids[who[q]];
+            char chunk[65536];
+            ssize_t r = read(c->fd, chunk, sizeof chunk);
+            if (r < 0 && errno == EINTR) continue;
+            if (r > 0 && c->len + (size_t)r <= RESULT_BYTES) {
+                memcpy(c->buf + c->len, chunk, (size_t)r);
+                c->len += (size_t)r;
+            } else if (r > 0) {
+                c->len = RESULT_BYTES + 1; /* too much: refused by collect */
+            } else {
+                close(c->fd);
+                c->fd = -1;
+                done = who[q];
+            }
+        }
+    }
+    free(pf);
+    free(who);
+    return done;
 }
 
 static int start(const to_options *o, const to_job *j, child *c)
 {
     int p[2];
-    if (pipe(p) != 0) { perror("train_order: pipe"); return -1; }
+    char *buf = malloc(RESULT_BYTES);
+    if (!buf) { fprintf(stderr, "train_order: out of memory\n"); return -1; }
+    if (pipe(p) != 0) { perror("train_order: pipe"); free(buf); return -1; }
     fflush(NULL);
     pid_t pid = fork();
-    if (pid < 0) { perror("train_order: fork"); close(p[0]); close(p[1]); return -1; }
+    if (pid < 0) { perror("train_order: fork"); close(p[0]); close(p[1]); free(buf); return -1; }
     if (pid == 0) { close(p[0]); child_main(o, j, p[1]); }
     close(p[1]);
-    *c = (child){pid, p[0]};
+    *c = (child){pid, p[0], buf, 0};
     return 0;
 }
 
@@ -77,19 +110,20 @@ static int compact(const to_result *slots, const int *counts, int n_jobs, to_res
     return n;
 }
 
-/* Waits for one child and reads its results into its slot; returns 0, or -1 when it failed. */
+/* Reads the children's pipes until one ends, waits for that child and takes its results into its slot; returns 0,
+ * or -1 when it failed. */
 static int reap(const to_job *jobs, child *kids, int n_jobs, to_result *slots, int *counts, int *running)
 {
-    int status;
-    pid_t pid = wait(&status);
-    if (pid < 0) { *running = 0; return -1; }
-    int i = 0;
-    while (i < n_jobs && kids[i].pid != pid) i++;
-    if (i == n_jobs) return 0; /* not ours */
+    int status, i = read_until_eof(kids, n_jobs);
+    if (i < 0) { *running = 0; return -1; }
+    pid_t pid;
+    while ((pid = waitpid(kids[i].pid, &status, 0)) < 0 && errno == EINTR) {}
     (*running)--;
-    int n = collect(kids[i].fd, slots + i * (1 + TO_MAX_EXTS));
-    close(kids[i].fd);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || n < 0) {
+    int n = pid < 0 ? -1 : collect(&kids[i], slots + i * (1 + TO_MAX_EXTS));
+    kids[i].pid = 0;
+    free(kids[i].buf);
+    kids[i].buf = NULL;
+    if (pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || n < 0) {
         fprintf(stderr, "train_order: run %s/%s/seed%d failed\n", rg_task_name(jobs[i].task), rg_pos_name(jobs[i].pos),
                 jobs[i].seed);
         return -1;

@@ -241,6 +241,7 @@ static void md_config(to_out *w, const to_options *o, const to_table *t, const t
         to_out_printf(w, "- MPI: %d ranks (%s)\n", h->ranks, o->data_parallel ? "--data-parallel: every rank computes "
                       "a share of every batch; gradients summed in rank order" : "the grid over ranks: rank 0 hands "
                       "out the runs and writes the report");
+    to_md_protocol(w, o, t);
     to_out_printf(w, "\n");
 }
 
@@ -259,6 +260,8 @@ static void md_how_to_read(to_out *w, const to_options *o, const to_report_has *
         "bootstrap interval (%d resamples) per cell for comparison. An interval [x, x] means the seeds agreed "
         "exactly; it is no promise about seeds not run (see k/N and the number of seeds).\n"
         "- Token accuracy cells: mean ± sd [95%% t interval].\n"
+        "- Below each exact-match table: the maximum over seeds / the median (the literature reports the maximum "
+        "over seeds: Deletang et al. 2023, Ruoss et al. 2023); report_cells.csv has every statistic per cell.\n"
         "- n/a: not evaluated (a position past the learned table, max_len %d", TO_PASS_EXACT, TO_BOOT_REPS,
         o->model.max_len);
     if (h->rand) to_out_printf(w, "; for a +rand row, 2n+3 tokens need more random positions than [0, max_position "
@@ -329,6 +332,7 @@ static int write_md(const to_options *o, const to_table *t, const to_report_meta
         if (!t->n_lens[task]) continue;
         to_out_printf(&w, "## %s\n\n", rg_task_name((rg_task)task));
         md_table(&w, t, task, true);
+        to_md_max_median(&w, t, task);
         md_table(&w, t, task, false);
     }
     char *settings = to_options_json(o);
@@ -373,6 +377,8 @@ static cJSON *json_stat(const to_stat *s, const double *values, const to_row *r,
     cJSON *bi = cJSON_AddArrayToObject(o, "ci95_bootstrap");
     cJSON_AddItemToArray(bi, num_or_null(s->boot_lo));
     cJSON_AddItemToArray(bi, num_or_null(s->boot_hi));
+    cJSON_AddItemToObject(o, "max", num_or_null(s->max));
+    cJSON_AddItemToObject(o, "median", num_or_null(s->median));
     if (exact) cJSON_AddNumberToObject(o, "k_reaching_0.5", s->k);
     cJSON_AddNumberToObject(o, "n_seeds", s->n);
     cJSON *ps = cJSON_AddArrayToObject(o, "per_seed");
@@ -533,6 +539,7 @@ static void json_cells(cJSON *root, const to_table *t)
             cJSON_AddItemToObject(c, "exact_match", json_stat(&s, v, r, t, true));
             to_table_cell(t, r, n, false, &s, v);
             cJSON_AddItemToObject(c, "token_acc", json_stat(&s, v, r, t, false));
+            cJSON_AddItemToObject(c, "positions", (cJSON *)to_json_positions(t, r, n));
             cJSON_AddItemToArray(cells, c);
         }
         free(v);
@@ -570,7 +577,7 @@ int to_report(const to_options *o, const to_result *res, int n_res, const to_rep
     provenance p;
     get_provenance(&p);
     int rc = 0;
-    if (write_csv(o, res, n_res)) rc = -1;
+    if (write_csv(o, res, n_res) || to_write_cells_csv(o->out, &t) || to_write_positions_csv(o->out, &t)) rc = -1;
     if (rc == 0 && write_json(o, &t, meta, &p)) rc = -1;
     if (rc == 0 && write_md(o, &t, meta, &p)) rc = -1;
     char runs[TO_PATH + 16];

@@ -58,7 +58,10 @@ typedef struct {
                                   NaN when n < 2 */
     double boot_lo, boot_hi;   /* 95% percentile bootstrap interval of the mean (TO_BOOT_REPS resamples, seeded);
                                   NaN when n < 2 */
+    double max, median;        /* the largest value over seeds (the convention of Deletang et al. 2023 and Ruoss et
+                                  al. 2023) and the median (the mean of the middle two for even n); NaN when n = 0 */
 } to_stat;
+#define TO_STAT_NONE ((to_stat){0, 0, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN}) /* no finite value */
 
 /* P(T <= t) for Student's t with df >= 1 degrees of freedom, through the regularized incomplete beta function
  * I_x(df/2, 1/2) with x = df / (df + t^2) (Abramowitz & Stegun 26.7.1, 26.5.8 continued fraction). */
@@ -145,10 +148,42 @@ int to_out_close(to_out *w);
 /* Closes and removes the temporary file without a message. */
 void to_out_discard(to_out *w);
 
+/* ------------------------------------------------------------------ the protocol's report parts (report_protocol.c) */
+
+/* report.md bullets: every row's budget (a row marked ✗ had the same), each encoding's extrapolation-relevant
+ * settings (T5 buckets and max_distance, ALiBi slopes, rope_theta, FIRE's L, the learned table, +rand's range),
+ * where the per-position and over-training data are. */
+void to_md_protocol(to_out *w, const to_options *o, const to_table *t);
+/* report.md table of task: exact match, the maximum over seeds / the median, per row and test length. */
+void to_md_max_median(to_out *w, const to_table *t, int task);
+/* <dir>/report_cells.csv: one line per (row, test length, metric) with n_seeds, k, mean, sd, the 95% t interval,
+ * max and median. 0, or -1 with a message naming the file. */
+int to_write_cells_csv(const char *dir, const to_table *t);
+/* <dir>/report_positions.csv: one line per (run, test length, output position 1..n+1) with the samples, how many
+ * had that position right and how many had their first wrong token there. 0 or -1. */
+int to_write_positions_csv(const char *dir, const to_table *t);
+/* The per-position values of row r at test length n (accuracy[0..n], first_wrong[0..n], *all_right; see
+ * report_protocol.c); returns the number of seeds with counts (0: none, the arrays are then unset). */
+int to_cell_positions(const to_table *t, const to_row *r, int n, double *accuracy, double *first_wrong,
+                      double *all_right);
+/* The same as a cJSON object {n_seeds, accuracy, first_wrong, all_right}, or JSON null (returned as void *: a
+ * cJSON * the caller adds to its tree). */
+void *to_json_positions(const to_table *t, const to_row *r, int n);
+
 /* ------------------------------------------------------------------ plots (plot.c) and reading reports (compare.c) */
 
 /* Writes the plots of t into dir (see to_report); runs_dir: the folder holding the runs' logs. 0 or -1. */
 int to_plot(const to_table *t, const char *dir, const char *runs_dir);
+/* Runs gnuplot on script (a file in dir) writing the SVG name in dir (plot.c's checked temporary-then-rename).
+ * 0, 1 when gnuplot is not installed, -1 on failure (message on stderr). */
+int to_gnuplot(const char *dir, const char *script, const char *base);
+/* The figures' colour i (Okabe-Ito, then extras, cycled): "#RRGGBB". */
+const char *to_plot_colour(int i);
+/* plot_curves.c: positions_<task>.svg (accuracy against output position at the window's lengths, a curve per row,
+ * the training length marked) and over_training_<task>.svg (exact match against the step from the runs'
+ * runs/<run>/extrap.csv, a curve per encoding and length band). 0 or -1. */
+int to_plot_positions(const to_table *t, const char *dir);
+int to_plot_over_training(const to_table *t, const char *dir, const char *runs_dir);
 
 /* Loads a report.csv or report.json (by the name's ending) into a malloc'ed array of results (*res, *n_res) and
  * its training length. Every field is validated (names, 1 <= seed <= 1000000, 1 <= n <= RG_TASK_MAX_N, metrics in

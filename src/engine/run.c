@@ -41,12 +41,11 @@ rg_status to_evalset_get(const to_options *o, rg_task task, int n, rg_evalset *e
  * (prompt BOS x SEP, answer y EOS) gets a sorted uniform random subset of [0, max_position), drawn as in training
  * (rg_random_positions) from PCG32 seed = the run's seed, stream = base + rg_eval_stream(task, n) -- apart from the
  * training streams 1 (data) and 2 (positions), so --eval of a checkpoint draws the same positions. */
-#define EVALPOS_TEST ((uint64_t)1 << 32)    /* the test sets */
-#define EVALPOS_HELDOUT ((uint64_t)2 << 32) /* the held-out set */
+/* the streams' bases EVALPOS_TEST (the test sets) and EVALPOS_HELDOUT (the held-out set): train_order.h */
 
 /* *pos = NULL (positions 0..T-1) unless random; else [count, 2n+3] positions (the caller frees them). RG_ERR_ARG
  * when 2n+3 > max_position (no such subset: the caller reports n/a), RG_ERR_NOMEM. */
-static rg_status eval_positions(bool random, uint64_t seed, uint64_t base, rg_task task, int n, int count,
+rg_status to_eval_positions(bool random, uint64_t seed, uint64_t base, rg_task task, int n, int count,
                                 int max_position, int32_t **pos)
 {
     *pos = NULL;
@@ -63,29 +62,35 @@ static rg_status eval_positions(bool random, uint64_t seed, uint64_t base, rg_ta
 }
 
 /* Greedy decoding of count prompts [count, P] of (task, n), target_len(n) tokens each, scored against want
- * [count, G]: rg_evaluate (token equality), or the task's score hook (rg_task_score_rows); at positions 0.., or at
- * row i of pos [count, P + G] if not NULL. RG_ERR_ARG when a position passes the learned table. */
+ * [count, G]: exact match and token accuracy through the task's score hook (rg_task_score_rows; token equality
+ * without one), and into r's slot (when r is not NULL and G <= TO_POS_MAX) the per-position accounting by token
+ * equality (to_position_count). At positions 0.., or at row i of pos [count, P + G] if not NULL. RG_ERR_ARG when a
+ * position passes the learned table. */
 static rg_status evaluate_rows(rg_model *m, rg_task task, int n, const int32_t *prompts, const int32_t *want,
-                               int count, const int32_t *pos, double *exact, double *token_acc)
+                               int count, const int32_t *pos, double *exact, double *token_acc, to_result *r,
+                               int slot)
 {
     int P = rg_task_prompt_len(task, n), G = rg_task_target_len(task, n);
-    if (!rg_task_get(task)->score)
-        return rg_evaluate(m, prompts, want, count, P, G, 0, pos, EVAL_BATCH, exact, token_acc);
     int32_t *gen = malloc(sizeof(int32_t) * (size_t)count * G);
     rg_status st = gen ? rg_generate(m, prompts, count, P, G, 0, pos, EVAL_BATCH, gen)
                        : rg_error(RG_ERR_NOMEM, "evaluation n=%d: out of memory", n);
     rg_task_score sc = {0};
     if (st == RG_OK) st = rg_task_score_rows(task, n, &sc, prompts, gen, want, count);
+    if (st == RG_OK && r && G <= TO_POS_MAX) {
+        r->pos_count[slot] = count;
+        to_position_count(gen, want, count, G, r->pos_right[slot], r->first_wrong[slot]);
+    }
     free(gen);
     *exact = st ? NAN : rg_task_exact_match(&sc);
     *token_acc = st ? NAN : rg_task_token_acc(&sc);
     return st;
 }
 
-/* An evaluation set (its prompts and expected continuations), as evaluate_rows. */
-static rg_status evaluate_set(rg_model *m, const rg_evalset *es, const int32_t *pos, double *exact, double *token_acc)
+/* The first `count` samples of an evaluation set (its prompts and expected continuations), as evaluate_rows. */
+rg_status to_evaluate_set(rg_model *m, const rg_evalset *es, int count, const int32_t *pos, double *exact,
+                          double *token_acc, to_result *r, int slot)
 {
-    return evaluate_rows(m, es->task, es->n, es->prompt, es->expected, es->count, pos, exact, token_acc);
+    return evaluate_rows(m, es->task, es->n, es->prompt, es->expected, count, pos, exact, token_acc, r, slot);
 }
 
 /* ------------------------------------------------------------------ the held-out set (steps-to-learn) */
@@ -118,7 +123,7 @@ static rg_status heldout_init(heldout *h, rg_task task, int L, bool random, uint
         h->want[k] = malloc(sizeof(int32_t) * TO_HELDOUT_COUNT * (size_t)G);
         rg_status st = h->prompts[k] && h->want[k] ? RG_OK : rg_error(RG_ERR_NOMEM, "held-out set: out of memory");
         if (st == RG_OK)
-            st = eval_positions(random, seed, EVALPOS_HELDOUT, task, n, TO_HELDOUT_COUNT, max_position, &h->pos[k]);
+            st = to_eval_positions(random, seed, EVALPOS_HELDOUT, task, n, TO_HELDOUT_COUNT, max_position, &h->pos[k]);
         rg_rng rng;
         rg_rng_seed(&rng, TO_HELDOUT_SEED, rg_task_stream(task, n));
         for (int i = 0; i < TO_HELDOUT_COUNT && st == RG_OK; i++)
@@ -136,7 +141,8 @@ static rg_status heldout_eval(const heldout *h, rg_model *m, double *exact, doub
     for (int k = 0; k < h->n_lens; k++) {
         int n = h->lens[k], G = rg_task_target_len(h->task, n);
         double em, acc;
-        rg_status st = evaluate_rows(m, h->task, n, h->prompts[k], h->want[k], TO_HELDOUT_COUNT, h->pos[k], &em, &acc);
+        rg_status st = evaluate_rows(m, h->task, n, h->prompts[k], h->want[k], TO_HELDOUT_COUNT, h->pos[k], &em, &acc,
+                                       NULL, 0);
         if (st) return st;
         *exact += em / h->n_lens;
         *token_acc += acc * G;
@@ -161,7 +167,9 @@ typedef struct {
     rg_rng *data_rng, *pos_rng;
     FILE *csv;                   /* runs/<run>/train.csv */
     FILE *eval_csv;              /* runs/<run>/eval.csv (with --eval-every) */
+    FILE *extrap_csv;            /* runs/<run>/extrap.csv (with --extrap-every) */
     heldout held;
+    to_curveset curves;
     int64_t steps_to_learn;      /* as to_result (carried over a resume through /run steps_to_learn) */
     double eval_seconds;         /* spent on held-out measurements */
     double t0, win_t0, win_loss;
@@ -288,6 +296,15 @@ static int trainer_init(trainer *t)
         }
         if (!(t->eval_csv = open_log(t, dir, "eval.csv", "step,exact_match,token_acc,eval_seconds\n"))) return -1;
     }
+    if (o->extrap_every) {
+        int64_t seed;
+        if (rg_run_state_get_int(t->rs, "seed", 1, INT32_MAX, &seed) ||
+            to_curveset_init(&t->curves, o, t->task, to_variant_of(o, t->m->cfg.pos) == TO_VAR_RAND, (uint64_t)seed)) {
+            fprintf(stderr, "%s: %s\n", t->tag, rg_last_error());
+            return -1;
+        }
+        if (!(t->extrap_csv = open_log(t, dir, "extrap.csv", "step,n,exact_match,token_acc\n"))) return -1;
+    }
     t->t0 = t->win_t0 = to_now_seconds();
     t->start = t->rs->step;
     return 0;
@@ -297,7 +314,9 @@ static void trainer_free(trainer *t)
 {
     if (t->csv) fclose(t->csv);
     if (t->eval_csv) fclose(t->eval_csv);
+    if (t->extrap_csv) fclose(t->extrap_csv);
     heldout_free(&t->held);
+    to_curveset_free(&t->curves);
     rg_trainer_free(&t->tr);
     rg_task_batch_free(&t->batch);
 }
@@ -338,6 +357,11 @@ static int measure(trainer *t)
 {
     const to_options *o = t->o;
     int64_t s = t->rs->step;
+    if (o->extrap_every && (s % o->extrap_every == 0 || s == o->steps)) {
+        double t0 = to_now_seconds();
+        if (to_curveset_measure(&t->curves, t->m, s, t->extrap_csv, t->tag)) return -1;
+        t->eval_seconds += to_now_seconds() - t0;
+    }
     if (!o->eval_every || (s % o->eval_every != 0 && s != o->steps)) return 0;
     double t0 = to_now_seconds(), em, acc;
     if (heldout_eval(&t->held, t->m, &em, &acc)) {
@@ -393,7 +417,7 @@ static int train(const to_options *o, rg_task task, rg_model *m, rg_adamw *opt, 
     if (o->eval_every && t.steps_to_learn == 0) t.steps_to_learn = -1; /* measured, not reached */
     *steps_to_learn = t.steps_to_learn;
     if (o->eval_every && !o->quiet)
-        fprintf(stderr, "%s: held-out measurements took %.2f s of %.2f s\n", tag, t.eval_seconds,
+        fprintf(stderr, "%s: measurements during training took %.2f s of %.2f s\n", tag, t.eval_seconds,
                 to_now_seconds() - t.t0);
     trainer_free(&t);
     return rc;
@@ -484,10 +508,10 @@ static int evaluate_variant(const to_options *o, rg_model *m, const rg_run_state
         }
         r->generated[i] = generated;
         int32_t *pos; /* +rand runs: randomized positions as in training, the same for every row v */
-        rg_status st = eval_positions(r->variant == TO_VAR_RAND, (uint64_t)r->seed, EVALPOS_TEST, r->task, n, es.count,
+        rg_status st = to_eval_positions(r->variant == TO_VAR_RAND, (uint64_t)r->seed, EVALPOS_TEST, r->task, n, es.count,
                                       o->max_position, &pos);
         bool no_positions = st == RG_ERR_ARG;
-        if (st == RG_OK) st = evaluate_set(m, &es, pos, &r->exact[i], &r->token_acc[i]);
+        if (st == RG_OK) st = to_evaluate_set(m, &es, es.count, pos, &r->exact[i], &r->token_acc[i], r, i);
         free(pos);
         rg_evalset_free(&es);
         if (no_positions) {
@@ -519,6 +543,7 @@ int to_run(const to_options *o_in, const to_job *job, to_result *res)
     if (!o->resume[0] && !o->eval[0]) {
         if (job->variant == TO_VAR_RAND) ov.random_positions = true;
         if (job->variant == TO_VAR_THETA500K) ov.model.rope_base = TO_THETA_500K;
+        if (job->variant == TO_VAR_T5MAX128) rg_pos_config_set(&ov.model, "t5_max_distance", TO_T5_LEGACY_MAX_DISTANCE);
     }
     rg_task task = job->task;
     rg_pos_kind pos = job->pos;

@@ -83,13 +83,18 @@ static const setting table[] = {
     INT("eval-every", M_TRAIN, false, eval_every, 0, TO_MAX_STEPS, "E",
         "steps between held-out exact-match measurements at n <= train_len\n"
         "                         (runs/<run>/eval.csv; the report's steps to 0.99); 0: none"),
+    INT("extrap-every", M_TRAIN, false, extrap_every, 0, TO_MAX_STEPS, "E",
+        "steps between measurements of exact match and token accuracy at every test\n"
+        "                         length on the first 32 samples of each evaluation set (runs/<run>/extrap.csv;\n"
+        "                         the report's curves over training); 0: none"),
     LIST("lr-schedule", M_RESUME, false, to_parse_lr_schedule, to_print_lr_schedule, "MODE",
          "with --resume: continue (the checkpoint's schedule; past its end, the final\n"
          "                         rate) or restart (a new warmup + cosine from the resume step to --steps)",
          "continue, restart"),
     LIST("test-lens", M_ANY, false, to_parse_test_lens, to_print_test_lens, "LIST",
-         "comma list of test n (lengths missing from the data file are generated)",
-         "a comma list of up to 16 distinct lengths from 1 to 999"),
+         "comma list of test n (lengths missing from the data file are generated; default:\n"
+         "                         L/2, L, every n from L+1 to 1.5 L, 2L, 3L, 4L for L = --train-len)",
+         "a comma list of up to 32 distinct lengths from 1 to 999"),
     LIST("rope-scaling", M_ANY, false, to_parse_rope_ext, to_print_rope_ext, "LIST",
          "RoPE rows evaluated with HF rope_type TYPE[:FACTOR] each (linear or pi, ntk,\n"
          "                         dynamic, yarn, llama3 | all | none): TYPE alone scales each test length by\n"
@@ -175,7 +180,7 @@ void to_options_default(to_options *o)
     for (int i = 0; i < rg_pos_count(); i++) o->pos[i] = true;
     o->seed_list[0] = 1;
     o->n_seeds = 1;
-    o->steps = 3000;
+    o->steps = 10000; /* docs/protocol.md: the budget at which the encodings that learn copy have learned it */
     o->batch = 64;
     o->lr = 1e-3;
     o->train_len = 16;
@@ -186,9 +191,7 @@ void to_options_default(to_options *o)
     o->beta1 = 0.9;
     o->beta2 = 0.98;
     o->eps = 1e-8;
-    int lens[] = {8, 16, 24, 32, 48, 64};
-    memcpy(o->test_lens, lens, sizeof lens);
-    o->n_test_lens = 6;
+    o->n_test_lens = to_default_test_lens(o->train_len, o->test_lens); /* again for the final train_len: options.c */
     to_parse_rope_ext(o, (char[]){"all"});
     o->variants[TO_VAR_BASE] = true;
     o->threads = 1;
@@ -197,6 +200,7 @@ void to_options_default(to_options *o)
     o->ckpt_every = 1000;
     o->log_every = 10;
     o->eval_every = 100;
+    o->extrap_every = 500;
     o->micro_batches = 8;
     snprintf(o->out, sizeof o->out, "out");
     o->model = rg_model_config_default();

@@ -1,6 +1,6 @@
 /* stats.c: statistics of a report cell over seeds: mean, sample sd, the 95% Student t interval of the mean, a
  * seeded percentile bootstrap interval, and k/N seeds reaching exact match >= 0.5. Values are proportions, so the
- * intervals are clipped to [0, 1]. Also the steps-to-learn of a row (mean, median, k/N of its seeds). */
+ * intervals are clipped to [0, 1]; the maximum over seeds and the median. Also the steps-to-learn of a row (mean, median, k/N of its seeds). */
 #include "report.h"
 
 #include <math.h>
@@ -103,8 +103,8 @@ static double clip01(double x) { return x < 0 ? 0 : x > 1 ? 1 : x; }
 
 void to_stat_compute(const double *v, int n, uint64_t boot_seed, to_stat *s)
 {
-    double *fin = malloc(sizeof *fin * (size_t)(n > 0 ? n : 1));
-    *s = (to_stat){0, 0, NAN, NAN, NAN, NAN, NAN, NAN};
+    double *fin = malloc(sizeof *fin * 2 * (size_t)(n > 0 ? n : 1));
+    *s = TO_STAT_NONE;
     if (!fin) return;
     double sum = 0;
     for (int i = 0; i < n; i++)
@@ -113,7 +113,14 @@ void to_stat_compute(const double *v, int n, uint64_t boot_seed, to_stat *s)
             sum += v[i];
             s->k += v[i] >= TO_PASS_EXACT;
         }
-    if (s->n > 0) s->mean = sum / s->n;
+    if (s->n > 0) {
+        s->mean = sum / s->n;
+        double *srt = fin + s->n; /* a sorted copy: the bootstrap resamples fin in the seeds' order */
+        memcpy(srt, fin, sizeof *fin * (size_t)s->n);
+        qsort(srt, (size_t)s->n, sizeof *srt, cmp_double);
+        s->max = srt[s->n - 1];
+        s->median = s->n % 2 ? srt[s->n / 2] : 0.5 * (srt[s->n / 2 - 1] + srt[s->n / 2]);
+    }
     if (s->n >= 2) {
         double ss = 0;
         for (int i = 0; i < s->n; i++) ss += (fin[i] - s->mean) * (fin[i] - s->mean);

@@ -95,7 +95,7 @@ void to_table_free(to_table *t)
 void to_table_cell(const to_table *t, const to_row *r, int n, bool exact, to_stat *s, double *values)
 {
     double stack[64], *v = values ? values : r->n_runs <= 64 ? stack : malloc(sizeof(double) * (size_t)r->n_runs);
-    if (!v) { *s = (to_stat){0, 0, NAN, NAN, NAN, NAN, NAN, NAN}; return; }
+    if (!v) { *s = TO_STAT_NONE; return; }
     for (int i = 0; i < r->n_runs; i++) {
         const to_result *x = &t->res[r->runs[i]];
         v[i] = NAN;

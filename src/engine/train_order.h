@@ -19,7 +19,18 @@
 #include "io/checkpoint.h"
 #include "task/task.h"
 
-#define TO_MAX_LENS 16
+#define TO_MAX_LENS 32          /* test lengths per run (the default set of --train-len 32 has 21) */
+/* Per-position accounting (issue 20 §3; protocol.c): for a test length n the output has n+1 positions (y_1..y_n,
+ * then EOS at position n+1); they are counted for n + 1 <= TO_POS_MAX, longer lengths keep exact match and token
+ * accuracy only (4 x --train-len 32 = 128 fits). */
+#define TO_POS_MAX 129
+/* Extrapolation over training (issue 20 §1): every --extrap-every steps a run measures exact match and token
+ * accuracy on the first TO_CURVE_COUNT samples of the evaluation set of every test length (runs/<run>/extrap.csv). */
+#define TO_CURVE_COUNT 32
+/* T5's max_distance of the variant row t5max128 (the setting before issue 20: 32 buckets, max_distance 128, so
+ * buckets past the training distances were never trained); the default (--t5-max-distance 0) is 2 train_len + 1,
+ * the longest distance in training, so that every longer distance falls into the last, trained bucket. */
+#define TO_T5_LEGACY_MAX_DISTANCE 128
 #define TO_MAX_EXTS 8
 #define TO_PATH 1024
 #define TO_MAX_MICRO 16
@@ -40,9 +51,9 @@
 
 /* The training variants of a run (--variants; issue 15): the encoding as configured; RoPE with rope_theta
  * TO_THETA_500K (Llama 3's base; rope and rope-half only); randomized positions (Ruoss et al. 2023; every encoding
- * that reads positions, i.e. all but none). A variant is part of a result's identity: its label is in every table,
+ * that reads positions, i.e. all but none); T5 with max_distance TO_T5_LEGACY_MAX_DISTANCE (t5max128; t5 only). A variant is part of a result's identity: its label is in every table,
  * CSV, JSON, plot and comparison. */
-typedef enum { TO_VAR_BASE = 0, TO_VAR_THETA500K, TO_VAR_RAND, TO_VAR_COUNT } to_variant;
+typedef enum { TO_VAR_BASE = 0, TO_VAR_THETA500K, TO_VAR_RAND, TO_VAR_T5MAX128, TO_VAR_COUNT } to_variant;
 #define TO_THETA_500K 500000.0
 
 /* What a resume does with the learning-rate schedule (--lr-schedule). */
@@ -71,6 +82,7 @@ typedef struct {
     int ckpt_every;            /* steps between checkpoints (the last step always saves) */
     int log_every;             /* steps between rows of runs/<run>/train.csv */
     int eval_every;            /* steps between held-out measurements (runs/<run>/eval.csv); 0: none */
+    int extrap_every;          /* steps between measurements at every test length (runs/<run>/extrap.csv); 0: none */
     int lr_start;              /* the step the learning-rate schedule starts from (0; the resume step on restart) */
     int lr_total;              /* the schedule's last step (steps, unless a resume continues a shorter schedule) */
     to_lr_mode lr_mode;
@@ -104,6 +116,12 @@ typedef struct {
     int64_t steps_to_learn;    /* the first step with held-out exact match >= TO_LEARNED_EXACT; -1 not reached
                                   within `steps`; 0 not measured (--eval-every 0, --eval, older reports) */
     bool generated[TO_MAX_LENS]; /* the evaluation set of lens[i] was generated (not in the data file) */
+    /* Per-position accounting of lens[i] = n (protocol.c), when pos_count[i] > 0 (n + 1 <= TO_POS_MAX): of the
+     * pos_count[i] samples, pos_right[i][p] had output position p+1 right (p = 0..n, p = n the EOS), and
+     * first_wrong[i][p] had their first wrong token at position p+1; first_wrong[i][n+1] were all right. */
+    int pos_count[TO_MAX_LENS];
+    uint16_t pos_right[TO_MAX_LENS][TO_POS_MAX];
+    uint16_t first_wrong[TO_MAX_LENS][TO_POS_MAX + 1];
 } to_result;
 
 /* ------------------------------------------------------------------ lists.c: list-valued options */
@@ -115,9 +133,12 @@ int to_parse_pos(to_options *o, char *v);         /* encodings, or all */
 int to_parse_pos_config(to_options *o, char *v);  /* NAME=VALUE,... encoding settings into o->model */
 int to_parse_seed(to_options *o, char *v);        /* one seed 1..1000000 */
 int to_parse_seeds(to_options *o, char *v);       /* N (1..N) or a comma list of distinct seeds */
+/* True if cfg holds a value of encoding setting `name` (set with --pos-config or read from a checkpoint), false
+ * when it would read the declared default. */
+bool to_pos_value_given(const rg_model_config *cfg, const char *name);
 /* True if s is a decimal integer (an optional sign, then digits only: no 1e3, 0x10, spaces or fraction). */
 bool to_is_decimal_int(const char *s);
-int to_parse_test_lens(to_options *o, char *v);   /* up to 16 distinct lengths 1..TO_MAX_TEST_N */
+int to_parse_test_lens(to_options *o, char *v);   /* up to TO_MAX_LENS distinct lengths 1..TO_MAX_TEST_N */
 int to_parse_rope_ext(to_options *o, char *v);    /* pi,ntk,yarn,llama3 | all | none */
 int to_parse_lr_schedule(to_options *o, char *v); /* continue | restart */
 int to_parse_variants(to_options *o, char *v);    /* base,theta500k,rand | all */
@@ -145,6 +166,24 @@ int to_ext_parse(const char *text, rg_rope_ext *e, double *factor);
 const char *to_label(rg_pos_kind pos, to_variant v, rg_rope_ext e, double factor, char *buf, size_t cap);
 /* The run's name in file names: "copy-rope-seed1", "copy-rope-theta500k-seed1", "copy-alibi-rand-seed1". */
 const char *to_run_name(rg_task task, rg_pos_kind pos, to_variant v, int seed, char *buf, size_t cap);
+
+/* ------------------------------------------------------------------ protocol.c: the protocol's rules */
+
+/* The default test lengths of training length L (issue 20 §2) into lens (room for TO_MAX_LENS); returns their
+ * count: the in-distribution points L/2 (rounded up) and L, every n from L+1 to ceil(1.5 L) (the window where
+ * encodings differ; at most TO_MAX_LENS - 5 of them), then 2L, 3L, 4L; lengths above TO_MAX_TEST_N dropped.
+ * L = 16: 8,16,17..24,32,48,64 (13); L = 32: 16,32,33..48,64,96,128 (21). */
+int to_default_test_lens(int L, int *lens);
+/* The T5 max_distance of training length L: 2 L + 1, the longest query-key distance of a training sequence
+ * (2 L + 2 input tokens), but at least num_buckets / 2 + 1 (the model's lower limit; below it every training
+ * distance has its own exact bucket anyway). */
+int to_t5_fair_max_distance(int L, int num_buckets);
+/* Per-position accounting of `count` greedy outputs gen [count, m] against want [count, m] (row-major; m = n + 1
+ * output positions, EOS last): right[p] += rows with gen[.][p] == want[.][p]; first_wrong[p] += rows whose first
+ * wrong position is p (0-based), first_wrong[m] += rows with every position right. right has m entries,
+ * first_wrong m + 1; both are added to (zero them first). */
+void to_position_count(const int32_t *gen, const int32_t *want, int count, int m, uint16_t *right,
+                       uint16_t *first_wrong);
 
 /* ------------------------------------------------------------------ settings.c: the option table */
 
@@ -222,6 +261,38 @@ rg_status to_evalset_get(const to_options *o, rg_task task, int n, rg_evalset *e
  * res (the encoding, then each RoPE extension: up to 1 + TO_MAX_EXTS); returns the number written, or -1 with a
  * message on stderr. With o->resume or o->eval set, task, pos, seed and the variant come from that checkpoint. */
 int to_run(const to_options *o, const to_job *job, to_result *res);
+
+/* Greedy decoding of the first `count` samples of an evaluation set and its scores: exact match and token
+ * accuracy through the task's score hook (token equality without one), and, when r is not NULL and the target
+ * length <= TO_POS_MAX, the per-position accounting of r's slot (to_position_count). At positions 0.., or at row i
+ * of pos [count, prompt + target length]. RG_ERR_ARG when a position passes the learned table. */
+rg_status to_evaluate_set(rg_model *m, const rg_evalset *es, int count, const int32_t *pos, double *exact,
+                          double *token_acc, to_result *r, int slot);
+/* Randomized evaluation positions (Ruoss et al. 2023; run.c): *pos = NULL unless random, else [count, 2n+3] sorted
+ * random subsets of [0, max_position) from PCG32 (seed, base + rg_eval_stream(task, n)); base EVALPOS_TEST for the
+ * test sets, EVALPOS_HELDOUT for the held-out set. RG_ERR_ARG when 2n+3 > max_position, RG_ERR_NOMEM. */
+#define EVALPOS_TEST ((uint64_t)1 << 32)
+#define EVALPOS_HELDOUT ((uint64_t)2 << 32)
+rg_status to_eval_positions(bool random, uint64_t seed, uint64_t base, rg_task task, int n, int count,
+                            int max_position, int32_t **pos);
+
+/* ------------------------------------------------------------------ run_curves.c: extrapolation over training */
+
+/* The fixed subsample of every test length measured over training (--extrap-every): the first TO_CURVE_COUNT
+ * samples of its evaluation set (the first rows of a generated set do not depend on its count), with, for a +rand
+ * run, positions drawn as for the test sets, once; a length whose positions cannot be drawn is n/a. */
+typedef struct {
+    int n_lens;
+    rg_evalset sets[TO_MAX_LENS];
+    int32_t *pos[TO_MAX_LENS];
+    bool na[TO_MAX_LENS];
+} to_curveset;
+/* For o's test lengths of task; random: a +rand run (seed draws its positions). RG_OK or the error. */
+rg_status to_curveset_init(to_curveset *c, const to_options *o, rg_task task, bool random, uint64_t seed);
+void to_curveset_free(to_curveset *c);
+/* One measurement at `step`: a row step,n,exact_match,token_acc per test length into csv (empty values for n/a).
+ * 0, or -1 with a message on stderr naming tag. */
+int to_curveset_measure(const to_curveset *c, rg_model *m, int64_t step, FILE *csv, const char *tag);
 
 /* The report (to_report, to_replot, to_compare) is declared in report.h. */
 

@@ -1,0 +1,241 @@
+/* report_protocol.c: the report's parts of issue 20, beside report.c: the protocol statement (every row's budget,
+ * each encoding's extrapolation-relevant settings), the seed maximum and median table of report.md,
+ * report_cells.csv (one line per table cell: every statistic over seeds), and the per-position accounting
+ * (report_positions.csv, one line per run, test length and output position; report.json "positions" per cell).
+ *
+ * Per-position values of a cell (to_cell_positions): output position p = 1..n+1 (n+1 the EOS). accuracy[p] is the
+ * mean over the row's seeds of each seed's fraction of samples with position p right; first_wrong[p] is the
+ * fraction, pooled over the seeds' samples, whose first wrong token is at p; all_right the pooled fraction with
+ * none wrong (so first_wrong sums with all_right to 1). */
+#include "report.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nn/pos_ext.h"
+
+/* ------------------------------------------------------------------ the protocol statement (report.md) */
+
+/* The budget of the runs: "every run 10000 steps", or the range when they differ. */
+static void budget_text(const to_table *t, char *b, size_t cap)
+{
+    int64_t lo = INT64_MAX, hi = 0;
+    for (int i = 0; i < t->n_res; i++) {
+        if (t->res[i].steps < lo) lo = t->res[i].steps;
+        if (t->res[i].steps > hi) hi = t->res[i].steps;
+    }
+    if (lo == hi) snprintf(b, cap, "every run of every row was trained for the same %lld steps", (long long)lo);
+    else snprintf(b, cap, "the runs' budgets differ: %lld to %lld steps (see report.csv's steps)", (long long)lo,
+                  (long long)hi);
+}
+
+static bool table_has(const to_table *t, rg_pos_kind pos, int variant)
+{
+    for (int k = 0; k < t->n_rows; k++)
+        if (t->rows[k].pos == pos && (variant < 0 || t->rows[k].variant == (to_variant)variant)) return true;
+    return false;
+}
+
+/* One bullet per encoding of the table with the settings that decide how it meets unseen lengths. */
+static void md_encoding_settings(to_out *w, const to_options *o, const to_table *t)
+{
+    const rg_model_config *c = &o->model;
+    int L = t->train_len, dmax = 2 * L + 1, H = c->n_heads;
+    int nb = (int)rg_pos_config_get(c, "t5_num_buckets"), md = (int)rg_pos_config_get(c, "t5_max_distance");
+    to_out_printf(w, "- extrapolation-relevant settings of each encoding (the longest training distance is %d, "
+                     "2 L + 1 for L = %d):\n", dmax, L);
+    if (table_has(t, RG_POS_T5, TO_VAR_BASE) && dmax >= nb / 2)
+        to_out_printf(w, "  - t5: %d causal buckets (the first %d exact), max_distance %d: training distances reach "
+                         "bucket %d, every longer distance reads the last bucket %d, which training reached\n",
+                      nb, nb / 2, md,
+                      rg_t5_bucket(-dmax, false, nb, md), nb - 1);
+    else if (table_has(t, RG_POS_T5, TO_VAR_BASE))
+        to_out_printf(w, "  - t5: %d causal buckets (the first %d exact), max_distance %d: training distances reach "
+                         "exact bucket %d only, so test distances %d..%d read untrained exact buckets (a training "
+                         "length below %d cannot train them)\n", nb, nb / 2,
+                      md, dmax, dmax + 1, nb / 2 - 1, nb / 4);
+    if (table_has(t, RG_POS_T5, TO_VAR_T5MAX128))
+        to_out_printf(w, "  - t5 max_distance=128 (variant t5max128, the setting before issue 20): training distances "
+                         "reach bucket %d only; buckets %d..%d are never trained and are read at test distances "
+                         "past %d\n", rg_t5_bucket(-dmax, false, nb, TO_T5_LEGACY_MAX_DISTANCE),
+                      rg_t5_bucket(-dmax, false, nb, TO_T5_LEGACY_MAX_DISTANCE) + 1,
+                      nb - 1, dmax);
+    if (table_has(t, RG_POS_ALIBI, -1)) {
+        double m[256];
+        rg_alibi_slopes(H <= 256 ? H : 256, m);
+        to_out_printf(w, "  - alibi: %d heads, slopes", H);
+        for (int h = 0; h < H && h < 256; h++) to_out_printf(w, "%s1/%g", h ? ", " : " ", 1 / m[h]);
+        to_out_printf(w, " (Press et al. 2022: 2^(-8h/H))\n");
+    }
+    if (table_has(t, RG_POS_ROPE, -1) || table_has(t, RG_POS_ROPE_HALF, -1))
+        to_out_printf(w, "  - rope: rope_theta %g (rows θ=500k: 500000), rotary dim %d of head_dim %d; rope-half "
+                         "rotates half of it\n", c->rope_base == TO_THETA_500K ? 10000.0 : c->rope_base,
+                      rg_rope_dim(c), c->d_model / H);
+    if (table_has(t, RG_POS_FIRE, -1)) {
+        rg_fire_config f = rg_fire_config_of(c);
+        to_out_printf(w, "  - fire: MLP of %d hidden units, L = %g (positions below L share the normalizer psi(L): "
+                         "every test position here is below it), initial c %g\n", f.mlp_width, f.init_L, f.init_c);
+    }
+    if (table_has(t, RG_POS_LEARNED, -1))
+        to_out_printf(w, "  - learned: a table of %d positions (rows past position %d are never trained; n/a past "
+                         "the table)\n", c->max_len, 2 * L + 1);
+    if (table_has(t, RG_POS_SINUSOIDAL, -1))
+        to_out_printf(w, "  - sinusoidal: absolute, base 10000 (Vaswani et al. 2017)\n");
+    if (table_has(t, RG_POS_XL, -1))
+        to_out_printf(w, "  - xl: Transformer-XL relative sinusoidal terms with learned u, v and r_proj per layer\n");
+    if (table_has(t, RG_POS_NONE, -1)) to_out_printf(w, "  - none: no position information (causal mask only)\n");
+    bool rand = false;
+    for (int k = 0; k < t->n_rows; k++) rand |= t->rows[k].variant == TO_VAR_RAND;
+    if (rand)
+        to_out_printf(w, "  - +rand rows: positions drawn from [0, %d) in training and at evaluation\n",
+                      o->max_position);
+}
+
+void to_md_protocol(to_out *w, const to_options *o, const to_table *t)
+{
+    char b[160];
+    budget_text(t, b, sizeof b);
+    to_out_printf(w, "- budget: %s; a row marked ✗ had that same budget (docs/protocol.md: why this budget)\n", b);
+    md_encoding_settings(w, o, t);
+    to_out_printf(w, "- per-position accuracy: report_positions.csv (per run, test length and output position) and "
+                     "report.json \"positions\" (per cell: accuracy of each output position over seeds, the "
+                     "distribution of the first wrong position); plots positions_<task>.svg\n");
+    if (o->extrap_every)
+        to_out_printf(w, "- extrapolation over training: every %d steps, exact match and token accuracy at every "
+                         "test length on the first %d samples of its evaluation set (runs/<run>/extrap.csv); plots "
+                         "over_training_<task>.svg\n", o->extrap_every, TO_CURVE_COUNT);
+}
+
+/* ------------------------------------------------------------------ max and median (report.md) */
+
+void to_md_max_median(to_out *w, const to_table *t, int task)
+{
+    int L = t->train_len;
+    to_out_printf(w, "### %s: exact match, maximum over seeds / median\n\n| encoding | seeds |",
+                  rg_task_name((rg_task)task));
+    for (int j = 0; j < t->n_lens[task]; j++)
+        to_out_printf(w, " n=%d%s |", t->lens[task][j], t->lens[task][j] == L ? " (train)" : "");
+    to_out_printf(w, "\n|---|---|");
+    for (int j = 0; j < t->n_lens[task]; j++) to_out_printf(w, "---|");
+    to_out_printf(w, "\n");
+    for (int k = 0; k < t->n_rows; k++) {
+        const to_row *r = &t->rows[k];
+        if (r->task != (rg_task)task) continue;
+        char label[96];
+        to_out_printf(w, "| %s%s | %d |", to_row_label(r, label, sizeof label), to_row_learned(t, r) ? "" : " ✗",
+                      r->n_runs);
+        for (int j = 0; j < t->n_lens[task]; j++) {
+            to_stat s;
+            to_table_cell(t, r, t->lens[task][j], true, &s, NULL);
+            if (s.n == 0) to_out_printf(w, " n/a |");
+            else to_out_printf(w, " %.3f / %.3f |", s.max, s.median);
+        }
+        to_out_printf(w, "\n");
+    }
+    to_out_printf(w, "\n");
+}
+
+/* ------------------------------------------------------------------ report_cells.csv */
+
+static void csv_num(to_out *w, double v) { if (isfinite(v)) to_out_printf(w, ",%.9g", v); else to_out_printf(w, ","); }
+
+int to_write_cells_csv(const char *dir, const to_table *t)
+{
+    to_out w;
+    if (to_out_open(&w, dir, "report_cells.csv")) return -1;
+    to_out_printf(&w, "task,encoding,variant,rope_ext,n,train_len,metric,n_seeds,k_reaching_0.5,mean,sd,ci95_t_lo,"
+                      "ci95_t_hi,max,median\n");
+    for (int k = 0; k < t->n_rows; k++) {
+        const to_row *r = &t->rows[k];
+        for (int j = 0; j < t->n_lens[r->task]; j++)
+            for (int e = 1; e >= 0; e--) {
+                to_stat s;
+                char ext[48];
+                to_table_cell(t, r, t->lens[r->task][j], e, &s, NULL);
+                to_out_printf(&w, "%s,%s,%s,%s,%d,%d,%s,%d,%d", rg_task_name(r->task), rg_pos_name(r->pos),
+                              to_variant_name(r->variant), to_ext_text(r->ext, r->ext_factor, ext, sizeof ext),
+                              t->lens[r->task][j], t->train_len, e ? "exact_match" : "token_acc", s.n, s.k);
+                csv_num(&w, s.mean);
+                csv_num(&w, s.sd);
+                csv_num(&w, s.lo);
+                csv_num(&w, s.hi);
+                csv_num(&w, s.max);
+                csv_num(&w, s.median);
+                to_out_printf(&w, "\n");
+            }
+    }
+    return to_out_close(&w);
+}
+
+/* ------------------------------------------------------------------ per-position accounting */
+
+/* The slot of test length n in result x with per-position counts, or -1. */
+static int pos_slot(const to_result *x, int n)
+{
+    for (int j = 0; j < x->n_lens; j++)
+        if (x->lens[j] == n) return x->pos_count[j] > 0 ? j : -1;
+    return -1;
+}
+
+int to_cell_positions(const to_table *t, const to_row *r, int n, double *accuracy, double *first_wrong,
+                      double *all_right)
+{
+    int m = n + 1, seeds = 0;
+    if (m > TO_POS_MAX) return 0;
+    double pooled = 0;
+    for (int p = 0; p < m; p++) accuracy[p] = first_wrong[p] = 0;
+    *all_right = 0;
+    for (int i = 0; i < r->n_runs; i++) {
+        const to_result *x = &t->res[r->runs[i]];
+        int j = pos_slot(x, n);
+        if (j < 0) continue;
+        seeds++;
+        double c = x->pos_count[j];
+        for (int p = 0; p < m; p++) {
+            accuracy[p] += x->pos_right[j][p] / c;
+            first_wrong[p] += x->first_wrong[j][p];
+        }
+        *all_right += x->first_wrong[j][m];
+        pooled += c;
+    }
+    if (!seeds) return 0;
+    for (int p = 0; p < m; p++) {
+        accuracy[p] /= seeds;
+        first_wrong[p] /= pooled;
+    }
+    *all_right /= pooled;
+    return seeds;
+}
+
+int to_write_positions_csv(const char *dir, const to_table *t)
+{
+    to_out w;
+    if (to_out_open(&w, dir, "report_positions.csv")) return -1;
+    to_out_printf(&w, "task,encoding,variant,rope_ext,seed,n,position,samples,right,first_wrong\n");
+    for (int i = 0; i < t->n_res; i++) {
+        const to_result *x = &t->res[i];
+        char ext[48];
+        to_ext_text(x->ext, x->ext_factor, ext, sizeof ext);
+        for (int j = 0; j < x->n_lens; j++)
+            for (int p = 0; x->pos_count[j] > 0 && p <= x->lens[j]; p++)
+                to_out_printf(&w, "%s,%s,%s,%s,%d,%d,%d,%d,%d,%d\n", rg_task_name(x->task), rg_pos_name(x->pos),
+                              to_variant_name(x->variant), ext, x->seed, x->lens[j], p + 1, x->pos_count[j],
+                              x->pos_right[j][p], x->first_wrong[j][p]);
+    }
+    return to_out_close(&w);
+}
+
+void *to_json_positions(const to_table *t, const to_row *r, int n)
+{
+    double acc[TO_POS_MAX], fw[TO_POS_MAX], all;
+    int seeds = to_cell_positions(t, r, n, acc, fw, &all);
+    if (!seeds) return cJSON_CreateNull();
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "n_seeds", seeds);
+    cJSON_AddItemToObject(o, "accuracy", cJSON_CreateDoubleArray(acc, n + 1));
+    cJSON_AddItemToObject(o, "first_wrong", cJSON_CreateDoubleArray(fw, n + 1));
+    cJSON_AddNumberToObject(o, "all_right", all);
+    return o;
+}
