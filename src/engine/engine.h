@@ -9,8 +9,8 @@
  *     #include "engine/engine.h"
  *     int main(int argc, char **argv) { return rg_engine_main(argc, argv); }
  *
- * The engine's internal files (src/engine/*.c, their headers train_order.h, report.h, settings.h, mpi.h) use the
- * prefix to_ and are not part of the installed interface.
+ * The engine's internal files (the .c files of src/engine, their headers train_order.h, report.h, settings.h,
+ * mpi.h) use the prefix to_ and are not part of the installed interface.
  */
 #ifndef RG_ENGINE_H
 #define RG_ENGINE_H
