@@ -12,6 +12,7 @@
  * made here (task and encoding names), so no user string reaches a shell or gnuplot's parser. Its output goes to a
  * temporary name and is renamed into place only when complete (the SVG's closing tag is present). */
 #include "report.h"
+#include "lm_run.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -531,3 +532,5 @@ int to_replot(const char *report_csv, const char *out_dir)
     free(res);
     return rc;
 }
+
+int to_plot_gnuplot(const char *dir, const char *script, const char *name) { return run_gnuplot(dir, script, name); }
