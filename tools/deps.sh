@@ -3,8 +3,10 @@
 # or gnuplot or OpenMPI's mpicc is not on PATH): as root directly, through sudo otherwise; if neither works it prints the exact
 # command and fails, except when only gnuplot is missing (optional: train_order then skips the plot), which is a
 # warning.
-PKGS="libxsmm-dev libopenblas-dev libhdf5-dev libcmocka-dev libcjson-dev pkg-config gnuplot-nox libopenmpi-dev openmpi-bin"
-if command -v pkg-config >/dev/null 2>&1 && pkg-config --exists libxsmm openblas hdf5 cmocka libcjson && command -v gnuplot >/dev/null 2>&1 && command -v mpicc >/dev/null 2>&1; then
+PKGS="libxsmm-dev libopenblas-dev libhdf5-dev libcmocka-dev libcjson-dev pkg-config gnuplot-nox libopenmpi-dev openmpi-bin fortunes-min"
+# fortunes-min (BSD licence; ~100 KB of English text in /usr/share/games/fortunes) is the corpus of the lm_en task
+# (src/task/lm.h, docs/lm.md).
+if command -v pkg-config >/dev/null 2>&1 && pkg-config --exists libxsmm openblas hdf5 cmocka libcjson && command -v gnuplot >/dev/null 2>&1 && command -v mpicc >/dev/null 2>&1 && [ -f /usr/share/games/fortunes/literature ]; then
     exit 0
 fi
 CMD="apt-get install -y $PKGS"

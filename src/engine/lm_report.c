@@ -5,6 +5,7 @@
  * context / L, log scale, a curve per encoding, chunks solid and sliding dashed). */
 #include "lm_run.h"
 #include "report.h"
+#include "task/lm.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -84,7 +85,11 @@ static void write_tables(const to_options *o, const lm_row *rows, int n, to_out 
             bool any = false;
             for (int i = 0; i < n; i++) any |= rows[i].task == t;
             if (!any) continue;
-            to_out_printf(md, "\n## %s, %s\n\n| encoding | seeds |", rg_task_name(t), meth[m]);
+            const rg_lm_corpus *c = rg_lm_corpus_of(t);
+            to_out_printf(md, "\n## %s, %s\n\n", rg_task_name(t), meth[m]);
+            if (c) to_out_printf(md, "Corpus: %s; %lld training tokens, %lld validation tokens.\n\n", c->source,
+                                 (long long)c->n_train, (long long)c->n_valid);
+            to_out_printf(md, "| encoding | seeds |");
             for (int k = 0; k < TO_LM_NRATIOS; k++)
                 to_out_printf(md, " %.3gL = %d |", (double)to_lm_context(o->train_len, k) / o->train_len,
                               to_lm_context(o->train_len, k));
