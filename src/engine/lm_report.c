@@ -154,6 +154,35 @@ static int write_plot(const to_options *o, const lm_row *rows, int n, rg_task t,
     return rc < 0 ? -1 : 0;
 }
 
+/* lm_positions_<task>.svg: the per-position loss (mean NLL at window offset j, context j+1) of the chunks at 4L,
+ * one curve per run, read by gnuplot from the runs' lm_positions.csv (column 7: context 4L); the training length
+ * marked. */
+static int write_positions_plot(const to_options *o, const lm_row *rows, int n, rg_task t)
+{
+    char gp[96], svg[96];
+    snprintf(gp, sizeof gp, "lm_positions_%s.gp", rg_task_name(t));
+    snprintf(svg, sizeof svg, "lm_positions_%s.svg", rg_task_name(t));
+    to_out g;
+    if (to_out_open(&g, o->out, gp)) return -1;
+    to_out_printf(&g, "set terminal svg size 720,480 dynamic\nset output outfile\nset datafile separator ','\n"
+                  "set xlabel 'context (tokens) of the prediction'\nset ylabel 'mean NLL (nats)'\n"
+                  "set title '%s: loss by position, chunks of 4L = %d tokens (L = %d marked)'\nset key outside right\n"
+                  "set arrow from %d, graph 0 to %d, graph 1 nohead dt 3\nplot ", rg_task_name(t),
+                  to_lm_context(o->train_len, 4), o->train_len, o->train_len, o->train_len);
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        if (rows[i].task != t) continue;
+        char name[128];
+        to_run_name(rows[i].task, rows[i].pos, TO_VAR_BASE, rows[i].seed, name, sizeof name);
+        to_out_printf(&g, "%s'runs/%s/lm_positions.csv' every ::1 using 2:7 with lines title '%s seed %d'", k++ ? ", " : "",
+                      name, rg_pos_name(rows[i].pos), rows[i].seed);
+    }
+    to_out_printf(&g, "\n");
+    if (to_out_close(&g)) return -1;
+    int rc = to_plot_gnuplot(o->out, gp, svg);
+    return rc < 0 ? -1 : 0;
+}
+
 int to_lm_report(const to_options *o, const to_job *jobs, int n_jobs)
 {
     int n_lm = 0, n = 0, rc = 0;
@@ -179,7 +208,8 @@ int to_lm_report(const to_options *o, const to_job *jobs, int n_jobs)
         for (int t = 0; t < rg_task_count(); t++) {
             bool any = false;
             for (int i = 0; i < n; i++) any |= rows[i].task == t;
-            if (any && write_plot(o, rows, n, (rg_task)t, v)) rc = -1;
+            if (any && (write_plot(o, rows, n, (rg_task)t, v) || write_positions_plot(o, rows, n, (rg_task)t)))
+                rc = -1;
         }
     } else if (n) {
         rc = -1;
