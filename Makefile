@@ -58,7 +58,7 @@ EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c)
 ENGINE_LIB := $(BUILD)/libropegrad_engine.a
 ENGINE_OBJ := $(patsubst %.c,$(BUILD)/f32/%.o,$(wildcard src/engine/*.c))
 
-.PHONY: all lib test run experiment experiment-small experiment-variants bench sanitize clean deps fixtures
+.PHONY: all lib test run experiment experiment-small experiment-variants experiment-lm experiment-tricks bench sanitize clean deps fixtures
 # Keep the objects make builds on the way to a test or example (it would delete them as intermediate files, and
 # recompile them on the next `make run` or `make experiment`).
 .SECONDARY:
@@ -105,7 +105,7 @@ $(TASK_LIB): $(TASK_OBJ)
 $(ENGINE_LIB): $(ENGINE_OBJ)
 	@mkdir -p $(dir $@)
 	ar rcs $@ $^
-$(BUILD)/tests/test_task $(BUILD)/tests/test_task_registry: $(BUILD)/tests/%: $(BUILD)/f32/tests/%.o $(TEST_COMMON32) $(TASK_LIB) $(LIB32)
+$(BUILD)/tests/test_task $(BUILD)/tests/test_task_registry $(BUILD)/tests/test_tricks $(BUILD)/tests/test_lm: $(BUILD)/tests/%: $(BUILD)/f32/tests/%.o $(TEST_COMMON32) $(TASK_LIB) $(LIB32)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(PKG_LIBS)
 
@@ -192,6 +192,15 @@ experiment-small: all
 	$(BUILD)/examples/train_order --task all --pos none,t5,alibi,rope,fire --seeds 3 --out out/experiment-small $(RUN_ARGS)
 experiment-variants: all
 	$(BUILD)/examples/train_order --task all --pos all --variants all --seeds 10 --out out/experiment-variants $(RUN_ARGS)
+
+# The language-modelling curve (Press et al. 2022 Table 2 protocol, docs/lm.md): train at L = 32 on the synthetic
+# language (lm) and on English bytes (lm_en), perplexity at L..8L by chunks and sliding window; lm_report.md and
+# lm_ppl_<task>.svg. experiment-tricks: index hints and position coupling against their base tasks at the same
+# budget (docs/tricks.md). Both are opt-in tasks (not in --task all).
+experiment-lm: all
+	$(BUILD)/examples/train_order --task lm,lm_en --pos sinusoidal,learned,rope,t5,alibi,none --seeds 3 --steps 3000 --train-len 32 --out out/experiment-lm $(RUN_ARGS)
+experiment-tricks: all
+	$(BUILD)/examples/train_order --task copy,copy_coupled,copy_hints,reverse,reverse_coupled,reverse_hints --pos learned,rope,alibi,none --seeds 3 --out out/experiment-tricks $(RUN_ARGS)
 
 # The benchmark of issue 8 (bench/README.md): the C training step next to PyTorch's, and the sgemm ceiling, run
 # once with the environment as given and once with OPENBLAS_CORETYPE=Haswell. A benchmark, never part of `make test`.

@@ -4,8 +4,10 @@
 # neither works it prints the exact command and fails, except when only gnuplot or oneDNN is missing (optional:
 # train_order then skips the plot; without oneDNN the library is fp32 only and refuses --precision bf16), which is a
 # warning.
-PKGS="libxsmm-dev libopenblas-dev libhdf5-dev libcmocka-dev libcjson-dev pkg-config gnuplot-nox libopenmpi-dev openmpi-bin libdnnl-dev"
-if command -v pkg-config >/dev/null 2>&1 && pkg-config --exists libxsmm openblas hdf5 cmocka libcjson && command -v gnuplot >/dev/null 2>&1 && command -v mpicc >/dev/null 2>&1 && [ -f /usr/include/dnnl.h ]; then
+# fortunes-min (BSD licence; ~100 KB of English text in /usr/share/games/fortunes) is the corpus of the lm_en task
+# (src/task/lm.h, docs/lm.md).
+PKGS="libxsmm-dev libopenblas-dev libhdf5-dev libcmocka-dev libcjson-dev pkg-config gnuplot-nox libopenmpi-dev openmpi-bin libdnnl-dev fortunes-min"
+if command -v pkg-config >/dev/null 2>&1 && pkg-config --exists libxsmm openblas hdf5 cmocka libcjson && command -v gnuplot >/dev/null 2>&1 && command -v mpicc >/dev/null 2>&1 && [ -f /usr/include/dnnl.h ] && [ -f /usr/share/games/fortunes/literature ]; then
     exit 0
 fi
 CMD="apt-get install -y $PKGS"

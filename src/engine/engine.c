@@ -5,6 +5,9 @@
 #include "engine.h"
 #include "report.h"
 #include "mpi.h"
+#include "lm_run.h"
+#include "task/lm.h"
+#include "task/tricks.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -94,6 +97,10 @@ int rg_engine_main(int argc, char **argv)
 {
     rg_blas_prefer_fast_kernels(argv); /* OpenBLAS 0.3.21 runs SSE3 kernels on CPUs it does not know */
     to_mpi_start(&argc, &argv); /* MPI_Init only under mpirun (mpi.h) */
+    if (rg_task_register_tricks() || rg_lm_register()) { /* the opt-in tasks: tricks.h, lm.h */
+        fprintf(stderr, "train_order: %s\n", rg_last_error());
+        return 1;
+    }
     to_options o;
     to_options_default(&o);
     to_options_parse(argc, argv, &o);
@@ -125,6 +132,7 @@ int rg_engine_main(int argc, char **argv)
     double wall = to_now_seconds() - ctx.t0;
     int rc = failed ? 1 : 0;
     if (n_all && to_report(&o, all, n_all, &(to_report_meta){wall, cmd, false, n_jobs - failed, n_jobs})) rc = 1;
+    if (to_lm_report(&o, jobs, n_jobs)) rc = 1; /* the LM tasks' perplexity report (lm_run.h) */
     if (!o.quiet)
         fprintf(stderr, "train_order: %d run(s), %d failed, %.1f s; report in %s/report.md\n", n_jobs, failed, wall,
                 o.out);

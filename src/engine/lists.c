@@ -24,7 +24,10 @@ static int split(char *list, char **items, int max)
 int to_parse_task(to_options *o, char *v)
 {
     memset(o->tasks, 0, sizeof o->tasks);
-    if (strcmp(v, "all") == 0) { for (int i = 0; i < rg_task_count(); i++) o->tasks[i] = true; return 0; }
+    if (strcmp(v, "all") == 0) { /* every registered task but the opt-in ones (tricks, language models) */
+        for (int i = 0; i < rg_task_count(); i++) o->tasks[i] = !(rg_task_get(i)->flags & RG_TASK_OPT_IN);
+        return 0;
+    }
     char *it[8];
     int n = split(v, it, 8);
     for (int i = 0; i < n; i++) {

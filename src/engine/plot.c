@@ -14,6 +14,7 @@
  * reaches a shell or gnuplot's parser. Its output goes to a temporary name and is renamed into place only when
  * complete (the SVG's closing tag, the PDF's %%EOF, the PNG's IEND chunk are present). */
 #include "plot.h"
+#include "lm_run.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -564,3 +565,4 @@ int to_replot(const char *report_csv, const char *out_dir)
     free(res);
     return rc;
 }
+

@@ -5,6 +5,7 @@
  * training variant (to_variant): the encoding as configured, rope_theta 500000, or randomized positions. */
 #include "train_order.h"
 #include "mpi.h"
+#include "lm_run.h"
 
 #include <errno.h>
 #include <math.h>
@@ -43,13 +44,27 @@ rg_status to_evalset_get(const to_options *o, rg_task task, int n, rg_evalset *e
  * training streams 1 (data) and 2 (positions), so --eval of a checkpoint draws the same positions. */
 /* the streams' bases EVALPOS_TEST (the test sets) and EVALPOS_HELDOUT (the held-out set): train_order.h */
 
-/* *pos = NULL (positions 0..T-1) unless random; else [count, 2n+3] positions (the caller frees them). RG_ERR_ARG
+/* [count, T] evaluation ids of a task with a positions hook (rg_task_positions with no rng): *pos malloc'ed. */
+static rg_status task_positions(rg_task task, int n, int count, int32_t **pos)
+{
+    int T = rg_task_total_len(task, n);
+    if (!(*pos = malloc(sizeof(int32_t) * (size_t)count * T)))
+        return rg_error(RG_ERR_NOMEM, "evaluation positions n=%d: out of memory", n);
+    rg_status st = rg_task_positions(task, NULL, n, *pos);
+    for (int i = 1; i < count && st == RG_OK; i++) memcpy(*pos + (int64_t)i * T, *pos, sizeof(int32_t) * (size_t)T);
+    if (st) { free(*pos); *pos = NULL; }
+    return st;
+}
+
+/* *pos = NULL (positions 0..T-1) unless random or the task gives its own (then those); else [count, 2n+3] positions (the caller frees them). RG_ERR_ARG
  * when 2n+3 > max_position (no such subset: the caller reports n/a), RG_ERR_NOMEM. */
 rg_status to_eval_positions(bool random, uint64_t seed, uint64_t base, rg_task task, int n, int count,
                                 int max_position, int32_t **pos)
 {
     *pos = NULL;
     int T = rg_task_total_len(task, n);
+    if (!random && rg_task_get(task)->positions) /* the task's own ids (position coupling), the same every row */
+        return task_positions(task, n, count, pos);
     if (!random) return RG_OK;
     if (T > max_position)
         return rg_error(RG_ERR_ARG, "n=%d: %d tokens need more random positions than [0, %d) has", n, T, max_position);
@@ -195,7 +210,7 @@ static int train_step(trainer *t, double lr, double *loss, double *grad_norm, in
         fprintf(stderr, "%s: %s: batch: %s\n", t->tag, t->ckpt, rg_last_error());
         return -1;
     }
-    rg_batch rb = {t->batch.tokens, t->batch.targets, t->batch.len, t->batch.B, t->batch.T};
+    rg_batch rb = {t->batch.tokens, t->batch.targets, t->batch.len, t->batch.B, t->batch.T, t->batch.positions};
     rg_step_config sc = {o->micro_batches, lr, o->clip, RG_TASK_IGNORE, o->random_positions ? t->pos_rng : NULL,
                          o->max_position};
     rg_step_stats ss;
@@ -545,6 +560,7 @@ int to_run(const to_options *o_in, const to_job *job, to_result *res)
         if (job->variant == TO_VAR_THETA500K) ov.model.rope_base = TO_THETA_500K;
         if (job->variant == TO_VAR_T5MAX128) rg_pos_config_set(&ov.model, "t5_max_distance", TO_T5_LEGACY_MAX_DISTANCE);
     }
+    if (to_lm_task(job->task)) ov.eval_every = ov.extrap_every = 0; /* no greedy decoding: perplexity after training */
     rg_task task = job->task;
     rg_pos_kind pos = job->pos;
     int seed = job->seed;
@@ -571,7 +587,12 @@ int to_run(const to_options *o_in, const to_job *job, to_result *res)
         goto done;
     }
     if (a) steps_to_learn = a->i;
+    if (to_lm_task(task)) to_lm_forget(o, name);
     if (!o->eval[0] && train(o, task, m, &opt, &rs, ckpt, tag, name, &final_loss, &steps_to_learn)) goto done;
+    if (to_lm_task(task)) { /* perplexity by context, reported in lm_report.* (no rows of report.md) */
+        n_res = to_mpi_writes() && to_lm_evaluate_run(o, m, task, name, tag) ? -1 : 0;
+        goto done;
+    }
     double train_s = to_now_seconds() - t0;
     bool rope = pos == RG_POS_ROPE || pos == RG_POS_ROPE_HALF;
     int n_var = to_mpi_writes() ? 1 + (rope ? o->n_exts : 0) : 0; /* data-parallel: rank 0 evaluates */

@@ -245,6 +245,8 @@ typedef struct {
     const int32_t *tokens, *targets;
     const int *lengths;
     int B, T;
+    const int32_t *positions; /* [B, T] position ids of every token, or NULL (0..T-1, or rg_step_config's random
+                                 positions); not with pos_rng (position coupling: rg_task_desc.positions) */
 } rg_batch;
 
 typedef struct {
@@ -308,7 +310,7 @@ void rg_trainer_free(rg_trainer *t);
  * accumulation of the batch's mean loss, see train_step.c; with rg_trainer_set_share this rank's share, summed
  * over the ranks by its reduce_grad), clip, and one AdamW update with cfg->lr (rg_train_grad, then the update).
  * Errors (RG_ERR_ARG, nothing changed): B or T < 1, a length outside 1..T, micro_batches < 1, clip < 0, lr not
- * finite, max_position < T with random positions; RG_ERR_NOMEM; and those of rg_model_forward (then no update is
+ * finite, max_position < T with random positions, both explicit and random positions; RG_ERR_NOMEM; and those of rg_model_forward (then no update is
  * taken, the gradients are partial). A non-finite loss is returned, not an error: the update was taken. */
 rg_status rg_train_step(rg_trainer *t, rg_model *m, rg_adamw *opt, const rg_batch *b, const rg_step_config *cfg,
                         rg_step_stats *out);

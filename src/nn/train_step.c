@@ -132,6 +132,8 @@ static rg_status check_step(const rg_batch *b, const rg_step_config *cfg)
         return rg_error(RG_ERR_ARG, "train step: micro_batches %d (must be >= 1)", cfg->micro_batches);
     if (!(cfg->clip >= 0) || !isfinite(cfg->lr))
         return rg_error(RG_ERR_ARG, "train step: clip %g (>= 0) and lr %g (finite)", cfg->clip, cfg->lr);
+    if (cfg->pos_rng && b->positions)
+        return rg_error(RG_ERR_ARG, "train step: a batch with explicit positions cannot also take random positions");
     if (cfg->pos_rng && cfg->max_position < b->T)
         return rg_error(RG_ERR_ARG, "train step: max_position %d < T %d", cfg->max_position, b->T);
     for (int i = 0; b->lengths && i < b->B; i++)
@@ -202,13 +204,14 @@ rg_status rg_train_grad(rg_trainer *t, rg_model *m, const rg_batch *b, const rg_
             int64_t src = (int64_t)t->order[lo + i] * T, dst = (int64_t)i * Tm;
             memcpy(t->tokens + dst, b->tokens + src, sizeof(int32_t) * (size_t)Tm);
             memcpy(t->targets + dst, b->targets + src, sizeof(int32_t) * (size_t)Tm);
+            if (b->positions) memcpy(t->positions + dst, b->positions + src, sizeof(int32_t) * (size_t)Tm);
         }
         int64_t count = count_targets(t->targets, (int64_t)rows * Tm, cfg->ignore_index);
         if (cfg->pos_rng) rg_random_positions(cfg->pos_rng, rows, Tm, cfg->max_position, t->positions);
         out->tokens += (int64_t)rows * Tm;
         if (count == 0 || j % n_ranks != t->rank) continue; /* no target, or another rank's share */
-        micro_args a = {t->ctx, m, t->tokens, t->targets, cfg->pos_rng ? t->positions : NULL, rows, Tm,
-                        cfg->ignore_index, count, total, &sum};
+        micro_args a = {t->ctx, m, t->tokens, t->targets, cfg->pos_rng || b->positions ? t->positions : NULL, rows,
+                        Tm, cfg->ignore_index, count, total, &sum};
         st = run_micro_guarded(&a);
         if (st) return st;
     }

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const rg_task_desc *registry[RG_TASK_MAX] = {&rg_task_desc_copy, &rg_task_desc_reverse, &rg_task_desc_sort};
@@ -131,6 +132,25 @@ rg_status rg_task_draw(rg_task task, rg_rng *rng, int n, int32_t *prompt, int32_
     return check_tokens(d, "target", n, target, d->target_len(n));
 }
 
+rg_status rg_task_positions(rg_task task, rg_rng *rng, int n, int32_t *pos)
+{
+    rg_status st;
+    const rg_task_desc *d = task_at(task, n, &st);
+    if (!d) return st;
+    if (!pos) return rg_error(RG_ERR_ARG, "rg_task_positions: pos must be set");
+    int T = d->prompt_len(n) + d->target_len(n);
+    if (!d->positions) {
+        for (int t = 0; t < T; t++) pos[t] = t;
+        return RG_OK;
+    }
+    if ((st = d->positions(d, rng, n, pos))) return st;
+    for (int t = 0; t < T; t++)
+        if (pos[t] < 0 || pos[t] >= RG_TASK_MAX_POSITION)
+            return rg_error(RG_ERR_FORMAT, "task '%s' n=%d: position[%d] = %d outside 0..%d", d->name, n, t,
+                            (int)pos[t], RG_TASK_MAX_POSITION - 1);
+    return RG_OK;
+}
+
 rg_status rg_task_score_rows(rg_task task, int n, rg_task_score *s, const int32_t *prompts, const int32_t *gen,
                              const int32_t *expected, int B)
 {
@@ -180,7 +200,13 @@ rg_status rg_task_batch_alloc_for(rg_task_batch *b, rg_task task, int max_batch,
     rg_status st;
     if (!task_at(task, L_train, &st)) return st;
     if (max_batch < 1) return rg_error(RG_ERR_ARG, "batch size %d < 1", max_batch);
-    return rg_task_batch_alloc_cap(b, max_batch, rg_task_batch_cap_of(task, max_batch, L_train));
+    int64_t cap = rg_task_batch_cap_of(task, max_batch, L_train);
+    if ((st = rg_task_batch_alloc_cap(b, max_batch, cap)) || !rg_task_get(task)->positions) return st;
+    if (!(b->positions = malloc((size_t)(cap + 1) * sizeof *b->positions))) {
+        rg_task_batch_free(b);
+        return rg_error(RG_ERR_NOMEM, "cannot allocate the positions of a batch of %lld tokens", (long long)cap);
+    }
+    return RG_OK;
 }
 
 /* Row i of the final batch (T columns) from its prompt staged in tokens and target staged in targets, both at
@@ -197,6 +223,13 @@ static void place_row(rg_task_batch *b, int i, int S, int P, int G)
     for (int p = P - 1 + G; p < T; p++) tgt[p] = RG_TASK_IGNORE;
 }
 
+/* Stages the ids of row i's full sequence (T = P + G ids, one more than the row feeds) at stride S: the last id
+ * spills into row i+1's stage, which is drawn later, or into the buffer's extra element (cap + 1). */
+static rg_status row_positions(rg_task_batch *b, rg_task task, rg_rng *rng, int n, int i, int S)
+{
+    return rg_task_positions(task, rng, n, b->positions + (int64_t)i * S);
+}
+
 rg_status rg_task_batch_sample(rg_task_batch *b, rg_task task, rg_rng *rng, int B, int L_train)
 {
     rg_status st;
@@ -210,14 +243,19 @@ rg_status rg_task_batch_sample(rg_task_batch *b, rg_task task, rg_rng *rng, int 
     /* T is known only after every row is drawn: stage row i's prompt in tokens and its target in targets at
      * stride S (the longest row), then place the rows at stride T <= S in order (a row's final place never
      * reaches a later row's staged one). */
+    bool with_pos = d->positions != NULL;
+    if (with_pos && !b->positions)
+        return rg_error(RG_ERR_ARG, "task '%s' has positions: the batch needs its positions buffer "
+                        "(rg_task_batch_alloc_for)", d->name);
     int S = (int)(cap / B), max_len = 0;
     for (int i = 0; i < B; i++) {
-        int n = 1 + (int)rg_rng_below(rng, (uint32_t)L_train);
+        int n = d->flags & RG_TASK_FULL_LEN ? L_train : 1 + (int)rg_rng_below(rng, (uint32_t)L_train);
         int len = d->prompt_len(n) + d->target_len(n) - 1;
         if (len > S)
             return rg_error(RG_ERR_ARG, "task '%s': its length at n = %d (%d) passes its length at L_train = %d (%d): "
                             "prompt_len and target_len must not decrease", d->name, n, len, L_train, S);
         if ((st = rg_task_draw(task, rng, n, b->tokens + (int64_t)i * S, b->targets + (int64_t)i * S))) return st;
+        if (with_pos && (st = row_positions(b, task, rng, n, i, S))) return st;
         b->n[i] = n;
         b->len[i] = len;
         if (len > max_len) max_len = len;
@@ -228,6 +266,11 @@ rg_status rg_task_batch_sample(rg_task_batch *b, rg_task task, rg_rng *rng, int 
     for (int i = 0; i < B; i++) {
         int P = d->prompt_len(b->n[i]), G = d->target_len(b->n[i]);
         place_row(b, i, S, P, G);
+        if (with_pos) { /* row i's ids from its stage (S apart, at or after its final place: moved in order) */
+            int32_t *dst = b->positions + (int64_t)i * max_len;
+            memmove(dst, b->positions + (int64_t)i * S, sizeof(int32_t) * (size_t)(P + G - 1));
+            for (int p = P + G - 1; p < max_len; p++) dst[p] = 0;
+        }
         b->n_loss += G;
     }
     return RG_OK;

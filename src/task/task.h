@@ -94,7 +94,29 @@ struct rg_task_desc {
     int (*score)(const rg_task_desc *task, int n, const int32_t *prompt, const int32_t *gen, const int32_t *expected);
     char (*token_char)(int32_t tok);
     void *user;               /* the task's own data, for its hooks */
+    /* Optional (NULL: every sequence sits at positions 0..T-1). The position ids of a sample's full sequence
+     * prompt ++ target, T = prompt_len(n) + target_len(n) ids into pos[0..T), each in [0, RG_TASK_MAX_POSITION):
+     * training feeds ids 0..T-2 with the tokens (rg_task_batch_sample fills rg_task_batch.positions), evaluation
+     * prefills the prompt at ids 0..P-1 and generates target token j at id P+j (rg_generate's explicit positions).
+     * rng: training's randomness (e.g. a random start offset), drawn right after the row's sample from the same
+     * stream; NULL at evaluation, where the ids must be deterministic. Position coupling (Cho et al. 2024,
+     * src/task/tricks.c) is the use. No allocation. */
+    rg_status (*positions)(const rg_task_desc *task, rg_rng *rng, int n, int32_t *pos);
+    const char *base;         /* optional: the task this one is a variant of ("copy" for copy_hints), or NULL */
+    unsigned flags;           /* RG_TASK_OPT_IN, RG_TASK_FULL_LEN (or 0) */
 };
+
+/* rg_task_desc.flags. OPT_IN: not selected by train_order's --task all (name it). FULL_LEN: every training row has
+ * n = L_train (rg_task_batch_sample draws no n), as a language model trains at a fixed context. */
+#define RG_TASK_OPT_IN 1u
+#define RG_TASK_FULL_LEN 2u
+/* Position ids a positions hook may give: [0, 2^20), nn.h's RG_MAX_POSITION. */
+#define RG_TASK_MAX_POSITION (1 << 20)
+
+/* The position ids of a sample of (task, n) into pos[0..total_len(n)): the task's positions hook (rng as there:
+ * NULL for evaluation), or 0..T-1 without one. RG_ERR_ARG unknown task, bad n, NULL pos; RG_ERR_FORMAT an id outside
+ * [0, RG_TASK_MAX_POSITION) (naming the task and index); the hook's own errors. */
+rg_status rg_task_positions(rg_task task, rg_rng *rng, int n, int32_t *pos);
 
 /* The descriptors of the built-in ordering tasks (registered at indices RG_TASK_COPY, _REVERSE, _SORT). */
 extern const rg_task_desc rg_task_desc_copy, rg_task_desc_reverse, rg_task_desc_sort;
@@ -180,6 +202,8 @@ typedef struct {
     int32_t *targets;     /* capacity `cap` elements */
     int *len;             /* capacity `max_batch` entries */
     int *n;               /* capacity `max_batch` entries */
+    int32_t *positions;   /* capacity `cap` + 1 elements, or NULL: [B, T] position ids, filled for a task with a
+                             positions hook (then required; rg_task_batch_alloc_for allocates it), padding at 0 */
     int64_t cap;          /* elements of tokens and targets (B * T must fit) */
     int max_batch;        /* entries of len and n */
     /* set by the builders */
@@ -206,7 +230,8 @@ void rg_task_batch_free(rg_task_batch *b);
 rg_status rg_task_batch_build(rg_task_batch *b, rg_task task, int B, const int *n, const int32_t *x, int x_stride);
 
 /* Samples a training batch of B rows of any registered task from rng: for each row in order,
- * n = 1 + rg_rng_below(rng, L_train), then the sample as rg_task_draw (for the ordering tasks: the n symbols as
+ * n = 1 + rg_rng_below(rng, L_train) (n = L_train, no draw, for a RG_TASK_FULL_LEN task), then the sample as
+ * rg_task_draw, then (a task with a positions hook) its positions from rng into positions (for the ordering tasks: the n symbols as
  * rg_task_sample). Row b of tokens is the sequence prompt ++ target without its last token (P_b + G_b - 1 tokens,
  * len[b]), then PAD; targets[b][p] = the sequence's token p+1 for p = P_b-1 .. P_b+G_b-2 (every target token),
  * RG_TASK_IGNORE elsewhere; n_loss = sum_b G_b. For the ordering tasks this is exactly the layout at the top.
