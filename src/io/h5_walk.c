@@ -257,7 +257,7 @@ static void put_attrs(writer *w, hid_t o, const char *path)
     for (int i = 0; ok && i < l.n; i++) put_attr(w, o, path, l.names[i]);
     free_names(&l);
     if (!ok) {
-        char msg[1400];
+        char msg[4400];
         snprintf(msg, sizeof msg, "%s %s: cannot list the attributes of %s (corrupt file?)", w->src->what,
                  w->src->path, path[0] ? path : "/");
         fail(w, RG_ERR_FORMAT, msg);
@@ -456,7 +456,7 @@ static void put_dataset(writer *w, hid_t g, const char *name, const char *path)
         nbytes = f.size;
         for (int i = 0; i < nd; i++) nbytes *= dims[i]; /* bounded: storage_check */
         if (nbytes > w->opts->max_data_bytes - w->data_bytes) {
-            char msg[1400];
+            char msg[4400];
             snprintf(msg, sizeof msg, "%s %s: dataset %s holds %llu bytes: more than the %llu this reader accepts "
                      "in a file", w->src->what, w->src->path, path, (unsigned long long)nbytes,
                      (unsigned long long)w->opts->max_data_bytes);
@@ -465,7 +465,7 @@ static void put_dataset(writer *w, hid_t g, const char *name, const char *path)
         w->data_bytes += nbytes;
         data = malloc(nbytes ? nbytes : 1);
         if (!data) {
-            char msg[1400];
+            char msg[4400];
             snprintf(msg, sizeof msg, "%s %s: out of memory for the %llu bytes of dataset %s", w->src->what,
                      w->src->path, (unsigned long long)nbytes, path);
             fail(w, RG_ERR_NOMEM, msg);
@@ -519,7 +519,7 @@ static void walk_group(writer *w, hid_t g, const char *path, int depth)
 {
     name_list l = {0};
     if (!list_of(w, g, false, &l)) {
-        char msg[1400];
+        char msg[4400];
         snprintf(msg, sizeof msg, "%s %s: cannot list the members of %s (corrupt file?)", w->src->what, w->src->path,
                  path[0] ? path : "/");
         fail(w, RG_ERR_FORMAT, msg);
@@ -583,7 +583,7 @@ void rg_h5i_child_main(const rg_h5_src *src, const rg_h5_image_opts *opts, int f
     w.file_n = n;
     put_u32(&w, RG_H5I_MAGIC);
     unsigned char *buf = malloc(n ? n : 1);
-    char msg[1400];
+    char msg[4400];
     if (!buf) {
         snprintf(msg, sizeof msg, "%s %s: out of memory for its %zu bytes", src->what, src->path, n);
         fail(&w, RG_ERR_NOMEM, msg);
