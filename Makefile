@@ -79,7 +79,7 @@ $(BUILD)/flags: FORCE
 $(BUILD)/include/ropegrad:
 	@mkdir -p $(dir $@)
 	ln -sfn $(CURDIR)/src $@
-$(BUILD)/f32/%.o: %.c $(wildcard src/*.h src/*/*.h examples/*/*.h) tests/common.h $(BUILD)/flags | $(BUILD)/include/ropegrad
+$(BUILD)/f32/%.o: %.c $(wildcard src/*.h src/*/*.h examples/*.h examples/*/*.h) tests/common.h $(BUILD)/flags | $(BUILD)/include/ropegrad
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 $(BUILD)/f32/src/tensor/dnnl.o: src/tensor/dnnl.c $(wildcard src/*.h src/*/*.h) $(BUILD)/flags | $(BUILD)/include/ropegrad

@@ -11,16 +11,20 @@
  * the digits 0..9 (tokens 30..39), q is the key of a uniformly drawn pair. A sample of length n has 2n+3 prompt
  * tokens and 2 target tokens. The score hook recomputes the answer from the prompt (it does not trust `expected`).
  *
- * The program registers the task, then hands its command line to the engine: every train_order option works, with
- * `--task recall` (or `--task recall,copy` for rows beside a built-in task), and so do --eval CKPT, --compare and
- * --replot. Build, in the repository: `make` (build/examples/custom_task); installed:
+ * The program registers the task and a user encoding, "alibi-learned" (examples/alibi_learned.h, shared with
+ * examples/custom_encoding.c), then hands its command line to the engine: every train_order option works, with
+ * `--task recall` (or `--task recall,copy` for rows beside a built-in task), `--pos alibi-learned,rope` (rows beside
+ * a built-in encoding), and so do --eval CKPT, --compare and --replot. Build, in the repository: `make`
+ * (build/examples/custom_task); installed, with alibi_learned.h beside custom_task.c:
  *     cc custom_task.c $(pkg-config --cflags --libs ropegrad) -o custom_task
- * Run: build/examples/custom_task --task recall --pos rope,alibi --steps 300 --train-len 8 --test-lens 8,16 \
- *          --out out/recall
+ * Run: build/examples/custom_task --task recall,copy --pos alibi-learned,rope --steps 300 --train-len 8 \
+ *          --test-lens 8,16 --out out/recall
  */
 #include <ropegrad/ropegrad.h>
 #include <ropegrad/task/task.h>
 #include <ropegrad/engine/engine.h>
+
+#include "alibi_learned.h"
 
 #include <stdio.h>
 
@@ -79,7 +83,7 @@ static const rg_task_desc recall = {
 
 int main(int argc, char **argv)
 {
-    if (rg_task_register(&recall, NULL) != RG_OK) {
+    if (rg_task_register(&recall, NULL) != RG_OK || rg_pos_register(&ALIBI_LEARNED, NULL) != RG_OK) {
         fprintf(stderr, "custom_task: %s\n", rg_last_error());
         return 1;
     }

@@ -1,8 +1,12 @@
 /* test_install.c: `make install` into a temporary prefix (a fresh /tmp/rg_install_XXXXXX, removed afterwards) and a
- * program built against the installed copy the way a user builds one: examples/custom_task.c copied out of the
- * repository and compiled with `pkg-config --cflags --libs ropegrad` (no -I or -L into the repository), linked to
- * the shared library by its soname, run for a few steps with recall's rows beside copy's (copy's set read from the
- * installed data file), and its recall checkpoint reloaded with --eval in the same program. Also: the float32/float64 guard (float32 headers with
+ * program built against the installed copy the way a user builds one: examples/custom_task.c and the encoding it
+ * includes, examples/alibi_learned.h, copied out of the repository and compiled with `pkg-config --cflags --libs
+ * ropegrad` (no -I or -L into the repository), linked to the shared library by its soname. The program registers a
+ * user task (recall) and a user encoding (alibi-learned) and runs the engine for a few steps with their rows beside
+ * built-in ones (--task recall,copy --pos alibi-learned,rope; copy's set read from the installed data file):
+ * report.csv has the four task x encoding cells at both lengths, report.md and report.json name them; the
+ * recall/alibi-learned checkpoint reloaded with --eval in the same program gives the trained run's exact match and
+ * token accuracy at each length (same weights, same evaluation sets). Also: the float32/float64 guard (float32 headers with
  * libropegrad_f64.a, and the reverse, fail to link naming the guard symbol; `pkg-config ropegrad-f64` links and runs
  * the float64 build), and `make uninstall` leaves no file behind. Every command runs with an argument vector (no
  * shell); the sub-make gets the build folder of the suite (RG_BUILD_DIR) and copies what is built. */
@@ -110,6 +114,39 @@ static int count_rows(const char *dir, const char *prefix_text)
     return rows;
 }
 
+/* The "n,exact_match,token_acc," fields of dir/report.csv's rows that start with prefix, one after the other. */
+static void row_metrics(const char *dir, const char *prefix_text, char *buf, size_t cap)
+{
+    char csv[600], line[512];
+    snprintf(csv, sizeof csv, "%s/report.csv", dir);
+    FILE *f = fopen(csv, "r");
+    if (!f) fail_msg("no %s", csv);
+    buf[0] = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, prefix_text, strlen(prefix_text))) continue;
+        char *p = line;
+        for (int comma = 0; comma < 8 && p; comma++) p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL;
+        char *q = p;
+        for (int comma = 0; comma < 3 && q; comma++) q = strchr(q, ',') ? strchr(q, ',') + 1 : NULL;
+        if (!p || !q) fail_msg("%s: a short row: %s", csv, line);
+        snprintf(buf + strlen(buf), cap - strlen(buf), "%.*s", (int)(q - p), p);
+    }
+    fclose(f);
+}
+
+/* file dir/name holds text */
+static void file_has(const char *dir, const char *name, const char *text)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "r");
+    if (!f) fail_msg("no %s", path);
+    size_t n = fread(out, 1, sizeof out - 1, f);
+    out[n] = 0;
+    fclose(f);
+    if (!strstr(out, text)) fail_msg("%s does not name %s", path, text);
+}
+
 static void test_install_and_build_against_it(void **state)
 {
     char pf[400], bdarg[300];
@@ -140,8 +177,8 @@ static void test_install_and_build_against_it(void **state)
     if (!strstr(pkg_out, prefix)) fail_msg("pkg-config points elsewhere: %s", pkg_out);
     char src[400], exe[400];
     snprintf(src, sizeof src, "%s/custom_task.c", tmp); /* a copy outside the repository, built there */
-    char *cp[] = {"cp", "examples/custom_task.c", src, NULL};
-    if (run(cp)) fail_msg("cannot copy examples/custom_task.c (run from the repository):\n%s", out);
+    char *cp[] = {"cp", "examples/custom_task.c", "examples/alibi_learned.h", tmp, NULL};
+    if (run(cp)) fail_msg("cannot copy examples/custom_task.c, alibi_learned.h (run from the repository):\n%s", out);
     snprintf(exe, sizeof exe, "%s/custom_task", tmp);
     char *cc[64] = {"cc", "-std=c11", "-D_POSIX_C_SOURCE=200809L", "-O1", src, "-o", exe};
     int argc = 7; /* no -I or -L into the repository: only what pkg-config says */
@@ -153,22 +190,35 @@ static void test_install_and_build_against_it(void **state)
     assert_int_equal(run(needed), 0);
     if (!strstr(out, soname)) fail_msg("custom_task does not link the shared library %s:\n%s", soname, out);
 
-    /* outside the repository: recall beside the built-in copy (its n=8 set from the installed data file), then
-       --eval of recall's checkpoint in the same program */
+    /* outside the repository: the user's task and encoding beside the built-in copy and rope (copy's n=8 set from
+       the installed data file), then --eval of the user task x user encoding checkpoint in the same program */
     char dir[400], data[500], ck[600], dir2[400];
     snprintf(dir, sizeof dir, "%s/out", tmp);
     snprintf(data, sizeof data, "%s/share/ropegrad/eval_sets.h5", prefix);
-    char *prog[] = {exe, "--task", "recall,copy", "--pos", "rope", "--steps", "4", "--eval-every", "0", "--test-lens",
-                    "4,8", "--train-len", "4", "--batch", "8", "--d-model", "16", "--d-ff", "32", "--rope-scaling",
-                    "none", "--jobs", "1", "--quiet", "--data", data, "--out", dir, NULL};
+    char *prog[] = {exe, "--task", "recall,copy", "--pos", "alibi-learned,rope", "--steps", "4", "--eval-every", "0",
+                    "--test-lens", "4,8", "--train-len", "4", "--batch", "8", "--d-model", "16", "--d-ff", "32",
+                    "--rope-scaling", "none", "--jobs", "1", "--quiet", "--data", data, "--out", dir, NULL};
     if (run(prog)) fail_msg("the installed custom_task failed:\n%s", out);
-    assert_int_equal(count_rows(dir, "recall,rope,base,none,1,4,"), 2);
-    assert_int_equal(count_rows(dir, "copy,rope,base,none,1,4,"), 2);
-    snprintf(ck, sizeof ck, "%s/ckpt/recall-rope-seed1.h5", dir);
+    static const char *const cells[] = {"recall,alibi-learned,base,none,1,4,", "recall,rope,base,none,1,4,",
+                                        "copy,alibi-learned,base,none,1,4,", "copy,rope,base,none,1,4,"};
+    for (int i = 0; i < 4; i++) {
+        int rows = count_rows(dir, cells[i]);
+        if (rows != 2) fail_msg("report.csv: %d rows %s (want 2)", rows, cells[i]);
+    }
+    file_has(dir, "report.md", "| alibi-learned");
+    file_has(dir, "report.md", "recall");
+    file_has(dir, "report.json", "\"alibi-learned\"");
+    file_has(dir, "report.json", "\"recall\"");
+    static char trained[512], evaluated[512];
+    row_metrics(dir, cells[0], trained, sizeof trained);
+    snprintf(ck, sizeof ck, "%s/ckpt/recall-alibi-learned-seed1.h5", dir);
     snprintf(dir2, sizeof dir2, "%s/eval", tmp);
     char *eval[] = {exe, "--eval", ck, "--test-lens", "4,8", "--rope-scaling", "none", "--quiet", "--out", dir2, NULL};
     if (run(eval)) fail_msg("the installed custom_task --eval failed:\n%s", out);
-    assert_int_equal(count_rows(dir2, "recall,rope,base,none,1,4,"), 2);
+    assert_int_equal(count_rows(dir2, cells[0]), 2);
+    row_metrics(dir2, cells[0], evaluated, sizeof evaluated);
+    if (strncmp(trained, "4,", 2)) fail_msg("recall x alibi-learned rows: %s", trained);
+    assert_string_equal(evaluated, trained); /* n,exact_match,token_acc at n = 4 and 8 */
 }
 
 /* float32 headers with the float64 library (and the reverse) fail to link, naming the guard symbol; the f64

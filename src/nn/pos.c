@@ -2,7 +2,7 @@
  * built-ins are registered in rg_pos_kind order before the first lookup, a program's own ones by rg_pos_register),
  * the encodings' settings in a model config, the per-forward position summary, and randomized positions. Adding a
  * built-in: one new file with its descriptor, one rg_pos_kind value and one row of BUILTINS below; adding an
- * encoding of one's own: rg_pos_register (docs/extending_encoding.md).
+ * encoding of one's own: rg_pos_register (docs/extending.md, "A new position encoding").
  *
  * Randomized positions: Ruoss et al. 2023, "Randomized Positional Encodings Boost Length Generalization of
  * Transformers" (ACL), sec. 3: during training each sequence of length T takes the positions of a sorted uniformly

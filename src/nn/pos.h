@@ -1,6 +1,6 @@
 /* pos.h: position encodings, and the registry that names them.
  * An encoding is one descriptor (rg_pos_encoding, below) in its own file (src/nn/pos_*.c for the built-ins, or a
- * user's program: examples/custom_encoding.c, docs/extending_encoding.md). rg_pos_register adds a descriptor to the
+ * user's program: examples/custom_encoding.c, docs/extending.md). rg_pos_register adds a descriptor to the
  * registry at run time; the built-ins are registered the same way, in rg_pos_kind order, before the first lookup
  * (Hugging Face's ROPE_INIT_FUNCTIONS, a dict of named functions, is the model). A model config names its encoding
  * by its registry id (rg_pos_parse of the name); checkpoints, the command line and reports use the name. The
