@@ -11,6 +11,7 @@
 
 #include <fcntl.h>
 #include <glob.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,6 +171,16 @@ static void test_install_and_build_against_it(void **state)
     char *eval[] = {exe, "--eval", ck, "--test-lens", "4,8", "--rope-scaling", "none", "--quiet", "--out", dir2, NULL};
     if (run(eval)) fail_msg("the installed custom_task --eval failed:\n%s", out);
     assert_int_equal(count_rows(dir2, "recall,rope,base,none,1,4,"), 2);
+
+    /* the installed train_order finds the installed data file by itself (no --data, no ROPEGRAD_DATA) */
+    char bin[500], want[PATH_MAX + 32], real[PATH_MAX];
+    snprintf(bin, sizeof bin, "%s/bin/train_order", prefix);
+    if (!realpath(data, real)) fail_msg("no %s", data);
+    snprintf(want, sizeof want, "\"data\":\t\"%s\"", real);
+    unsetenv("ROPEGRAD_DATA");
+    char *installed[] = {bin, "--pos", "rope", "--steps", "2", "--print-config", NULL};
+    if (run(installed) || !strstr(out, want))
+        fail_msg("the installed train_order did not find %s by itself:\n%s", real, out);
 }
 
 /* Every library header that README.md or a page of docs/ tells a user to include (`#include "X"` with src/X in the
