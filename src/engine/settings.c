@@ -115,7 +115,7 @@ static const setting table[] = {
     BOOL("overwrite", M_ANY, false, overwrite,
          "write into a folder that holds results (and replace a resumed checkpoint)"),
     PATH("data", M_ANY, data, "FILE",
-         "evaluation sets (default: data/eval_sets.h5 of the repository, or $ROPEGRAD_DATA)"),
+         "evaluation sets (default: data/eval_sets.h5 of the repository, the installed copy, or $ROPEGRAD_DATA)"),
     PATH("resume", M_ANY, resume, "CKPT", "continue a run from its checkpoint to --steps, then evaluate"),
     PATH("eval", M_ANY, eval, "CKPT", "evaluate a saved checkpoint only"),
     PATH("replot", M_TOOL, replot, "CSV",
