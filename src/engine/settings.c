@@ -283,6 +283,8 @@ static void apply(const setting *s, to_options *o, const char *value, const char
             bad = s->parse(o, buf) != 0;
         }
     }
+    if (bad && s->kind == K_LIST && s->parse == to_parse_pos_config) /* the library's reason: item and limits */
+        to_usage_error(allowed, "%s: '%s' is not valid (%s)", origin, value, rg_last_error());
     if (bad) to_usage_error(allowed, "%s: '%s' is not valid", origin, value ? value : "");
 }
 
