@@ -295,6 +295,20 @@ static void test_train_order_pos_config(void **state)
     const char *bad[] = {"--pos-config", "kerple_eps=5", NULL};
     assert_int_equal(run("examples/train_order", out, sizeof out, bad), 2);
     assert_contains(out, "kerple_eps");
+    /* each refusal says why, in the library's words (the limits), and a setting given twice is refused */
+    static const struct { const char *value, *why; } why[] = {
+        {"kerple_eps=0", "kerple_eps = 0 must be a number in [1e-06, 1]"},
+        {"kerple_eps=abc", "kerple_eps: 'abc' is not a number"},
+        {"garbage", "'garbage' is not NAME=VALUE"},
+        {"kerple_epz=0.1", "unknown encoding setting 'kerple_epz'"},
+        {"kerple_eps=0.1,kerple_eps=0.2", "kerple_eps is given twice"},
+        {"kerple_eps=0.1,", "an empty item"},
+    };
+    for (size_t i = 0; i < sizeof why / sizeof *why; i++) {
+        const char *argv[] = {"--pos-config", why[i].value, "--print-config", NULL};
+        assert_int_equal(run("examples/train_order", out, sizeof out, argv), 2);
+        if (!strstr(out, why[i].why)) fail_msg("--pos-config %s: no '%s' in:\n%s", why[i].value, why[i].why, out);
+    }
     const char *t5bad[] = {"--pos", "t5", "--pos-config", "t5_max_distance=8", NULL};
     assert_int_equal(run("examples/train_order", out, sizeof out, t5bad), 2);
     assert_contains(out, "t5_max_distance 8 must be > t5_num_buckets/2");

@@ -66,14 +66,23 @@ void to_print_pos(const to_options *o, char *b, size_t n)
         if (o->pos[i]) snprintf(b + strlen(b), n - strlen(b), "%s%s", b[0] ? "," : "", rg_pos_name((rg_pos_kind)i));
 }
 
+/* NAME=VALUE items; on failure rg_last_error() says which item and why (the caller prints it): not NAME=VALUE, an
+ * unknown setting, a value outside the limits the encoding declares, or a setting given twice (refused as --pos
+ * refuses an encoding named twice, instead of the last one winning silently). */
 int to_parse_pos_config(to_options *o, char *v)
 {
     o->model.n_pos_values = 0;
     char *it[RG_POS_VALUES_MAX + 1];
     int n = v[0] ? split(v, it, RG_POS_VALUES_MAX) : 0;
-    for (int i = 0; i < n; i++)
+    if (n < 0) return rg_error(RG_ERR_ARG, "an empty item, or more than %d items", RG_POS_VALUES_MAX), -1;
+    for (int i = 0; i < n; i++) {
+        size_t len = strcspn(it[i], "=");
+        for (int j = 0; j < i; j++)
+            if (strcspn(it[j], "=") == len && strncmp(it[i], it[j], len) == 0)
+                return rg_error(RG_ERR_ARG, "%.*s is given twice", (int)len, it[i]), -1;
         if (rg_pos_config_set_text(&o->model, it[i])) return -1;
-    return n >= 0 ? 0 : -1;
+    }
+    return 0;
 }
 
 void to_print_pos_config(const to_options *o, char *b, size_t n)

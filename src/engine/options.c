@@ -1,6 +1,7 @@
 /* options.c: the checks of train_order's settings before anything is built or written: the mode (--resume,
  * --eval), the checkpoint's own settings (validated against the flags' limits), the model config, the lengths the
- * model can hold, and the data file (found next to the executable's repository, then through $ROPEGRAD_DATA). */
+ * model can hold, and the data file (found next to the executable's repository, then where `make install` put it
+ * beside the executable, then through $ROPEGRAD_DATA). */
 #include "train_order.h"
 #include "settings.h"
 
@@ -24,7 +25,8 @@ _Noreturn void to_usage_error(const char *allowed, const char *fmt, ...)
 }
 
 /* The data file: --data, else data/eval_sets.h5 of the repository that holds the executable (build/examples/
- * train_order is two folders below it), else $ROPEGRAD_DATA. */
+ * train_order is two folders below it), else the installed copy beside an installed executable
+ * (PREFIX/bin/train_order -> PREFIX/share/ropegrad/eval_sets.h5, docs/install.md), else $ROPEGRAD_DATA. */
 static void find_data(to_options *o)
 {
     if (o->data[0]) {
@@ -33,11 +35,15 @@ static void find_data(to_options *o)
                            strerror(errno));
         return;
     }
-    char exe[TO_PATH], repo[TO_PATH] = "";
+    char exe[TO_PATH], repo[TO_PATH] = "", installed[TO_PATH + 32] = "";
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (n > 0) {
         exe[n] = 0;
         char *dir = dirname(exe); /* .../build/examples */
+        char up1[TO_PATH]; /* the installed layout: PREFIX/bin/train_order, PREFIX/share/ropegrad/eval_sets.h5 */
+        snprintf(up1, sizeof up1, "%s", dir);
+        snprintf(installed, sizeof installed, "%s/share/ropegrad/eval_sets.h5", dirname(up1));
+        if (strlen(installed) >= sizeof o->data || access(installed, R_OK) != 0) installed[0] = 0;
         for (int up = 0; up < 4 && strcmp(dir, "/") != 0; up++) {
             char cand[TO_PATH + 32];
             snprintf(cand, sizeof cand, "%s/%s", dir, TO_EVAL_FILE);
@@ -52,13 +58,18 @@ static void find_data(to_options *o)
             dir = dirname(dir);
         }
     }
+    if (installed[0]) {
+        memcpy(o->data, installed, strlen(installed) + 1);
+        return;
+    }
     const char *env = getenv("ROPEGRAD_DATA");
     if (env && *env && strlen(env) < sizeof o->data && access(env, R_OK) == 0) {
         snprintf(o->data, sizeof o->data, "%s", env);
         return;
     }
     to_usage_error("--data FILE, or ROPEGRAD_DATA=FILE in the environment",
-                   "no evaluation-set file: not next to the executable's repository%s%s%s, and $ROPEGRAD_DATA is %s",
+                   "no evaluation-set file: not next to the executable's repository%s%s%s nor in ../share/ropegrad "
+                   "beside it, and $ROPEGRAD_DATA is %s",
                    repo[0] ? " (" : "", repo, repo[0] ? ": run make data there)" : "",
                    env && *env ? "not readable" : "unset");
 }

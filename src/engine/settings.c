@@ -120,7 +120,7 @@ static const setting table[] = {
     BOOL("overwrite", M_ANY, false, overwrite,
          "write into a folder that holds results (and replace a resumed checkpoint)"),
     PATH("data", M_ANY, data, "FILE",
-         "evaluation sets (default: data/eval_sets.h5 of the repository, or $ROPEGRAD_DATA)"),
+         "evaluation sets (default: data/eval_sets.h5 of the repository, the installed copy, or $ROPEGRAD_DATA)"),
     PATH("resume", M_ANY, resume, "CKPT", "continue a run from its checkpoint to --steps, then evaluate"),
     PATH("eval", M_ANY, eval, "CKPT", "evaluate a saved checkpoint only"),
     PATH("replot", M_TOOL, replot, "CSV",
@@ -287,6 +287,8 @@ static void apply(const setting *s, to_options *o, const char *value, const char
             bad = s->parse(o, buf) != 0;
         }
     }
+    if (bad && s->kind == K_LIST && s->parse == to_parse_pos_config) /* the library's reason: item and limits */
+        to_usage_error(allowed, "%s: '%s' is not valid (%s)", origin, value, rg_last_error());
     if (bad) to_usage_error(allowed, "%s: '%s' is not valid", origin, value ? value : "");
 }
 
