@@ -6,6 +6,7 @@
  * (default: a new folder /tmp/rg_custom_XXXXXX; an existing file is never replaced).
  * Exit status: 0 when the loss fell, the slopes moved (their gradient is used) and the reloaded checkpoint gives
  * the same logits bit for bit; 1 otherwise; 2 bad usage. */
+#define _POSIX_C_SOURCE 200809L /* mkdtemp: the compile line of docs/install.md is a plain -std=c11 one */
 #include "alibi_learned.h"
 
 #include <getopt.h>
