@@ -143,3 +143,16 @@ bool rf_complete_svg(const char *dir, const char *name)
     free(s);
     return ok;
 }
+
+/* --compare A B into <tmp>/compare.txt (to_compare); the text (malloc'ed), or the test fails. */
+char *rf_compare_text(const char *a, const char *b)
+{
+    char p[600];
+    snprintf(p, sizeof p, "%s/compare.txt", rf_tmpdir);
+    FILE *f = fopen(p, "w");
+    if (!f) fail_msg("cannot write %s", p);
+    int rc = to_compare(a, b, f);
+    fclose(f);
+    if (rc != 0) fail_msg("to_compare(%s, %s) failed", a, b);
+    return rf_slurp(rf_tmpdir, "compare.txt");
+}

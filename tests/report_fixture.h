@@ -57,4 +57,7 @@ int rf_write_fixture_report(const char *out, bool partial);
         r_;                                                                                                           \
     })
 
+/* The text of --compare A B (to_compare, through <tmp>/compare.txt; malloc'ed); fails the test if it fails. */
+char *rf_compare_text(const char *a, const char *b);
+
 #endif

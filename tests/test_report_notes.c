@@ -79,17 +79,6 @@ static void flat_report(const char *name, double e, double lr, char *csv, size_t
     snprintf(csv, cap, "%s/%s/report.csv", rf_tmpdir, name);
 }
 
-static char *compare_text(const char *a, const char *b)
-{
-    char p[600];
-    snprintf(p, sizeof p, "%s/compare.txt", rf_tmpdir);
-    FILE *f = fopen(p, "w");
-    int rc = to_compare(a, b, f);
-    fclose(f);
-    if (rc != 0) fail_msg("to_compare(%s, %s) failed", a, b);
-    return rf_slurp(rf_tmpdir, "compare.txt");
-}
-
 /* --compare: the settings diff comes first (from report.json beside each report.csv, or the report itself), then
  * the cells; two zero-width intervals are "both sets of seeds agree exactly", not a difference. */
 static void test_compare_settings_diff_and_zero_width(void **state)
@@ -98,7 +87,7 @@ static void test_compare_settings_diff_and_zero_width(void **state)
     flat_report("cmp_a", 1.0, 1e-3, a, sizeof a);
     flat_report("cmp_b", 0.0, 3e-3, b, sizeof b);
     flat_report("cmp_c", 1.0, 1e-3, c, sizeof c);
-    char *t = compare_text(a, b);
+    char *t = rf_compare_text(a, b);
     const char *diff = strstr(t, "Settings that differ"), *cells = strstr(t, "exact match (k/N");
     if (!diff || !cells || diff > cells) fail_msg("no settings diff before the cells:\n%s", t);
     if (!strstr(diff, "report.json") || !strstr(diff, "  lr                   A: 0.001\n") ||
@@ -113,7 +102,7 @@ static void test_compare_settings_diff_and_zero_width(void **state)
         fail_msg("zero-width cells counted as non-overlapping:\n%s", t);
     free(t);
     /* the same settings: says so */
-    t = compare_text(a, c);
+    t = rf_compare_text(a, c);
     if (!strstr(t, "  none: the same settings, commit, CPU and BLAS kernels\n")) fail_msg("%s", t);
     if (!strstr(t, "yes (every seed of both the same value)")) fail_msg("%s", t);
     free(t);
@@ -124,7 +113,7 @@ static void test_compare_settings_diff_and_zero_width(void **state)
     fprintf(f, "task,encoding,rope_ext,seed,steps,final_loss,train_seconds,n,exact_match,token_acc\n"
                "copy,alibi,none,1,300,0.1,10,8,1,1\n");
     fclose(f);
-    t = compare_text(lone, a);
+    t = rf_compare_text(lone, a);
     if (!strstr(t, "not known: ") || !strstr(t, "lone.csv has no report.json, settings.json or report.md"))
         fail_msg("%s", t);
     free(t);

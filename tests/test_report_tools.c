@@ -183,17 +183,6 @@ static void test_mutated_reports_load_or_fail_cleanly(void **state)
 
 /* ------------------------------------------------------------------ compare */
 
-static char *compare_text(const char *a, const char *b)
-{
-    char p[600];
-    snprintf(p, sizeof p, "%s/compare.txt", rf_tmpdir);
-    FILE *f = fopen(p, "w");
-    int rc = to_compare(a, b, f);
-    fclose(f);
-    if (rc != 0) fail_msg("to_compare(%s, %s) failed", a, b);
-    return rf_slurp(rf_tmpdir, "compare.txt");
-}
-
 static void test_compare_two_reports(void **state)
 {
     char out[512], a[600], aj[600], b[600];
@@ -212,7 +201,7 @@ static void test_compare_two_reports(void **state)
         fprintf(f, "copy,t5,none,%d,300,0.1,10,8,0.5,0.9,16\n", s);
     }
     fclose(f);
-    char *t = compare_text(a, b);
+    char *t = rf_compare_text(a, b);
     const char *must[] = {
         /* the maximum over seeds and the median since issue 20 */
         "copy     alibi                  24  0.102 [0.000, 0.363]    1/6 max 0.610 med 0.000    0.950 [0.826, 1.000]    3/3 max 1.000 med 0.950    NO\n",
@@ -224,7 +213,7 @@ static void test_compare_two_reports(void **state)
         if (!strstr(t, must[i])) fail_msg("the comparison lacks\n%s\n---\n%s", must[i], t);
     free(t);
     /* a report against itself, CSV against JSON: every interval overlaps */
-    t = compare_text(a, aj);
+    t = rf_compare_text(a, aj);
     if (!strstr(t, "\n0 exact-match and 0 token-accuracy cells whose intervals do not overlap")) fail_msg("%s", t);
     free(t);
 }
