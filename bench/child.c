@@ -161,7 +161,7 @@ static double train_step_cpu(trainer *t, double *loss_out, double *cpu)
     const bench_model *bm = t->bm;
     /* fixed rows: the batch in `chunks` micro-batches (1 = one piece); sampled rows: train_order's micro-batches */
     int k = bm->sampled ? bm->micro : bench_chunks();
-    rg_batch rb = {t->batch.tokens, t->batch.targets, t->batch.len, t->batch.B, t->batch.T, NULL};
+    rg_batch rb = {t->batch.tokens, t->batch.targets, t->batch.len, t->batch.B, t->batch.T, NULL, NULL};
     rg_step_config sc = {k, rg_lr_schedule(t->step, 1e-3, 100, 1000, 0.1), 1.0, RG_TASK_IGNORE, NULL, 0};
     rg_step_stats ss;
     double c0 = cpu_s(), t0 = now_s();

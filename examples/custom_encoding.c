@@ -47,7 +47,7 @@ static int train(rg_model *m, rg_adamw *opt, int steps, double *first, double *l
     int32_t tokens[B * T], targets[B * T];
     for (int step = 0; step < steps; step++) {
         copy_batch(&rng, tokens, targets);
-        rg_batch batch = {tokens, targets, NULL, B, T, NULL};
+        rg_batch batch = {tokens, targets, NULL, B, T, NULL, NULL};
         rg_step_config sc = {1, rg_lr_schedule(step, 3e-3, 20, steps, 0.1), 1.0, -100, NULL, 0};
         rg_step_stats st;
         if (rg_train_step(&tr, m, opt, &batch, &sc, &st)) {

@@ -37,7 +37,7 @@ int main(void)
         }
         /* zero_grad, forward, cross-entropy, backward, clip 1.0, AdamW: every row is T long (lengths NULL),
          * one micro-batch */
-        rg_batch batch = {tokens, targets, NULL, B, T, NULL};
+        rg_batch batch = {tokens, targets, NULL, B, T, NULL, NULL};
         rg_step_config sc = {1, rg_lr_schedule(step, 3e-3, 20, STEPS, 0.1), 1.0, -100, NULL, 0};
         rg_step_stats st;
         if (rg_train_step(&tr, m, &opt, &batch, &sc, &st)) {

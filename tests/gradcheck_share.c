@@ -37,7 +37,7 @@ static void share_grad(rg_model *m, int rank, int n_ranks, double *g, double *lo
     rg_trainer_init(&tr);
     rg_rng pos;
     rg_rng_seed(&pos, 21, 2);
-    rg_batch b = {tokens, targets, len, NB, NT, NULL};
+    rg_batch b = {tokens, targets, len, NB, NT, NULL, NULL};
     if (n_ranks) assert_int_equal(rg_trainer_set_share(&tr, rank, n_ranks, NULL, NULL), RG_OK);
     rg_step_config sc = {K, 1e-2, 0.1, -100, &pos, MAXPOS};
     rg_step_stats st;
@@ -112,7 +112,7 @@ static void test_reduce_callback(void **state)
     assert_int_equal(rg_adamw_init(&mo, &m->params, 0.9, 0.98, 1e-8, 0.1), RG_OK);
     rg_trainer tr;
     rg_trainer_init(&tr);
-    rg_batch b = {tokens, targets, len, NB, NT, NULL};
+    rg_batch b = {tokens, targets, len, NB, NT, NULL, NULL};
     rg_rng pos;
     rg_rng_seed(&pos, 21, 2);
     rg_step_config sc = {K, 1e-2, 0.1, -100, &pos, MAXPOS};

@@ -84,7 +84,7 @@ static void test_train_step_micro_batches(void **state)
         assert_int_equal(rg_adamw_init(&ropt, &ref->params, 0.9, 0.98, 1e-8, 0.1), RG_OK);
         rg_trainer rt;
         rg_trainer_init(&rt);
-        rg_batch whole = {tokens, targets, NULL, NB, NT, NULL};
+        rg_batch whole = {tokens, targets, NULL, NB, NT, NULL, NULL};
         rg_step_config rc = {1, 1e-2, 0.1, -100, NULL, 0};
         rg_step_stats want;
         assert_int_equal(rg_train_step(&rt, ref, &ropt, &whole, &rc, &want), RG_OK);
@@ -95,7 +95,7 @@ static void test_train_step_micro_batches(void **state)
             assert_int_equal(rg_adamw_init(&opt, &m->params, 0.9, 0.98, 1e-8, 0.1), RG_OK);
             rg_trainer tr;
             rg_trainer_init(&tr);
-            rg_batch b = {tokens, targets, len, NB, NT, NULL};
+            rg_batch b = {tokens, targets, len, NB, NT, NULL, NULL};
             rg_step_config sc = {k, 1e-2, 0.1, -100, NULL, 0};
             rg_step_stats got;
             assert_int_equal(rg_train_step(&tr, m, &opt, &b, &sc, &got), RG_OK);

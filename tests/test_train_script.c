@@ -27,7 +27,7 @@ static void test_eval_batch(void **state)
     rg_model *m = tc_model_randn(&cfg, 5, 0.5);
     int32_t tokens[NB * NT], targets[NB * NT];
     batch(11, tokens, targets);
-    rg_batch b = {tokens, targets, LEN, NB, NT, NULL};
+    rg_batch b = {tokens, targets, LEN, NB, NT, NULL, NULL};
     rg_eval_stats es;
     int64_t right[NT] = {0}, count[NT] = {0};
     assert_int_equal(rg_model_eval_batch(m, &b, -100, NULL, &es, right, count), RG_OK);
@@ -72,7 +72,7 @@ static void test_eval_batch(void **state)
     targets[0] = 7;
     assert_int_equal(rg_model_eval_batch(m, &b, -100, NULL, &es, NULL, NULL), RG_ERR_ARG);
     assert_true(isnan(es.loss));
-    rg_batch empty = {tokens, targets, NULL, 0, NT, NULL};
+    rg_batch empty = {tokens, targets, NULL, 0, NT, NULL, NULL};
     assert_int_equal(rg_model_eval_batch(m, &empty, -100, NULL, &es, NULL, NULL), RG_ERR_ARG);
     rg_model_free(m);
 }
@@ -116,7 +116,7 @@ static void test_track_and_reopen(void **state)
     rg_step_stats ss;
     for (int s = 0; s < 3; s++) {
         batch(20 + (uint64_t)s, tokens, targets);
-        rg_batch b = {tokens, targets, LEN, NB, NT, NULL};
+        rg_batch b = {tokens, targets, LEN, NB, NT, NULL, NULL};
         rg_step_config sc = {1, rg_run_state_lr(&rs), 1.0, -100, NULL, 0};
         assert_int_equal(rg_train_step(&tr, m, &opt, &b, &sc, &ss), RG_OK);
     }
@@ -140,7 +140,7 @@ static void test_track_and_reopen(void **state)
     assert_int_equal(rg_trainer_init(&tr2), RG_OK);
     rg_trainer_track(&tr2, &rs2);
     batch(30, tokens, targets);
-    rg_batch b = {tokens, targets, LEN, NB, NT, NULL};
+    rg_batch b = {tokens, targets, LEN, NB, NT, NULL, NULL};
     rg_step_config sc = {1, rg_run_state_lr(&rs), 1.0, -100, NULL, 0};
     assert_true(rg_run_state_lr(&rs) == rg_run_state_lr(&rs2));
     assert_int_equal(rg_train_step(&tr, m, &opt, &b, &sc, &ss), RG_OK);

@@ -228,12 +228,12 @@ static void test_step_errors(void **state)
         {2, 4, 1, -1, 1e-3, false}, {2, 4, 1, 1, NAN, false}, {2, 4, 1, 1, 1e-3, true},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        rg_batch b = {tok, tgt, cases[i].bad_len ? bad_len : len, cases[i].B, cases[i].T, NULL};
+        rg_batch b = {tok, tgt, cases[i].bad_len ? bad_len : len, cases[i].B, cases[i].T, NULL, NULL};
         rg_step_config sc = {cases[i].k, cases[i].lr, cases[i].clip, -100, NULL, 0};
         assert_int_equal(rg_train_step(&tr, m, &opt, &b, &sc, &ss), RG_ERR_ARG);
         assert_int_equal(opt.step, 0);
     }
-    rg_batch b = {tok, tgt, len, 2, 4, NULL};
+    rg_batch b = {tok, tgt, len, 2, 4, NULL, NULL};
     rg_step_config sc = {2, 1e-3, 1.0, -100, NULL, 0};
     assert_int_equal(rg_train_step(&tr, m, &opt, &b, &sc, &ss), RG_OK);
     assert_int_equal(opt.step, 1);

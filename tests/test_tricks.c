@@ -119,7 +119,7 @@ static void test_train_step_positions(void **state)
     assert_int_equal(rg_model_loss_backward(c, m, tok, tgt, NULL, B, T, 1, -100, &plain), RG_OK);
     rg_trainer tr;
     rg_trainer_init(&tr);
-    rg_batch bt = {tok, tgt, len, B, T, pos};
+    rg_batch bt = {tok, tgt, len, B, T, pos, NULL};
     rg_step_config sc = {2, 1e-3, 0, -100, NULL, 0}; /* two length-sorted micro-batches */
     rg_step_stats ss;
     assert_int_equal(rg_train_grad(&tr, m, &bt, &sc, &ss), RG_OK);

@@ -48,7 +48,11 @@ void to_print_task(const to_options *o, char *b, size_t n)
 int to_parse_pos(to_options *o, char *v)
 {
     memset(o->pos, 0, sizeof o->pos);
-    if (strcmp(v, "all") == 0) { for (int i = 0; i < rg_pos_count(); i++) o->pos[i] = true; return 0; }
+    if (strcmp(v, "all") == 0) { /* every registered encoding but the opt-in ones (the grid encodings) */
+        for (int i = 0; i < rg_pos_count(); i++)
+            o->pos[i] = !(rg_pos_encoding_of((rg_pos_kind)i)->flags & RG_POS_OPT_IN);
+        return 0;
+    }
     char *it[32];
     int n = split(v, it, 32);
     for (int i = 0; i < n; i++) {

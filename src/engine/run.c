@@ -210,7 +210,7 @@ static int train_step(trainer *t, double lr, double *loss, double *grad_norm, in
         fprintf(stderr, "%s: %s: batch: %s\n", t->tag, t->ckpt, rg_last_error());
         return -1;
     }
-    rg_batch rb = {t->batch.tokens, t->batch.targets, t->batch.len, t->batch.B, t->batch.T, t->batch.positions};
+    rg_batch rb = {t->batch.tokens, t->batch.targets, t->batch.len, t->batch.B, t->batch.T, t->batch.positions, NULL};
     rg_step_config sc = {o->micro_batches, lr, o->clip, RG_TASK_IGNORE, o->random_positions ? t->pos_rng : NULL,
                          o->max_position};
     rg_step_stats ss;

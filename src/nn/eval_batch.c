@@ -29,7 +29,7 @@ rg_status rg_model_eval_batch(rg_model *m, const rg_batch *b, int32_t ignore_ind
     rg_tensor *logits = NULL;
     if (st == RG_OK) {
         rg_set_grad_enabled(c, false);
-        st = rg_model_forward(c, m, b->tokens, positions, B, T, NULL, &logits);
+        st = rg_model_forward_axes(c, m, b->tokens, positions, b->axes, B, T, NULL, &logits);
     }
     if (st == RG_OK) {
         rg_tensor *loss = rg_cross_entropy(c, logits, b->targets, ignore_index);

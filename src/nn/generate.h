@@ -35,6 +35,14 @@
 rg_status rg_generate(rg_model *m, const int32_t *prompts, int n, int prompt_len, int n_new, int start,
                       const int32_t *positions, int batch, int32_t *out);
 
+/* rg_generate (start 0) with each token's axis ids (frame, row, column: pos.h "position axes", the grid tasks'
+ * rg_task_desc.axes): axes int32 [RG_POS_AXES, n, prompt_len + n_new] (axis-major; row i's token t at
+ * axes[(a * n + i) * (prompt_len + n_new) + t], generated token j at t = prompt_len + j) or NULL (rg_generate's result
+ * bit for bit). The KV cache keeps each key's axis ids. Errors as rg_generate, and RG_ERR_ARG for an axis id outside
+ * [0, RG_MAX_POSITION). */
+rg_status rg_generate_axes(rg_model *m, const int32_t *prompts, int n, int prompt_len, int n_new,
+                           const int32_t *positions, const int32_t *axes, int batch, int32_t *out);
+
 /* Exact match and token accuracy of greedy decoding: generates as rg_generate, then compares row i of the output
  * with row i of expected token by token. *exact_match = the fraction of rows with all n_new tokens right,
  * *token_acc = the fraction of tokens right (both in [0, 1]). Errors as rg_generate (then both are NaN). */

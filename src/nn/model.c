@@ -199,7 +199,8 @@ rg_status rg_kv_cache_init(rg_kv_cache *kv, const rg_model *m, int batch, int ca
     kv->k = calloc((size_t)kv->n_layers, sizeof *kv->k);
     kv->v = calloc((size_t)kv->n_layers, sizeof *kv->v);
     kv->positions = calloc((size_t)batch * capacity, sizeof *kv->positions);
-    bool ok = kv->k && kv->v && kv->positions;
+    kv->axes = calloc((size_t)RG_POS_AXES * batch * capacity, sizeof *kv->axes);
+    bool ok = kv->k && kv->v && kv->positions && kv->axes;
     for (int l = 0; ok && l < kv->n_layers; l++) {
         kv->k[l] = calloc(per, sizeof(rg_real));
         kv->v[l] = calloc(per, sizeof(rg_real));
@@ -223,6 +224,7 @@ void rg_kv_cache_free(rg_kv_cache *kv)
     free(kv->k);
     free(kv->v);
     free(kv->positions);
+    free(kv->axes);
     memset(kv, 0, sizeof *kv);
 }
 
@@ -245,7 +247,8 @@ static rg_tensor *cache_append(rg_ctx *c, rg_real *buf, const rg_tensor *x, int 
 /* The user input of a forward (tokens, positions, the cache): RG_ERR_ARG with a message, before anything is
  * recorded. */
 static rg_status check_forward_args(const rg_ctx *c, const rg_model_config *cfg, const int32_t *tokens,
-                                    const int32_t *positions, int B, int T, const rg_kv_cache *kv)
+                                    const int32_t *positions, const int32_t *axes, int B, int T,
+                                    const rg_kv_cache *kv)
 {
     if (B < 1 || T < 1) return rg_error(RG_ERR_ARG, "forward: batch %d and length %d must be >= 1", B, T);
     for (int64_t i = 0; i < (int64_t)B * T; i++)
@@ -257,6 +260,11 @@ static rg_status check_forward_args(const rg_ctx *c, const rg_model_config *cfg,
             if (positions[i] < 0 || positions[i] >= RG_MAX_POSITION)
                 return rg_error(RG_ERR_ARG, "forward: position %d at row %lld, token %lld is outside [0, %d)",
                                 positions[i], (long long)(i / T), (long long)(i % T), RG_MAX_POSITION);
+    for (int64_t i = 0; axes && i < (int64_t)RG_POS_AXES * B * T; i++)
+        if (axes[i] < 0 || axes[i] >= RG_MAX_POSITION)
+            return rg_error(RG_ERR_ARG, "forward: axis %lld id %d at row %lld, token %lld is outside [0, %d)",
+                            (long long)(i / ((int64_t)B * T)), axes[i], (long long)(i % ((int64_t)B * T) / T),
+                            (long long)(i % T), RG_MAX_POSITION);
     if (!kv) return RG_OK;
     if (c->grad_enabled)
         return rg_error(RG_ERR_ARG, "forward: decoding with a KV cache needs no-grad mode (rg_set_grad_enabled)");
@@ -273,10 +281,29 @@ static rg_status check_forward_args(const rg_ctx *c, const rg_model_config *cfg,
 rg_status rg_model_forward(rg_ctx *c, rg_model *m, const int32_t *tokens, const int32_t *positions, int B, int T,
                            rg_kv_cache *kv, rg_tensor **logits)
 {
+    return rg_model_forward_axes(c, m, tokens, positions, NULL, B, T, kv, logits);
+}
+
+/* The key ids of one forward with a cache: the T new ids of each row [B, T] appended at len to the cache's rows
+ * [B, cap], then the rows' S = len + T ids gathered into an arena array [B, S]. */
+static const int32_t *cache_ids(rg_ctx *c, int32_t *cache, const int32_t *ids, int B, int T, int len, int cap)
+{
+    const int S = len + T;
+    int32_t *out = rg_arena_alloc(&c->arena, (size_t)B * S * sizeof(int32_t));
+    for (int b = 0; b < B; b++) {
+        memcpy(cache + (size_t)b * cap + len, ids + (size_t)b * T, (size_t)T * sizeof(int32_t));
+        memcpy(out + (size_t)b * S, cache + (size_t)b * cap, (size_t)S * sizeof(int32_t));
+    }
+    return out;
+}
+
+rg_status rg_model_forward_axes(rg_ctx *c, rg_model *m, const int32_t *tokens, const int32_t *positions,
+                                const int32_t *axes, int B, int T, rg_kv_cache *kv, rg_tensor **logits)
+{
     const rg_model_config *cfg = &m->cfg;
     const int d = cfg->d_model, H = cfg->n_heads, hd = d / H;
     *logits = NULL;
-    rg_status st = check_forward_args(c, cfg, tokens, positions, B, T, kv);
+    rg_status st = check_forward_args(c, cfg, tokens, positions, axes, B, T, kv);
     if (st) return st;
     const int len = kv ? kv->len : 0;
     const int S = len + T;
@@ -284,19 +311,28 @@ rg_status rg_model_forward(rg_ctx *c, rg_model *m, const int32_t *tokens, const 
     for (int b = 0; b < B; b++)
         for (int t = 0; t < T; t++)
             pos[b * T + t] = positions ? positions[b * T + t] : len + t;
-
-    /* key positions: the cached ones followed by the new ones */
-    const int32_t *kpos = pos;
+    /* key ids: the cached ones followed by the new ones; a forward without axes caches its 1-D positions as every
+     * axis (what its encoding read), so a later forward with axes sees consistent keys */
+    const int32_t *kpos = pos, *qax = axes, *kax = axes;
     if (kv) {
-        for (int b = 0; b < B; b++)
-            memcpy(kv->positions + (size_t)b * kv->capacity + len, pos + (size_t)b * T, (size_t)T * sizeof(int32_t));
-        int32_t *kp = rg_arena_alloc(&c->arena, (size_t)B * S * sizeof(int32_t));
-        for (int b = 0; b < B; b++)
-            memcpy(kp + (size_t)b * S, kv->positions + (size_t)b * kv->capacity, (size_t)S * sizeof(int32_t));
-        kpos = kp;
+        kpos = cache_ids(c, kv->positions, pos, B, T, len, kv->capacity);
+        int32_t *kk = rg_arena_alloc(&c->arena, (size_t)RG_POS_AXES * B * S * sizeof(int32_t));
+        const size_t plane = (size_t)B * kv->capacity;
+        for (int a = 0; a < RG_POS_AXES; a++) {
+            const int32_t *ids = axes ? axes + (size_t)a * B * T : pos;
+            memcpy(kk + (size_t)a * B * S, cache_ids(c, kv->axes + a * plane, ids, B, T, len, kv->capacity),
+                   (size_t)B * S * sizeof(int32_t));
+        }
+        kax = axes ? kk : NULL;
+        if (!axes && len > 0) { /* cached keys may carry axes of an earlier forward: keep them */
+            int32_t *qq = rg_arena_alloc(&c->arena, (size_t)RG_POS_AXES * B * T * sizeof(int32_t));
+            for (int a = 0; a < RG_POS_AXES; a++) memcpy(qq + (size_t)a * B * T, pos, (size_t)B * T * sizeof(int32_t));
+            qax = qq;
+            kax = kk;
+        }
     }
     rg_pos_summary ps;
-    rg_pos_summarize(&ps, pos, kpos, B, T, S);
+    rg_pos_summarize_axes(&ps, pos, kpos, qax, kax, B, T, S);
     const rg_pos_encoding *enc = m->pos;
     rg_tensor *h = rg_embedding(c, m->tok_emb, tokens, 2, (int[]){B, T});
     if (enc->input && (st = enc->input(c, m->pos_state, &ps, h, &h)))

@@ -168,6 +168,7 @@ typedef struct {
     int n_layers, d_model;
     rg_real **k, **v;           /* per layer [batch, capacity, d_model] (RoPE already applied to k) */
     int32_t *positions;         /* [batch, capacity] */
+    int32_t *axes;              /* [RG_POS_AXES, batch, capacity]: each cached key's axis ids (pos.h) */
 } rg_kv_cache;
 
 rg_status rg_kv_cache_init(rg_kv_cache *kv, const rg_model *m, int batch, int capacity);
@@ -183,6 +184,14 @@ void rg_kv_cache_free(rg_kv_cache *kv);
  * of range, a given position outside [0, RG_MAX_POSITION), a position < 0 or >= max_len with learned positions, or a cache overflow. */
 rg_status rg_model_forward(rg_ctx *c, rg_model *m, const int32_t *tokens, const int32_t *positions, int B, int T,
                            rg_kv_cache *kv, rg_tensor **logits);
+/* rg_model_forward with each token's axis ids (frame, row, column: pos.h, "position axes"): axes int32
+ * [RG_POS_AXES, B, T] (axis-major, HF's M-RoPE position_ids [3, B, T]) or NULL (every axis of a token is its 1-D
+ * position, and rg_model_forward's result bit for bit). The encoding reads them from the forward's summary
+ * (rg_pos_q_axis); the 1-D positions are still there for the encodings that read those. With kv, the cache keeps each
+ * key's axis ids. Errors as rg_model_forward, and RG_ERR_ARG for an axis id outside [0, RG_MAX_POSITION) (the
+ * message names axis, row and token). */
+rg_status rg_model_forward_axes(rg_ctx *c, rg_model *m, const int32_t *tokens, const int32_t *positions,
+                                const int32_t *axes, int B, int T, rg_kv_cache *kv, rg_tensor **logits);
 
 /* Forward, cross-entropy (mean over every target != ignore_index of the batch) and backward of one batch,
  * computed in `chunks` groups of consecutive rows (gradient accumulation: each chunk's backward is seeded with its
@@ -247,6 +256,8 @@ typedef struct {
     int B, T;
     const int32_t *positions; /* [B, T] position ids of every token, or NULL (0..T-1, or rg_step_config's random
                                  positions); not with pos_rng (position coupling: rg_task_desc.positions) */
+    const int32_t *axes;      /* [RG_POS_AXES, B, T] axis ids (frame, row, column; pos.h), or NULL: every axis is
+                                 the token's 1-D position (grid tasks: rg_task_desc.axes) */
 } rg_batch;
 
 typedef struct {
@@ -276,6 +287,7 @@ typedef struct {
     int64_t cap;
     int *order;
     int32_t *tokens, *targets, *positions;
+    int32_t *axes;          /* [RG_POS_AXES, cap] a micro-batch's axis ids (batches with axes) */
     /* Data parallelism (rg_trainer_set_share; 0, 0, NULL after rg_trainer_init: every micro-batch here, no
      * reduction, the one-process step bit for bit). */
     int rank, n_ranks;

@@ -261,14 +261,31 @@ static void scan(const int32_t *v, int B, int T, int32_t *lo, int32_t *hi, bool 
 
 void rg_pos_summarize(rg_pos_summary *s, const int32_t *q_pos, const int32_t *k_pos, int B, int T, int S)
 {
+    rg_pos_summarize_axes(s, q_pos, k_pos, NULL, NULL, B, T, S);
+}
+
+void rg_pos_summarize_axes(rg_pos_summary *s, const int32_t *q_pos, const int32_t *k_pos, const int32_t *q_axes,
+                           const int32_t *k_axes, int B, int T, int S)
+{
     RG_ASSERT(B >= 1 && T >= 1 && S >= 1, "rg_pos_summarize: B %d, T %d, S %d", B, T, S);
-    *s = (rg_pos_summary){.q_pos = q_pos, .k_pos = k_pos, .B = B, .T = T, .S = S, .rows_shared = true};
+    RG_ASSERT(!q_axes == !k_axes, "rg_pos_summarize_axes: query and key axes must be both given or both NULL");
+    *s = (rg_pos_summary){.q_pos = q_pos, .k_pos = k_pos, .B = B, .T = T, .S = S, .rows_shared = true,
+                          .q_axes = q_axes, .k_axes = k_axes};
     scan(q_pos, B, T, &s->q_min, &s->q_max, &s->rows_shared);
     if (k_pos == q_pos && S == T) {
         s->k_min = s->q_min;
         s->k_max = s->q_max;
     } else {
         scan(k_pos, B, S, &s->k_min, &s->k_max, &s->rows_shared);
+    }
+    for (int a = 0; a < RG_POS_AXES; a++) {
+        if (!q_axes) {
+            s->q_axis_min[a] = s->q_min, s->q_axis_max[a] = s->q_max;
+            s->k_axis_min[a] = s->k_min, s->k_axis_max[a] = s->k_max;
+            continue;
+        }
+        scan(rg_pos_q_axis(s, a), B, T, &s->q_axis_min[a], &s->q_axis_max[a], &s->rows_shared);
+        scan(rg_pos_k_axis(s, a), B, S, &s->k_axis_min[a], &s->k_axis_max[a], &s->rows_shared);
     }
 }
 

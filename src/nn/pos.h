@@ -64,19 +64,47 @@ typedef enum {
 const char *rg_rope_ext_name(rg_rope_ext e);
 rg_status rg_rope_ext_parse(const char *name, rg_rope_ext *out);
 
+/* ------------------------------------------------------------------ position axes (grids and frames)
+ * Besides its 1-D position (the raster index of a flattened grid), a token may carry one id per axis: frame
+ * (temporal), row (height) and column (width), in M-RoPE's order (Qwen2-VL position_ids [3, B, T]). Layout: int32
+ * [RG_POS_AXES, B, T], axis-major as HF's. A forward given no axes (every 1-D task) gives each axis the token's 1-D
+ * position, as Qwen2-VL gives text tokens equal ids on its three axes; so a 2-D encoding runs on 1-D tasks too.
+ * Which axes an encoding reads is the encoding's choice (axial 2-D RoPE: row and column; M-RoPE: all three). */
+#define RG_POS_AXES 3
+enum { RG_AXIS_FRAME = 0, RG_AXIS_ROW = 1, RG_AXIS_COL = 2 };
+
 /* ------------------------------------------------------------------ the position summary of one forward
- * Computed once per forward by the model (rg_pos_summarize) and handed to every hook and op that needs position
- * ranges: the only range scan and the only rows-shared test. */
+ * Computed once per forward by the model (rg_pos_summarize_axes) and handed to every hook and op that needs
+ * position ranges: the only range scan and the only rows-shared test. */
 typedef struct {
     const int32_t *q_pos;   /* [B*T] query positions */
     const int32_t *k_pos;   /* [B*S] key positions (the cached ones, then q_pos; k_pos == q_pos without a cache) */
     int B, T, S;
     int32_t q_min, q_max, k_min, k_max;
-    bool rows_shared;       /* every row of q_pos equals the first, and every row of k_pos too */
+    bool rows_shared;       /* every row of q_pos (and of each axis of q_axes) equals the first, and so for keys */
+    /* The axis ids ([RG_POS_AXES, B*T] and [RG_POS_AXES, B*S], axis-major), or NULL when the forward had none:
+     * then axis a of a token is its 1-D position. Read them through rg_pos_q_axis / rg_pos_k_axis. */
+    const int32_t *q_axes, *k_axes;
+    int32_t q_axis_min[RG_POS_AXES], q_axis_max[RG_POS_AXES], k_axis_min[RG_POS_AXES], k_axis_max[RG_POS_AXES];
 } rg_pos_summary;
 
-/* Fills s for q_pos [B*T] and k_pos [B*S] (B, T, S >= 1; any int32 values). */
+/* Fills s for q_pos [B*T] and k_pos [B*S] (B, T, S >= 1; any int32 values) without axes (every axis is the 1-D
+ * position). */
 void rg_pos_summarize(rg_pos_summary *s, const int32_t *q_pos, const int32_t *k_pos, int B, int T, int S);
+/* Fills s as rg_pos_summarize, with the axis ids q_axes [RG_POS_AXES, B*T] and k_axes [RG_POS_AXES, B*S] (both
+ * NULL, or both given; k_axes == q_axes without a cache). */
+void rg_pos_summarize_axes(rg_pos_summary *s, const int32_t *q_pos, const int32_t *k_pos, const int32_t *q_axes,
+                           const int32_t *k_axes, int B, int T, int S);
+/* The ids of axis a (0 .. RG_POS_AXES-1) of the queries [B*T] and of the keys [B*S]: the summary's axes, or the
+ * 1-D positions when the forward had no axes. */
+static inline const int32_t *rg_pos_q_axis(const rg_pos_summary *s, int a)
+{
+    return s->q_axes ? s->q_axes + (size_t)a * s->B * s->T : s->q_pos;
+}
+static inline const int32_t *rg_pos_k_axis(const rg_pos_summary *s, int a)
+{
+    return s->k_axes ? s->k_axes + (size_t)a * s->B * s->S : s->k_pos;
+}
 
 /* ------------------------------------------------------------------ the descriptor of one encoding */
 struct rg_model_config;
@@ -158,7 +186,12 @@ typedef struct rg_pos_encoding {
     rg_tensor *(*score_bias)(rg_ctx *c, void *state, const void *prep, int layer, const rg_pos_summary *s,
                              rg_tensor *q, rg_tensor *k);
     void (*state_free)(void *state);
+    unsigned flags;             /* RG_POS_OPT_IN, or 0 */
 } rg_pos_encoding;
+
+/* rg_pos_encoding.flags. OPT_IN: not selected by train_order's --pos all (name it): the grid encodings, which read
+ * the position axes and are meant for the grid tasks. */
+#define RG_POS_OPT_IN 1u
 
 /* ------------------------------------------------------------------ the registry */
 

@@ -23,12 +23,12 @@
 /* Forward, loss and backward of rows [0, rows) of tokens/targets (row stride T), seeded with count / total.
  * Adds the weighted loss to *sum. */
 static rg_status run_micro(rg_ctx *c, rg_model *m, const int32_t *tokens, const int32_t *targets,
-                           const int32_t *positions, int rows, int T, int32_t ignore_index, int64_t count,
-                           int64_t total, double *sum)
+                           const int32_t *positions, const int32_t *axes, int rows, int T, int32_t ignore_index,
+                           int64_t count, int64_t total, double *sum)
 {
     rg_ctx_reset(c);
     rg_tensor *logits;
-    rg_status st = rg_model_forward(c, m, tokens, positions, rows, T, NULL, &logits);
+    rg_status st = rg_model_forward_axes(c, m, tokens, positions, axes, rows, T, NULL, &logits);
     if (st) return st;
     rg_tensor *l = rg_cross_entropy(c, logits, targets, ignore_index);
     rg_real w = (rg_real)((double)count / (double)total);
@@ -58,7 +58,7 @@ rg_status rg_model_loss_backward(rg_ctx *c, rg_model *m, const int32_t *tokens, 
         int rows = lo + per <= B ? per : B - lo;
         int64_t off = (int64_t)lo * T, count = count_targets(targets + off, (int64_t)rows * T, ignore_index);
         if (count == 0) continue; /* no target: contributes nothing to the loss or the gradients */
-        rg_status st = run_micro(c, m, tokens + off, targets + off, positions ? positions + off : NULL, rows, T,
+        rg_status st = run_micro(c, m, tokens + off, targets + off, positions ? positions + off : NULL, NULL, rows, T,
                                  ignore_index, count, total, &sum);
         if (st) return st;
     }
@@ -98,6 +98,7 @@ void rg_trainer_free(rg_trainer *t)
     free(t->tokens);
     free(t->targets);
     free(t->positions);
+    free(t->axes);
     memset(t, 0, sizeof *t);
 }
 
@@ -118,7 +119,9 @@ static rg_status trainer_reserve(rg_trainer *t, int B, int T)
         if (b) t->targets = b;
         int32_t *p = b ? realloc(t->positions, sizeof(int32_t) * (size_t)need) : NULL;
         if (p) t->positions = p;
-        if (!p) return rg_error(RG_ERR_NOMEM, "train step: out of memory for %lld tokens", (long long)need);
+        int32_t *x = p ? realloc(t->axes, sizeof(int32_t) * RG_POS_AXES * (size_t)need) : NULL;
+        if (x) t->axes = x;
+        if (!x) return rg_error(RG_ERR_NOMEM, "train step: out of memory for %lld tokens", (long long)need);
         t->cap = need;
     }
     return RG_OK;
@@ -145,7 +148,7 @@ static rg_status check_step(const rg_batch *b, const rg_step_config *cfg)
 typedef struct {
     rg_ctx *c;
     rg_model *m;
-    const int32_t *tokens, *targets, *positions;
+    const int32_t *tokens, *targets, *positions, *axes;
     int rows, T;
     int32_t ignore_index;
     int64_t count, total;
@@ -155,7 +158,7 @@ typedef struct {
 static rg_status micro_fn(void *p)
 {
     micro_args *a = p;
-    return run_micro(a->c, a->m, a->tokens, a->targets, a->positions, a->rows, a->T, a->ignore_index, a->count,
+    return run_micro(a->c, a->m, a->tokens, a->targets, a->positions, a->axes, a->rows, a->T, a->ignore_index, a->count,
                      a->total, a->sum);
 }
 
@@ -205,13 +208,16 @@ rg_status rg_train_grad(rg_trainer *t, rg_model *m, const rg_batch *b, const rg_
             memcpy(t->tokens + dst, b->tokens + src, sizeof(int32_t) * (size_t)Tm);
             memcpy(t->targets + dst, b->targets + src, sizeof(int32_t) * (size_t)Tm);
             if (b->positions) memcpy(t->positions + dst, b->positions + src, sizeof(int32_t) * (size_t)Tm);
+            for (int a = 0; b->axes && a < RG_POS_AXES; a++) /* [3, B, T] -> [3, rows, Tm] */
+                memcpy(t->axes + (int64_t)a * rows * Tm + dst, b->axes + (int64_t)a * B * T + src,
+                       sizeof(int32_t) * (size_t)Tm);
         }
         int64_t count = count_targets(t->targets, (int64_t)rows * Tm, cfg->ignore_index);
         if (cfg->pos_rng) rg_random_positions(cfg->pos_rng, rows, Tm, cfg->max_position, t->positions);
         out->tokens += (int64_t)rows * Tm;
         if (count == 0 || j % n_ranks != t->rank) continue; /* no target, or another rank's share */
-        micro_args a = {t->ctx, m, t->tokens, t->targets, cfg->pos_rng || b->positions ? t->positions : NULL, rows,
-                        Tm, cfg->ignore_index, count, total, &sum};
+        micro_args a = {t->ctx, m, t->tokens, t->targets, cfg->pos_rng || b->positions ? t->positions : NULL,
+                        b->axes ? t->axes : NULL, rows, Tm, cfg->ignore_index, count, total, &sum};
         st = run_micro_guarded(&a);
         if (st) return st;
     }
