@@ -105,7 +105,7 @@ $(TASK_LIB): $(TASK_OBJ)
 $(ENGINE_LIB): $(ENGINE_OBJ)
 	@mkdir -p $(dir $@)
 	ar rcs $@ $^
-$(BUILD)/tests/test_task $(BUILD)/tests/test_task_registry $(BUILD)/tests/test_tricks $(BUILD)/tests/test_lm: $(BUILD)/tests/%: $(BUILD)/f32/tests/%.o $(TEST_COMMON32) $(TASK_LIB) $(LIB32)
+$(BUILD)/tests/test_task $(BUILD)/tests/test_task_registry $(BUILD)/tests/test_tricks $(BUILD)/tests/test_lm $(BUILD)/tests/test_grid: $(BUILD)/tests/%: $(BUILD)/f32/tests/%.o $(TEST_COMMON32) $(TASK_LIB) $(LIB32)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(PKG_LIBS)
 

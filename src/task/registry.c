@@ -68,6 +68,9 @@ rg_status rg_task_register(const rg_task_desc *d, rg_task *id)
     if (d->vocab_size < 2 || d->vocab_size > (1 << 24))
         return rg_error(RG_ERR_ARG, "rg_task_register: task '%s': vocab_size %d outside 2..%d", name, d->vocab_size,
                         1 << 24);
+    if (!!d->shape != !!d->train_size || !!d->shape != !!d->axes)
+        return rg_error(RG_ERR_ARG, "rg_task_register: task '%s' sets some of the grid hooks shape, train_size, axes "
+                        "(all three or none)", name);
     if (d->prompt_len(1) < 1 || d->target_len(1) < 1)
         return rg_error(RG_ERR_ARG, "rg_task_register: task '%s': prompt_len(1) = %d and target_len(1) = %d must be "
                         ">= 1", name, d->prompt_len(1), d->target_len(1));
@@ -90,19 +93,34 @@ static const rg_task_desc *task_at(rg_task task, int n, rg_status *st)
         return NULL;
     }
     if ((*st = rg_task_check_n(n))) return NULL;
+    rg_grid_shape sh;
+    if (d->shape && !d->shape(d, n, &sh)) {
+        *st = rg_error(RG_ERR_ARG, "n = %d is not a size of grid task '%s' (a grid size code 100 F + 10 H + W, "
+                       "written HxW or FxHxW: docs/grids.md)", n, d->name);
+        return NULL;
+    }
+    return d;
+}
+
+/* The descriptor when n is one of its sizes, else NULL (no error set). */
+static const rg_task_desc *sized(rg_task task, int n)
+{
+    const rg_task_desc *d = rg_task_get(task);
+    rg_grid_shape sh;
+    if (!d || n < 1 || n > RG_TASK_MAX_N || (d->shape && !d->shape(d, n, &sh))) return NULL;
     return d;
 }
 
 int rg_task_prompt_len(rg_task task, int n)
 {
-    const rg_task_desc *d = rg_task_get(task);
-    return d && n >= 1 && n <= RG_TASK_MAX_N ? d->prompt_len(n) : -1;
+    const rg_task_desc *d = sized(task, n);
+    return d ? d->prompt_len(n) : -1;
 }
 
 int rg_task_target_len(rg_task task, int n)
 {
-    const rg_task_desc *d = rg_task_get(task);
-    return d && n >= 1 && n <= RG_TASK_MAX_N ? d->target_len(n) : -1;
+    const rg_task_desc *d = sized(task, n);
+    return d ? d->target_len(n) : -1;
 }
 
 int rg_task_total_len(rg_task task, int n)
@@ -201,7 +219,13 @@ rg_status rg_task_batch_alloc_for(rg_task_batch *b, rg_task task, int max_batch,
     if (!task_at(task, L_train, &st)) return st;
     if (max_batch < 1) return rg_error(RG_ERR_ARG, "batch size %d < 1", max_batch);
     int64_t cap = rg_task_batch_cap_of(task, max_batch, L_train);
-    if ((st = rg_task_batch_alloc_cap(b, max_batch, cap)) || !rg_task_get(task)->positions) return st;
+    if ((st = rg_task_batch_alloc_cap(b, max_batch, cap))) return st;
+    if (rg_task_get(task)->axes &&
+        !(b->axes = malloc((size_t)RG_TASK_AXES * (size_t)(cap + max_batch) * sizeof *b->axes))) {
+        rg_task_batch_free(b);
+        return rg_error(RG_ERR_NOMEM, "cannot allocate the axes of a batch of %lld tokens", (long long)cap);
+    }
+    if (!rg_task_get(task)->positions) return RG_OK;
     if (!(b->positions = malloc((size_t)(cap + 1) * sizeof *b->positions))) {
         rg_task_batch_free(b);
         return rg_error(RG_ERR_NOMEM, "cannot allocate the positions of a batch of %lld tokens", (long long)cap);
@@ -243,19 +267,28 @@ rg_status rg_task_batch_sample(rg_task_batch *b, rg_task task, rg_rng *rng, int 
     /* T is known only after every row is drawn: stage row i's prompt in tokens and its target in targets at
      * stride S (the longest row), then place the rows at stride T <= S in order (a row's final place never
      * reaches a later row's staged one). */
-    bool with_pos = d->positions != NULL;
+    bool with_pos = d->positions != NULL, with_axes = d->axes != NULL;
     if (with_pos && !b->positions)
         return rg_error(RG_ERR_ARG, "task '%s' has positions: the batch needs its positions buffer "
                         "(rg_task_batch_alloc_for)", d->name);
+    if (with_axes && !b->axes)
+        return rg_error(RG_ERR_ARG, "grid task '%s': the batch needs its axes buffer (rg_task_batch_alloc_for)",
+                        d->name);
     int S = (int)(cap / B), max_len = 0;
+    /* axis a of row i is staged at (a B + i)(S + 1): its full sequence's S + 1 ids at most, no spill */
+    int64_t AS = (int64_t)B * (S + 1);
     for (int i = 0; i < B; i++) {
-        int n = d->flags & RG_TASK_FULL_LEN ? L_train : 1 + (int)rg_rng_below(rng, (uint32_t)L_train);
+        int n = rg_task_train_size(task, rng, L_train);
+        if (n < 0) return RG_ERR_ARG;
         int len = d->prompt_len(n) + d->target_len(n) - 1;
         if (len > S)
             return rg_error(RG_ERR_ARG, "task '%s': its length at n = %d (%d) passes its length at L_train = %d (%d): "
                             "prompt_len and target_len must not decrease", d->name, n, len, L_train, S);
         if ((st = rg_task_draw(task, rng, n, b->tokens + (int64_t)i * S, b->targets + (int64_t)i * S))) return st;
         if (with_pos && (st = row_positions(b, task, rng, n, i, S))) return st;
+        if (with_axes &&
+            (st = rg_task_axes(task, n, b->tokens + (int64_t)i * S, b->axes + (int64_t)i * (S + 1), AS)))
+            return st;
         b->n[i] = n;
         b->len[i] = len;
         if (len > max_len) max_len = len;
@@ -273,5 +306,12 @@ rg_status rg_task_batch_sample(rg_task_batch *b, rg_task task, rg_rng *rng, int 
         }
         b->n_loss += G;
     }
+    for (int a = 0; with_axes && a < RG_TASK_AXES; a++) /* to [RG_TASK_AXES, B, T]: each row at or before its stage */
+        for (int i = 0; i < B; i++) {
+            int32_t *dst = b->axes + ((int64_t)a * B + i) * max_len;
+            int len = b->len[i];
+            memmove(dst, b->axes + (int64_t)a * AS + (int64_t)i * (S + 1), sizeof(int32_t) * (size_t)len);
+            for (int p = len; p < max_len; p++) dst[p] = 0;
+        }
     return RG_OK;
 }

@@ -21,6 +21,7 @@
 #ifndef RG_TASK_H
 #define RG_TASK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -84,6 +85,8 @@ enum {
  *     not call it; rg_task_format prints the ordering tasks' characters).
  * The descriptor and the strings it points to must outlive every use (a static object is the usual case). */
 typedef struct rg_task_desc rg_task_desc;
+/* The shape of a grid size: `frames` grids of rows x cols (frames 1 for a single grid). */
+typedef struct { int frames, rows, cols; } rg_grid_shape;
 struct rg_task_desc {
     const char *name;         /* 1..RG_TASK_NAME_MAX of [a-z0-9_], not "all": --task, reports, file names */
     const char *summary;      /* one line for --help and docs */
@@ -104,6 +107,24 @@ struct rg_task_desc {
     rg_status (*positions)(const rg_task_desc *task, rg_rng *rng, int n, int32_t *pos);
     const char *base;         /* optional: the task this one is a variant of ("copy" for copy_hints), or NULL */
     unsigned flags;           /* RG_TASK_OPT_IN, RG_TASK_FULL_LEN (or 0) */
+    /* Grid tasks (src/task/grid.c, docs/grids.md): the three hooks below, all set or all NULL. A grid task's size n
+     * is a grid size code (rg_grid_code below: 100 F + 10 H + W), not a length.
+     *   shape(task, n, s): true when n is a size of the task, its frames / rows / columns then in *s; false
+     *     otherwise (every registry function then refuses n with RG_ERR_ARG). prompt_len and target_len need only
+     *     be right at the sizes shape accepts (and >= 1 everywhere).
+     *   train_size(task, rng, L_train): the size of one training row, drawn from rng (training sizes "up to"
+     *     L_train: e.g. H, W drawn in 1..4 for L_train 4x4); must be a size whose prompt_len + target_len is at
+     *     most L_train's (the batch is sized from L_train). Without the hook: n = 1 + rg_rng_below(rng, L_train).
+     *   axes(task, n, prompt, axes, stride): the (frame, row, column) ids of the full sequence prompt ++ target,
+     *     axis a of token t at axes[a * stride + t] (stride >= T = prompt_len(n) + target_len(n)), each id in
+     *     [0, RG_TASK_MAX_POSITION); a function of n and the prompt only (grid_lookup's answer ids follow its
+     *     queries; never of the target, which evaluation does not know), the same at training and evaluation; no
+     *     allocation. Training
+     *     feeds the first T-1 tokens' ids (rg_task_batch.axes), evaluation gives all T to rg_generate_axes. The
+     *     1-D positions stay 0..T-1 (the raster index) unless the task has a positions hook too. */
+    bool (*shape)(const rg_task_desc *task, int n, rg_grid_shape *s);
+    int (*train_size)(const rg_task_desc *task, rg_rng *rng, int L_train);
+    rg_status (*axes)(const rg_task_desc *task, int n, const int32_t *prompt, int32_t *axes, int64_t stride);
 };
 
 /* rg_task_desc.flags. OPT_IN: not selected by train_order's --task all (name it). FULL_LEN: every training row has
@@ -117,6 +138,40 @@ struct rg_task_desc {
  * NULL for evaluation), or 0..T-1 without one. RG_ERR_ARG unknown task, bad n, NULL pos; RG_ERR_FORMAT an id outside
  * [0, RG_TASK_MAX_POSITION) (naming the task and index); the hook's own errors. */
 rg_status rg_task_positions(rg_task task, rg_rng *rng, int n, int32_t *pos);
+
+/* ------------------------------------------------------------------ grid sizes (grid tasks: docs/grids.md)
+ * A grid task's size n is the code n = 100 F + 10 H + W of F frames of H rows x W columns, each of F, H, W in
+ * 1..RG_GRID_MAX_SIDE (so n is in 111..999: within train_order's largest test n, and the evaluation streams
+ * 1000 * key + n stay distinct). Text form: "HxW" (F = 1) or "FxHxW"; "4x4" is 144, "3x4x4" is 344. */
+#define RG_GRID_MAX_SIDE 9
+/* The axes of a token, frame, row, column, in this order: nn/pos.h's RG_POS_AXES and RG_AXIS_FRAME / _ROW / _COL. */
+#define RG_TASK_AXES 3
+static inline int rg_grid_code(int frames, int rows, int cols) { return 100 * frames + 10 * rows + cols; }
+/* Decodes n into *s (s may be NULL): true when n is a code (every digit 1..9), false otherwise. */
+bool rg_grid_decode(int n, rg_grid_shape *s);
+/* Parses a size: "HxW", "FxHxW" (each 1..RG_GRID_MAX_SIDE) into its code, or a plain decimal integer 1..
+ * RG_TASK_MAX_N (a length) as itself. RG_ERR_ARG naming the text otherwise. */
+rg_status rg_size_parse(const char *text, int *n);
+/* True when the task is a grid task (its descriptor has the grid hooks). */
+bool rg_task_is_grid(rg_task task);
+/* The shape of size n of a grid task. RG_ERR_ARG unknown task, not a grid task, n not one of its sizes. */
+rg_status rg_task_shape(rg_task task, int n, rg_grid_shape *s);
+/* The size's name into buf: "4x8" (grid, one frame), "3x4x4" (frames), or "%d" (a 1-D task, or n not a size of
+ * the grid task). Returns buf. */
+const char *rg_task_size_text(rg_task task, int n, char *buf, size_t cap);
+/* The axis ids [RG_TASK_AXES, T] (T = rg_task_total_len) of a sample of size n with prompt `prompt` (its
+ * prompt_len(n) tokens), axis a of token t at axes[a * stride + t]: the task's axes hook, checked (ids in [0, RG_TASK_MAX_POSITION)); a task without one gets
+ * every axis = 0..T-1 (what a forward without axes sees). RG_ERR_ARG unknown task, bad n, stride < T, NULL axes or prompt;
+ * RG_ERR_FORMAT an id out of range (naming task, axis and token); the hook's errors. */
+rg_status rg_task_axes(rg_task task, int n, const int32_t *prompt, int32_t *axes, int64_t stride);
+/* A training row's size drawn from rng: the task's train_size hook, n = L_train for a RG_TASK_FULL_LEN task, else
+ * 1 + rg_rng_below(rng, L_train). -1 (with rg_error) for an unknown task, a bad L_train, or a hook result that is
+ * not a size of the task. */
+int rg_task_train_size(rg_task task, rg_rng *rng, int L_train);
+/* The size q/Q of the way to L (1 <= q <= Q): ceil(q L / Q) for a 1-D task; for a grid task every side of L's
+ * shape scaled so (rounded up, at least 1), then the frames raised until the task accepts the size (L if none).
+ * -1 for an unknown task or bad arguments. The held-out sets of steps-to-learn use it. */
+int rg_task_size_part(rg_task task, int L, int q, int Q);
 
 /* The descriptors of the built-in ordering tasks (registered at indices RG_TASK_COPY, _REVERSE, _SORT). */
 extern const rg_task_desc rg_task_desc_copy, rg_task_desc_reverse, rg_task_desc_sort;
@@ -209,6 +264,9 @@ typedef struct {
     /* set by the builders */
     int B, T;
     int64_t n_loss;
+    int32_t *axes;        /* capacity RG_TASK_AXES * (cap + max_batch) elements, or NULL: [RG_TASK_AXES, B, T] axis
+                             ids (axis-major, as rg_batch.axes: RG_TASK_AXES = RG_POS_AXES), filled for a grid task (then required;
+                             rg_task_batch_alloc_for allocates it), padding at 0 */
 } rg_task_batch;
 
 /* Elements needed in tokens/targets for B rows of n <= L_train: B * (2 L_train + 2). */
@@ -237,6 +295,8 @@ rg_status rg_task_batch_build(rg_task_batch *b, rg_task task, int B, const int *
  * RG_TASK_IGNORE elsewhere; n_loss = sum_b G_b. For the ordering tasks this is exactly the layout at the top.
  * RG_ERR_ARG: unknown task, B outside 1..max_batch, L_train outside 1..RG_TASK_MAX_N,
  * rg_task_batch_cap_of(task, B, L_train) > cap; the errors of rg_task_draw. Performs no allocation. */
+/* A grid task: each row's size is rg_task_train_size, and axes [RG_TASK_AXES, B, T] gets the ids of every fed token
+ * (rg_task_axes of its sample; padding 0). */
 rg_status rg_task_batch_sample(rg_task_batch *b, rg_task task, rg_rng *rng, int B, int L_train);
 
 /* ------------------------------------------------------------------ evaluation */
