@@ -8,6 +8,7 @@
 #include "lm_run.h"
 #include "task/lm.h"
 #include "task/tricks.h"
+#include "task/grid.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -97,7 +98,7 @@ int rg_engine_main(int argc, char **argv)
 {
     rg_blas_prefer_fast_kernels(argv); /* OpenBLAS 0.3.21 runs SSE3 kernels on CPUs it does not know */
     to_mpi_start(&argc, &argv); /* MPI_Init only under mpirun (mpi.h) */
-    if (rg_task_register_tricks() || rg_lm_register()) { /* the opt-in tasks: tricks.h, lm.h */
+    if (rg_task_register_tricks() || rg_lm_register() || rg_task_register_grids()) { /* opt-in: tricks.h, lm.h, grid.h */
         fprintf(stderr, "train_order: %s\n", rg_last_error());
         return 1;
     }

@@ -155,7 +155,9 @@ int to_parse_test_lens(to_options *o, char *v)
     int n = split(v, it, TO_MAX_LENS);
     if (n < 0) return -1;
     for (int i = 0; i < n; i++) {
-        if (parse_int_in(it[i], 1, TO_MAX_TEST_N, &o->test_lens[i])) return -1;
+        if (strchr(it[i], 'x') ? rg_size_parse(it[i], &o->test_lens[i]) != RG_OK
+                               : parse_int_in(it[i], 1, TO_MAX_TEST_N, &o->test_lens[i]))
+            return -1;
         for (int j = 0; j < i; j++)
             if (o->test_lens[j] == o->test_lens[i]) return -1;
     }

@@ -192,6 +192,34 @@ static void check_lengths(const to_options *o)
                        "%.3g parameters", src, c->d_model, c->n_layers, c->d_ff, params);
 }
 
+/* Grid tasks (docs/grids.md): not mixed with 1-D tasks (a size code is not a length), --train-len and every test
+ * size a size of every selected grid task; the default test sizes follow the training size. */
+static void check_grids(to_options *o)
+{
+    int grid = -1, flat = -1;
+    for (int t = 0; t < rg_task_count(); t++)
+        if (o->tasks[t]) *(rg_task_is_grid(t) ? &grid : &flat) = t;
+    if (grid < 0) return;
+    if (flat >= 0)
+        to_usage_error("grid tasks alone, or 1-D tasks alone", "--task: grid task '%s' with 1-D task '%s' (a grid "
+                       "size is not a length)", rg_task_name(grid), rg_task_name(flat));
+    char text[32];
+    for (int t = 0; t < rg_task_count(); t++) {
+        if (!o->tasks[t]) continue;
+        if (rg_task_shape(t, o->train_len, NULL))
+            to_usage_error("a size of the task: HxW for the grids, FxHxW (F >= 2) for frames", "--train-len %s: not "
+                           "a size of grid task '%s'", rg_task_size_text(t, o->train_len, text, sizeof text),
+                           rg_task_name(t));
+        if (!to_setting_given(to_setting_find("test-lens"))) o->n_test_lens = to_default_grid_sizes(t, o->train_len,
+                                                                                                   o->test_lens);
+        for (int i = 0; i < o->n_test_lens; i++)
+            if (rg_task_shape(t, o->test_lens[i], NULL))
+                to_usage_error("sizes of the task: HxW for the grids, FxHxW (F >= 2) for frames", "--test-lens: %s is "
+                               "not a size of grid task '%s'", rg_task_size_text(t, o->test_lens[i], text,
+                               sizeof text), rg_task_name(t));
+    }
+}
+
 /* Every (task, test length) can be evaluated: canonical lengths come from the file, others are generated. */
 static void check_data(const to_options *o)
 {
@@ -238,11 +266,16 @@ void to_options_check(to_options *o)
     if (o->resume[0] || o->eval[0]) from_checkpoint(o);
     /* the protocol's defaults that follow the training length (a checkpoint's, with --resume and --eval) */
     /* T5's max_distance: --pos-config t5_max_distance=N (or the checkpoint's), else the fair 2 train_len + 1 */
+    int L_t5 = o->train_len; /* a grid task: the length whose 2 L + 1 is its longest training distance T - 2 */
+    for (int t = 0; t < rg_task_count(); t++)
+        if (o->tasks[t] && rg_task_is_grid(t) && rg_task_total_len(t, o->train_len) > 0)
+            L_t5 = (rg_task_total_len(t, o->train_len) - 3) / 2 > 1 ? (rg_task_total_len(t, o->train_len) - 3) / 2 : 1;
     if (!to_pos_value_given(&o->model, "t5_max_distance") &&
-        rg_pos_config_set(&o->model, "t5_max_distance", to_t5_fair_max_distance(o->train_len,
+        rg_pos_config_set(&o->model, "t5_max_distance", to_t5_fair_max_distance(L_t5,
                           (int)rg_pos_config_get(&o->model, "t5_num_buckets"))))
         to_usage_error("an encoding settings list with room for T5's max_distance", "%s", rg_last_error());
     if (!to_setting_given(to_setting_find("test-lens"))) o->n_test_lens = to_default_test_lens(o->train_len, o->test_lens);
+    check_grids(o);
     if (o->resume[0]) check_resume_target(o);
     if (o->warmup > o->lr_total - o->lr_start) o->warmup = o->lr_total - o->lr_start;
     if (o->ckpt_every > o->steps) o->ckpt_every = o->steps;

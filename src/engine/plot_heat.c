@@ -41,9 +41,10 @@ static void heat_panel(to_out *g, const to_table *t, int task, int block, int sl
     to_out_printf(g, "set title '%s%s' font ',9' offset 0,0.6\n", exact ? rg_task_name((rg_task)task) : "",
                   exact ? ": exact match (mean, k/N seeds >= 0.5)" : "token accuracy (mean)");
     to_out_printf(g, "set xrange [-0.5:%d.5]\nset yrange [%d.5:-0.5]\nset xtics (", nc - 1, nr - 1);
-    for (int j = 0; j < nc; j++)
-        to_out_printf(g, "%s\"%d%s\" %d", j ? ", " : "", t->lens[task][j], t->lens[task][j] == t->train_len ?
-                      "\\n(train)" : "", j);
+    char size[32];
+    for (int j = 0; j < nc; j++) /* "16", or a grid task's "4x8" */
+        to_out_printf(g, "%s\"%s%s\" %d", j ? ", " : "", rg_task_size_text((rg_task)task, t->lens[task][j], size,
+                      sizeof size), t->lens[task][j] == t->train_len ? "\\n(train)" : "", j);
     to_out_printf(g, ")\n");
     char label[96];
     if (exact) {
@@ -61,7 +62,8 @@ static void heat_panel(to_out *g, const to_table *t, int task, int block, int sl
     if (exact && any_x)
         to_out_printf(g, "set xlabel \"test length n (symbols)\\n✗: not learned (mean exact match < 0.9 at n = %d)\" offset 0,-0.5\n",
                       t->train_len);
-    else to_out_printf(g, "set xlabel 'test length n (symbols)' offset 0,-0.5\n");
+    else to_out_printf(g, "set xlabel '%s' offset 0,-0.5\n", rg_task_is_grid((rg_task)task) ?
+                       "test size (rows x columns; heat_<task>.svg draws the grid)" : "test length n (symbols)");
     if (xb > -0.5 && xb < nc - 0.5) {
         to_out_printf(g, "set arrow from %g, graph 0 to %g, graph 1.04 nohead lw 2 lc rgb 'black' front\n", xb, xb);
         if (exact)

@@ -4,6 +4,8 @@
  * position and where the first error falls). */
 #include "train_order.h"
 
+#include <stdio.h>
+
 int to_default_test_lens(int L, int *lens)
 {
     int n = 0;
@@ -14,6 +16,43 @@ int to_default_test_lens(int L, int *lens)
     for (int f = 2; f <= 4; f++) {
         int k = f * L;
         if (k > lens[n - 1] && k <= TO_MAX_TEST_N && n < TO_MAX_LENS) lens[n++] = k;
+    }
+    return n;
+}
+
+/* The sides {ceil(s/2), s, s+1, ceil(1.5 s), 2 s} of a training side s, ascending, distinct, at most
+ * RG_GRID_MAX_SIDE; returns their count. */
+static int grid_sides(int s, int *out)
+{
+    int cand[5] = {(s + 1) / 2, s, s + 1, (3 * s + 1) / 2, 2 * s}, n = 0;
+    for (int i = 0; i < 5; i++)
+        if (cand[i] <= RG_GRID_MAX_SIDE && (n == 0 || cand[i] > out[n - 1])) out[n++] = cand[i];
+    return n;
+}
+
+const char *to_size_label(rg_task task, int n, char *buf, size_t cap)
+{
+    if (rg_task_is_grid(task)) return rg_task_size_text(task, n, buf, cap);
+    snprintf(buf, cap, "n=%d", n);
+    return buf;
+}
+
+int to_default_grid_sizes(rg_task task, int L, int *lens)
+{
+    rg_grid_shape s;
+    if (rg_task_shape(task, L, &s)) return 0;
+    int hs[5], ws[5], nh = grid_sides(s.rows, hs), nw = grid_sides(s.cols, ws), n = 0;
+    if (s.frames == 1) { /* every H x W of the sides: a full heatmap (at most 25 sizes) */
+        for (int i = 0; i < nh; i++)
+            for (int j = 0; j < nw; j++) lens[n++] = rg_grid_code(1, hs[i], ws[j]);
+        return n;
+    }
+    int fs[3] = {s.frames, s.frames + 1, 2 * s.frames}; /* frames: more frames, at the training grid and twice it */
+    for (int f = 0; f < 3; f++) {
+        if (fs[f] > RG_GRID_MAX_SIDE || (f && fs[f] <= fs[f - 1])) continue;
+        lens[n++] = rg_grid_code(fs[f], s.rows, s.cols);
+        int H2 = 2 * s.rows <= RG_GRID_MAX_SIDE ? 2 * s.rows : s.rows, W2 = 2 * s.cols <= RG_GRID_MAX_SIDE ? 2 * s.cols : s.cols;
+        if (H2 != s.rows || W2 != s.cols) lens[n++] = rg_grid_code(fs[f], H2, W2);
     }
     return n;
 }

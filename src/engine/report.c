@@ -216,7 +216,9 @@ static void md_config(to_out *w, const to_options *o, const to_table *t, const t
         if (!t->n_lens[task]) continue;
         to_out_printf(w, "- %s: test sets generated (not in the data file; same generator and seed rule): ",
                       rg_task_name((rg_task)task));
-        for (int i = 0; i < ng; i++) to_out_printf(w, "%sn=%d", i ? ", " : "", gen[i]);
+        char size[32];
+        for (int i = 0; i < ng; i++) to_out_printf(w, "%s%s", i ? ", " : "", to_size_label((rg_task)task, gen[i], size,
+                                                                                          sizeof size));
         to_out_printf(w, "%s\n", ng ? "" : "none");
     }
     if (h->scaled)
@@ -275,8 +277,10 @@ static void md_table(to_out *w, const to_table *t, int task, bool exact)
     to_out_printf(w, "### %s: %s\n\n| encoding | seeds |", rg_task_name((rg_task)task),
                   exact ? "exact match" : "token accuracy");
     bool learn = exact && to_table_has_learn(t);
+    char size[32];
     for (int j = 0; j < t->n_lens[task]; j++)
-        to_out_printf(w, " n=%d%s |", t->lens[task][j], t->lens[task][j] == L ? " (train)" : "");
+        to_out_printf(w, " %s%s |", to_size_label((rg_task)task, t->lens[task][j], size, sizeof size),
+                      t->lens[task][j] == L ? " (train)" : "");
     if (learn) to_out_printf(w, " steps to %.2f |", TO_LEARNED_EXACT);
     to_out_printf(w, "\n|---|---|");
     for (int j = 0; j < t->n_lens[task] + learn; j++) to_out_printf(w, "---|");
@@ -334,6 +338,7 @@ static int write_md(const to_options *o, const to_table *t, const to_report_meta
         md_table(&w, t, task, true);
         to_md_max_median(&w, t, task);
         md_table(&w, t, task, false);
+        if (rg_task_is_grid(task)) to_md_grid(&w, t, task);
     }
     char *settings = to_options_json(o);
     to_out_printf(&w, "## Settings\n\nThe resolved settings of this invocation (a valid --config file for a new "
@@ -583,6 +588,7 @@ int to_report(const to_options *o, const to_result *res, int n_res, const to_rep
     char runs[TO_PATH + 16];
     snprintf(runs, sizeof runs, "%s/runs", o->out);
     if (rc == 0 && to_plot(&t, o->out, runs)) rc = -1;
+    if (rc == 0 && to_plot_grids(&t, o->out)) rc = -1;
     to_table_free(&t);
     return rc;
 }

@@ -185,6 +185,13 @@ const char *to_plot_colour(int i);
 int to_plot_positions(const to_table *t, const char *dir);
 int to_plot_over_training(const to_table *t, const char *dir, const char *runs_dir);
 
+/* report_grid.c: the grid tasks' part (docs/grids.md). to_md_grid: report.md's matrices of grid task `task` (mean,
+ * 95% t interval, k/N per size, per encoding row). to_plot_grids: grid_cells.csv, heat_<task> and cells_<task>
+ * (.svg, .pdf, .png; data .dat, script .gp) for every grid task of t; nothing without one. 0 or -1 (a missing
+ * gnuplot is not an error). */
+void to_md_grid(to_out *w, const to_table *t, int task);
+int to_plot_grids(const to_table *t, const char *dir);
+
 /* Loads a report.csv or report.json (by the name's ending) into a malloc'ed array of results (*res, *n_res) and
  * its training length. Every field is validated (names, 1 <= seed <= 1000000, 1 <= n <= RG_TASK_MAX_N, metrics in
  * [0, 1] or missing, at most TO_MAX_LENS lengths per run, no duplicate (run, n)). Returns 0, or -1 with a message

@@ -115,8 +115,10 @@ void to_md_max_median(to_out *w, const to_table *t, int task)
     int L = t->train_len;
     to_out_printf(w, "### %s: exact match, maximum over seeds / median\n\n| encoding | seeds |",
                   rg_task_name((rg_task)task));
+    char size[32];
     for (int j = 0; j < t->n_lens[task]; j++)
-        to_out_printf(w, " n=%d%s |", t->lens[task][j], t->lens[task][j] == L ? " (train)" : "");
+        to_out_printf(w, " %s%s |", to_size_label((rg_task)task, t->lens[task][j], size, sizeof size),
+                      t->lens[task][j] == L ? " (train)" : "");
     to_out_printf(w, "\n|---|---|");
     for (int j = 0; j < t->n_lens[task]; j++) to_out_printf(w, "---|");
     to_out_printf(w, "\n");

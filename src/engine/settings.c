@@ -65,7 +65,9 @@ static const setting table[] = {
     DBL("beta2", M_NEW, beta2, 0, false, 0.999999, "AdamW beta2"),
     DBL("eps", M_NEW, eps, 0, true, 1, "AdamW epsilon"),
     DBL("clip", M_NEW, clip, 0, false, 1e6, "max global gradient norm (0: no clipping)"),
-    INT("train-len", M_NEW, true, train_len, 1, 1000, "N", "longest training n (sequences of 2n+3 tokens)"),
+    {"train-len", K_INT, M_NEW, true, F(train_len), 1, 1000, false, NULL, NULL, "N|HxW",
+     "longest training n (sequences of 2n+3 tokens); a grid task's size HxW or FxHxW (docs/grids.md)",
+     "an integer from 1 to 1000, or a grid size HxW / FxHxW (sides 1..9)", NULL},
     INT("d-model", M_NEW, false, model.d_model, 1, 4096, "N", "model width d_model"),
     INT("n-heads", M_NEW, false, model.n_heads, 1, 256, "N", "attention heads (must divide d_model)"),
     INT("n-layers", M_NEW, false, model.n_layers, 1, 64, "N", "transformer blocks"),
@@ -93,8 +95,9 @@ static const setting table[] = {
          "continue, restart"),
     LIST("test-lens", M_ANY, false, to_parse_test_lens, to_print_test_lens, "LIST",
          "comma list of test n (lengths missing from the data file are generated; default:\n"
-         "                         L/2, L, every n from L+1 to 1.5 L, 2L, 3L, 4L for L = --train-len)",
-         "a comma list of up to 32 distinct lengths from 1 to 999"),
+         "                         L/2, L, every n from L+1 to 1.5 L, 2L, 3L, 4L for L = --train-len; a grid\n"
+         "                         task's sizes HxW: default every H, W in {H/2, H, H+1, 1.5 H, 2 H} of --train-len)",
+         "a comma list of up to 32 distinct lengths from 1 to 999 or grid sizes HxW / FxHxW"),
     LIST("rope-scaling", M_ANY, false, to_parse_rope_ext, to_print_rope_ext, "LIST",
          "RoPE rows evaluated with HF rope_type TYPE[:FACTOR] each (linear or pi, ntk,\n"
          "                         dynamic, yarn, llama3 | all | none): TYPE alone scales each test length by\n"
@@ -273,8 +276,12 @@ static void apply(const setting *s, to_options *o, const char *value, const char
         char *end;
         errno = 0;
         double v = strtod(value, &end);
-        bad = errno || end == value || *end || (s->kind == K_INT && !to_is_decimal_int(value)) ||
-              to_setting_set_number(s, o, v);
+        int code;
+        if (s->off == F(train_len) && strchr(value, 'x')) /* a grid size HxW / FxHxW: its code (task.h) */
+            bad = rg_size_parse(value, &code) || to_setting_set_number(s, o, code);
+        else
+            bad = errno || end == value || *end || (s->kind == K_INT && !to_is_decimal_int(value)) ||
+                  to_setting_set_number(s, o, v);
     } else if (s->kind == K_PATH) {
         size_t len = strlen(value);
         bad = len < 1 || len > TO_PATH - 1;

@@ -31,6 +31,8 @@
  * buckets past the training distances were never trained); the default (--t5-max-distance 0) is 2 train_len + 1,
  * the longest distance in training, so that every longer distance falls into the last, trained bucket. */
 #define TO_T5_LEGACY_MAX_DISTANCE 128
+#define TO_GRID_SIDE 9       /* RG_GRID_MAX_SIDE: the grid image's rows and columns */
+#define TO_GRID_CELLS (TO_GRID_SIDE * TO_GRID_SIDE)
 #define TO_MAX_EXTS 8
 #define TO_PATH 1024
 #define TO_MAX_MICRO 16
@@ -122,6 +124,11 @@ typedef struct {
     int pos_count[TO_MAX_LENS];
     uint16_t pos_right[TO_MAX_LENS][TO_POS_MAX];
     uint16_t first_wrong[TO_MAX_LENS][TO_POS_MAX + 1];
+    /* Grid tasks (report_grid.c): the grid image of lens[i], cell (row, col) at row * TO_GRID_SIDE + col: of the
+     * cell_count tokens expected there (a cell's symbol or background, over the samples; run.c), cell_right were
+     * generated right. Zero for a 1-D task and in a report read back (report.csv does not hold them). */
+    uint16_t cell_count[TO_MAX_LENS][TO_GRID_CELLS];
+    uint16_t cell_right[TO_MAX_LENS][TO_GRID_CELLS];
 } to_result;
 
 /* ------------------------------------------------------------------ lists.c: list-valued options */
@@ -167,6 +174,9 @@ const char *to_label(rg_pos_kind pos, to_variant v, rg_rope_ext e, double factor
 /* The run's name in file names: "copy-rope-seed1", "copy-rope-theta500k-seed1", "copy-alibi-rand-seed1". */
 const char *to_run_name(rg_task task, rg_pos_kind pos, to_variant v, int seed, char *buf, size_t cap);
 
+/* A test length's name in messages and reports: "n=16" (a 1-D task), "4x8" / "3x4x4" (a grid task's size). */
+const char *to_size_label(rg_task task, int n, char *buf, size_t cap);
+
 /* ------------------------------------------------------------------ protocol.c: the protocol's rules */
 
 /* The default test lengths of training length L (issue 20 §2) into lens (room for TO_MAX_LENS); returns their
@@ -174,6 +184,11 @@ const char *to_run_name(rg_task task, rg_pos_kind pos, to_variant v, int seed, c
  * encodings differ; at most TO_MAX_LENS - 5 of them), then 2L, 3L, 4L; lengths above TO_MAX_TEST_N dropped.
  * L = 16: 8,16,17..24,32,48,64 (13); L = 32: 16,32,33..48,64,96,128 (21). */
 int to_default_test_lens(int L, int *lens);
+/* The default test sizes of a grid task trained at size L (protocol.c; docs/grids.md): one frame: every H x W with
+ * H, W in {ceil(s/2), s, s+1, ceil(1.5 s), 2 s} of the training sides s (at most 9): 4x4 gives 25 sizes 2..8 x 2..8
+ * with 4x8, 8x4 and 8x8; frames F x H x W: F, F+1, 2F frames at H x W and 2H x 2W. Returns the count (0 when L is
+ * not a size of the task). */
+int to_default_grid_sizes(rg_task task, int L, int *lens);
 /* The T5 max_distance of training length L: 2 L + 1, the longest query-key distance of a training sequence
  * (2 L + 2 input tokens), but at least num_buckets / 2 + 1 (the model's lower limit; below it every training
  * distance has its own exact bucket anyway). */
