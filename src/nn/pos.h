@@ -351,7 +351,8 @@ rg_tensor *rg_pos_rope(rg_ctx *c, rg_tensor *x, int n_heads, bool half, const rg
 /* x [B, N, n_heads*hd] (N patches, hd % 4 == 0): in each head, the interleaved pairs of channels [0, hd/2) rotate
  * by col[b*N + n] * theta_i and those of [hd/2, hd) by row[b*N + n] * theta_i, theta_i = base^(-4i/hd),
  * i < hd/4 (Heo et al. 2024, "Rotary Position Embedding for Vision Transformer", RoPE-Axial; as the reference
- * code naver-ai/rope-vit compute_axial_cis, which uses base 100). Backward: the inverse rotation. */
+ * code naver-ai/rope-vit compute_axial_cis, which uses base 100). Backward: the inverse rotation. The model encoding
+ * rope-2d (RG_POS_ROPE_2D, the same file) rotates as this op, bit for bit, with rotary_dim = hd and no rope_scaling. */
 rg_tensor *rg_pos_axial_rope(rg_ctx *c, rg_tensor *x, int n_heads, double base, const int32_t *col,
                              const int32_t *row);
 

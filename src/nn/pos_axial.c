@@ -7,7 +7,8 @@
  * (a, b) -> (a cos - b sin, a sin + b cos). So q.k after the rotation depends on the patches only through
  * (col_q - col_k, row_q - row_k). Angles are computed in double per patch into the step arena.
  * Backward: the inverse rotation (angle -p theta) of the incoming gradient (docs/derivatives.md row
- * "pos_axial_rope"). */
+ * "pos_axial_rope"). The model encodings rope-2d and rope-2d-pixtral (below) build their tables from the config's 1-D
+ * tables and rotate with rg_pos_rope. */
 #include "nn.h"
 
 #include <math.h>
