@@ -386,6 +386,9 @@ static void test_every_encoding_reloads(void **state)
         {"rope-half", "rope-half", "none", 0, 1},
         {"rope-half_partial_ntk", "rope-half", "ntk", 4, 2},
         {"rope_yarn", "rope", "yarn", 0, 2},
+        {"rope-2d", "rope-2d", "none", 0, 1},
+        {"rope-2d-pixtral", "rope-2d-pixtral", "none", 0, 1},
+        {"mrope", "mrope", "none", 0, 1},
     };
     enum { EB = 2, ET = 12 };
     int32_t tok[EB * ET];

@@ -97,7 +97,7 @@ static void test_register_and_parse(void **state)
 {
     /* the built-ins have their stable ids */
     static const char *const NAMES[RG_POS_BUILTIN_COUNT] = {"none", "sinusoidal", "learned", "t5", "xl", "alibi",
-        "rope", "rope-half", "fire", "kerple-log", "kerple-power"};
+        "rope", "rope-half", "fire", "kerple-log", "kerple-power", "rope-2d", "rope-2d-pixtral", "mrope"};
     for (int i = 0; i < RG_POS_BUILTIN_COUNT; i++) {
         rg_pos_kind k;
         assert_int_equal(rg_pos_parse(NAMES[i], &k), RG_OK);
@@ -292,6 +292,18 @@ static void test_train_order_pos_config(void **state)
     const char *all[] = {"--print-config", NULL};
     assert_int_equal(run("examples/train_order", out, sizeof out, all), 0);
     assert_contains(out, "fire,kerple-log,kerple-power\"");
+    /* --pos all: the 11 1-D encodings, not the opt-in grid ones (rope-2d, rope-2d-pixtral, mrope), which are named */
+    const char *all1d[] = {"--pos", "all", "--print-config", NULL};
+    assert_int_equal(run("examples/train_order", out, sizeof out, all1d), 0);
+    assert_contains(out, "\"pos\":\t\"none,sinusoidal,learned,t5,xl,alibi,rope,rope-half,fire,kerple-log,kerple-power\"");
+    const char *grid[] = {"--pos", "mrope,rope-2d", "--pos-config", "mrope_section_t=2,mrope_section_h=2,"
+                          "mrope_section_w=4", "--print-config", NULL};
+    assert_int_equal(run("examples/train_order", out, sizeof out, grid), 0);
+    assert_contains(out, "\"pos\":\t\"rope-2d,mrope\"");
+    assert_contains(out, "mrope_section_t=2,mrope_section_h=2,mrope_section_w=4");
+    const char *badsec[] = {"--pos", "mrope", "--pos-config", "mrope_section_h=4", "--print-config", NULL};
+    assert_int_equal(run("examples/train_order", out, sizeof out, badsec), 2);
+    assert_contains(out, "mrope_section [0, 4, 0] must sum to rotary_dim / 2 = 8 pairs");
     const char *bad[] = {"--pos-config", "kerple_eps=5", NULL};
     assert_int_equal(run("examples/train_order", out, sizeof out, bad), 2);
     assert_contains(out, "kerple_eps");

@@ -21,7 +21,8 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ref_model import POS_ENCODINGS, Config, Model  # noqa: E402
+from ref_model import POS_ENCODINGS, ROPE_AXES, Config, Model  # noqa: E402
+import ref_grid_rot  # noqa: E402,F401  (registers rope-2d, rope-2d-pixtral, mrope in ROPE_AXES)
 
 
 DERIVED_ATTRS = {"rope_layout"}             # /config attributes that are not model fields (derived from them)
@@ -63,10 +64,11 @@ def read_checkpoint(path):
         if ignored:
             print(f"{path}: warning: /config attributes the reference model does not know: {', '.join(ignored)}",
                   file=sys.stderr)
-        foreign = attrs.get("pos_encoding") if attrs.get("pos_encoding") not in POS_ENCODINGS else None
+        known = POS_ENCODINGS + tuple(ROPE_AXES)
+        foreign = attrs.get("pos_encoding") if attrs.get("pos_encoding") not in known else None
         if foreign:
             print(f"{path}: warning: pos_encoding {foreign!r} is not an encoding of the PyTorch reference model "
-                  f"(tools/ref_model.py has {', '.join(POS_ENCODINGS)}): loading it without a position encoding",
+                  f"(tools/ref_model.py has {', '.join(known)}): loading it without a position encoding",
                   file=sys.stderr)
             attrs["pos_encoding"] = "none"
         cfg = Config(**{k: v for k, v in attrs.items() if k in fields})

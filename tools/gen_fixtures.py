@@ -20,6 +20,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ref_model as R  # noqa: E402
 import golden_rope  # noqa: E402
+import ref_grid_rot  # noqa: E402
 
 torch.set_num_threads(1)
 BASE_SEED = 20240601
@@ -468,6 +469,57 @@ def fire_self_check():
     print(f"self-check passed (ref_model FIRE == golden_enc Fire, max diff {diff:.1e})")
 
 
+def grid_axes():
+    """axes [3, 2, 13] of two rows (issue 24): a BOS at (0, 0, 0), then row 0: a 3x4 grid flattened row-major
+    (frame 0, row r, column c); row 1: two 2x3 frames flattened frame by frame (frame 1 + f, row r, column c + 1)."""
+    ax = torch.zeros(3, 2, 13, dtype=torch.long)
+    for n in range(12):
+        ax[:, 0, n + 1] = torch.tensor([0, n // 4, n % 4])
+        ax[:, 1, n + 1] = torch.tensor([1 + n // 6, n % 6 // 3, n % 3 + 1])
+    return ax
+
+
+def grid_rot_fixtures(outdir):
+    """The rotary encodings of the position axes (tools/ref_grid_rot.py) on grid_axes(), in float64: logits, loss
+    and gradients as model_fixture's, plus /input/axes int32 [3, B, T]; partial rotary with NTK and an explicit
+    M-RoPE section with YaRN show that rope_scaling applies."""
+    ref_grid_rot.self_check()
+    cases = [("model_rope-2d.h5", dict(pos_encoding="rope-2d")),
+             ("model_rope-2d-pixtral.h5", dict(pos_encoding="rope-2d-pixtral")),
+             ("model_rope-2d_partial.h5", dict(pos_encoding="rope-2d", rotary_dim=4, rope_ext="ntk", rope_scale=2.0)),
+             ("model_mrope.h5", dict(pos_encoding="mrope", d_model=32)),
+             ("model_mrope_section.h5", dict(pos_encoding="mrope", mrope_section_t=1, mrope_section_h=2,
+                                             mrope_section_w=1, rope_ext="yarn", rope_scale=2.0, rope_orig_len=6))]
+    axes = grid_axes()
+    for fname, kw in cases:
+        cfg = R.Config(**dict(SMALL, **kw))
+        g = gen(fname)
+        model = R.Model(cfg).double()
+        p32 = init_module(model, g)
+        tokens = torch.randint(0, cfg.vocab_size, (2, 13), generator=g)
+        targets = torch.randint(0, cfg.vocab_size, (2, 13), generator=g)
+        targets[torch.rand(2, 13, generator=g) < 0.25] = R.IGNORE_INDEX
+        logits = model(tokens, None, axes)
+        loss = R.lm_loss(logits, targets)
+        model.zero_grad()
+        loss.backward()
+        swapped = model(tokens, None, axes[[0, 2, 1]])   # the control: rows and columns exchanged
+        assert (swapped - logits).abs().max() > 1e-3 and logits.abs().max() < 20
+        with h5py.File(os.path.join(outdir, fname), "w") as f:
+            write_attrs(f, cfg)
+            for n, v in p32.items():
+                f.create_dataset(f"params/{n}", data=v.numpy().astype(np.float32))
+            f.create_dataset("input/tokens", data=tokens.numpy().astype(np.int32))
+            f.create_dataset("input/targets", data=targets.numpy().astype(np.int32))
+            f.create_dataset("input/axes", data=axes.numpy().astype(np.int32))
+            f.create_dataset("expected/logits", data=f64(logits))
+            f.create_dataset("expected/loss", data=np.array([loss.item()], dtype=np.float64))
+            for n, p in model.named_parameters():
+                f.create_dataset(f"expected/grads/{n}", data=f64(p.grad))
+        print(f"wrote {fname}: loss {loss.item():.6f}, rows/columns swapped move the logits by "
+              f"{(swapped - logits).abs().max().item():.3g}")
+
+
 def main():
     outdir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures")
@@ -491,6 +543,7 @@ def main():
     fire_self_check()
     fire_fixtures(outdir)
     kerple_fixtures(outdir)
+    grid_rot_fixtures(outdir)
     attn_fixture(outdir)
     golden_fixture(outdir)
     golden_rope.write(outdir)

@@ -27,6 +27,10 @@ FIRE_DEFAULTS = dict(fire_mlp_width=32, fire_init_c=0.1, fire_init_L=512.0, fire
 ROPE_EXTS = ("none", "pi", "ntk", "yarn", "llama3", "dynamic")
 HF_ROPE_TYPES = {"default": "none", "linear": "pi"}   # HF rope_type names that differ from ours
 IGNORE_INDEX = -100
+# Rotary encodings of the position axes (frame, row, column), registered by tools/ref_grid_rot.py (import it to
+# use them): name -> fn(axes int64 [3, B, T], cfg) -> (cos, sin float64 [B, T, rotary_dim/2], half pairing).
+ROPE_AXES = {}
+MROPE_SECTION = ("mrope_section_t", "mrope_section_h", "mrope_section_w")   # in as_dict for mrope only
 
 
 @dataclass
@@ -60,10 +64,14 @@ class Config:
     fire_eps: float = 0.0
     # KERPLE (Chi et al. 2022): the lower bound of r1, r2 (the reference code's eps); in as_dict for kerple only
     kerple_eps: float = 0.01
+    # M-RoPE's section split (HF rope_scaling.mrope_section); all 0: derived (tools/ref_grid_rot.py)
+    mrope_section_t: int = 0
+    mrope_section_h: int = 0
+    mrope_section_w: int = 0
 
     def __post_init__(self):
         assert self.d_model % self.n_heads == 0
-        assert self.pos_encoding in POS_ENCODINGS, self.pos_encoding
+        assert self.pos_encoding in POS_ENCODINGS or self.pos_encoding in ROPE_AXES, self.pos_encoding
         self.rope_ext = HF_ROPE_TYPES.get(self.rope_ext, self.rope_ext)
         assert self.rope_ext in ROPE_EXTS, self.rope_ext
         assert 0.0 <= self.partial_rotary_factor <= 1.0, self.partial_rotary_factor
@@ -88,6 +96,9 @@ class Config:
         d = asdict(self)
         if not self.pos_encoding.startswith("kerple"):
             del d["kerple_eps"]   # the fixtures of the other encodings stay as they were
+        if self.pos_encoding != "mrope":
+            for k in MROPE_SECTION:
+                del d[k]
         return d
 
     @property
@@ -436,7 +447,7 @@ class Model(nn.Module):
         self.ln_f = nn.LayerNorm(cfg.d_model, eps=1e-5)
         self.lm_head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
 
-    def forward(self, tokens, positions=None):
+    def forward(self, tokens, positions=None, axes=None):
         """Logits of every position: the C model's rg_model_forward without a KV cache.
 
         tokens: int64 (or int32) tensor [B, T] of token ids in [0, vocab_size).
@@ -444,6 +455,8 @@ class Model(nn.Module):
             sorted random positions for randomized-position runs). Absolute encodings read it directly
             (learned: every id < max_len); relative ones (t5, xl, alibi, fire) use the differences p_j - p_i;
             rope / rope-half rotate by it (with the cfg's rope_ext scaling).
+        axes: optional integer tensor [3, B, T], the (frame, row, column) ids of every token, read by the encodings
+            of ROPE_AXES (tools/ref_grid_rot.py); default: every axis is the position.
         Returns float logits [B, T, vocab_size] in the model's dtype (float32, or float64 after model.double()),
         before the softmax; no loss (lm_loss(logits, targets) computes it, targets -100 not counted). The causal
         mask is by index (cfg.causal). Gradients flow as in any nn.Module.
@@ -475,6 +488,10 @@ class Model(nn.Module):
         elif pe in ("rope", "rope-half"):
             cos, sin = rope_cos_sin(positions, cfg)
             kw["rope"] = (cos.to(dtype), sin.to(dtype), cfg.rotary_dim, pe == "rope-half")
+        elif pe in ROPE_AXES:
+            ax = positions.unsqueeze(0).expand(3, B, T) if axes is None else axes.to(torch.long)
+            cos, sin, half = ROPE_AXES[pe](ax, cfg)
+            kw["rope"] = (cos.to(dtype), sin.to(dtype), cfg.rotary_dim, half)
         elif pe == "fire":
             kw["fire_pos"] = (positions, positions)
         elif pe.startswith("kerple"):

@@ -34,6 +34,9 @@ static const rg_pos_encoding *const BUILTINS[RG_POS_BUILTIN_COUNT] = {
     [RG_POS_FIRE] = &rg_pos_enc_fire,
     [RG_POS_KERPLE_LOG] = &rg_pos_enc_kerple_log,
     [RG_POS_KERPLE_POWER] = &rg_pos_enc_kerple_power,
+    [RG_POS_ROPE_2D] = &rg_pos_enc_rope_2d,
+    [RG_POS_ROPE_2D_PIXTRAL] = &rg_pos_enc_rope_2d_pixtral,
+    [RG_POS_MROPE] = &rg_pos_enc_mrope,
 };
 
 static const rg_pos_encoding *reg[RG_POS_MAX];

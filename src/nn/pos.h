@@ -38,6 +38,9 @@ typedef enum {
     RG_POS_FIRE,        /* Li et al. 2023 FIRE learned bias, blocks.{l}.attn.fire.* per layer (pos_ext.h) */
     RG_POS_KERPLE_LOG,  /* Chi et al. 2022 KERPLE log bias -r1 log(1 + r2 |i-j|), blocks.{l}.attn.kerple.* */
     RG_POS_KERPLE_POWER,/* Chi et al. 2022 KERPLE power bias -r1 |i-j|^r2, 0 < r2 <= 2 */
+    RG_POS_ROPE_2D,     /* axial 2-D RoPE (Heo et al. 2024; rope-vit, Llama 4 vision): column pairs, then row pairs */
+    RG_POS_ROPE_2D_PIXTRAL, /* 2-D RoPE of HF Pixtral: row and column alternate through the frequencies (half) */
+    RG_POS_MROPE,       /* M-RoPE (Qwen2-VL): frame, row, column sections of the pairs (half-split) */
     RG_POS_BUILTIN_COUNT/* new built-ins are appended before this; registered encodings follow it */
 } rg_pos_kind;
 
@@ -235,6 +238,7 @@ rg_status rg_pos_config_check(const struct rg_model_config *cfg);
 extern const rg_pos_encoding rg_pos_enc_none, rg_pos_enc_sinusoidal, rg_pos_enc_learned, rg_pos_enc_t5,
     rg_pos_enc_xl, rg_pos_enc_alibi, rg_pos_enc_rope, rg_pos_enc_rope_half, rg_pos_enc_fire, rg_pos_enc_kerple_log,
     rg_pos_enc_kerple_power;
+extern const rg_pos_encoding rg_pos_enc_rope_2d, rg_pos_enc_rope_2d_pixtral, rg_pos_enc_mrope; /* grids: opt-in */
 
 /* ------------------------------------------------------------------ encodings at the op level
  * The descriptors call these (one file per family: src/nn/pos_*.c). They are public so that tests and other
@@ -347,7 +351,8 @@ rg_tensor *rg_pos_rope(rg_ctx *c, rg_tensor *x, int n_heads, bool half, const rg
 /* x [B, N, n_heads*hd] (N patches, hd % 4 == 0): in each head, the interleaved pairs of channels [0, hd/2) rotate
  * by col[b*N + n] * theta_i and those of [hd/2, hd) by row[b*N + n] * theta_i, theta_i = base^(-4i/hd),
  * i < hd/4 (Heo et al. 2024, "Rotary Position Embedding for Vision Transformer", RoPE-Axial; as the reference
- * code naver-ai/rope-vit compute_axial_cis, which uses base 100). Backward: the inverse rotation. */
+ * code naver-ai/rope-vit compute_axial_cis, which uses base 100). Backward: the inverse rotation. The model encoding
+ * rope-2d (RG_POS_ROPE_2D, the same file) rotates as this op, bit for bit, with rotary_dim = hd and no rope_scaling. */
 rg_tensor *rg_pos_axial_rope(rg_ctx *c, rg_tensor *x, int n_heads, double base, const int32_t *col,
                              const int32_t *row);
 

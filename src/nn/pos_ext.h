@@ -24,6 +24,11 @@
  * instead. */
 rg_status rg_mrope_check_section(const int mrope_section[RG_MROPE_AXES], int rotary_dim);
 
+/* The section split of the model encoding "mrope" for cfg: its settings mrope_section_t, _h, _w, or, when all three
+ * are 0, the split derived from rotary_dim / 2 = n pairs by Qwen2-VL's [16, 24, 24] of 64: h = w = round(3n/8)
+ * (halves up), t = n - 2h (pos_mrope.c). Not validated (rg_model_config_validate checks it). */
+void rg_mrope_section_of(const rg_model_config *cfg, int out[RG_MROPE_AXES]);
+
 /* Text-only position ids: writes pos[t] to all three axes, out[a*n + t] = pos[t] for a < 3, t < n (Qwen2-VL gives
  * text tokens equal temporal, height and width ids). out has 3*n entries. */
 void rg_mrope_text_positions(const int32_t *pos, int64_t n, int32_t *out);

@@ -68,3 +68,71 @@ rg_tensor *rg_pos_mrope(rg_ctx *c, rg_tensor *x, int n_heads, bool half, const r
 {
     return rg_pos_rope(c, x, n_heads, half, tab);
 }
+
+/* ------------------------------------------------------------------ the model encoding mrope
+ * M-RoPE as an encoding of the model: q and k of every token rotated by its (frame, row, column) axis ids (pos.h
+ * "position axes", M-RoPE's order; without axes all three are the 1-D position, as Qwen2-VL's text tokens, and the
+ * model is rope-half bit for bit). Half-split pairing as HF Qwen2-VL; every RoPE setting of the config applies
+ * (rope_base = rope_theta, rotary_dim, rope_scaling), through rg_mrope_table_new at the length largest id of the
+ * three axes + 1 (HF's dynamic update takes the largest position id too). The section split is three declared
+ * settings (HF rope_scaling.mrope_section = [t, h, w]); all three 0 (the default) derives it from the number of
+ * rotary pairs n = rotary_dim / 2 by Qwen2-VL's [16, 24, 24] of 64: h = w = round(3n/8) (halves up), t = n - 2h
+ * (n = 64: [16, 24, 24]; 8: [2, 3, 3]; 4: [0, 2, 2]; 2: [0, 1, 1]). Set ones are checked with
+ * rg_mrope_check_section (they must sum to n). */
+
+static const rg_pos_setting MROPE_SETTINGS[] = {
+    {"mrope_section_t", RG_POS_SETTING_INT, 0, 0, 65536,
+     "M-RoPE pairs of the frame axis (HF mrope_section[0]; all three 0: derived, Qwen2-VL's 16/64 of the pairs)"},
+    {"mrope_section_h", RG_POS_SETTING_INT, 0, 0, 65536, "M-RoPE pairs of the row axis (HF mrope_section[1])"},
+    {"mrope_section_w", RG_POS_SETTING_INT, 0, 0, 65536, "M-RoPE pairs of the column axis (HF mrope_section[2])"},
+};
+
+void rg_mrope_section_of(const rg_model_config *cfg, int out[RG_MROPE_AXES])
+{
+    for (int a = 0; a < RG_MROPE_AXES; a++) out[a] = (int)rg_pos_config_get(cfg, MROPE_SETTINGS[a].name);
+    if (out[0] || out[1] || out[2]) return;
+    int n = rg_rope_dim(cfg) / 2;
+    out[1] = out[2] = (3 * n + 4) / 8;
+    out[0] = n - 2 * out[1];
+}
+
+static rg_status mrope_validate(const rg_model_config *cfg)
+{
+    int sec[RG_MROPE_AXES];
+    rg_mrope_section_of(cfg, sec);
+    return rg_mrope_check_section(sec, rg_rope_dim(cfg));
+}
+
+typedef struct {
+    rg_rope_table tab;
+    int n_heads;
+} mrope_prep;
+
+static void *mrope_prepare(rg_ctx *c, void *state, const rg_model_config *cfg, const rg_pos_summary *s)
+{
+    (void)state;
+    mrope_prep *p = rg_arena_alloc(&c->arena, sizeof *p);
+    int nr = s->rows_shared ? s->T : s->B * s->T, sec[RG_MROPE_AXES];
+    rg_mrope_section_of(cfg, sec);
+    int32_t *pos3 = rg_arena_alloc(&c->arena, (size_t)RG_MROPE_AXES * nr * sizeof(int32_t)), top = INT32_MIN;
+    for (int a = 0; a < RG_MROPE_AXES; a++) {
+        memcpy(pos3 + (int64_t)a * nr, rg_pos_q_axis(s, a), (size_t)nr * sizeof(int32_t));
+        top = s->q_axis_max[a] > top ? s->q_axis_max[a] : top;
+    }
+    p->tab = rg_mrope_table_new(c, cfg, sec, pos3, nr, (int64_t)top + 1);
+    p->n_heads = cfg->n_heads;
+    return p;
+}
+
+static void mrope_rotate_qk(rg_ctx *c, const void *prep, rg_tensor **q, rg_tensor **k)
+{
+    const mrope_prep *p = prep;
+    *q = rg_pos_mrope(c, *q, p->n_heads, true, &p->tab);
+    *k = rg_pos_mrope(c, *k, p->n_heads, true, &p->tab);
+}
+
+const rg_pos_encoding rg_pos_enc_mrope = {
+    .name = "mrope", .doc = "M-RoPE (Qwen2-VL): half-split pairs in frame, row, column sections (mrope_section_*), "
+    "each rotated by its axis id (Wang et al. 2024)",
+    .rope_layout = "half", .settings = MROPE_SETTINGS, .n_settings = 3, .validate = mrope_validate,
+    .prepare = mrope_prepare, .rotate_qk = mrope_rotate_qk, .flags = RG_POS_OPT_IN};
