@@ -111,7 +111,7 @@ $(BUILD)/tests/test_task $(BUILD)/tests/test_task_registry $(BUILD)/tests/test_t
 
 # the end-to-end tests of train_order share a harness (tests/to_harness.c)
 TO_TESTS := $(BUILD)/tests/test_train_order $(BUILD)/tests/test_train_order_input $(BUILD)/tests/test_mpi \
-  $(BUILD)/tests/test_custom_task
+  $(BUILD)/tests/test_custom_task $(BUILD)/tests/test_grid_engine
 $(TO_TESTS): $(BUILD)/tests/%: $(BUILD)/f32/tests/%.o $(BUILD)/f32/tests/to_harness.o $(TEST_COMMON32) $(LIB32)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(PKG_LIBS)

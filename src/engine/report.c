@@ -203,8 +203,16 @@ static void md_config(to_out *w, const to_options *o, const to_table *t, const t
     char pos_cfg[2048];
     to_print_pos_config(o, pos_cfg, sizeof pos_cfg);
     if (pos_cfg[0]) to_out_printf(w, "- encoding settings (--pos-config): %s\n", pos_cfg);
-    to_out_printf(w, "- training: %d steps, batch %d, n uniform in 1..%d, AdamW lr %g betas (%g, %g) eps %g wd %g, "
-                     "clip %g, warmup %d then cosine to %g x lr%s\n", o->steps, o->batch, L, o->lr, o->beta1, o->beta2,
+    char train[96];
+    bool grid = false;
+    for (int k = 0; k < t->n_rows; k++) grid |= rg_task_is_grid(t->rows[k].task);
+    if (grid) { /* grid tasks: every side drawn up to the training size's (rg_task_train_size, docs/grids.md) */
+        char size[32];
+        snprintf(train, sizeof train, "grid sizes up to %s (each side uniform from 1)",
+                 rg_task_size_text(t->rows[0].task, L, size, sizeof size));
+    } else snprintf(train, sizeof train, "n uniform in 1..%d", L);
+    to_out_printf(w, "- training: %d steps, batch %d, %s, AdamW lr %g betas (%g, %g) eps %g wd %g, "
+                     "clip %g, warmup %d then cosine to %g x lr%s\n", o->steps, o->batch, train, o->lr, o->beta1, o->beta2,
                   o->eps, o->weight_decay, o->clip, o->warmup, o->min_lr_frac,
                   o->random_positions ? ", randomized positions" : "");
     char lr[256];
