@@ -38,6 +38,11 @@ typedef enum {
     RG_POS_FIRE,        /* Li et al. 2023 FIRE learned bias, blocks.{l}.attn.fire.* per layer (pos_ext.h) */
     RG_POS_KERPLE_LOG,  /* Chi et al. 2022 KERPLE log bias -r1 log(1 + r2 |i-j|), blocks.{l}.attn.kerple.* */
     RG_POS_KERPLE_POWER,/* Chi et al. 2022 KERPLE power bias -r1 |i-j|^r2, 0 < r2 <= 2 */
+    RG_POS_LEARNED_2D,  /* learned row + column tables pos_emb_row.weight, pos_emb_col.weight (pos_grid_bias.h) */
+    RG_POS_SINUSOIDAL_2D,/* MAE's 2-D sin/cos: half the channels the column, half the row (pos_grid_bias.h) */
+    RG_POS_ALIBI_2D_MANHATTAN, /* ALiBi -m_h (|dr| + |dc|) (pos_grid_bias.h) */
+    RG_POS_ALIBI_2D_EUCLIDEAN, /* ALiBi -m_h sqrt(dr^2 + dc^2) (pos_grid_bias.h) */
+    RG_POS_T5_2D,       /* T5 buckets per axis, rel_bias_row.weight + rel_bias_col.weight (pos_grid_bias.h) */
     RG_POS_BUILTIN_COUNT/* new built-ins are appended before this; registered encodings follow it */
 } rg_pos_kind;
 
