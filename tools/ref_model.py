@@ -436,7 +436,7 @@ class Model(nn.Module):
         self.ln_f = nn.LayerNorm(cfg.d_model, eps=1e-5)
         self.lm_head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
 
-    def forward(self, tokens, positions=None):
+    def forward(self, tokens, positions=None, axes=None):
         """Logits of every position: the C model's rg_model_forward without a KV cache.
 
         tokens: int64 (or int32) tensor [B, T] of token ids in [0, vocab_size).
@@ -444,6 +444,8 @@ class Model(nn.Module):
             sorted random positions for randomized-position runs). Absolute encodings read it directly
             (learned: every id < max_len); relative ones (t5, xl, alibi, fire) use the differences p_j - p_i;
             rope / rope-half rotate by it (with the cfg's rope_ext scaling).
+        axes: optional integer tensor [3, B, T], the (frame, row, column) ids of every token (the C model's
+            rg_model_forward_axes); the encodings here do not read them (the grid ones: tools/ref_grid_bias.py).
         Returns float logits [B, T, vocab_size] in the model's dtype (float32, or float64 after model.double()),
         before the softmax; no loss (lm_loss(logits, targets) computes it, targets -100 not counted). The causal
         mask is by index (cfg.causal). Gradients flow as in any nn.Module.
