@@ -36,8 +36,12 @@ static void grid_axes(int32_t *ax)
 static const struct {
     const char *file, *pos;
 } FIXTURES[] = {
-    {"learned-2d", "learned-2d"},       {"sinusoidal-2d", "sinusoidal-2d"}, {"alibi-2d-manhattan", "alibi-2d-manhattan"},
-    {"alibi-2d-euclidean", "alibi-2d-euclidean"}, {"t5-2d", "t5-2d"},      {"t5-2d_buckets", "t5-2d"},
+    {"learned-2d", "learned-2d"},
+    {"sinusoidal-2d", "sinusoidal-2d"},
+    {"alibi-2d-manhattan", "alibi-2d-manhattan"},
+    {"alibi-2d-euclidean", "alibi-2d-euclidean"},
+    {"t5-2d", "t5-2d"},
+    {"t5-2d_buckets", "t5-2d"},
 };
 #define N_FIXTURES (int)(sizeof FIXTURES / sizeof FIXTURES[0])
 
@@ -107,7 +111,8 @@ static void test_fixtures(void **state)
                       alibi ? "no axes" : "swapped axes", control);
         if (!(worst_logit <= 1e-5 && loss_err <= 1e-5 && worst_grad <= 1e-5))
             print_message("FAIL %s differs from the fixture\n", file), failed++;
-        if (!(control > 1e-3)) print_message("FAIL %s: the control agrees with the fixture (%g)\n", file, control), failed++;
+        if (!(control > 1e-3))
+            print_message("FAIL %s: the control agrees with the fixture (%g)\n", file, control), failed++;
         free(want), free(wl), free(tokens), free(targets), free(axes);
         rg_ctx_free(c);
         rg_model_free(m);

@@ -76,7 +76,8 @@ static rg_tensor *euclidean_bias(rg_ctx *c, void *state, const void *prep, int l
 }
 
 const rg_pos_encoding rg_pos_enc_alibi_2d_manhattan = {
-    .name = "alibi-2d-manhattan", .doc = "ALiBi bias -m_h (|dr| + |dc|) on (row, column) ids (Press et al. 2022 slopes)",
+    .name = "alibi-2d-manhattan",
+    .doc = "ALiBi bias -m_h (|dr| + |dc|) on (row, column) ids (Press et al. 2022 slopes)",
     .state_new = alibi_2d_new, .score_bias = manhattan_bias, .state_free = free, .flags = RG_POS_OPT_IN};
 
 const rg_pos_encoding rg_pos_enc_alibi_2d_euclidean = {

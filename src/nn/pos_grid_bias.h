@@ -5,7 +5,8 @@
  *   sinusoidal-2d       (pos_sinusoidal_2d.c)  h = tok sqrt(d) + PE2(r, c), MAE's get_2d_sincos_pos_embed layout
  *   alibi-2d-manhattan  (pos_alibi_2d.c)       bias = -m_h (|r_i - r_j| + |c_i - c_j|)
  *   alibi-2d-euclidean  (pos_alibi_2d.c)       bias = -m_h sqrt((r_i - r_j)^2 + (c_i - c_j)^2)
- *   t5-2d               (pos_t5_2d.c)          bias = rel_bias_row.weight[bucket(dr), h] + rel_bias_col.weight[bucket(dc), h]
+ *   t5-2d               (pos_t5_2d.c)          bias = rel_bias_row.weight[bucket(dr), h]
+ *                                                     + rel_bias_col.weight[bucket(dc), h]
  * All carry RG_POS_OPT_IN (not in train_order's --pos all). Layouts as pos.h: tok/h [B, T, d], ids int32 [B*T]
  * (queries) and [B*S] (keys), biases [H, T, S] when s->rows_shared, else [B, H, T, S]. Formulas, sources and
  * tests: docs/encodings.md ("2-D absolute encodings and biases"); backward rows: docs/derivatives.md. */

@@ -29,7 +29,8 @@ rg_status rg_pos_learned_2d(rg_ctx *c, rg_tensor *tok, rg_tensor *row_table, rg_
     RG_ASSERT(row_table && col_table && row_table->ndim == 2 && col_table->ndim == 2 && tok->ndim >= 1 &&
               tok->shape[tok->ndim - 1] == row_table->shape[1] && row_table->shape[1] == col_table->shape[1],
               "pos_learned_2d: tok %s, tables %s and %s do not fit", rg_shape_str(tok, s1, 64),
-              row_table ? rg_shape_str(row_table, s2, 64) : "NULL", col_table ? rg_shape_str(col_table, s3, 64) : "NULL");
+              row_table ? rg_shape_str(row_table, s2, 64) : "NULL",
+              col_table ? rg_shape_str(col_table, s3, 64) : "NULL");
     int64_t n = tok->numel / row_table->shape[1];
     rg_status st = check_ids(row, n, row_table->shape[0], "pos_emb_row.weight", "learned_2d_max_rows");
     if (!st) st = check_ids(col, n, col_table->shape[0], "pos_emb_col.weight", "learned_2d_max_cols");

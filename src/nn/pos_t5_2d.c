@@ -47,7 +47,8 @@ rg_tensor *rg_pos_t5_2d_bias(rg_ctx *c, rg_tensor *table_row, rg_tensor *table_c
     RG_ASSERT(table_row && table_col && table_row->ndim == 2 && table_col->ndim == 2 &&
               table_row->shape[0] == table_col->shape[0] && table_row->shape[1] == table_col->shape[1],
               "pos_t5_2d_bias: tables %s and %s must both be [num_buckets, H]",
-              table_row ? rg_shape_str(table_row, s1, 64) : "NULL", table_col ? rg_shape_str(table_col, s2, 64) : "NULL");
+              table_row ? rg_shape_str(table_row, s1, 64) : "NULL",
+              table_col ? rg_shape_str(table_col, s2, 64) : "NULL");
     const int nb = table_row->shape[0], H = table_row->shape[1], T = s->T, S = s->S;
     RG_ASSERT(nb >= 4 && max_distance > nb / 4, "pos_t5_2d_bias: %d buckets, max_distance %d", nb, max_distance);
     const int Bq = s->rows_shared ? 1 : s->B;
