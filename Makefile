@@ -236,7 +236,7 @@ INCLUDEDIR ?= $(PREFIX)/include
 BINDIR ?= $(PREFIX)/bin
 DATADIR ?= $(PREFIX)/share/ropegrad
 PUBLIC_HEADERS := src/ropegrad.h src/version.h src/tensor/tensor.h src/tensor/ops.h src/tensor/rng.h src/tensor/blas.h \
-  src/autograd/autograd.h src/nn/nn.h src/nn/pos.h src/nn/pos_ext.h src/nn/generate.h src/io/checkpoint.h src/io/atomic.h \
+  src/autograd/autograd.h src/nn/nn.h src/nn/pos.h src/nn/pos_ext.h src/nn/pos_grid_bias.h src/nn/generate.h src/io/checkpoint.h src/io/atomic.h \
   src/task/task.h src/engine/engine.h
 INSTALLED_LIBS := libropegrad.a libropegrad_f64.a libropegrad_tasks.a libropegrad_engine.a libropegrad.so.$(VERSION)
 .PHONY: install install-files uninstall

@@ -97,7 +97,8 @@ static void test_register_and_parse(void **state)
 {
     /* the built-ins have their stable ids */
     static const char *const NAMES[RG_POS_BUILTIN_COUNT] = {"none", "sinusoidal", "learned", "t5", "xl", "alibi",
-        "rope", "rope-half", "fire", "kerple-log", "kerple-power", "rope-2d", "rope-2d-pixtral", "mrope"};
+        "rope", "rope-half", "fire", "kerple-log", "kerple-power", "rope-2d", "rope-2d-pixtral", "mrope",
+        "learned-2d", "sinusoidal-2d", "alibi-2d-manhattan", "alibi-2d-euclidean", "t5-2d"};
     for (int i = 0; i < RG_POS_BUILTIN_COUNT; i++) {
         rg_pos_kind k;
         assert_int_equal(rg_pos_parse(NAMES[i], &k), RG_OK);

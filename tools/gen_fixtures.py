@@ -21,6 +21,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ref_model as R  # noqa: E402
 import golden_rope  # noqa: E402
 import ref_grid_rot  # noqa: E402
+import ref_grid_bias as RG  # noqa: E402
 
 torch.set_num_threads(1)
 BASE_SEED = 20240601
@@ -520,6 +521,60 @@ def grid_rot_fixtures(outdir):
               f"{(swapped - logits).abs().max().item():.3g}")
 
 
+def grid_bias_axes():
+    """[3, 2, 13] (frame, row, column): a BOS at (0, 0, 0), then row 0 a 3 x 4 grid flattened row-major (frame 0),
+    row 1 a 4 x 3 grid with rows and columns offset by 1 (frame 1): different ids per row, dc < 0 between
+    neighbours of the raster order."""
+    ax = torch.zeros(3, 2, 13, dtype=torch.long)
+    for k in range(12):
+        ax[:, 0, k + 1] = torch.tensor([0, k // 4, k % 4])
+        ax[:, 1, k + 1] = torch.tensor([1, 1 + k // 3, 1 + k % 3])
+    return ax
+
+
+def grid_bias_fixtures(outdir):
+    """The 2-D encodings of tools/ref_grid_bias.py (issue 24): model_<name>.h5 with /input/axes [3, B, T] (the C
+    test feeds them to rg_model_forward_axes), two rows of lengths 13 and 9; learned-2d with tables of 5 rows and 6
+    columns, t5-2d with the default buckets and with 8 buckets up to distance 5 (logarithmic buckets in use)."""
+    RG.self_check()
+    ax = grid_bias_axes()
+    cases = (("learned-2d", "learned-2d", dict(learned_2d_max_rows=5, learned_2d_max_cols=6)),
+             ("sinusoidal-2d", "sinusoidal-2d", {}), ("alibi-2d-manhattan", "alibi-2d-manhattan", {}),
+             ("alibi-2d-euclidean", "alibi-2d-euclidean", {}), ("t5-2d", "t5-2d", {}),
+             ("t5-2d_buckets", "t5-2d", dict(t5_2d_num_buckets=8, t5_2d_max_distance=5)))
+    for fname, pe, kw in cases:
+        cfg = RG.Config(**SMALL, pos_encoding=pe, **kw)
+        name = f"model_{fname}.h5"
+        g = gen(name)
+        model = RG.Model(cfg).double()
+        p32 = init_module(model, g)
+        tokens = torch.zeros(2, 13, dtype=torch.long)
+        targets = torch.full((2, 13), R.IGNORE_INDEX, dtype=torch.long)
+        for b, L in enumerate((13, 9)):
+            tokens[b, :L] = torch.randint(1, cfg.vocab_size, (L,), generator=g)
+            targets[b, : L - 1] = tokens[b, 1:L]
+        logits = model(tokens, axes=ax)
+        loss = R.lm_loss(logits, targets)
+        loss.backward()
+        assert logits.abs().max() < 20, "logits not O(1)"
+        # the axes are read: rows and columns swapped (ALiBi's distances are symmetric in them: the 1-D positions)
+        other = model(tokens) if pe.startswith("alibi") else model(tokens, axes=ax[[0, 2, 1]])
+        assert (other - logits).abs().max() > 1e-3, fname
+        path = os.path.join(outdir, name)
+        with h5py.File(path, "w") as f:
+            write_attrs(f, cfg)
+            for n, v in p32.items():
+                f.create_dataset(f"params/{n}", data=v.numpy().astype(np.float32))
+            f.create_dataset("input/tokens", data=tokens.numpy().astype(np.int32))
+            f.create_dataset("input/targets", data=targets.numpy().astype(np.int32))
+            f.create_dataset("input/axes", data=ax.numpy().astype(np.int32))
+            f.create_dataset("expected/logits", data=f64(logits))
+            f.create_dataset("expected/loss", data=np.array([loss.item()], dtype=np.float64))
+            for n, p in model.named_parameters():
+                f.create_dataset(f"expected/grads/{n}", data=f64(p.grad))
+        print(f"wrote {path}: loss {loss.item():.6f}")
+
+
 def main():
     outdir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures")
@@ -544,6 +599,7 @@ def main():
     fire_fixtures(outdir)
     kerple_fixtures(outdir)
     grid_rot_fixtures(outdir)
+    grid_bias_fixtures(outdir)
     attn_fixture(outdir)
     golden_fixture(outdir)
     golden_rope.write(outdir)

@@ -456,7 +456,8 @@ class Model(nn.Module):
             (learned: every id < max_len); relative ones (t5, xl, alibi, fire) use the differences p_j - p_i;
             rope / rope-half rotate by it (with the cfg's rope_ext scaling).
         axes: optional integer tensor [3, B, T], the (frame, row, column) ids of every token, read by the encodings
-            of ROPE_AXES (tools/ref_grid_rot.py); default: every axis is the position.
+            of ROPE_AXES (tools/ref_grid_rot.py) and by the 2-D biases (tools/ref_grid_bias.py); default: every axis is
+            the position.
         Returns float logits [B, T, vocab_size] in the model's dtype (float32, or float64 after model.double()),
         before the softmax; no loss (lm_loss(logits, targets) computes it, targets -100 not counted). The causal
         mask is by index (cfg.causal). Gradients flow as in any nn.Module.

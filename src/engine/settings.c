@@ -180,8 +180,8 @@ void to_options_default(to_options *o)
 {
     memset(o, 0, sizeof *o);
     o->tasks[RG_TASK_COPY] = true;
-    /* --pos all: every encoding but the opt-in (grid) ones */
-    for (int i = 0; i < rg_pos_count(); i++) o->pos[i] = !(rg_pos_encoding_of((rg_pos_kind)i)->flags & RG_POS_OPT_IN);
+    char all[] = "all";
+    to_parse_pos(o, all); /* the default is --pos all: every encoding but the opt-in ones (the grid encodings) */
     o->seed_list[0] = 1;
     o->n_seeds = 1;
     o->steps = 10000; /* docs/protocol.md: the budget at which the encodings that learn copy have learned it */

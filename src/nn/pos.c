@@ -11,6 +11,7 @@
  */
 #include "pos.h"
 #include "nn.h"
+#include "pos_grid_bias.h"
 
 #include <errno.h>
 #include <math.h>
@@ -37,6 +38,11 @@ static const rg_pos_encoding *const BUILTINS[RG_POS_BUILTIN_COUNT] = {
     [RG_POS_ROPE_2D] = &rg_pos_enc_rope_2d,
     [RG_POS_ROPE_2D_PIXTRAL] = &rg_pos_enc_rope_2d_pixtral,
     [RG_POS_MROPE] = &rg_pos_enc_mrope,
+    [RG_POS_LEARNED_2D] = &rg_pos_enc_learned_2d,
+    [RG_POS_SINUSOIDAL_2D] = &rg_pos_enc_sinusoidal_2d,
+    [RG_POS_ALIBI_2D_MANHATTAN] = &rg_pos_enc_alibi_2d_manhattan,
+    [RG_POS_ALIBI_2D_EUCLIDEAN] = &rg_pos_enc_alibi_2d_euclidean,
+    [RG_POS_T5_2D] = &rg_pos_enc_t5_2d,
 };
 
 static const rg_pos_encoding *reg[RG_POS_MAX];

@@ -41,6 +41,11 @@ typedef enum {
     RG_POS_ROPE_2D,     /* axial 2-D RoPE (Heo et al. 2024; rope-vit, Llama 4 vision): column pairs, then row pairs */
     RG_POS_ROPE_2D_PIXTRAL, /* 2-D RoPE of HF Pixtral: row and column alternate through the frequencies (half) */
     RG_POS_MROPE,       /* M-RoPE (Qwen2-VL): frame, row, column sections of the pairs (half-split) */
+    RG_POS_LEARNED_2D,  /* learned row + column tables pos_emb_row.weight, pos_emb_col.weight (pos_grid_bias.h) */
+    RG_POS_SINUSOIDAL_2D,/* MAE's 2-D sin/cos: half the channels the column, half the row (pos_grid_bias.h) */
+    RG_POS_ALIBI_2D_MANHATTAN, /* ALiBi -m_h (|dr| + |dc|) (pos_grid_bias.h) */
+    RG_POS_ALIBI_2D_EUCLIDEAN, /* ALiBi -m_h sqrt(dr^2 + dc^2) (pos_grid_bias.h) */
+    RG_POS_T5_2D,       /* T5 buckets per axis, rel_bias_row.weight + rel_bias_col.weight (pos_grid_bias.h) */
     RG_POS_BUILTIN_COUNT/* new built-ins are appended before this; registered encodings follow it */
 } rg_pos_kind;
 
