@@ -58,7 +58,7 @@ EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c)
 ENGINE_LIB := $(BUILD)/libropegrad_engine.a
 ENGINE_OBJ := $(patsubst %.c,$(BUILD)/f32/%.o,$(wildcard src/engine/*.c))
 
-.PHONY: all lib test run experiment experiment-small experiment-variants experiment-lm experiment-tricks bench sanitize clean deps fixtures
+.PHONY: all lib test run experiment experiment-small experiment-variants experiment-lm experiment-tricks experiment-grids bench sanitize clean deps fixtures
 # Keep the objects make builds on the way to a test or example (it would delete them as intermediate files, and
 # recompile them on the next `make run` or `make experiment`).
 .SECONDARY:
@@ -201,6 +201,14 @@ experiment-lm: all
 	$(BUILD)/examples/train_order --task lm,lm_en --pos sinusoidal,learned,rope,t5,alibi,none --seeds 3 --steps 3000 --train-len 32 --out out/experiment-lm $(RUN_ARGS)
 experiment-tricks: all
 	$(BUILD)/examples/train_order --task copy,copy_coupled,copy_hints,reverse,reverse_coupled,reverse_hints --pos learned,rope,alibi,none --seeds 3 --out out/experiment-tricks $(RUN_ARGS)
+
+# The grid comparison (issue 24, docs/grids.md, docs/results-grids.md): grid_copy and grid_lookup trained on grids
+# up to 4x4, tested at 3x3 .. 8x8, 4x8, 8x4, 4x6, 6x4, with NoPE, 1-D RoPE over the raster index, axial 2-D RoPE,
+# M-RoPE and the 2-D absolute / bias encodings; three seeds, 800 steps (the budget of docs/results-grids.md):
+# 2 x 8 x 3 = 48 runs, measured 51 min at --jobs 2 on the 2-core machine under a load average of about 15 (other
+# sessions); writes out/experiment-grids/report.md, heat_<task>.svg, cells_<task>.svg.
+experiment-grids: all
+	$(BUILD)/examples/train_order --task grid_copy,grid_lookup --pos none,rope,rope-2d,mrope,learned-2d,sinusoidal-2d,alibi-2d-manhattan,t5-2d --seeds 3 --steps 800 --train-len 4x4 --test-lens 3x3,4x4,5x5,6x6,8x8,4x8,8x4,4x6,6x4 --rope-scaling none --eval-every 100 --out out/experiment-grids $(RUN_ARGS)
 
 # The benchmark of issue 8 (bench/README.md): the C training step next to PyTorch's, and the sgemm ceiling, run
 # once with the environment as given and once with OPENBLAS_CORETYPE=Haswell. A benchmark, never part of `make test`.
