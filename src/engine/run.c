@@ -6,7 +6,6 @@
 #include "train_order.h"
 #include "mpi.h"
 #include "lm_run.h"
-#include "task/grid.h"
 
 #include <errno.h>
 #include <math.h>
@@ -82,48 +81,13 @@ rg_status to_eval_positions(bool random, uint64_t seed, uint64_t base, rg_task t
  * without one), and into r's slot (when r is not NULL and G <= TO_POS_MAX) the per-position accounting by token
  * equality (to_position_count). At positions 0.., or at row i of pos [count, P + G] if not NULL. RG_ERR_ARG when a
  * position passes the learned table. */
-/* A grid task's axis ids of count prompts [count, P]: *axes [RG_POS_AXES, count, P + G] malloc'ed (NULL for a 1-D
- * task, whose forward has none). */
-static rg_status eval_axes(rg_task task, int n, const int32_t *prompts, int count, int32_t **axes)
-{
-    *axes = NULL;
-    if (!rg_task_is_grid(task)) return RG_OK;
-    int P = rg_task_prompt_len(task, n), T = rg_task_total_len(task, n);
-    if (!(*axes = malloc(sizeof(int32_t) * RG_POS_AXES * (size_t)count * T)))
-        return rg_error(RG_ERR_NOMEM, "evaluation axes n=%d: out of memory", n);
-    rg_status st = RG_OK;
-    for (int i = 0; i < count && st == RG_OK; i++) /* row i: axis a at a * count * T + i * T */
-        st = rg_task_axes(task, n, prompts + (int64_t)i * P, *axes + (int64_t)i * T, (int64_t)count * T);
-    if (st) { free(*axes); *axes = NULL; }
-    return st;
-}
-
-/* The grid image of a grid task's outputs (to_result.cell_right): each expected target token that is a cell's
- * symbol ('a'..'z' or the background '.') counts at its cell (axis row, axis column - 1; grid.c's layout). */
-static void cell_count(rg_task task, int n, const int32_t *gen, const int32_t *want, const int32_t *axes, int count,
-                       to_result *r, int slot)
-{
-    int P = rg_task_prompt_len(task, n), G = rg_task_target_len(task, n), T = P + G;
-    int64_t stride = (int64_t)count * T;
-    for (int i = 0; i < count; i++)
-        for (int j = 0; j < G; j++) {
-            int32_t w = want[(int64_t)i * G + j];
-            if (!((w >= RG_TOK_SYM0 && w < RG_TOK_SYM0 + RG_TASK_NSYM) || w == RG_GRID_TOK_BG)) continue;
-            int64_t at = (int64_t)i * T + P + j;
-            int row = axes[stride + at], col = axes[2 * stride + at] - 1;
-            if (row < 0 || row >= RG_GRID_MAX_SIDE || col < 0 || col >= RG_GRID_MAX_SIDE) continue;
-            r->cell_count[slot][row * RG_GRID_MAX_SIDE + col]++;
-            r->cell_right[slot][row * RG_GRID_MAX_SIDE + col] += gen[(int64_t)i * G + j] == w;
-        }
-}
-
 static rg_status evaluate_rows(rg_model *m, rg_task task, int n, const int32_t *prompts, const int32_t *want,
                                int count, const int32_t *pos, double *exact, double *token_acc, to_result *r,
                                int slot)
 {
     int P = rg_task_prompt_len(task, n), G = rg_task_target_len(task, n);
     int32_t *gen = malloc(sizeof(int32_t) * (size_t)count * G), *axes = NULL;
-    rg_status st = gen ? eval_axes(task, n, prompts, count, &axes)
+    rg_status st = gen ? to_eval_axes(task, n, prompts, count, &axes)
                        : rg_error(RG_ERR_NOMEM, "evaluation n=%d: out of memory", n);
     if (st == RG_OK) st = rg_generate_axes(m, prompts, count, P, G, pos, axes, EVAL_BATCH, gen);
     rg_task_score sc = {0};
@@ -132,7 +96,7 @@ static rg_status evaluate_rows(rg_model *m, rg_task task, int n, const int32_t *
         r->pos_count[slot] = count;
         to_position_count(gen, want, count, G, r->pos_right[slot], r->first_wrong[slot]);
     }
-    if (st == RG_OK && r && axes) cell_count(task, n, gen, want, axes, count, r, slot);
+    if (st == RG_OK && r && axes) to_cell_count(task, n, gen, want, axes, count, r, slot);
     free(gen);
     free(axes);
     *exact = st ? NAN : rg_task_exact_match(&sc);
