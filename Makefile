@@ -205,8 +205,8 @@ experiment-tricks: all
 # The grid comparison (issue 24, docs/grids.md, docs/results-grids.md): grid_copy and grid_lookup trained on grids
 # up to 4x4, tested at 3x3 .. 8x8, 4x8, 8x4, 4x6, 6x4, with NoPE, 1-D RoPE over the raster index, axial 2-D RoPE,
 # M-RoPE and the 2-D absolute / bias encodings; three seeds, 800 steps (the budget of docs/results-grids.md):
-# 2 x 8 x 3 = 48 runs, measured 51 min at --jobs 2 on the 2-core machine under a load average of about 15 (other
-# sessions); writes out/experiment-grids/report.md, heat_<task>.svg, cells_<task>.svg.
+# 2 x 8 x 3 = 48 runs, measured 39 min 40 s (2375 s) at --jobs 2 on the 2-core machine while other sessions ran
+# (load average 16 at the start, 8 at the end); writes out/experiment-grids/report.md, heat_<task>.svg, cells_<task>.svg.
 experiment-grids: all
 	$(BUILD)/examples/train_order --task grid_copy,grid_lookup --pos none,rope,rope-2d,mrope,learned-2d,sinusoidal-2d,alibi-2d-manhattan,t5-2d --seeds 3 --steps 800 --train-len 4x4 --test-lens 3x3,4x4,5x5,6x6,8x8,4x8,8x4,4x6,6x4 --rope-scaling none --eval-every 100 --out out/experiment-grids $(RUN_ARGS)
 
