@@ -30,7 +30,8 @@ static const grid_case CASES[] = {
     {"t5-2d", "t5_2d_max_distance", SET_F64, NAN, NULL, "t5_2d_max_distance", NULL, 0},
     {"learned-2d", "learned_2d_max_rows", SET_I64, 1 << 20, NULL, "pos_emb_row.weight", "past its limit", 0},
     {"learned-2d", "learned_2d_max_cols", SET_I64, -5, NULL, "learned_2d_max_cols", NULL, 0},
-    {"learned-2d", "learned_2d_max_cols", SET_I64, 4, NULL, "pos_emb_col.weight has shape [16, 16]", NULL, RG_ERR_SHAPE},
+    {"learned-2d", "learned_2d_max_cols", SET_I64, 4, NULL, "pos_emb_col.weight has shape [16, 16]", NULL,
+     RG_ERR_SHAPE},
     {"learned", "max_len", SET_I64, 1 << 20, NULL, "pos_emb.weight", "past its limit", 0}, /* the 1-D table too */
     {"mrope", "mrope_section_t", SET_I64, 3, NULL, "mrope_section", "must sum to rotary_dim / 2", 0},
     {"mrope", "mrope_section_w", SET_I64, -1, NULL, "mrope_section_w", NULL, 0},
@@ -64,7 +65,8 @@ static void expect_refused(const grid_case *k, const char *p)
     rg_model *m = NULL;
     rg_status st = rg_checkpoint_open(p, &m, NULL, NULL);
     const rg_status want = k->code ? k->code : RG_ERR_FORMAT;
-    if (st != want) fail_msg("open %s: status %d, want %d (%s)", p, (int)st, (int)want, st ? rg_last_error() : "loaded");
+    if (st != want)
+        fail_msg("open %s: status %d, want %d (%s)", p, (int)st, (int)want, st ? rg_last_error() : "loaded");
     assert_null(m);
     assert_contains(rg_last_error(), p);
     assert_contains(rg_last_error(), k->want1);
