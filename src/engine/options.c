@@ -82,8 +82,10 @@ static void check_full_load(const char *flag, const char *ck, const rg_model_con
     rg_model *m = NULL;
     rg_adamw opt;
     static rg_run_state rs;
-    if (rg_model_new(cfg, 1, &m)) to_usage_error("a valid model config", "%s: checkpoint %s: %s", flag, ck,
-                                                   rg_last_error());
+    /* the file's table sizes (d_ff, max_len, learned_2d_max_rows, ...) are user input: no model larger than any
+     * checkpoint this reader accepts is allocated */
+    if (rg_model_new_within(cfg, 1, rg_checkpoint_max_params(), &m))
+        to_usage_error("a valid model config", "%s: checkpoint %s: %s", flag, ck, rg_last_error());
     bool bad = rg_adamw_init(&opt, &m->params, 0.9, 0.98, 1e-8, 0.0) != 0;
     char msg[1024] = "";
     if (bad || rg_checkpoint_load(ck, m, &opt, &rs)) {

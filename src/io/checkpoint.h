@@ -178,10 +178,12 @@ rg_status rg_checkpoint_seal(const char *path);
 double rg_run_state_lr(const rg_run_state *rs);
 
 /* Reloads a checkpoint in one call, for evaluation or for training on: reads /config (rg_checkpoint_read_config),
- * builds the model (rg_model_new), and loads the parameters (rg_checkpoint_load); with opt != NULL also the AdamW
- * moments, step and settings (opt is initialized here: rg_adamw_free it), with rs != NULL the run state (step, lr
- * schedule, RNGs, attributes). *m is the new model (rg_model_free it); on any error *m is NULL, opt is zeroed and
- * nothing needs freeing. Errors: those of rg_checkpoint_read_config, rg_model_new, rg_adamw_init and
+ * builds the model (rg_model_new_within with rg_checkpoint_max_params(): a /config whose tables (max_len,
+ * learned_2d_max_rows, t5_2d_num_buckets, ...) would make more parameters is RG_ERR_FORMAT naming the file and the
+ * parameter, before that table is allocated), and loads the parameters (rg_checkpoint_load); with opt != NULL also
+ * the AdamW moments, step and settings (opt is initialized here: rg_adamw_free it), with rs != NULL the run state
+ * (step, lr schedule, RNGs, attributes). *m is the new model (rg_model_free it); on any error *m is NULL, opt is
+ * zeroed and nothing needs freeing. Errors: those of rg_checkpoint_read_config, rg_model_new, rg_adamw_init and
  * rg_checkpoint_load, messages naming the file. A training loop goes on with
  *     rg_checkpoint_open(path, &m, &opt, &rs); rg_trainer_track(&tr, &rs); ... cfg.lr = rg_run_state_lr(&rs); */
 rg_status rg_checkpoint_open(const char *path, rg_model **m, rg_adamw *opt, rg_run_state *rs);

@@ -3,6 +3,7 @@
  * checkpoint.h. */
 #include "checkpoint.h"
 
+#include <stdio.h>
 #include <string.h>
 
 double rg_run_state_lr(const rg_run_state *rs)
@@ -19,7 +20,14 @@ rg_status rg_checkpoint_open(const char *path, rg_model **m, rg_adamw *opt, rg_r
     rg_model_config cfg;
     rg_status st = rg_checkpoint_read_config(path, &cfg, NULL);
     if (st) return st;
-    if ((st = rg_model_new(&cfg, 0, m))) return st; /* every parameter is replaced by the file's */
+    /* every parameter is replaced by the file's; the table sizes of /config are user input: a model larger than
+     * any file this reader accepts is refused before it is allocated */
+    if ((st = rg_model_new_within(&cfg, 0, rg_checkpoint_max_params(), m))) {
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", rg_last_error());
+        return rg_error(st == RG_ERR_ARG ? RG_ERR_FORMAT : st, "checkpoint %s: the model of /config cannot be built: "
+                        "%s", path, msg);
+    }
     /* AdamW's settings are the file's (rg_checkpoint_load replaces them); these only size the moments */
     if (opt && (st = rg_adamw_init(opt, &(*m)->params, 0.9, 0.999, 1e-8, 0.0))) goto fail;
     if ((st = rg_checkpoint_load(path, *m, opt, rs))) goto fail;

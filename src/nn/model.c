@@ -134,12 +134,18 @@ static rg_status build(rg_model *m, rg_rng *rng)
 
 rg_status rg_model_new(const rg_model_config *cfg, uint64_t seed, rg_model **out)
 {
+    return rg_model_new_within(cfg, seed, 0, out);
+}
+
+rg_status rg_model_new_within(const rg_model_config *cfg, uint64_t seed, int64_t max_params, rg_model **out)
+{
     *out = NULL;
     rg_status st = rg_model_config_validate(cfg);
     if (st) return st;
     rg_model *m = calloc(1, sizeof *m);
     if (!m) return rg_error(RG_ERR_NOMEM, "model: out of memory");
     m->cfg = *cfg;
+    m->params.max_numel = max_params > 0 ? max_params : 0;
     m->pos = rg_pos_encoding_of(cfg->pos);
     rg_rng rng;
     rg_rng_seed(&rng, seed, 0);

@@ -27,13 +27,16 @@ typedef struct rg_params {
     int n_packed;          /* items[0..n_packed) live in the blocks (n_packed == n when fully packed) */
     int64_t *offset;       /* [n_packed + 1] element offsets; offset[n_packed] = the blocks' length */
     rg_real *data, *grad;  /* the blocks (NULL before packing) */
+    int64_t max_numel;     /* > 0: rg_params_register refuses a parameter that would bring the total past it (a
+                            * model built from a file's config: rg_model_new_within); 0: no limit */
 } rg_params;
 
 /* The standard deviation of the N(0, std) initialization of Linear, Embedding and position tables (GPT-2). */
 #define RG_INIT_STD 0.02
 
 /* Creates a zero-filled parameter named `name`, appends it to the registry and stores it in *out (NULL on error).
- * RG_ERR_ARG for a bad shape or a duplicate name, RG_ERR_NOMEM. */
+ * RG_ERR_ARG for a bad shape, a duplicate name or a total past ps->max_numel (checked before allocating),
+ * RG_ERR_NOMEM. */
 rg_status rg_params_register(rg_params *ps, const char *name, int ndim, const int *shape, rg_tensor **out);
 /* rg_params_register, then fills the parameter N(0, std) from rng when std > 0 (else it stays zero). Same errors.
  * (src/nn/model.c) */
@@ -141,6 +144,11 @@ typedef struct rg_model {
 /* Builds and initializes the model from cfg with an RNG seeded by `seed` (N(0, 0.02) weights; sinusoidal:
  * tok_emb N(0, d_model^-1/2)). Returns RG_ERR_ARG for a bad config, RG_ERR_NOMEM. */
 rg_status rg_model_new(const rg_model_config *cfg, uint64_t seed, rg_model **out);
+/* rg_model_new refusing (RG_ERR_ARG, nothing left allocated) a config whose parameters would number more than
+ * max_params (> 0), before the parameter past the limit is allocated: for a config read from a file, whose table
+ * sizes (max_len, learned_2d_max_rows, t5_2d_num_buckets, ...) are user input (rg_checkpoint_open passes
+ * rg_checkpoint_max_params()). max_params <= 0: no limit, rg_model_new. */
+rg_status rg_model_new_within(const rg_model_config *cfg, uint64_t seed, int64_t max_params, rg_model **out);
 void rg_model_free(rg_model *m);
 
 /* The RoPE scaling settings of a model with Hugging Face's rope_scaling names (transformers

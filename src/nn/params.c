@@ -32,6 +32,14 @@ rg_status rg_params_register(rg_params *ps, const char *name, int ndim, const in
         return rg_error(RG_ERR_ARG, "parameter %s: ndim %d outside 1..%d", name, ndim, RG_MAX_DIMS);
     for (int i = 0; i < ndim; i++)
         if (shape[i] < 1) return rg_error(RG_ERR_ARG, "parameter %s: dimension %d has size %d", name, i, shape[i]);
+    if (ps->max_numel > 0) {
+        int64_t numel = 1, have = rg_params_numel(ps);
+        for (int i = 0; i < ndim; i++) numel = numel > INT64_MAX / shape[i] ? INT64_MAX : numel * shape[i];
+        if (numel > ps->max_numel - have)
+            return rg_error(RG_ERR_ARG, "parameter %s: its %lld scalars would bring the model past its limit of %lld "
+                            "parameters (%lld registered before it)", name, (long long)numel,
+                            (long long)ps->max_numel, (long long)have);
+    }
     rg_tensor *p = rg_param_new(name, ndim, shape); /* the shape is valid: NULL means no memory */
     if (!p) return rg_error(RG_ERR_NOMEM, "parameter %s: out of memory", name);
     ps->items[ps->n++] = p;
