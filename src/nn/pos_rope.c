@@ -3,7 +3,8 @@
  * tools/ref_model.py (rope_params, rope_cos_sin, apply_rope).
  *   Pairing: interleaved (2i, 2i+1) (GPT-J, Meta's complex form) or half-split (i, i + d/2) (GPT-NeoX, Hugging
  *   Face rotate_half); (a, b) -> (a cos - b sin, a sin + b cos) with angle (p * pos_mult) * inv_freq[i] computed in
- *   double from the integer position. Partial rotary: only channels [0, rotary_dim) of each head rotate.
+ *   double from the integer position (in bf16 with rg_model_config.rope_bf16_angles, an ablation: bf16_table).
+ *   Partial rotary: only channels [0, rotary_dim) of each head rotate.
  *   Extensions (scale s):
  *     pi     Position Interpolation (Chen et al. 2023, eq. 2): p -> p / s (HF "linear").
  *     ntk    NTK-aware (bloc97 2023; HF _compute_dynamic_ntk_parameters with a static factor):
@@ -29,6 +30,7 @@
  * factor) applied to the incoming gradient: (ga, gb) -> (ga cos + gb sin, -ga sin + gb cos); unrotated channels
  * pass the gradient through (docs/derivatives.md row "pos_rope"). */
 #include "nn.h"
+#include "../tensor/gemm.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -168,12 +170,39 @@ void rg_rope_freqs(const rg_model_config *cfg, int64_t seq_len, double *inv_freq
     }
 }
 
+/* x rounded to bfloat16 (round to nearest even from float32) and back. */
+static float bf16_round(float x)
+{
+    uint16_t h;
+    rg_bf16_from_float(&h, &x, 1);
+    return rg_bf16_to_float(h);
+}
+
+/* The bf16-angle ablation (rg_model_config.rope_bf16_angles): angle bf16(bf16(p) bf16(theta_i)), cos and sin of
+ * it times the attention factor, each rounded to bf16. The product of two bf16 values is exact in float32. */
+static void bf16_table(const double *inv, int nf, const int32_t *pos, int n_rows, double mult, double af,
+                       rg_real *cs, rg_real *sn)
+{
+    for (int64_t r = 0; r < n_rows; r++) {
+        float pp = bf16_round((float)(mult != 1.0 ? (double)pos[r] * mult : (double)pos[r]));
+        for (int i = 0; i < nf; i++) {
+            double a = bf16_round(pp * bf16_round((float)inv[i]));
+            cs[r * nf + i] = bf16_round((float)(cos(a) * af));
+            sn[r * nf + i] = bf16_round((float)(sin(a) * af));
+        }
+    }
+}
+
 rg_rope_table rg_rope_table_new(rg_ctx *c, const rg_model_config *cfg, const int32_t *pos, int n_rows, int64_t seq_len)
 {
     int nf = rg_rope_dim(cfg) / 2;
     double *inv = rg_arena_alloc(&c->arena, (size_t)nf * sizeof(double)), mult, af;
     rg_rope_freqs(cfg, seq_len, inv, &mult, &af);
     rg_real *cs = rg_arena_alloc(&c->arena, (size_t)n_rows * nf * 2 * sizeof(rg_real)), *sn = cs + (int64_t)n_rows * nf;
+    if (cfg->rope_bf16_angles) {
+        bf16_table(inv, nf, pos, n_rows, mult, af, cs, sn);
+        return (rg_rope_table){nf, n_rows, cs, sn};
+    }
     for (int64_t r = 0; r < n_rows; r++) {
         double pp = mult != 1.0 ? (double)pos[r] * mult : (double)pos[r];
         for (int i = 0; i < nf; i++) {
