@@ -31,6 +31,7 @@
  * pass the gradient through (docs/derivatives.md row "pos_rope"). */
 #include "nn.h"
 #include "../tensor/gemm.h"
+#include "../tensor/fastmath.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -233,6 +234,22 @@ static inline __attribute__((always_inline)) void rope_token(const rg_real *rest
     }
 }
 
+/* The rotation (sgn 1, write) or its transpose (sgn -1, accumulate) of n tokens of D channels, table row t % nr.
+ * RG_VECTORIZE: the same operations per element in every clone (no FMA contraction under -std=c11). */
+RG_VECTORIZE static void rope_rows(const rg_real *restrict x, rg_real *restrict o, int64_t n, int D, int H, int hd,
+                                   bool half, const rg_rope_table *tab, rg_real sgn, bool acc)
+{
+    const int nf = tab->n_freq, nr = tab->n_rows;
+    for (int64_t t = 0; t < n; t++) {
+        const rg_real *cs = tab->cos + (t % nr) * nf, *sn = tab->sin + (t % nr) * nf;
+        /* constant pairing and mode per call site, so the inlined loops specialize */
+        if (half && acc) rope_token(x + t * D, o + t * D, H, hd, nf, true, cs, sn, sgn, true);
+        else if (half) rope_token(x + t * D, o + t * D, H, hd, nf, true, cs, sn, sgn, false);
+        else if (acc) rope_token(x + t * D, o + t * D, H, hd, nf, false, cs, sn, sgn, true);
+        else rope_token(x + t * D, o + t * D, H, hd, nf, false, cs, sn, sgn, false);
+    }
+}
+
 rg_tensor *rg_pos_rope(rg_ctx *c, rg_tensor *x, int n_heads, bool half, const rg_rope_table *tab)
 {
     char s[64];
@@ -241,14 +258,9 @@ rg_tensor *rg_pos_rope(rg_ctx *c, rg_tensor *x, int n_heads, bool half, const rg
     RG_ASSERT(D % n_heads == 0 && 2 * tab->n_freq <= D / n_heads && tab->n_rows >= 1 && n % tab->n_rows == 0,
               "pos_rope: x %s with %d heads cannot rotate %d channels per head with a table of %d rows",
               rg_shape_str(x, s, 64), n_heads, 2 * tab->n_freq, tab->n_rows);
-    int hd = D / n_heads, nf = tab->n_freq, nr = tab->n_rows;
+    int hd = D / n_heads;
     rg_tensor *out = rg_node_new(c, &OP_ROPE, x->ndim, x->shape, 1, &x);
-    for (int64_t t = 0; t < n; t++) {
-        const rg_real *cs = tab->cos + (t % nr) * nf, *sn = tab->sin + (t % nr) * nf;
-        /* constant pairing and mode per call site, so the inlined loops specialize */
-        if (half) rope_token(x->data + t * D, out->data + t * D, n_heads, hd, nf, true, cs, sn, 1, false);
-        else rope_token(x->data + t * D, out->data + t * D, n_heads, hd, nf, false, cs, sn, 1, false);
-    }
+    rope_rows(x->data, out->data, n, D, n_heads, hd, half, tab, 1, false);
     if (out->op) {
         rg_rope_table *saved = rg_arena_alloc(&c->arena, sizeof *saved);
         *saved = *tab;
@@ -264,16 +276,11 @@ static void rope_backward(rg_tensor *node)
 {
     rg_tensor *x = node->src[0];
     const rg_rope_table *tab = node->saved;
-    int H = (int)node->iarg[0], D = x->shape[x->ndim - 1], hd = D / H, nf = tab->n_freq, nr = tab->n_rows;
+    int H = (int)node->iarg[0], D = x->shape[x->ndim - 1], hd = D / H;
     bool half = node->iarg[1];
     int64_t n = x->numel / D;
     rg_real *dx = rg_grad_of(x);
-    for (int64_t t = 0; t < n; t++) {
-        const rg_real *cs = tab->cos + (t % nr) * nf, *sn = tab->sin + (t % nr) * nf;
-        /* inverse rotation: the sine changes sign */
-        if (half) rope_token(node->grad + t * D, dx + t * D, H, hd, nf, true, cs, sn, -1, true);
-        else rope_token(node->grad + t * D, dx + t * D, H, hd, nf, false, cs, sn, -1, true);
-    }
+    rope_rows(node->grad, dx, n, D, H, hd, half, tab, -1, true); /* inverse rotation: the sine changes sign */
 }
 
 /* ------------------------------------------------------------------ the descriptors (rope, rope-half) */
