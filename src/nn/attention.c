@@ -21,6 +21,7 @@
 #include "nn.h"
 #include "../tensor/gemm.h"
 #include "../tensor/fastmath.h"
+#include "../tensor/expf.h"
 #include "../tensor/pool.h"
 
 #include <string.h>
@@ -47,8 +48,8 @@ RG_VECTORIZE static void transpose_head(rg_real *restrict dst, const rg_real *re
 }
 
 /* In-place scale (+ bias, when not NULL) and softmax of the T x S score block (row stride S); entries past the
- * visible prefix become 0. RG_VECTORIZE: the scale and normalization loops vectorize (exp stays libm's scalar
- * expf, so the bits are those of before). */
+ * visible prefix become 0. RG_VECTORIZE: every loop but the row sum vectorizes; rg_expf (expf.h) is libm's expf
+ * bit for bit, and the sum runs in order, so the bits are those of libm's scalar loop. */
 RG_VECTORIZE static void softmax_block(rg_real *P, const rg_real *bias, rg_real scale, int T, int S, bool causal)
 {
     for (int i = 0; i < T; i++) {
@@ -65,7 +66,12 @@ RG_VECTORIZE static void softmax_block(rg_real *P, const rg_real *bias, rg_real 
             if (row[j] > m) m = row[j];
         if (m == -INFINITY) { memset(row, 0, (size_t)S * sizeof(rg_real)); continue; } /* fully masked */
         rg_real s = 0;
-        for (int j = 0; j < n; j++) { row[j] = exp(row[j] - m); s += row[j]; }
+#ifdef RG_DOUBLE
+        for (int j = 0; j < n; j++) row[j] = exp(row[j] - m);
+#else
+        for (int j = 0; j < n; j++) row[j] = rg_expf(row[j] - m);
+#endif
+        for (int j = 0; j < n; j++) s += row[j];
         rg_real inv = 1 / s;
         for (int j = 0; j < n; j++) row[j] *= inv;
         if (n < S) memset(row + n, 0, (size_t)(S - n) * sizeof(rg_real));
