@@ -1,15 +1,16 @@
-/* expf.h: rg_expf, float32 e^x as a loop the compiler vectorizes, bit for bit the value of glibc's expf on an x86-64
- * machine with FMA (internal). The algorithm is glibc's (sysdeps/ieee754/flt-32/e_expf.c, from Arm's
- * optimized-routines, Szabolcs Nagy 2017): k = round(x N / ln 2) with N = 32 (EXP2F_TABLE_BITS 5),
- * r = x N / ln 2 - k, 2^(k/N) = 2^(k div N) tab[k mod N], e^x = 2^(k/N) (1 + C2 r + (C0 r + C1) r^2) in double,
- * rounded to float once. The constants and the table are the values of glibc's __exp2f_data (tab[i] = the bits of
- * 2^(i/32) minus i << 47; checked against the library's own data), and the four products-and-sums are the fused
- * multiply-adds of glibc's __expf_fma (the variant ld.so picks on a CPU with FMA: its disassembly has fma for k + shift,
- * r, C0 r + C1, C2 r + 1 and the final sum), written as C99 fma() so that every build and clone computes the same
- * bits (a clone without FMA instructions calls libm's exact fma). The edge cases are glibc's: NaN stays NaN, x >
- * 88.72 is inf, x < -103.97 is 0, x in [-103.97, -103.28) is the smallest subnormal (glibc's __math_may_uflowf), -inf
- * is 0. tests/test_expf.c compares it with libm's expf over every 251st float bit pattern (all 2^32 of them
- * once, at commit time: 0 differ on this machine's glibc 2.36). libm's expf is not vectorized and was the largest single elementwise cost of the step. */
+/* expf.h: rg_expf, float32 e^x as a loop the compiler vectorizes, bit for bit the value of glibc's expf on an
+ * x86-64 machine with FMA (internal). The algorithm is glibc's (sysdeps/ieee754/flt-32/e_expf.c, from Arm's
+ * optimized-routines, Szabolcs Nagy 2017): k = round(x N / ln 2) with N = 32 (EXP2F_TABLE_BITS 5), r = x N / ln 2 -
+ * k, 2^(k/N) = 2^(k div N) tab[k mod N], e^x = 2^(k/N) (1 + C2 r + (C0 r + C1) r^2) in double, rounded to float
+ * once. The constants and the table are the values of glibc's __exp2f_data (tab[i] = the bits of 2^(i/32) minus i
+ * << 47; checked against the library's own data), and the four products-and-sums are the fused multiply-adds of
+ * glibc's __expf_fma (the variant ld.so picks on a CPU with FMA: its disassembly has fma for k + shift, r, C0 r +
+ * C1, C2 r + 1 and the final sum), written as C99 fma() so that every build and clone computes the same bits (a
+ * clone without FMA instructions calls libm's exact fma). The edge cases are glibc's: NaN stays NaN, x > 88.72 is
+ * inf, x < -103.97 is 0, x in [-103.97, -103.28) is the smallest subnormal (glibc's __math_may_uflowf), -inf is 0.
+ * tests/test_expf.c compares it with libm's expf over every 251st float bit pattern (all 2^32 of them once, at
+ * commit time: 0 differ on this machine's glibc 2.36). libm's expf is not vectorized and was the largest single
+ * elementwise cost of the step. */
 #ifndef RG_EXPF_H
 #define RG_EXPF_H
 
