@@ -187,7 +187,8 @@ run: all
 # about 16.5 core-hours (docs/protocol.md: measured ~180 s per run); writes out/experiment/report.md.
 # experiment-small keeps the five encodings the literature ranks (none, t5, alibi, rope, fire) on the three tasks
 # with three seeds: 45 runs, about 2.2 core-hours. experiment-variants adds the training variants (rope
-# theta=500k, +rand for every encoding but none, t5 with max_distance 128) at ten seeds.
+# theta=500k, +rand for every encoding but none, t5 with max_distance 128, rope / rope-half with bf16 angles) at
+# ten seeds.
 experiment: all
 	$(BUILD)/examples/train_order --task all --pos all --seeds 10 --out out/experiment $(RUN_ARGS)
 experiment-small: all
