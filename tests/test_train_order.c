@@ -155,27 +155,30 @@ static void test_variants_grid(void **state)
     const char *files[] = {"ckpt/copy-none-seed1.h5", "ckpt/copy-alibi-seed1.h5", "ckpt/copy-rope-seed1.h5",
                            "ckpt/copy-rope-theta500k-seed1.h5", "ckpt/copy-alibi-rand-seed1.h5",
                            "ckpt/copy-rope-rand-seed1.h5", "runs/copy-rope-theta500k-seed1/train.csv",
-                           "runs/copy-alibi-rand-seed1/train.csv"};
+                           "runs/copy-alibi-rand-seed1/train.csv", "ckpt/copy-rope-bf16angles-seed1.h5"};
     for (size_t i = 0; i < sizeof files / sizeof *files; i++)
         if (!th_exists(out, files[i])) fail_msg("the grid did not write %s/%s", out, files[i]);
     assert_false(th_exists(out, "ckpt/copy-none-rand-seed1.h5")); /* NoPE reads no positions */
     assert_false(th_exists(out, "ckpt/copy-alibi-theta500k-seed1.h5"));
+    assert_false(th_exists(out, "ckpt/copy-alibi-bf16angles-seed1.h5")); /* bf16 angles: RoPE's only */
     snprintf(csv, sizeof csv, "%s/report.csv", out);
     th_read_text(csv, text, sizeof text);
     const char *rows[] = {"copy,rope,theta500k,none,1,", "copy,rope,theta500k,yarn:2,1,", "copy,alibi,rand,none,1,",
-                          "copy,rope,rand,yarn,1,", "copy,rope,base,yarn:2,1,", "copy,none,base,none,1,"};
+                          "copy,rope,rand,yarn,1,", "copy,rope,base,yarn:2,1,", "copy,none,base,none,1,",
+                          "copy,rope,bf16angles,yarn,1,"};
     for (size_t i = 0; i < sizeof rows / sizeof *rows; i++)
         if (!strstr(text, rows[i])) fail_msg("report.csv lacks '%s':\n%s", rows[i], text);
-    assert_int_equal(th_count_lines(text), 1 + 2 * (3 + 3 * 3)); /* none, alibi, alibi+rand; 3 rope runs x 3 rows */
+    assert_int_equal(th_count_lines(text), 1 + 2 * (3 + 4 * 3)); /* none, alibi, alibi+rand; 4 rope runs x 3 rows */
     snprintf(csv, sizeof csv, "%s/report.md", out);
     th_read_text(csv, text, sizeof text);
-    const char *labels[] = {"| rope θ=500k |", "| alibi+rand |", "| rope+rand+yarn:2 |", "| rope θ=500k+yarn |"};
+    const char *labels[] = {"| rope θ=500k |", "| alibi+rand |", "| rope+rand+yarn:2 |", "| rope θ=500k+yarn |",
+                            "| rope bf16 angles |", "| rope bf16 angles+yarn:2 |"};
     for (size_t i = 0; i < sizeof labels / sizeof *labels; i++)
         if (!strstr(text, labels[i])) fail_msg("report.md lacks '%s'", labels[i]);
     /* a variant's checkpoint evaluated alone keeps its variant */
-    const char *ckpts[] = {"copy-rope-theta500k-seed1", "copy-alibi-rand-seed1"};
-    const char *want[] = {"copy,rope,theta500k,none,1,", "copy,alibi,rand,none,1,"};
-    for (int i = 0; i < 2; i++) {
+    const char *ckpts[] = {"copy-rope-theta500k-seed1", "copy-alibi-rand-seed1", "copy-rope-bf16angles-seed1"};
+    const char *want[] = {"copy,rope,theta500k,none,1,", "copy,alibi,rand,none,1,", "copy,rope,bf16angles,none,1,"};
+    for (int i = 0; i < 3; i++) {
         snprintf(ck, sizeof ck, "%s/ckpt/%s.h5", out, ckpts[i]);
         rc = th_run("--eval %s --test-lens 8 --rope-ext none --quiet --out %s/ev%d", ck, th_tmpdir, i);
         if (rc != 0) fail_msg("--eval %s exited %d:\n%s", ck, rc, th_logbuf);
@@ -188,6 +191,9 @@ static void test_variants_grid(void **state)
         {"--variants rand --random-positions", "--random-positions with --variants"},
         {"--variants all --rope-theta 500000", "--rope-theta 500000 with --variants theta500k"},
         {"--variants fast", "--variants: 'fast' is not valid"},
+        {"--rope-angles bf16 --variants base,bf16angles", "--rope-angles bf16 with --random-positions or --variants"},
+        {"--rope-angles bf16 --rope-theta 500000", "--rope-angles bf16 with --rope-theta 500000"},
+        {"--rope-angles bf8", "--rope-angles: 'bf8' is not valid"},
         {"--rope-scaling yarn --rope-ext pi", "--rope-scaling and --rope-ext together"},
         {"--rope-scaling yarn:0.5", "--rope-scaling: 'yarn:0.5' is not valid"},
         {"--rope-scaling yarn,yarn", "--rope-scaling: 'yarn,yarn' is not valid"},

@@ -229,7 +229,7 @@ int to_ext_parse(const char *text, rg_rope_ext *e, double *factor)
 
 /* ------------------------------------------------------------------ training variants */
 
-static const char *const VARIANT_NAMES[TO_VAR_COUNT] = {"base", "theta500k", "rand", "t5max128"};
+static const char *const VARIANT_NAMES[TO_VAR_COUNT] = {"base", "theta500k", "rand", "t5max128", "bf16angles"};
 
 const char *to_variant_name(to_variant v) { return (unsigned)v < TO_VAR_COUNT ? VARIANT_NAMES[v] : "?"; }
 
@@ -242,7 +242,7 @@ int to_variant_parse(const char *name, to_variant *v)
 
 bool to_variant_applies(to_variant v, rg_pos_kind pos)
 {
-    if (v == TO_VAR_THETA500K) return pos == RG_POS_ROPE || pos == RG_POS_ROPE_HALF;
+    if (v == TO_VAR_THETA500K || v == TO_VAR_BF16ANGLES) return pos == RG_POS_ROPE || pos == RG_POS_ROPE_HALF;
     if (v == TO_VAR_RAND) return pos != RG_POS_NONE; /* NoPE reads no positions: +rand would be the same model */
     if (v == TO_VAR_T5MAX128) return pos == RG_POS_T5;
     return true;
@@ -252,6 +252,7 @@ to_variant to_variant_of(const to_options *o, rg_pos_kind pos)
 {
     if (o->random_positions && to_variant_applies(TO_VAR_RAND, pos)) return TO_VAR_RAND;
     if (o->model.rope_base == TO_THETA_500K && to_variant_applies(TO_VAR_THETA500K, pos)) return TO_VAR_THETA500K;
+    if (o->model.rope_bf16_angles && to_variant_applies(TO_VAR_BF16ANGLES, pos)) return TO_VAR_BF16ANGLES;
     if (rg_pos_config_get(&o->model, "t5_max_distance") == TO_T5_LEGACY_MAX_DISTANCE &&
         to_variant_applies(TO_VAR_T5MAX128, pos))
         return TO_VAR_T5MAX128;
@@ -261,7 +262,7 @@ to_variant to_variant_of(const to_options *o, rg_pos_kind pos)
 int to_parse_variants(to_options *o, char *v)
 {
     memset(o->variants, 0, sizeof o->variants);
-    char all[] = "base,theta500k,rand,t5max128";
+    char all[] = "base,theta500k,rand,t5max128,bf16angles";
     if (strcmp(v, "all") == 0) v = all;
     char *it[TO_VAR_COUNT];
     int n = split(v, it, TO_VAR_COUNT);
@@ -288,7 +289,8 @@ const char *to_label(rg_pos_kind pos, to_variant v, rg_rope_ext e, double factor
         to_ext_text(e, factor, ext + 1, sizeof ext - 1);
     }
     snprintf(buf, cap, "%s%s%s", rg_pos_name(pos),
-             v == TO_VAR_THETA500K ? " θ=500k" : v == TO_VAR_RAND ? "+rand" : v == TO_VAR_T5MAX128 ? " max_distance=128" : "", ext);
+             v == TO_VAR_THETA500K ? " θ=500k" : v == TO_VAR_RAND ? "+rand" : v == TO_VAR_T5MAX128 ? " max_distance=128"
+             : v == TO_VAR_BF16ANGLES ? " bf16 angles" : "", ext);
     return buf;
 }
 

@@ -247,12 +247,22 @@ bool to_pos_value_given(const rg_model_config *cfg, const char *name)
 
 static void check_variants(const to_options *o)
 {
-    if (o->random_positions && (o->variants[TO_VAR_RAND] || o->variants[TO_VAR_THETA500K]))
+    if (o->random_positions && (o->variants[TO_VAR_RAND] || o->variants[TO_VAR_THETA500K] ||
+                                o->variants[TO_VAR_BF16ANGLES]))
         to_usage_error("--random-positions with --variants base (every run is then +rand), or --variants without "
-                       "--random-positions", "--random-positions with --variants including rand or theta500k");
-    if (o->model.rope_base == TO_THETA_500K && o->variants[TO_VAR_THETA500K])
-        to_usage_error("--variants theta500k with the default --rope-theta", "--rope-theta 500000 with --variants "
-                       "theta500k: the base rope rows would be the theta500k rows");
+                       "--random-positions", "--random-positions with --variants including rand, theta500k or "
+                       "bf16angles");
+    if (o->model.rope_base == TO_THETA_500K && (o->variants[TO_VAR_THETA500K] || o->variants[TO_VAR_BF16ANGLES]))
+        to_usage_error("--variants theta500k or bf16angles with the default --rope-theta", "--rope-theta 500000 with "
+                       "--variants theta500k or bf16angles: the base rope rows would be the theta500k rows");
+    if (o->model.rope_bf16_angles && (o->variants[TO_VAR_BF16ANGLES] || o->variants[TO_VAR_THETA500K] ||
+                                      o->random_positions || o->variants[TO_VAR_RAND]))
+        to_usage_error("--rope-angles bf16 with --variants base and without --random-positions (a run is one "
+                       "variant), or --variants bf16angles", "--rope-angles bf16 with --random-positions or "
+                       "--variants including bf16angles, theta500k or rand");
+    if (o->model.rope_bf16_angles && o->model.rope_base == TO_THETA_500K)
+        to_usage_error("one variant per run: --rope-angles bf16 or --rope-theta 500000", "--rope-angles bf16 with "
+                       "--rope-theta 500000");
     if (to_pos_value_given(&o->model, "t5_max_distance") &&
         rg_pos_config_get(&o->model, "t5_max_distance") == TO_T5_LEGACY_MAX_DISTANCE && o->variants[TO_VAR_T5MAX128])
         to_usage_error("--variants t5max128 with the default T5 max_distance", "--pos-config t5_max_distance=128 "

@@ -218,8 +218,9 @@ static void make_panels(const to_table *t, int task, int *panel_of, panels *pl)
             if (grp == 0) snprintf(lay, sizeof lay, "encodings");
             else if (grp == 1) snprintf(lay, sizeof lay, "training variants");
             else snprintf(lay, sizeof lay, "%s%s%s and its scaling types", rg_pos_name(any->pos),
-                          any->variant == TO_VAR_THETA500K ? " " : "",
-                          any->variant == TO_VAR_THETA500K ? "θ=500k" : any->variant == TO_VAR_RAND ? "+rand" : "");
+                          any->variant == TO_VAR_THETA500K || any->variant == TO_VAR_BF16ANGLES ? " " : "",
+                          any->variant == TO_VAR_THETA500K ? "θ=500k" : any->variant == TO_VAR_RAND ? "+rand"
+                          : any->variant == TO_VAR_BF16ANGLES ? "bf16 angles" : "");
             if (chunks > 1) snprintf(pl->title[pl->n], sizeof pl->title[0], "%s (%d of %d)", lay, c + 1, chunks);
             else snprintf(pl->title[pl->n], sizeof pl->title[0], "%s", lay);
             pl->first_group[pl->n++] = grp;

@@ -162,7 +162,7 @@ static void md_header(to_out *w, const to_report_meta *meta, const provenance *p
 /* What a report contains, so that its notes explain only that: RoPE scaling rows per length and with a fixed
  * factor, θ=500k and +rand rows (or every run with randomized positions), the MPI ranks, rows not learned. */
 typedef struct {
-    bool scaled, fixed, theta, rand, plain, unlearned; /* plain: rows evaluated at positions 0..2n+2 */
+    bool scaled, fixed, theta, rand, plain, unlearned, bf16_angles; /* plain: rows evaluated at positions 0..2n+2 */
     int ranks;
 } to_report_has;
 
@@ -174,6 +174,7 @@ static void report_has(const to_table *t, to_report_has *h)
         h->scaled |= r->ext != RG_ROPE_EXT_NONE && r->ext_factor == 0;
         h->fixed |= r->ext != RG_ROPE_EXT_NONE && r->ext_factor != 0;
         h->theta |= r->variant == TO_VAR_THETA500K;
+        h->bf16_angles |= r->variant == TO_VAR_BF16ANGLES;
         h->rand |= r->variant == TO_VAR_RAND;
         h->plain |= r->variant != TO_VAR_RAND;
         h->unlearned |= !to_row_learned(t, r);
@@ -239,6 +240,10 @@ static void md_config(to_out *w, const to_options *o, const to_table *t, const t
     if (h->theta)
         to_out_printf(w, "- training variant `θ=500k`: rope / rope-half trained and evaluated with rope_theta 500000 "
                          "(the other rows %g)\n", o->model.rope_base == TO_THETA_500K ? 10000.0 : o->model.rope_base);
+    if (h->bf16_angles)
+        to_out_printf(w, "- training variant `bf16 angles`: rope / rope-half trained and evaluated with RoPE's angles "
+                         "bf16(bf16(p) bf16(theta_i)) and cos / sin tables rounded to bf16 (--rope-angles bf16, as "
+                         "torch.autocast computed them before HF PR #29285); the other rows in double / float32\n");
     if (h->rand)
         to_out_printf(w, "- randomized positions (%s; Ruoss et al. 2023): each training sequence of T tokens gets a "
                          "sorted uniform random subset of T distinct positions from [0, %d), and is evaluated the same "

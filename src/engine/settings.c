@@ -38,6 +38,15 @@ static int parse_precision(to_options *o, char *v)
 }
 static void print_precision(const to_options *o, char *b, size_t n) { snprintf(b, n, "%s", rg_precision_name(o->precision)); }
 
+/* --rope-angles fp32 | bf16 (rg_model_config.rope_bf16_angles; a checkpoint keeps it in /config) */
+static int parse_rope_angles(to_options *o, char *v)
+{
+    if (strcmp(v, "fp32") && strcmp(v, "bf16")) return -1;
+    o->model.rope_bf16_angles = strcmp(v, "bf16") == 0;
+    return 0;
+}
+static void print_rope_angles(const to_options *o, char *b, size_t n) { snprintf(b, n, "%s", o->model.rope_bf16_angles ? "bf16" : "fp32"); }
+
 static const setting table[] = {
     PATH("config", M_ANY, config, "FILE",
          "read settings from a JSON file (keys as --print-config writes them); flags win"),
@@ -74,6 +83,9 @@ static const setting table[] = {
     INT("d-ff", M_NEW, false, model.d_ff, 1, 65536, "N", "MLP hidden width d_ff"),
     INT("max-len", M_NEW, false, model.max_len, 1, 65536, "N", "rows of the learned position table"),
     DBL("rope-theta", M_NEW, model.rope_base, 1, true, 1e9, "RoPE base theta"),
+    LIST("rope-angles", M_NEW, false, parse_rope_angles, print_rope_angles, "P",
+         "RoPE's angles and cos/sin tables: fp32 (HF's choice), or bf16 as torch.autocast\n"
+         "                         computed them (an ablation; the variant bf16angles; docs/precision.md)", "fp32, bf16"),
     BOOL("random-positions", M_NEW, true, random_positions,
          "train on sorted random positions from [0, --max-position) (Ruoss et al. 2023)"),
     INT("max-position", M_NEW, true, max_position, 1, RG_MAX_POSITION, "N",
@@ -110,8 +122,10 @@ static const setting table[] = {
          "each once; all; none"),
     LIST("variants", M_NEW, false, to_parse_variants, to_print_variants, "LIST",
          "training variants: base (the encoding), theta500k (rope/rope-half with\n"
-         "                         rope_theta 500000), rand (randomized positions, every encoding but none) | all",
-         "base, theta500k, rand (each once), or all"),
+         "                         rope_theta 500000), rand (randomized positions, every encoding but none),\n"
+         "                         t5max128 (t5 with max_distance 128), bf16angles (rope/rope-half with bf16\n"
+         "                         angles and tables, --rope-angles bf16) | all",
+         "base, theta500k, rand, t5max128, bf16angles (each once), or all"),
     INT("threads", M_ANY, false, threads, 1, 256, "N", "OpenBLAS threads per run"),
     INT("jobs", M_ANY, false, jobs, 1, 256, "N", "runs in parallel (default: online CPUs)"),
     LIST("precision", M_TRAIN, false, parse_precision, print_precision, "P",

@@ -169,6 +169,7 @@ void to_settings_from_checkpoint(to_options *o, const char *ckpt, const rg_model
         to_usage_error("lr_start <= lr_total", "checkpoint %s: /run lr_start %d is past /optim lr_total %lld", ckpt,
                        o->lr_start, (long long)rs->lr.total);
     o->lr_total = (int)rs->lr.total;
+    o->model.rope_bf16_angles = cfg->rope_bf16_angles; /* /config rope_bf16_angles: the run's variant (to_variant_of) */
     const char *rngs[] = {"data", "positions"};
     for (int i = 0; i < 2; i++)
         if (!rg_run_state_rng((rg_run_state *)rs, rngs[i]))

@@ -53,9 +53,13 @@
 
 /* The training variants of a run (--variants; issue 15): the encoding as configured; RoPE with rope_theta
  * TO_THETA_500K (Llama 3's base; rope and rope-half only); randomized positions (Ruoss et al. 2023; every encoding
- * that reads positions, i.e. all but none); T5 with max_distance TO_T5_LEGACY_MAX_DISTANCE (t5max128; t5 only). A variant is part of a result's identity: its label is in every table,
- * CSV, JSON, plot and comparison. */
-typedef enum { TO_VAR_BASE = 0, TO_VAR_THETA500K, TO_VAR_RAND, TO_VAR_T5MAX128, TO_VAR_COUNT } to_variant;
+ * that reads positions, i.e. all but none); T5 with max_distance TO_T5_LEGACY_MAX_DISTANCE (t5max128; t5 only);
+ * RoPE with bf16 angles and tables (bf16angles, rg_model_config.rope_bf16_angles; rope and rope-half only; issue
+ * 22's ablation). A variant is part of a result's identity: its label is in every table, CSV, JSON, plot and
+ * comparison. */
+typedef enum {
+    TO_VAR_BASE = 0, TO_VAR_THETA500K, TO_VAR_RAND, TO_VAR_T5MAX128, TO_VAR_BF16ANGLES, TO_VAR_COUNT
+} to_variant;
 #define TO_THETA_500K 500000.0
 
 /* What a resume does with the learning-rate schedule (--lr-schedule). */
@@ -148,7 +152,7 @@ bool to_is_decimal_int(const char *s);
 int to_parse_test_lens(to_options *o, char *v);   /* up to TO_MAX_LENS distinct lengths 1..TO_MAX_TEST_N */
 int to_parse_rope_ext(to_options *o, char *v);    /* pi,ntk,yarn,llama3 | all | none */
 int to_parse_lr_schedule(to_options *o, char *v); /* continue | restart */
-int to_parse_variants(to_options *o, char *v);    /* base,theta500k,rand | all */
+int to_parse_variants(to_options *o, char *v);    /* base,theta500k,rand,t5max128,bf16angles | all */
 void to_print_task(const to_options *o, char *b, size_t n);
 void to_print_pos(const to_options *o, char *b, size_t n);
 /* NAME=VALUE,... the settings the selected encodings declare, resolved (rg_pos_config_get of o->model) */
@@ -162,7 +166,8 @@ void to_print_variants(const to_options *o, char *b, size_t n);
 /* Variants and labels (one home for every name a result is shown under). */
 const char *to_variant_name(to_variant v);               /* "base", "theta500k", "rand": CSV, JSON, file names */
 int to_variant_parse(const char *name, to_variant *v);   /* 0, or -1 for an unknown name */
-bool to_variant_applies(to_variant v, rg_pos_kind pos);  /* theta500k: rope, rope-half; rand: all but none */
+bool to_variant_applies(to_variant v, rg_pos_kind pos);  /* theta500k, bf16angles: rope, rope-half; rand: all but
+                                                            none; t5max128: t5 */
 /* The variant a run with settings o and encoding pos is (randomized positions win; then rope_theta 500000). */
 to_variant to_variant_of(const to_options *o, rg_pos_kind pos);
 /* "yarn" (per test length) or "yarn:4" (fixed factor 4): the rope_ext text of CSV/JSON and --rope-scaling. */

@@ -60,6 +60,7 @@ static const field CONFIG_FIELDS[] = {
     F64_FIELD(rg_model_config, yarn_beta_slow),
     {"rope_attention_factor", F_F64, offsetof(rg_model_config, rope_attention_factor), 0, HUGE_VAL, true},
     {"partial_rotary_factor", F_F64, offsetof(rg_model_config, partial_rotary_factor), 0, 1, true},
+    {"rope_bf16_angles", F_BOOL, offsetof(rg_model_config, rope_bf16_angles), 0, 1, true},
 };
 /* After these rows: the settings the encoding declares (pos.h rg_pos_setting: t5_num_buckets, fire_*, kerple_eps,
  * a registered encoding's), each an attribute of its name (int32 or float64), written resolved, read when present

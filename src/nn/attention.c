@@ -20,6 +20,8 @@
  */
 #include "nn.h"
 #include "../tensor/gemm.h"
+#include "../tensor/fastmath.h"
+#include "../tensor/expf.h"
 #include "../tensor/pool.h"
 
 #include <string.h>
@@ -39,15 +41,16 @@ static inline int visible_keys(bool causal, int i, int T, int S)
 }
 
 /* dst [hd, S] (row stride S) = head columns [S, hd] of src (row stride D). */
-static void transpose_head(rg_real *restrict dst, const rg_real *restrict src, int S, int hd, int D)
+RG_VECTORIZE static void transpose_head(rg_real *restrict dst, const rg_real *restrict src, int S, int hd, int D)
 {
     for (int j = 0; j < S; j++)
         for (int x = 0; x < hd; x++) dst[(int64_t)x * S + j] = src[(int64_t)j * D + x];
 }
 
 /* In-place scale (+ bias, when not NULL) and softmax of the T x S score block (row stride S); entries past the
- * visible prefix become 0. */
-static void softmax_block(rg_real *P, const rg_real *bias, rg_real scale, int T, int S, bool causal)
+ * visible prefix become 0. RG_VECTORIZE: every loop but the row sum vectorizes; rg_expf (expf.h) is libm's expf
+ * bit for bit, and the sum runs in order, so the bits are those of libm's scalar loop. */
+RG_VECTORIZE static void softmax_block(rg_real *P, const rg_real *bias, rg_real scale, int T, int S, bool causal)
 {
     for (int i = 0; i < T; i++) {
         rg_real *row = P + (int64_t)i * S;
@@ -63,7 +66,12 @@ static void softmax_block(rg_real *P, const rg_real *bias, rg_real scale, int T,
             if (row[j] > m) m = row[j];
         if (m == -INFINITY) { memset(row, 0, (size_t)S * sizeof(rg_real)); continue; } /* fully masked */
         rg_real s = 0;
-        for (int j = 0; j < n; j++) { row[j] = exp(row[j] - m); s += row[j]; }
+#ifdef RG_DOUBLE
+        for (int j = 0; j < n; j++) row[j] = exp(row[j] - m);
+#else
+        for (int j = 0; j < n; j++) row[j] = rg_expf(row[j] - m);
+#endif
+        for (int j = 0; j < n; j++) s += row[j];
         rg_real inv = 1 / s;
         for (int j = 0; j < n; j++) row[j] *= inv;
         if (n < S) memset(row + n, 0, (size_t)(S - n) * sizeof(rg_real));
@@ -157,6 +165,31 @@ rg_tensor *rg_attention(rg_ctx *c, rg_tensor *q, rg_tensor *k, rg_tensor *v, int
     return out;
 }
 
+/* dS [T, S] (row stride S, holding dP) = P * (dP - rowsum(dP * P)) (added to dbias when not NULL), then scaled;
+ * entries past the visible prefix (P = 0) become 0. The row sums run in order (not reassociated). */
+RG_VECTORIZE static void softmax_grad_block(rg_real *restrict dS, rg_real *restrict db, const rg_real *restrict P,
+                                            rg_real scale, int T, int S, bool causal)
+{
+    for (int i = 0; i < T; i++) {
+        rg_real *ds = dS + (int64_t)i * S;
+        const rg_real *pr = P + (int64_t)i * S;
+        const int n = visible_keys(causal, i, T, S); /* P is 0 past the visible prefix */
+        rg_real dot = 0;
+        for (int x = 0; x < n; x++) dot += ds[x] * pr[x];
+        if (db) {
+            rg_real *dbr = db + (int64_t)i * S;
+            for (int x = 0; x < n; x++) {
+                rg_real g = pr[x] * (ds[x] - dot);
+                dbr[x] += g;
+                ds[x] = g * scale;
+            }
+        } else {
+            for (int x = 0; x < n; x++) ds[x] = pr[x] * (ds[x] - dot) * scale;
+        }
+        if (n < S) memset(ds + n, 0, (size_t)(S - n) * sizeof(rg_real));
+    }
+}
+
 static void attn_backward_part(void *p, int part, int nparts)
 {
     const attn_job *j = p;
@@ -177,24 +210,7 @@ static void attn_backward_part(void *p, int part, int nparts)
         rg_mm_run(&j->k2, dObh, vt, dS);
         /* dS = P * (dP - rowsum(dP * P)) (to dbias), then scaled for dQ and dK; masked entries have P = 0 */
         rg_real *db = j->dbias ? j->dbias + ((j->bias_batched ? (int64_t)b * H : 0) + h) * TS : NULL;
-        for (int i = 0; i < T; i++) {
-            rg_real *ds = dS + (int64_t)i * S;
-            const rg_real *pr = Pbh + (int64_t)i * S;
-            const int n = visible_keys(j->causal, i, T, S); /* P is 0 past the visible prefix */
-            rg_real dot = 0;
-            for (int x = 0; x < n; x++) dot += ds[x] * pr[x];
-            if (db) {
-                rg_real *dbr = db + (int64_t)i * S;
-                for (int x = 0; x < n; x++) {
-                    rg_real g = pr[x] * (ds[x] - dot);
-                    dbr[x] += g;
-                    ds[x] = g * j->scale;
-                }
-            } else {
-                for (int x = 0; x < n; x++) ds[x] = pr[x] * (ds[x] - dot) * j->scale;
-            }
-            if (n < S) memset(ds + n, 0, (size_t)(S - n) * sizeof(rg_real));
-        }
+        softmax_grad_block(dS, db, Pbh, j->scale, T, S, j->causal);
         if (j->dq) rg_mm_run(&j->k3, dS, j->k->data + ko, j->dq + qo);
         if (j->dk) rg_mm_run(&j->k4, dS, j->q->data + qo, j->dk + ko);
     }

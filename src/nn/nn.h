@@ -113,6 +113,15 @@ typedef struct rg_model_config {
     double rope_attention_factor;  /* 0 = derived (yarn: 0.1 ln s + 1); HF rope_scaling.attention_factor (yarn) */
     double llama3_low_freq_factor, llama3_high_freq_factor; /* 1, 4; HF low_freq_factor, high_freq_factor */
     double yarn_beta_fast, yarn_beta_slow;                  /* 32, 1; HF beta_fast, beta_slow */
+    /* false (the default): RoPE's angles p theta_i in double and its cos / sin tables in float32, as Hugging Face
+     * forces them (transformers PR #29285: "since bfloat16 loses precision on long contexts"). true, an ablation
+     * (issue 22): the angles and tables as torch.autocast(bfloat16) computed them before that PR: angle =
+     * bf16(bf16(p) * bf16(theta_i)) (the product of the bf16-rounded position and inverse frequency, exact in
+     * float32, rounded to bf16), cos and sin of that angle rounded to bf16; every rounding round-to-nearest-even
+     * from float32 (rg_bf16_from_float). p is the position after Position Interpolation's 1/s when that applies.
+     * Applies to every table rg_rope_table_new builds (rope, rope-half, M-RoPE's axes); a checkpoint keeps it in
+     * /config (rope_bf16_angles; older files read as false). docs/precision.md. */
+    bool rope_bf16_angles;
     /* The encodings' own settings (pos.h rg_pos_setting: T5's t5_num_buckets, t5_max_distance; FIRE's fire_*;
      * KERPLE's kerple_eps; a registered encoding's): the values set with rg_pos_config_set, every other setting at
      * its declared default (rg_pos_config_get). */

@@ -11,6 +11,7 @@
  * tools/ref_model.py lr_schedule.
  */
 #include "nn.h"
+#include "../tensor/fastmath.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -79,8 +80,9 @@ rg_status rg_adamw_init(rg_adamw *opt, rg_params *ps, double beta1, double beta2
 }
 
 /* The AdamW update of elements [lo, hi) of the blocks (see the top of the file; double arithmetic, one rounding of
- * each stored value). */
-static void adamw_flat(rg_real *restrict p, const rg_real *restrict g, rg_real *restrict m, rg_real *restrict v,
+ * each stored value). RG_VECTORIZE: the same IEEE operations per element (double sqrt and division are correctly
+ * rounded in every clone), so the bits do not depend on the clone. */
+RG_VECTORIZE static void adamw_flat(rg_real *restrict p, const rg_real *restrict g, rg_real *restrict m, rg_real *restrict v,
                        int64_t n, double decay, double b1, double b2, double step_size, double bc2_sqrt, double eps)
 {
     for (int64_t j = 0; j < n; j++) {

@@ -3,7 +3,8 @@
  * tools/ref_model.py (rope_params, rope_cos_sin, apply_rope).
  *   Pairing: interleaved (2i, 2i+1) (GPT-J, Meta's complex form) or half-split (i, i + d/2) (GPT-NeoX, Hugging
  *   Face rotate_half); (a, b) -> (a cos - b sin, a sin + b cos) with angle (p * pos_mult) * inv_freq[i] computed in
- *   double from the integer position. Partial rotary: only channels [0, rotary_dim) of each head rotate.
+ *   double from the integer position (in bf16 with rg_model_config.rope_bf16_angles, an ablation: bf16_table).
+ *   Partial rotary: only channels [0, rotary_dim) of each head rotate.
  *   Extensions (scale s):
  *     pi     Position Interpolation (Chen et al. 2023, eq. 2): p -> p / s (HF "linear").
  *     ntk    NTK-aware (bloc97 2023; HF _compute_dynamic_ntk_parameters with a static factor):
@@ -29,6 +30,8 @@
  * factor) applied to the incoming gradient: (ga, gb) -> (ga cos + gb sin, -ga sin + gb cos); unrotated channels
  * pass the gradient through (docs/derivatives.md row "pos_rope"). */
 #include "nn.h"
+#include "../tensor/gemm.h"
+#include "../tensor/fastmath.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -168,12 +171,39 @@ void rg_rope_freqs(const rg_model_config *cfg, int64_t seq_len, double *inv_freq
     }
 }
 
+/* x rounded to bfloat16 (round to nearest even from float32) and back. */
+static float bf16_round(float x)
+{
+    uint16_t h;
+    rg_bf16_from_float(&h, &x, 1);
+    return rg_bf16_to_float(h);
+}
+
+/* The bf16-angle ablation (rg_model_config.rope_bf16_angles): angle bf16(bf16(p) bf16(theta_i)), cos and sin of
+ * it times the attention factor, each rounded to bf16. The product of two bf16 values is exact in float32. */
+static void bf16_table(const double *inv, int nf, const int32_t *pos, int n_rows, double mult, double af,
+                       rg_real *cs, rg_real *sn)
+{
+    for (int64_t r = 0; r < n_rows; r++) {
+        float pp = bf16_round((float)(mult != 1.0 ? (double)pos[r] * mult : (double)pos[r]));
+        for (int i = 0; i < nf; i++) {
+            double a = bf16_round(pp * bf16_round((float)inv[i]));
+            cs[r * nf + i] = bf16_round((float)(cos(a) * af));
+            sn[r * nf + i] = bf16_round((float)(sin(a) * af));
+        }
+    }
+}
+
 rg_rope_table rg_rope_table_new(rg_ctx *c, const rg_model_config *cfg, const int32_t *pos, int n_rows, int64_t seq_len)
 {
     int nf = rg_rope_dim(cfg) / 2;
     double *inv = rg_arena_alloc(&c->arena, (size_t)nf * sizeof(double)), mult, af;
     rg_rope_freqs(cfg, seq_len, inv, &mult, &af);
     rg_real *cs = rg_arena_alloc(&c->arena, (size_t)n_rows * nf * 2 * sizeof(rg_real)), *sn = cs + (int64_t)n_rows * nf;
+    if (cfg->rope_bf16_angles) {
+        bf16_table(inv, nf, pos, n_rows, mult, af, cs, sn);
+        return (rg_rope_table){nf, n_rows, cs, sn};
+    }
     for (int64_t r = 0; r < n_rows; r++) {
         double pp = mult != 1.0 ? (double)pos[r] * mult : (double)pos[r];
         for (int i = 0; i < nf; i++) {
@@ -204,6 +234,22 @@ static inline __attribute__((always_inline)) void rope_token(const rg_real *rest
     }
 }
 
+/* The rotation (sgn 1, write) or its transpose (sgn -1, accumulate) of n tokens of D channels, table row t % nr.
+ * RG_VECTORIZE: the same operations per element in every clone (no FMA contraction under -std=c11). */
+RG_VECTORIZE static void rope_rows(const rg_real *restrict x, rg_real *restrict o, int64_t n, int D, int H, int hd,
+                                   bool half, const rg_rope_table *tab, rg_real sgn, bool acc)
+{
+    const int nf = tab->n_freq, nr = tab->n_rows;
+    for (int64_t t = 0; t < n; t++) {
+        const rg_real *cs = tab->cos + (t % nr) * nf, *sn = tab->sin + (t % nr) * nf;
+        /* constant pairing and mode per call site, so the inlined loops specialize */
+        if (half && acc) rope_token(x + t * D, o + t * D, H, hd, nf, true, cs, sn, sgn, true);
+        else if (half) rope_token(x + t * D, o + t * D, H, hd, nf, true, cs, sn, sgn, false);
+        else if (acc) rope_token(x + t * D, o + t * D, H, hd, nf, false, cs, sn, sgn, true);
+        else rope_token(x + t * D, o + t * D, H, hd, nf, false, cs, sn, sgn, false);
+    }
+}
+
 rg_tensor *rg_pos_rope(rg_ctx *c, rg_tensor *x, int n_heads, bool half, const rg_rope_table *tab)
 {
     char s[64];
@@ -212,14 +258,9 @@ rg_tensor *rg_pos_rope(rg_ctx *c, rg_tensor *x, int n_heads, bool half, const rg
     RG_ASSERT(D % n_heads == 0 && 2 * tab->n_freq <= D / n_heads && tab->n_rows >= 1 && n % tab->n_rows == 0,
               "pos_rope: x %s with %d heads cannot rotate %d channels per head with a table of %d rows",
               rg_shape_str(x, s, 64), n_heads, 2 * tab->n_freq, tab->n_rows);
-    int hd = D / n_heads, nf = tab->n_freq, nr = tab->n_rows;
+    int hd = D / n_heads;
     rg_tensor *out = rg_node_new(c, &OP_ROPE, x->ndim, x->shape, 1, &x);
-    for (int64_t t = 0; t < n; t++) {
-        const rg_real *cs = tab->cos + (t % nr) * nf, *sn = tab->sin + (t % nr) * nf;
-        /* constant pairing and mode per call site, so the inlined loops specialize */
-        if (half) rope_token(x->data + t * D, out->data + t * D, n_heads, hd, nf, true, cs, sn, 1, false);
-        else rope_token(x->data + t * D, out->data + t * D, n_heads, hd, nf, false, cs, sn, 1, false);
-    }
+    rope_rows(x->data, out->data, n, D, n_heads, hd, half, tab, 1, false);
     if (out->op) {
         rg_rope_table *saved = rg_arena_alloc(&c->arena, sizeof *saved);
         *saved = *tab;
@@ -235,16 +276,11 @@ static void rope_backward(rg_tensor *node)
 {
     rg_tensor *x = node->src[0];
     const rg_rope_table *tab = node->saved;
-    int H = (int)node->iarg[0], D = x->shape[x->ndim - 1], hd = D / H, nf = tab->n_freq, nr = tab->n_rows;
+    int H = (int)node->iarg[0], D = x->shape[x->ndim - 1], hd = D / H;
     bool half = node->iarg[1];
     int64_t n = x->numel / D;
     rg_real *dx = rg_grad_of(x);
-    for (int64_t t = 0; t < n; t++) {
-        const rg_real *cs = tab->cos + (t % nr) * nf, *sn = tab->sin + (t % nr) * nf;
-        /* inverse rotation: the sine changes sign */
-        if (half) rope_token(node->grad + t * D, dx + t * D, H, hd, nf, true, cs, sn, -1, true);
-        else rope_token(node->grad + t * D, dx + t * D, H, hd, nf, false, cs, sn, -1, true);
-    }
+    rope_rows(node->grad, dx, n, D, H, hd, half, tab, -1, true); /* inverse rotation: the sine changes sign */
 }
 
 /* ------------------------------------------------------------------ the descriptors (rope, rope-half) */

@@ -7,6 +7,7 @@
  * operand's bf16 copy made once (tensor.h, field bf16). */
 #include "ops.h"
 #include "gemm.h"
+#include "fastmath.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -222,6 +223,13 @@ rg_tensor *rg_linear(rg_ctx *c, rg_tensor *x, rg_tensor *w, rg_tensor *bias)
     return y;
 }
 
+/* db [n] += sum over rows of dy [rows, n], row by row (the order of before; vectorized across j). */
+RG_VECTORIZE static void bias_grad(rg_real *restrict db, const rg_real *restrict dy, int rows, int n)
+{
+    for (int r = 0; r < rows; r++)
+        for (int j = 0; j < n; j++) db[j] += dy[(int64_t)r * n + j];
+}
+
 /* y = x W^T + b: dx += dy W, dW += dy^T x, db += sum over rows of dy. docs/derivatives.md row "linear". */
 static void linear_backward(rg_tensor *node)
 {
@@ -230,9 +238,5 @@ static void linear_backward(rg_tensor *node)
     int rows = (int)(x->numel / in);
     const rg_real *dy = node->grad;
     rg_linear_grads(node->ctx, x, w, dy);
-    if (wants_grad(bias)) {
-        rg_real *db = rg_grad_of(bias);
-        for (int r = 0; r < rows; r++)
-            for (int j = 0; j < out_f; j++) db[j] += dy[(int64_t)r * out_f + j];
-    }
+    if (wants_grad(bias)) bias_grad(rg_grad_of(bias), dy, rows, out_f);
 }

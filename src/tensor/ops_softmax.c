@@ -3,6 +3,8 @@
  * Masked entries are -inf; a fully masked row gives zeros (softmax) and never NaN. Backward rules:
  * docs/derivatives.md rows "softmax", "log_softmax", "masked_fill", "cross_entropy". */
 #include "ops.h"
+#include "fastmath.h"
+#include "expf.h"
 
 #include <string.h>
 #include <tgmath.h>
@@ -151,6 +153,17 @@ rg_tensor *rg_cross_entropy(rg_ctx *c, rg_tensor *logits, const int32_t *targets
     return out;
 }
 
+/* d[j] += scale * exp(x[j] - lse) for one row of V logits; rg_expf is libm's expf bit for bit (expf.h), in a loop
+ * that vectorizes. */
+RG_VECTORIZE static void ce_row_grad(rg_real *restrict d, const rg_real *restrict x, rg_real lse, rg_real scale, int V)
+{
+#ifdef RG_DOUBLE
+    for (int j = 0; j < V; j++) d[j] += scale * exp(x[j] - lse);
+#else
+    for (int j = 0; j < V; j++) d[j] += scale * rg_expf(x[j] - lse);
+#endif
+}
+
 /* loss = mean_r (lse_r - x[r, t_r]): dx[r, :] += g / count * (softmax(x[r]) - onehot(t_r)) on counted rows.
  * docs/derivatives.md row "cross_entropy". */
 static void cross_entropy_backward(rg_tensor *node)
@@ -168,7 +181,7 @@ static void cross_entropy_backward(rg_tensor *node)
         if (tg[r] == (int32_t)node->iarg[1]) continue;
         const rg_real *x = logits->data + r * V;
         rg_real *d = dx + r * V;
-        for (int j = 0; j < V; j++) d[j] += scale * exp(x[j] - lse[r]);
+        ce_row_grad(d, x, lse[r], scale, V);
         d[tg[r]] -= scale;
     }
 }
