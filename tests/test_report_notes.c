@@ -15,7 +15,7 @@ static char *report_md(const char *name, to_options *o, const to_result *res, in
     char out[512];
     rf_make_dir(out, sizeof out, name);
     snprintf(o->out, sizeof o->out, "%s", out);
-    to_report_meta meta = {1, "t", false, 0, 0};
+    to_report_meta meta = {1, "t", false, 0, 0, NULL};
     if (to_report(o, res, n, &meta) != 0) fail_msg("to_report into %s failed", out);
     return rf_slurp(out, "report.md");
 }

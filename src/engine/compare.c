@@ -340,6 +340,13 @@ static cJSON *md_settings(const char *md)
     }
     static const char *const keys[][2] = {{"\n- commit: ", "commit"}, {"\n- host CPU: ", "host_cpu"},
                                           {"\n- BLAS: OpenBLAS kernels ", "blas_core"}};
+    const char *wall = strstr(md, "\n- wall time: "), *title_end = strstr(md, "\n## Provenance");
+    double ws = wall ? strtod(wall + 14, NULL) : NAN;
+    if (wall && isfinite(ws) && ws >= 0) cJSON_AddNumberToObject(pv, "wall_seconds", ws); /* as report.json has it */
+    if (title_end) { /* "# Length extrapolation report — PARTIAL" (report.c md_header) */
+        const char *t = strstr(md, "PARTIAL");
+        if (t && t < title_end) cJSON_AddBoolToObject(root, "partial", true);
+    }
     for (int i = 0; i < 3; i++) {
         const char *v = strstr(md, keys[i][0]);
         if (!v) continue;
@@ -352,11 +359,8 @@ static cJSON *md_settings(const char *md)
     return root;
 }
 
-/* The settings and provenance of a report as {"settings": ..., "provenance": ...} (either may be missing), NULL if
- * none is found; *where names the file read. A report.json holds both; for X.csv they come from X.json beside it,
- * else settings.json in its folder (settings only), else X.md (its Settings block and provenance lines, as the
- * reports committed in docs/ have them). */
-static cJSON *report_settings(const char *report, char *where, size_t cap)
+/* to_report_settings (report.h). */
+void *to_report_settings(const char *report, char *where, size_t cap)
 {
     size_t len = strlen(report);
     char folder[TO_PATH], path[3][TO_PATH + 32];
@@ -419,7 +423,7 @@ static int diff_group(const cJSON *a, const cJSON *b, const char *group, const c
 static void compare_settings(const char *report_a, const char *report_b, FILE *out)
 {
     char wa[TO_PATH + 32], wb[TO_PATH + 32];
-    cJSON *a = report_settings(report_a, wa, sizeof wa), *b = report_settings(report_b, wb, sizeof wb);
+    cJSON *a = to_report_settings(report_a, wa, sizeof wa), *b = to_report_settings(report_b, wb, sizeof wb);
     fprintf(out, "\nSettings that differ (A's read from %s, B's from %s):\n", wa, wb);
     if (!a || !b) fprintf(out, "  not known: %s has no report.json, settings.json or report.md beside it\n",
                           !a ? report_a : report_b);
