@@ -425,15 +425,27 @@ static void compare_settings(const char *report_a, const char *report_b, FILE *o
     char wa[TO_PATH + 32], wb[TO_PATH + 32];
     cJSON *a = to_report_settings(report_a, wa, sizeof wa), *b = to_report_settings(report_b, wb, sizeof wb);
     fprintf(out, "\nSettings that differ (A's read from %s, B's from %s):\n", wa, wb);
-    if (!a || !b) fprintf(out, "  not known: %s has no report.json, settings.json or report.md beside it\n",
-                          !a ? report_a : report_b);
-    else {
-        /* where the results went and how loudly are no settings of the experiment; the date, wall time and
-         * command line always differ */
-        static const char *const set_skip[] = {"out", "overwrite", "quiet", NULL},
-                                 *const prov_skip[] = {"date", "wall_seconds", "command", NULL};
-        int n = diff_group(a, b, "settings", set_skip, out) + diff_group(a, b, "provenance", prov_skip, out);
-        if (n == 0) fprintf(out, "  none: the same settings, commit, CPU and BLAS kernels\n");
+    const char *side[2] = {report_a, report_b}, *read[2] = {wa, wb};
+    const cJSON *ab[2] = {a, b};
+    bool known = true;
+    for (int i = 0; i < 2; i++) {
+        if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(ab[i], "settings"))) continue;
+        known = false;
+        if (!ab[i]) /* the three files to_report_settings tries */
+            fprintf(out, "  not known: %s has no report.json, settings.json or report.md beside it (tried the .json "
+                    "of its name, settings.json in its folder, the .md of its name)\n", side[i]);
+        else
+            fprintf(out, "  %s's settings not known: %s has no Settings block (a \"## Settings\" section with a "
+                    "```json block); only its provenance lines are compared\n", side[i], read[i]);
+    }
+    /* where the results went and how loudly are no settings of the experiment; the date, wall time and command
+     * line always differ */
+    static const char *const set_skip[] = {"out", "overwrite", "quiet", NULL},
+                             *const prov_skip[] = {"date", "wall_seconds", "command", NULL};
+    if (a && b) {
+        int n = (known ? diff_group(a, b, "settings", set_skip, out) : 0) + diff_group(a, b, "provenance", prov_skip, out);
+        if (n == 0) fprintf(out, known ? "  none: the same settings, commit, CPU and BLAS kernels\n"
+                                       : "  none in the provenance that both have\n");
     }
     fprintf(out, "\n");
     cJSON_Delete(a);
