@@ -500,6 +500,26 @@ static void test_combine_blocks_of_seeds(void **state)
     }
 }
 
+/* --pos-config for an encoding not in --pos: accepted with a note naming the setting, its encoding and --pos (a
+ * --config file of a larger grid carries such settings); none when the encoding is in the run or the value is the
+ * declared default. */
+static void test_pos_config_of_an_encoding_not_run(void **state)
+{
+    const struct { const char *args; const char *note; } cases[] = {
+        {"--pos rope --pos-config fire_mlp_width=8", "--pos-config fire_mlp_width=8 is a setting of fire, which --pos "
+                                                     "(rope) does not include: it has no effect"},
+        {"--pos alibi --pos-config t5_max_distance=40", "t5_max_distance=40 is a setting of t5"},
+        {"--pos rope,fire --pos-config fire_mlp_width=8", NULL},
+        {"--pos rope --pos-config fire_mlp_width=0", NULL}, /* the declared default */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        assert_int_equal(th_run("%s --print-config", cases[i].args), 0);
+        bool noted = strstr(th_logbuf, "note: --pos-config") != NULL;
+        if (cases[i].note ? !strstr(th_logbuf, cases[i].note) : noted)
+            fail_msg("'%s': %s", cases[i].args, th_logbuf);
+    }
+}
+
 /* The harness's setup, then the run these tests start from: th_tmpdir/run with ckpt/copy-rope-seed1.h5. */
 static int setup_with_run(void **state)
 {
@@ -520,6 +540,7 @@ int main(void)
         cmocka_unit_test_setup(test_fifo_inputs_do_not_block, th_reset),
         cmocka_unit_test_setup(test_two_invocations_on_one_folder, th_reset),
         cmocka_unit_test_setup(test_combine_blocks_of_seeds, th_reset),
+        cmocka_unit_test_setup(test_pos_config_of_an_encoding_not_run, th_reset),
         cmocka_unit_test_setup(test_folder_with_results_is_refused_unless_overwrite, th_reset), /* rewrites run/ */
     };
     return cmocka_run_group_tests(tests, setup_with_run, th_teardown);
