@@ -132,7 +132,7 @@ int rf_write_fixture_report(const char *out, bool partial)
     to_result res[16];
     int n = rf_fixture(res);
     to_options o = rf_options(out);
-    to_report_meta meta = {12.5, "train_order --task copy,reverse --seeds 6", partial, 4, 9};
+    to_report_meta meta = {12.5, "train_order --task copy,reverse --seeds 6", partial, 4, 9, NULL};
     return to_report(&o, res, n, &meta);
 }
 

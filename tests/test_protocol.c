@@ -233,7 +233,7 @@ static void test_run_logs_over_training_and_counts_positions(void **state)
     rg_model_free(m);
 
     /* the report: per-position lines and the max / median table */
-    to_report_meta meta = {1.0, "test", false, 0, 0};
+    to_report_meta meta = {1.0, "test", false, 0, 0, NULL};
     assert_int_equal(to_report(&o, res, 1, &meta), 0);
     char *pos = rf_slurp(out, "report_positions.csv"), *md = rf_slurp(out, "report.md");
     assert_non_null(pos);

@@ -15,7 +15,7 @@ static char *report_md(const char *name, to_options *o, const to_result *res, in
     char out[512];
     rf_make_dir(out, sizeof out, name);
     snprintf(o->out, sizeof o->out, "%s", out);
-    to_report_meta meta = {1, "t", false, 0, 0};
+    to_report_meta meta = {1, "t", false, 0, 0, NULL};
     if (to_report(o, res, n, &meta) != 0) fail_msg("to_report into %s failed", out);
     return rf_slurp(out, "report.md");
 }
@@ -115,6 +115,18 @@ static void test_compare_settings_diff_and_zero_width(void **state)
     fclose(f);
     t = rf_compare_text(lone, a);
     if (!strstr(t, "not known: ") || !strstr(t, "lone.csv has no report.json, settings.json or report.md"))
+        fail_msg("%s", t);
+    free(t);
+    /* a report.md beside it without a Settings block: says which file it read and what is missing, and lists no
+     * setting (it listed each as "(absent)") */
+    char lone_md[600];
+    snprintf(lone_md, sizeof lone_md, "%s/lone.md", rf_tmpdir);
+    f = fopen(lone_md, "w");
+    fprintf(f, "# Length extrapolation report\n\n## Provenance\n\n- commit: abc1234\n- wall time: 5.0 s\n");
+    fclose(f);
+    t = rf_compare_text(lone, a);
+    if (!strstr(t, "lone.csv's settings not known: ") || !strstr(t, "lone.md has no Settings block") ||
+        strstr(t, "  steps ") || strstr(t, "  lr ") || !strstr(t, "  commit "))
         fail_msg("%s", t);
     free(t);
 }

@@ -237,7 +237,7 @@ static void test_variants_are_rows_everywhere(void **state)
     res[n++] = rf_result(RG_TASK_COPY, RG_POS_ROPE, RG_ROPE_EXT_YARN, 1, e, a);
     res[0].generated[2] = true;
     to_options o = rf_options(out);
-    to_report_meta meta = {1, "t", false, 0, 0};
+    to_report_meta meta = {1, "t", false, 0, 0, NULL};
     assert_int_equal(to_report(&o, res, n, &meta), 0);
     char *md = rf_slurp(out, "report.md"), *csv = rf_slurp(out, "report.csv"), *js = rf_slurp(out, "report.json");
     const char *md_rows[] = {"| rope | 1 |", "| rope+yarn | 1 |", "| rope+yarn:4 | 1 |", "| rope θ=500k | 1 |",
@@ -330,7 +330,7 @@ static void test_steps_to_learn_column(void **state)
     }
     to_options o = rf_options(out);
     o.eval_every = 100;
-    to_report_meta meta = {1, "t", false, 0, 0};
+    to_report_meta meta = {1, "t", false, 0, 0, NULL};
     assert_int_equal(to_report(&o, res, n, &meta), 0);
     char *md = rf_slurp(out, "report.md");
     const char *must[] = {" steps to 0.99 |\n", "[0.000, 0.000] · 0/3 | 1100 (median 1100) · 2/3 |\n",

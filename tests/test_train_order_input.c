@@ -455,6 +455,71 @@ static void test_fifo_inputs_do_not_block(void **state)
     }
 }
 
+/* --combine: two blocks of seeds (--seed 1 here, --seed 2 below) read back as the one invocation --seeds 1,2 (the
+ * same cells as that report read back, report_cells.csv byte for byte); refused: without --out, with a training option, a block twice, a
+ * block of other settings (naming the setting), a folder holding results. */
+static void test_combine_blocks_of_seeds(void **state)
+{
+    const char *tiny = "--task copy --pos rope --steps 4 --batch 4 --test-lens 8 --quiet";
+    assert_int_equal(th_run("%s --seed 2 --out %s/run2", tiny, th_tmpdir), 0);
+    assert_int_equal(th_run("%s --seeds 1,2 --out %s/run12", tiny, th_tmpdir), 0);
+    assert_int_equal(th_run("%s --seed 3 --lr 3e-3 --out %s/run3lr", tiny, th_tmpdir), 0);
+    assert_int_equal(th_run("--combine %s/run/report.json,%s/run2/report.csv --out %s/comb_csv", th_tmpdir, th_tmpdir,
+                            th_tmpdir), 0); /* a report.csv reads its settings from the report.json beside it */
+    assert_non_null(strstr(th_logbuf, "--combine: 2 training runs, 2 seeds, from 2 reports"));
+    assert_int_equal(th_run("--combine %s/run/report.json,%s/run2/report.json --out %s/comb", th_tmpdir, th_tmpdir,
+                            th_tmpdir), 0);
+    /* the one invocation read back the same way (report.csv rounds values to 9 digits, report.json keeps them; a
+     * report's in-memory values give sd's tenth digit differently) */
+    assert_int_equal(th_run("--combine %s/run12/report.json --out %s/comb12", th_tmpdir, th_tmpdir), 0);
+    char a[600], b[600], *ta = malloc(1 << 16), *tb = malloc(1 << 16), *md = malloc(1 << 16);
+    snprintf(a, sizeof a, "%s/comb/report_cells.csv", th_tmpdir);
+    snprintf(b, sizeof b, "%s/comb12/report_cells.csv", th_tmpdir);
+    th_read_text(a, ta, 1 << 16);
+    th_read_text(b, tb, 1 << 16);
+    assert_true(strlen(ta) > 100);
+    assert_string_equal(ta, tb);
+    snprintf(a, sizeof a, "%s/comb/report.md", th_tmpdir);
+    th_read_text(a, md, 1 << 16);
+    assert_non_null(strstr(md, "## Combined from"));
+    assert_non_null(strstr(md, "\"seeds\":\t\"1,2\""));
+    free(ta);
+    free(tb);
+    free(md);
+    struct { const char *args; int rc; const char *want; } bad[] = {
+        {"--combine %s/run/report.json", 2, "name the folder of the combined report with --out"},
+        {"--combine %s/run/report.json --lr 1 --out /nonexistent/x", 2, "--lr does not apply with --combine"},
+        {"--combine %s/run/report.json,%s/run/report.csv --out %s/c1", 1, "is in"},
+        {"--combine %s/run/report.json,%s/run3lr/report.json --out %s/c2", 1, "differ in the setting 'lr'"},
+        {"--combine %s/run/report.json --out %s/run2", 2, "holds"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        int rc = th_run(bad[i].args, th_tmpdir, th_tmpdir, th_tmpdir);
+        if (rc != bad[i].rc || !strstr(th_logbuf, bad[i].want))
+            fail_msg("'%s' exited %d (want %d) without '%s':\n%s", bad[i].args, rc, bad[i].rc, bad[i].want, th_logbuf);
+    }
+}
+
+/* --pos-config for an encoding not in --pos: accepted with a note naming the setting, its encoding and --pos (a
+ * --config file of a larger grid carries such settings); none when the encoding is in the run or the value is the
+ * declared default. */
+static void test_pos_config_of_an_encoding_not_run(void **state)
+{
+    const struct { const char *args; const char *note; } cases[] = {
+        {"--pos rope --pos-config fire_mlp_width=8", "--pos-config fire_mlp_width=8 is a setting of fire, which --pos "
+                                                     "(rope) does not include: it has no effect"},
+        {"--pos alibi --pos-config t5_max_distance=40", "t5_max_distance=40 is a setting of t5"},
+        {"--pos rope,fire --pos-config fire_mlp_width=8", NULL},
+        {"--pos rope --pos-config fire_mlp_width=0", NULL}, /* the declared default */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        assert_int_equal(th_run("%s --print-config", cases[i].args), 0);
+        bool noted = strstr(th_logbuf, "note: --pos-config") != NULL;
+        if (cases[i].note ? !strstr(th_logbuf, cases[i].note) : noted)
+            fail_msg("'%s': %s", cases[i].args, th_logbuf);
+    }
+}
+
 /* The harness's setup, then the run these tests start from: th_tmpdir/run with ckpt/copy-rope-seed1.h5. */
 static int setup_with_run(void **state)
 {
@@ -474,6 +539,8 @@ int main(void)
         cmocka_unit_test_setup(test_config_file_and_print_config, th_reset),
         cmocka_unit_test_setup(test_fifo_inputs_do_not_block, th_reset),
         cmocka_unit_test_setup(test_two_invocations_on_one_folder, th_reset),
+        cmocka_unit_test_setup(test_combine_blocks_of_seeds, th_reset),
+        cmocka_unit_test_setup(test_pos_config_of_an_encoding_not_run, th_reset),
         cmocka_unit_test_setup(test_folder_with_results_is_refused_unless_overwrite, th_reset), /* rewrites run/ */
     };
     return cmocka_run_group_tests(tests, setup_with_run, th_teardown);

@@ -340,6 +340,13 @@ static cJSON *md_settings(const char *md)
     }
     static const char *const keys[][2] = {{"\n- commit: ", "commit"}, {"\n- host CPU: ", "host_cpu"},
                                           {"\n- BLAS: OpenBLAS kernels ", "blas_core"}};
+    const char *wall = strstr(md, "\n- wall time: "), *title_end = strstr(md, "\n## Provenance");
+    double ws = wall ? strtod(wall + 14, NULL) : NAN;
+    if (wall && isfinite(ws) && ws >= 0) cJSON_AddNumberToObject(pv, "wall_seconds", ws); /* as report.json has it */
+    if (title_end) { /* "# Length extrapolation report — PARTIAL" (report.c md_header) */
+        const char *t = strstr(md, "PARTIAL");
+        if (t && t < title_end) cJSON_AddBoolToObject(root, "partial", true);
+    }
     for (int i = 0; i < 3; i++) {
         const char *v = strstr(md, keys[i][0]);
         if (!v) continue;
@@ -352,11 +359,8 @@ static cJSON *md_settings(const char *md)
     return root;
 }
 
-/* The settings and provenance of a report as {"settings": ..., "provenance": ...} (either may be missing), NULL if
- * none is found; *where names the file read. A report.json holds both; for X.csv they come from X.json beside it,
- * else settings.json in its folder (settings only), else X.md (its Settings block and provenance lines, as the
- * reports committed in docs/ have them). */
-static cJSON *report_settings(const char *report, char *where, size_t cap)
+/* to_report_settings (report.h). */
+void *to_report_settings(const char *report, char *where, size_t cap)
 {
     size_t len = strlen(report);
     char folder[TO_PATH], path[3][TO_PATH + 32];
@@ -419,17 +423,29 @@ static int diff_group(const cJSON *a, const cJSON *b, const char *group, const c
 static void compare_settings(const char *report_a, const char *report_b, FILE *out)
 {
     char wa[TO_PATH + 32], wb[TO_PATH + 32];
-    cJSON *a = report_settings(report_a, wa, sizeof wa), *b = report_settings(report_b, wb, sizeof wb);
+    cJSON *a = to_report_settings(report_a, wa, sizeof wa), *b = to_report_settings(report_b, wb, sizeof wb);
     fprintf(out, "\nSettings that differ (A's read from %s, B's from %s):\n", wa, wb);
-    if (!a || !b) fprintf(out, "  not known: %s has no report.json, settings.json or report.md beside it\n",
-                          !a ? report_a : report_b);
-    else {
-        /* where the results went and how loudly are no settings of the experiment; the date, wall time and
-         * command line always differ */
-        static const char *const set_skip[] = {"out", "overwrite", "quiet", NULL},
-                                 *const prov_skip[] = {"date", "wall_seconds", "command", NULL};
-        int n = diff_group(a, b, "settings", set_skip, out) + diff_group(a, b, "provenance", prov_skip, out);
-        if (n == 0) fprintf(out, "  none: the same settings, commit, CPU and BLAS kernels\n");
+    const char *side[2] = {report_a, report_b}, *read[2] = {wa, wb};
+    const cJSON *ab[2] = {a, b};
+    bool known = true;
+    for (int i = 0; i < 2; i++) {
+        if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(ab[i], "settings"))) continue;
+        known = false;
+        if (!ab[i]) /* the three files to_report_settings tries */
+            fprintf(out, "  not known: %s has no report.json, settings.json or report.md beside it (tried the .json "
+                    "of its name, settings.json in its folder, the .md of its name)\n", side[i]);
+        else
+            fprintf(out, "  %s's settings not known: %s has no Settings block (a \"## Settings\" section with a "
+                    "```json block); only its provenance lines are compared\n", side[i], read[i]);
+    }
+    /* where the results went and how loudly are no settings of the experiment; the date, wall time and command
+     * line always differ */
+    static const char *const set_skip[] = {"out", "overwrite", "quiet", NULL},
+                             *const prov_skip[] = {"date", "wall_seconds", "command", NULL};
+    if (a && b) {
+        int n = (known ? diff_group(a, b, "settings", set_skip, out) : 0) + diff_group(a, b, "provenance", prov_skip, out);
+        if (n == 0) fprintf(out, known ? "  none: the same settings, commit, CPU and BLAS kernels\n"
+                                       : "  none in the provenance that both have\n");
     }
     fprintf(out, "\n");
     cJSON_Delete(a);

@@ -1,6 +1,6 @@
 /* engine.c: the experiment engine's entry point rg_engine_main (engine.h), the whole of what examples/train_order
  * does: defaults -> parse -> check -> build (the output folder and the jobs) -> run (the job pool) -> report -> free. Two report tools skip training:
- * --replot CSV (to_replot) and --compare A B (to_compare). Exit status: 0 on success, 1 on any failed run or
+ * --replot CSV (to_replot), --compare A B (to_compare) and --combine A,B,... (to_combine_load, then to_report). Exit status: 0 on success, 1 on any failed run or
  * output, 2 on a bad command line (nothing written). */
 #include "engine.h"
 #include "report.h"
@@ -22,7 +22,7 @@ static void partial_report(const to_options *o, const to_result *res, int n, voi
 {
     report_ctx *r = ctx;
     r->done++;
-    if (n) to_report(o, res, n, &(to_report_meta){to_now_seconds() - r->t0, r->cmd, true, r->done, r->total});
+    if (n) to_report(o, res, n, &(to_report_meta){to_now_seconds() - r->t0, r->cmd, true, r->done, r->total, NULL});
 }
 
 /* --replot CSV and --compare A B: 0, or 1 on failure. */
@@ -38,6 +38,46 @@ static int report_tool(const to_options *o)
     }
     if (to_compare(o->compare[0], o->compare[1], stdout)) return 1;
     return fflush(stdout) == 0 ? 0 : 1;
+}
+
+/* <out>/settings.json (below). */
+static int write_settings(const to_options *o);
+
+/* --combine A,B,...: the reports of one grid's blocks of seeds as one report in --out (combine.c checks them). Its
+ * settings are the first report's with the union of the seeds. 0, 1 on failure, 2 on a folder holding results. */
+static int combine_tool(const to_options *o, const char *cmd)
+{
+    char list[TO_PATH];
+    snprintf(list, sizeof list, "%s", o->combine);
+    const char *paths[TO_COMBINE_MAX + 1];
+    int n = 0;
+    for (char *save = NULL, *p = strtok_r(list, ",", &save); p && n <= TO_COMBINE_MAX; p = strtok_r(NULL, ",", &save))
+        paths[n++] = p;
+    to_combined c;
+    if (to_combine_load(paths, n, &c)) return 1;
+    to_options m;
+    to_options_default(&m);
+    char src[TO_PATH + 48];
+    snprintf(src, sizeof src, "--combine %s: its settings", paths[0]);
+    to_options_apply_config(&m, c.settings, src);
+    memcpy(m.seed_list, c.seeds, sizeof c.seeds[0] * (size_t)c.n_seeds);
+    m.n_seeds = c.n_seeds;
+    snprintf(m.out, sizeof m.out, "%s", o->out);
+    m.overwrite = o->overwrite;
+    m.quiet = o->quiet;
+    m.lr_total = m.steps; /* what to_options_check derives (the reports' data file need not exist here) */
+    if (!m.max_position) m.max_position = m.model.max_len;
+    int lock = to_outdir_claim(&m), rc = 0;
+    if (lock < 0) { to_combined_free(&c); return lock == -2 ? 2 : 1; }
+    if (write_settings(&m) ||
+        to_report(&m, c.res, c.n_res, &(to_report_meta){c.wall_seconds, cmd, false, 0, 0, c.sources}))
+        rc = 1;
+    if (!m.quiet)
+        fprintf(stderr, "train_order: --combine: %d training runs, %d seeds, from %d reports%s; report in %s/report.md\n",
+                c.runs, c.n_seeds, n, c.partial ? " (one or more PARTIAL)" : "", m.out);
+    to_combined_free(&c);
+    close(lock);
+    return rc;
 }
 
 /* The jobs: the checkpoint's one run, or the grid of (task, variant, encoding, seed); a variant only for the
@@ -106,6 +146,9 @@ int rg_engine_main(int argc, char **argv)
     to_options_default(&o);
     to_options_parse(argc, argv, &o);
     if (o.replot[0] || o.compare[0][0]) return report_tool(&o);
+    static char cmd[8192];
+    command_line(argc, argv, cmd, sizeof cmd);
+    if (o.combine[0]) return combine_tool(&o, cmd);
     to_options_check(&o);
     to_mpi_check(&o);
     if (o.print_config) { to_options_print(&o, stdout); return 0; }
@@ -115,8 +158,6 @@ int rg_engine_main(int argc, char **argv)
     }
     if (to_mpi_rank() > 0) return to_mpi_worker(&o); /* MPI ranks 1..N-1 serve rank 0 (mpi.h) */
 
-    static char cmd[8192];
-    command_line(argc, argv, cmd, sizeof cmd);
     int lock = to_outdir_claim(&o);
     if (lock < 0) return lock == -2 ? 2 : 1; /* 2: a folder of another invocation's results */
     if (write_settings(&o)) return 1;
@@ -132,7 +173,7 @@ int rg_engine_main(int argc, char **argv)
     int failed = to_mpi_pool_run(&o, jobs, n_jobs, all, &n_all, partial_report, &ctx);
     double wall = to_now_seconds() - ctx.t0;
     int rc = failed ? 1 : 0;
-    if (n_all && to_report(&o, all, n_all, &(to_report_meta){wall, cmd, false, n_jobs - failed, n_jobs})) rc = 1;
+    if (n_all && to_report(&o, all, n_all, &(to_report_meta){wall, cmd, false, n_jobs - failed, n_jobs, NULL})) rc = 1;
     if (to_lm_report(&o, jobs, n_jobs)) rc = 1; /* the LM tasks' perplexity report (lm_run.h) */
     if (!o.quiet)
         fprintf(stderr, "train_order: %d run(s), %d failed, %.1f s; report in %s/report.md\n", n_jobs, failed, wall,

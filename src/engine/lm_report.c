@@ -1,6 +1,7 @@
 /* lm_report.c: the language-modelling report of an invocation (lm_run.h): reads back runs/<run>/lm.csv of each of
  * its LM jobs (files this invocation wrote, still parsed strictly), and writes lm_report.csv (one row per task,
- * encoding, method and context: seeds, median, min and max perplexity), lm_report.md (a table per task and method:
+ * encoding, training variant, method and context: seeds, median, min and max perplexity; a variant such as t5max128
+ * is its own row, never pooled with its base), lm_report.md (a table per task and method:
  * encodings x contexts L..8L, median [min, max] over seeds) and lm_ppl_<task>.svg (gnuplot: perplexity against
  * context / L, log scale, a curve per encoding, chunks solid and sliding dashed). */
 #include "lm_run.h"
@@ -12,7 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct { rg_task task; rg_pos_kind pos; int seed; double ppl[2][TO_LM_NRATIOS]; int ctx[TO_LM_NRATIOS]; } lm_row;
+typedef struct {
+    rg_task task;
+    rg_pos_kind pos;
+    to_variant variant;
+    int seed;
+    double ppl[2][TO_LM_NRATIOS];
+    int ctx[TO_LM_NRATIOS];
+} lm_row;
 
 /* Reads one run's lm.csv into r. 0, or -1 with a message. */
 static int read_run(const to_options *o, const to_job *j, const char *name, lm_row *r)
@@ -23,7 +31,7 @@ static int read_run(const to_options *o, const to_job *j, const char *name, lm_r
     if (!f) { fprintf(stderr, "train_order: LM report: no %s (the run failed?)\n", path); return -1; }
     char line[512];
     int got = 0, bad = !fgets(line, sizeof line, f) || strncmp(line, "task,pos,method,context,", 24) != 0;
-    *r = (lm_row){j->task, j->pos, j->seed, {{0}}, {0}};
+    *r = (lm_row){j->task, j->pos, j->variant, j->seed, {{0}}, {0}};
     while (!bad && fgets(line, sizeof line, f)) {
         char task[40], pos[40], meth[16];
         int E, S, n_read = 0;
@@ -63,24 +71,31 @@ static void stats(double *v, int n, double *med, double *lo, double *hi, int *k)
     *hi = m ? v[m - 1] : NAN;
 }
 
-/* The seeds' values of (task, pos, method, k) into v; returns their number. */
-static int gather(const lm_row *rows, int n, rg_task t, rg_pos_kind p, int m, int k, double *v)
+/* The seeds' values of (task, pos, variant, method, k) into v; returns their number. A variant is its own row
+ * (t5 and t5 max_distance=128 are never pooled). */
+static int gather(const lm_row *rows, int n, rg_task t, rg_pos_kind p, to_variant var, int m, int k, double *v)
 {
     int c = 0;
     for (int i = 0; i < n; i++)
-        if (rows[i].task == t && rows[i].pos == p) v[c++] = rows[i].ppl[m][k];
+        if (rows[i].task == t && rows[i].pos == p && rows[i].variant == var) v[c++] = rows[i].ppl[m][k];
     return c;
 }
 
 static void write_tables(const to_options *o, const lm_row *rows, int n, to_out *md, to_out *csv, double *v)
 {
     static const char *const meth[2] = {"chunks", "sliding"};
-    to_out_printf(csv, "task,pos,method,context,ratio,seeds,median_ppl,min_ppl,max_ppl\n");
+    to_out_printf(csv, "task,pos,variant,method,context,ratio,seeds,median_ppl,min_ppl,max_ppl\n");
     to_out_printf(md, "# Language-modelling perplexity against context length\n\nTrained at L = %d tokens, %d steps, "
                   "batch %d; validation perplexity (natural log) at contexts round(f L); median [min, max] over the "
                   "seeds (n/a: the learned table ends before the context). Chunks: non-overlapping windows; sliding: "
                   "stride the largest divisor of E not above E/8 (Press et al. 2022, App. B). See docs/lm.md.\n",
                   o->train_len, o->steps, o->batch);
+    bool t5 = false;
+    for (int i = 0; i < n; i++) t5 |= rows[i].pos == RG_POS_T5;
+    if (t5) /* the extrapolation-relevant setting the issue asks every report to state (issue 20 par. 4) */
+        to_out_printf(md, "\nT5 bias: %g buckets, max_distance %g (`t5 max_distance=128` rows: 128, the setting before "
+                      "issue 20).\n", rg_pos_config_get(&o->model, "t5_num_buckets"),
+                      rg_pos_config_get(&o->model, "t5_max_distance"));
     for (int t = 0; t < rg_task_count(); t++)
         for (int m = 0; m < 2; m++) {
             bool any = false;
@@ -97,19 +112,23 @@ static void write_tables(const to_options *o, const lm_row *rows, int n, to_out 
             to_out_printf(md, "\n|---|---|");
             for (int k = 0; k < TO_LM_NRATIOS; k++) to_out_printf(md, "---|");
             to_out_printf(md, "\n");
-            for (int p = 0; p < rg_pos_count(); p++) {
-                int seeds = gather(rows, n, t, (rg_pos_kind)p, m, 0, v);
+            for (int p = 0; p < rg_pos_count(); p++)
+            for (int var = 0; var < TO_VAR_COUNT; var++) {
+                int seeds = gather(rows, n, t, (rg_pos_kind)p, (to_variant)var, m, 0, v);
                 if (!seeds) continue;
-                to_out_printf(md, "| %s | %d |", rg_pos_name((rg_pos_kind)p), seeds);
+                char label[96];
+                to_label((rg_pos_kind)p, (to_variant)var, RG_ROPE_EXT_NONE, 0, label, sizeof label);
+                to_out_printf(md, "| %s | %d |", label, seeds);
                 for (int k = 0; k < TO_LM_NRATIOS; k++) {
-                    int c = gather(rows, n, t, (rg_pos_kind)p, m, k, v), kk;
+                    int c = gather(rows, n, t, (rg_pos_kind)p, (to_variant)var, m, k, v), kk;
                     double med, lo, hi;
                     stats(v, c, &med, &lo, &hi, &kk);
                     int E = to_lm_context(o->train_len, k);
                     if (kk) to_out_printf(md, " %.3f [%.3f, %.3f] |", med, lo, hi);
                     else to_out_printf(md, " n/a |");
-                    to_out_printf(csv, "%s,%s,%s,%d,%.6g,%d,%.6g,%.6g,%.6g\n", rg_task_name(t),
-                                  rg_pos_name((rg_pos_kind)p), meth[m], E, (double)E / o->train_len, kk, med, lo, hi);
+                    to_out_printf(csv, "%s,%s,%s,%s,%d,%.6g,%d,%.6g,%.6g,%.6g\n", rg_task_name(t),
+                                  rg_pos_name((rg_pos_kind)p), to_variant_name((to_variant)var), meth[m], E,
+                                  (double)E / o->train_len, kk, med, lo, hi);
                 }
                 to_out_printf(md, "\n");
             }
@@ -126,19 +145,21 @@ static int write_plot(const to_options *o, const lm_row *rows, int n, rg_task t,
     to_out d, g;
     if (to_out_open(&d, o->out, dat)) return -1;
     int n_enc = 0;
-    rg_pos_kind enc[RG_POS_MAX];
-    for (int p = 0; p < rg_pos_count(); p++) {
-        if (!gather(rows, n, t, (rg_pos_kind)p, 0, 0, v)) continue;
-        enc[n_enc++] = (rg_pos_kind)p;
-        to_out_printf(&d, "# %s\n", rg_pos_name((rg_pos_kind)p));
-        for (int k = 0; k < TO_LM_NRATIOS; k++) {
-            double med[2], lo, hi;
-            int kk;
-            for (int m = 0; m < 2; m++) stats(v, gather(rows, n, t, (rg_pos_kind)p, m, k, v), &med[m], &lo, &hi, &kk);
-            to_out_printf(&d, "%g %g %g\n", (double)to_lm_context(o->train_len, k) / o->train_len, med[0], med[1]);
+    char enc[RG_POS_MAX * TO_VAR_COUNT][96]; /* the curves' labels, one per (encoding, variant) */
+    for (int p = 0; p < rg_pos_count(); p++)
+        for (int var = 0; var < TO_VAR_COUNT; var++) {
+            if (!gather(rows, n, t, (rg_pos_kind)p, (to_variant)var, 0, 0, v)) continue;
+            to_label((rg_pos_kind)p, (to_variant)var, RG_ROPE_EXT_NONE, 0, enc[n_enc], sizeof enc[n_enc]);
+            to_out_printf(&d, "# %s\n", enc[n_enc++]);
+            for (int k = 0; k < TO_LM_NRATIOS; k++) {
+                double med[2], lo, hi;
+                int kk;
+                for (int m = 0; m < 2; m++)
+                    stats(v, gather(rows, n, t, (rg_pos_kind)p, (to_variant)var, m, k, v), &med[m], &lo, &hi, &kk);
+                to_out_printf(&d, "%g %g %g\n", (double)to_lm_context(o->train_len, k) / o->train_len, med[0], med[1]);
+            }
+            to_out_printf(&d, "\n\n");
         }
-        to_out_printf(&d, "\n\n");
-    }
     if (to_out_close(&d) || to_out_open(&g, o->out, gp)) return -1;
     to_plot_terminal(&g, svg, 7, 4.2); /* plot.c: SVG, PDF and PNG */
     to_out_printf(&g, "set logscale xy\n"
@@ -147,7 +168,7 @@ static int write_plot(const to_options *o, const lm_row *rows, int n, rg_task t,
                   o->train_len, rg_task_name(t));
     for (int i = 0; i < n_enc; i++)
         to_out_printf(&g, "%s'%s' index %d using 1:2 with linespoints lc %d dt 1 title '%s', '%s' index %d using 1:3 "
-                      "with linespoints lc %d dt 2 notitle", i ? ", " : "", dat, i, i + 1, rg_pos_name(enc[i]), dat, i,
+                      "with linespoints lc %d dt 2 notitle", i ? ", " : "", dat, i, i + 1, enc[i], dat, i,
                       i + 1);
     to_out_printf(&g, "\n");
     if (to_out_close(&g)) return -1;
@@ -176,9 +197,11 @@ static int write_positions_plot(const to_options *o, const lm_row *rows, int n, 
     for (int i = 0; i < n; i++) {
         if (rows[i].task != t) continue;
         char name[128];
-        to_run_name(rows[i].task, rows[i].pos, TO_VAR_BASE, rows[i].seed, name, sizeof name);
+        char label[96];
+        to_run_name(rows[i].task, rows[i].pos, rows[i].variant, rows[i].seed, name, sizeof name);
+        to_label(rows[i].pos, rows[i].variant, RG_ROPE_EXT_NONE, 0, label, sizeof label);
         to_out_printf(&g, "%s'runs/%s/lm_positions.csv' every ::1 using 2:7 with lines title '%s seed %d'", k++ ? ", " : "",
-                      name, rg_pos_name(rows[i].pos), rows[i].seed);
+                      name, label, rows[i].seed);
     }
     to_out_printf(&g, "\n");
     if (to_out_close(&g)) return -1;

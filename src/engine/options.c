@@ -269,10 +269,37 @@ static void check_variants(const to_options *o)
                        "with --variants t5max128: the base t5 rows would be the t5max128 rows");
 }
 
+/* A --pos-config value (other than its declared default) that no encoding of --pos reads has no effect: a note on
+ * stderr naming the setting, the encodings that declare it and --pos (not a refusal: a --config file of one grid
+ * reused with fewer encodings carries the others' settings). */
+static void note_unused_pos_config(const to_options *o)
+{
+    for (int i = 0; i < o->model.n_pos_values; i++) {
+        const rg_pos_value *v = &o->model.pos_values[i];
+        const rg_pos_setting *decl = rg_pos_setting_find(v->name);
+        if (!decl || v->value == decl->def) continue;
+        char owners[256] = "", in_run[512] = "";
+        bool used = false;
+        for (int k = 0; k < rg_pos_count(); k++) {
+            const rg_pos_encoding *e = rg_pos_encoding_of((rg_pos_kind)k);
+            if (o->pos[k]) snprintf(in_run + strlen(in_run), sizeof in_run - strlen(in_run), "%s%s", in_run[0] ? "," : "", rg_pos_name((rg_pos_kind)k));
+            for (int j = 0; e && j < e->n_settings; j++) {
+                if (strcmp(e->settings[j].name, v->name)) continue;
+                used |= o->pos[k];
+                snprintf(owners + strlen(owners), sizeof owners - strlen(owners), "%s%s", owners[0] ? ", " : "", rg_pos_name((rg_pos_kind)k));
+            }
+        }
+        if (!used)
+            fprintf(stderr, "train_order: note: --pos-config %s=%g is a setting of %s, which --pos (%s) does not "
+                    "include: it has no effect\n", v->name, v->value, owners, in_run);
+    }
+}
+
 void to_options_check(to_options *o)
 {
     if (o->resume[0] && o->eval[0]) to_usage_error("one of them", "--resume and --eval together");
     if (!o->resume[0] && !o->eval[0]) check_variants(o);
+    if (!o->resume[0] && !o->eval[0]) note_unused_pos_config(o);
     o->lr_total = o->steps;
     if (!o->max_position) o->max_position = o->model.max_len; /* the default: the whole learned table */
     if (o->resume[0] || o->eval[0]) from_checkpoint(o);

@@ -157,6 +157,11 @@ static void md_header(to_out *w, const to_report_meta *meta, const provenance *p
                      "- BLAS: OpenBLAS kernels %s (%s)\n- command: `%s`\n- wall time: %.1f s (%.1f min)\n\n", p->date,
                   rg_version(), rg_build_real(), p->commit, p->cpu, p->blas_core, p->blas_config,
                   meta->command ? meta->command : "", meta->wall_seconds, meta->wall_seconds / 60);
+    if (meta->sources) /* train_order --combine: the blocks this report holds; the wall time is their sum */
+        to_out_printf(w, "## Combined from\n\nThis report combines the reports below (blocks of seeds of one grid, "
+                         "their settings checked equal; the wall time above is the sum of theirs). The curves over "
+                         "training and the accuracy by output position stay in each block's own report.\n\n%s\n",
+                      meta->sources);
 }
 
 /* What a report contains, so that its notes explain only that: RoPE scaling rows per length and with a fixed
@@ -481,6 +486,7 @@ static void json_head(cJSON *root, const to_options *o, const to_table *t, const
     cJSON_AddStringToObject(pv, "blas_config", p->blas_config);
     cJSON_AddStringToObject(pv, "command", meta->command ? meta->command : "");
     cJSON_AddNumberToObject(pv, "wall_seconds", meta->wall_seconds);
+    if (meta->sources) cJSON_AddStringToObject(pv, "combined_from", meta->sources);
     cJSON_AddBoolToObject(root, "partial", meta->partial);
     if (meta->partial && meta->runs_total > 0) {
         cJSON_AddNumberToObject(root, "runs_done", meta->runs_done);

@@ -144,6 +144,8 @@ static const setting table[] = {
          "re-draw the plots of a report.csv into --out (default: the CSV's folder), no training"),
     PATH("compare", M_TOOL, compare[0], "A B",
          "print two reports (report.csv or report.json) side by side, cell by cell"),
+    PATH("combine", M_TOOL, combine, "LIST",
+         "one report in --out from a comma list of reports of one grid run in blocks of seeds (settings checked equal)"),
     BOOL("quiet", M_ANY, false, quiet, "no progress output"),
     BOOL("print-config", M_ANY, false, print_config, "print the resolved settings as JSON and exit"),
     ACTION("help", NULL, "this text"),
@@ -372,30 +374,16 @@ static bool json_type_fits(const setting *s, const cJSON *v)
     }
 }
 
-static void load_config(to_options *o, const char *path)
+/* The settings object of text (a --config file's, or a report's Settings) into o; exits 2 on an invalid one, the
+ * message starting with src ("--config FILE"). */
+static void config_text(to_options *o, const char *text, const char *src)
 {
-    FILE *f = to_fopen_read(path);
-    if (!f) to_usage_error("a readable JSON file", "--config: cannot read '%s': %s", path, strerror(errno));
-    static char text[1 << 20];
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    int read_errno = ferror(f) ? errno : 0; /* a folder: EISDIR */
-    bool too_long = !read_errno && !feof(f);
-    fclose(f);
-    if (read_errno)
-        to_usage_error("a readable JSON file", "--config: cannot read '%s': %s", path, strerror(read_errno));
-    if (too_long) to_usage_error("a JSON file under 1 MiB", "--config %s: file too long", path);
-    text[n] = 0;
-    if (n == 0) to_usage_error("a JSON object of settings", "--config %s: empty file (or a pipe with no writer)", path);
-    if (strlen(text) != n)
-        to_usage_error("a JSON object of settings", "--config %s: a NUL byte at byte %zu", path, strlen(text));
-    long nul = nul_escape(text);
-    if (nul >= 0) to_usage_error("a JSON object of settings", "--config %s: a \\u0000 escape at byte %ld", path, nul);
     const char *end = NULL; /* the whole file is the object: nothing but white space after it */
     cJSON *root = cJSON_ParseWithOpts(text, &end, true);
     if (!root || !cJSON_IsObject(root)) {
         cJSON_Delete(root);
-        to_usage_error("a JSON object of settings", "--config %s: not a JSON object (syntax error near byte %ld)",
-                       path, (long)(cJSON_GetErrorPtr() ? cJSON_GetErrorPtr() - text : 0));
+        to_usage_error("a JSON object of settings", "%s: not a JSON object (syntax error near byte %ld)",
+                       src, (long)(cJSON_GetErrorPtr() ? cJSON_GetErrorPtr() - text : 0));
     }
     const cJSON *item;
     bool seen[N_SETTINGS] = {false};
@@ -404,13 +392,13 @@ static void load_config(to_options *o, const char *path)
         if (s && !strcmp(s->name, "seeds") && cJSON_IsArray(item) && cJSON_GetArraySize(item) == 1)
             s = to_setting_find("seed"); /* [5] is the one seed 5, not the seeds 1..5 */
         char origin[TO_PATH + 128], value[8192];
-        snprintf(origin, sizeof origin, "--config %s: %s", path, item->string);
+        snprintf(origin, sizeof origin, "%s: %s", src, item->string);
         if (!s || !s->name || s->kind == K_ACTION || s->mode == M_TOOL || !strcmp(s->name, "print-config") ||
             !strcmp(s->name, "config"))
             to_usage_error("the keys --print-config writes", "%s: unknown setting", origin);
         if (seen[s - table]) { /* JSON leaves duplicate names open; one of them would be dropped silently */
             cJSON_Delete(root);
-            to_usage_error("each key once", "--config %s: '%s' is given twice", path, s->name);
+            to_usage_error("each key once", "%s: '%s' is given twice", src, s->name);
         }
         seen[s - table] = true;
         if (!json_type_fits(s, item)) {
@@ -429,7 +417,37 @@ static void load_config(to_options *o, const char *path)
     }
     cJSON_Delete(root);
     if (seen[to_setting_find("seed") - table] && seen[to_setting_find("seeds") - table])
-        to_usage_error("one of seed S and seeds N|LIST", "--config %s: seed and seeds together", path);
+        to_usage_error("one of seed S and seeds N|LIST", "%s: seed and seeds together", src);
+}
+
+static void load_config(to_options *o, const char *path)
+{
+    FILE *f = to_fopen_read(path);
+    if (!f) to_usage_error("a readable JSON file", "--config: cannot read '%s': %s", path, strerror(errno));
+    static char text[1 << 20];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    int read_errno = ferror(f) ? errno : 0; /* a folder: EISDIR */
+    bool too_long = !read_errno && !feof(f);
+    fclose(f);
+    if (read_errno)
+        to_usage_error("a readable JSON file", "--config: cannot read '%s': %s", path, strerror(read_errno));
+    if (too_long) to_usage_error("a JSON file under 1 MiB", "--config %s: file too long", path);
+    text[n] = 0;
+    if (n == 0) to_usage_error("a JSON object of settings", "--config %s: empty file (or a pipe with no writer)", path);
+    if (strlen(text) != n)
+        to_usage_error("a JSON object of settings", "--config %s: a NUL byte at byte %zu", path, strlen(text));
+    long nul = nul_escape(text);
+    if (nul >= 0) to_usage_error("a JSON object of settings", "--config %s: a \\u0000 escape at byte %ld", path, nul);
+    char src[TO_PATH + 16];
+    snprintf(src, sizeof src, "--config %s", path);
+    config_text(o, text, src);
+}
+
+void to_options_apply_config(to_options *o, const char *text, const char *src)
+{
+    long nul = nul_escape(text);
+    if (nul >= 0) to_usage_error("a JSON object of settings", "%s: a \\u0000 escape at byte %ld", src, nul);
+    config_text(o, text, src);
 }
 
 /* ------------------------------------------------------------------ the command line */
@@ -523,16 +541,19 @@ static void parse_pass(int argc, char **argv, to_options *o, int pass)
 /* Options that do not apply to the mode are errors. */
 static void check_modes(to_options *o)
 {
-    const char *tool = o->replot[0] ? "--replot" : o->compare[0][0] ? "--compare" : NULL;
+    const char *tool = o->replot[0] ? "--replot" : o->compare[0][0] ? "--compare" : o->combine[0] ? "--combine" : NULL;
     for (int i = 0; tool && i < N_SETTINGS; i++) {
         const setting *s = &table[i];
         if (!given_any[i] || !s->name || s->off == F(quiet) ||
-            ((s->off == F(out) || s->off == F(overwrite)) && o->replot[0]))
+            ((s->off == F(out) || s->off == F(overwrite)) && (o->replot[0] || o->combine[0])))
             continue;
         if (s->mode == M_TOOL && !strcmp(tool + 2, s->name)) continue;
-        to_usage_error(o->replot[0] ? "--out DIR, --overwrite and --quiet with --replot" : "--quiet with --compare",
+        to_usage_error(o->compare[0][0] && !o->replot[0] ? "--quiet with --compare" :
+                       "--out DIR, --overwrite and --quiet with --replot or --combine",
                        "--%s does not apply with %s", s->name, tool);
     }
+    if (o->combine[0] && !given_any[to_setting_find("out") - table])
+        to_usage_error("--combine LIST --out DIR", "--combine: name the folder of the combined report with --out");
     if (o->replot[0] && !given_any[to_setting_find("out") - table]) { /* default: the CSV's own folder */
         to_folder_of(o->replot, o->out, sizeof o->out);
     }

@@ -99,6 +99,7 @@ typedef struct {
     char config[TO_PATH];
     char replot[TO_PATH];      /* --replot CSV: re-draw a report's plots into out, nothing trained */
     char compare[2][TO_PATH];  /* --compare A B: print the cell-by-cell comparison of two reports */
+    char combine[TO_PATH];     /* --combine A,B,...: one report in out from reports of one grid's blocks of seeds */
     bool quiet, overwrite, print_config;
     bool steps_given;          /* --steps on the command line or in --config */
     bool data_parallel;        /* --data-parallel: every MPI rank computes a share of each batch (mpi.h) */
@@ -213,6 +214,9 @@ void to_options_default(to_options *o);
  * Exact option names only (an abbreviation is refused); an option that does not apply to the mode (--lr with
  * --eval) is refused. Exits 2 with a message on a bad command line. */
 void to_options_parse(int argc, char **argv, to_options *o);
+/* Applies a JSON object of settings (the text --print-config writes, as a report's Settings hold it) to o, as
+ * --config does; exits 2 with a message starting with src ("--combine FILE: settings") on an invalid one. */
+void to_options_apply_config(to_options *o, const char *text, const char *src);
 /* Prints the resolved settings as JSON (the format --config reads). */
 void to_options_print(const to_options *o, FILE *f);
 /* The same JSON text, malloc'ed (free it), for the report (report.md / report.json); NULL when out of memory. */

@@ -1,0 +1,207 @@
+/* combine.c: one report from several reports of the same grid, each a block of seeds (train_order --combine): a
+ * grid too long for one session (make experiment: 330 runs, ~8 h on 2 cores) is run as `--seeds 1,2`, then
+ * `--seeds 3,4`, ..., each block's report committed, and the blocks read back as one report with the intervals over
+ * all their seeds. Settings that differ between blocks (anything but the seeds and where the output went) are
+ * refused, naming the setting; a run present in two blocks is refused, naming the run and both files. */
+#include "report.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Settings that may differ between the blocks of one grid: the seeds, and where and how the output went. */
+static const char *const MAY_DIFFER[] = {"seed", "seeds", "out", "overwrite", "quiet", "jobs", NULL};
+/* Provenance that is named, not refused (a block run on another machine or after a documentation commit). */
+static const char *const PROV_KEYS[] = {"commit", "host_cpu", "blas_core", NULL};
+
+static bool may_differ(const char *key)
+{
+    for (int i = 0; MAY_DIFFER[i]; i++)
+        if (strcmp(key, MAY_DIFFER[i]) == 0) return true;
+    return false;
+}
+
+static char *value_text(const cJSON *v)
+{
+    if (!v) return strdup("(absent)");
+    if (cJSON_IsString(v)) return strdup(v->valuestring);
+    return cJSON_PrintUnformatted(v);
+}
+
+/* The first setting of a or b (objects) that differs and may not; NULL when none. */
+static const char *differing_setting(const cJSON *a, const cJSON *b)
+{
+    for (int pass = 0; pass < 2; pass++)
+        for (const cJSON *x = (pass ? b : a)->child; x; x = x->next) {
+            const cJSON *y = cJSON_GetObjectItemCaseSensitive(pass ? a : b, x->string);
+            if (!may_differ(x->string) && (!y || !cJSON_Compare(x, y, true))) return x->string;
+        }
+    return NULL;
+}
+
+static bool same_run(const to_result *x, const to_result *y)
+{
+    return x->task == y->task && x->pos == y->pos && x->variant == y->variant && x->ext == y->ext &&
+           x->ext_factor == y->ext_factor && x->seed == y->seed;
+}
+
+/* Appends printf text to the malloc'ed *buf (grown as needed). */
+static int append(char **buf, size_t *cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int append(char **buf, size_t *cap, const char *fmt, ...)
+{
+    size_t at = *buf ? strlen(*buf) : 0;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(*buf ? *buf + at : NULL, *buf ? *cap - at : 0, fmt, ap);
+        va_end(ap);
+        if (n < 0) return -1;
+        if (*buf && at + (size_t)n < *cap) return 0;
+        size_t want = 2 * (at + (size_t)n + 256);
+        char *p = realloc(*buf, want);
+        if (!p) return -1;
+        if (!*buf) p[0] = 0;
+        *buf = p;
+        *cap = want;
+    }
+}
+
+static int cmp_int(const void *a, const void *b) { return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b); }
+
+/* One input: its results appended to c, its seeds added to the union, its line of c->sources. 0 or -1. */
+static int add_input(to_combined *c, const char *path, const cJSON *info, int *cap_res, size_t *cap_src,
+                     const cJSON *first_info, const char *first_path)
+{
+    to_result *res;
+    int n, train_len;
+    if (to_report_load(path, &res, &n, &train_len)) return -1;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < c->n_res; j++)
+            if (same_run(&res[i], &c->res[j])) {
+                char label[96];
+                to_label(res[i].pos, res[i].variant, res[i].ext, res[i].ext_factor, label, sizeof label);
+                fprintf(stderr, "train_order: --combine: the run %s %s seed %d is in %s and in an earlier report of "
+                        "the list (a seed may be in one block only)\n", rg_task_name(res[i].task), label,
+                        res[i].seed, path);
+                free(res);
+                return -1;
+            }
+    if (c->n_res + n > *cap_res) {
+        int cap = 2 * (c->n_res + n);
+        to_result *p = realloc(c->res, sizeof *p * (size_t)cap);
+        if (!p) { free(res); fprintf(stderr, "train_order: --combine: out of memory\n"); return -1; }
+        c->res = p;
+        *cap_res = cap;
+    }
+    memcpy(c->res + c->n_res, res, sizeof *res * (size_t)n);
+    c->n_res += n;
+    free(res);
+    int runs = 0, seeds[TO_MAX_SEEDS], n_seeds = 0;
+    for (int i = c->n_res - n; i < c->n_res; i++) {
+        const to_result *r = &c->res[i];
+        if (r->ext != RG_ROPE_EXT_NONE) continue;
+        runs++;
+        bool seen = false;
+        for (int s = 0; s < n_seeds; s++) seen |= seeds[s] == r->seed;
+        if (!seen && n_seeds < TO_MAX_SEEDS) seeds[n_seeds++] = r->seed;
+        seen = false;
+        for (int s = 0; s < c->n_seeds; s++) seen |= c->seeds[s] == r->seed;
+        if (!seen && c->n_seeds < TO_MAX_SEEDS) c->seeds[c->n_seeds++] = r->seed;
+    }
+    c->runs += runs;
+    qsort(seeds, (size_t)n_seeds, sizeof *seeds, cmp_int);
+    const cJSON *pv = cJSON_GetObjectItemCaseSensitive(info, "provenance");
+    const cJSON *commit = cJSON_GetObjectItemCaseSensitive(pv, "commit");
+    const cJSON *wall = cJSON_GetObjectItemCaseSensitive(pv, "wall_seconds");
+    bool partial = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(info, "partial"));
+    c->partial |= partial;
+    c->wall_seconds = cJSON_IsNumber(wall) ? c->wall_seconds + wall->valuedouble : NAN;
+    char seed_text[256] = "";
+    for (int s = 0; s < n_seeds && strlen(seed_text) + 16 < sizeof seed_text; s++)
+        snprintf(seed_text + strlen(seed_text), sizeof seed_text - strlen(seed_text), "%s%d", s ? "," : "", seeds[s]);
+    char wall_text[64] = "wall time not known";
+    if (cJSON_IsNumber(wall)) snprintf(wall_text, sizeof wall_text, "%.1f s", wall->valuedouble);
+    if (append(&c->sources, cap_src, "- `%s`: %d training runs, seeds %s, commit %s, %s%s\n", path, runs, seed_text,
+               cJSON_IsString(commit) ? commit->valuestring : "not known", wall_text,
+               partial ? ", **PARTIAL** (written while its runs were going)" : ""))
+        return -1;
+    const cJSON *fpv = cJSON_GetObjectItemCaseSensitive(first_info, "provenance");
+    for (int k = 0; PROV_KEYS[k] && first_info != info; k++) {
+        const cJSON *x = cJSON_GetObjectItemCaseSensitive(fpv, PROV_KEYS[k]), *y = cJSON_GetObjectItemCaseSensitive(pv, PROV_KEYS[k]);
+        if (x && y && cJSON_Compare(x, y, true)) continue;
+        char *tx = value_text(x), *ty = value_text(y);
+        fprintf(stderr, "train_order: --combine: note: %s has %s %s, %s has %s (the combined report names both)\n",
+                first_path, PROV_KEYS[k], tx ? tx : "?", path, ty ? ty : "?");
+        if (append(&c->sources, cap_src, "  - its %s differs from the first report's: %s against %s\n", PROV_KEYS[k],
+                   ty ? ty : "?", tx ? tx : "?")) { free(tx); free(ty); return -1; }
+        free(tx);
+        free(ty);
+    }
+    return 0;
+}
+
+int to_combine_load(const char *const *reports, int n, to_combined *c)
+{
+    memset(c, 0, sizeof *c);
+    if (n < 1 || n > TO_COMBINE_MAX) {
+        fprintf(stderr, "train_order: --combine: %d reports (1 to %d allowed)\n", n, TO_COMBINE_MAX);
+        return -1;
+    }
+    cJSON *info[TO_COMBINE_MAX] = {NULL};
+    int cap_res = 0, rc = -1;
+    size_t cap_src = 0;
+    for (int i = 0; i < n; i++) {
+        char where[TO_PATH + 32];
+        info[i] = to_report_settings(reports[i], where, sizeof where);
+        const cJSON *set = cJSON_GetObjectItemCaseSensitive(info[i], "settings");
+        if (!cJSON_IsObject(set)) {
+            fprintf(stderr, "train_order: --combine: %s: no settings found (read %s; looked for its report.json, the "
+                    "settings.json in its folder and the Settings block of its report.md): without them the reports "
+                    "cannot be checked to be blocks of one grid\n", reports[i], where);
+            goto done;
+        }
+        const cJSON *first = cJSON_GetObjectItemCaseSensitive(info[0], "settings");
+        const char *key = i ? differing_setting(first, set) : NULL;
+        if (key) {
+            char *ta = value_text(cJSON_GetObjectItemCaseSensitive(first, key));
+            char *tb = value_text(cJSON_GetObjectItemCaseSensitive(set, key));
+            fprintf(stderr, "train_order: --combine: %s and %s differ in the setting '%s' (%s against %s): only the "
+                    "seeds (and out, overwrite, quiet, jobs) may differ between blocks of one grid\n", reports[0],
+                    reports[i], key, ta ? ta : "?", tb ? tb : "?");
+            free(ta);
+            free(tb);
+            goto done;
+        }
+        if (add_input(c, reports[i], info[i], &cap_res, &cap_src, info[0], reports[0])) goto done;
+    }
+    char *list = c->sources;
+    c->sources = NULL;
+    size_t cap = 0;
+    if (append(&c->sources, &cap, "**%d training runs** (seeds", c->runs) == 0) {
+        qsort(c->seeds, (size_t)c->n_seeds, sizeof *c->seeds, cmp_int);
+        for (int s = 0; s < c->n_seeds; s++) append(&c->sources, &cap, "%s%d", s ? "," : " ", c->seeds[s]);
+        append(&c->sources, &cap, ") from %d reports%s:\n\n%s", n, c->partial ? "; **one or more of them PARTIAL**, so "
+               "this report holds fewer runs than their grids" : "", list ? list : "");
+    }
+    free(list);
+    c->settings = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(info[0], "settings"));
+    if (!c->settings || !c->sources) { fprintf(stderr, "train_order: --combine: out of memory\n"); goto done; }
+    const cJSON *tl = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(info[0], "settings"), "train_len");
+    c->train_len = cJSON_IsNumber(tl) ? (int)tl->valuedouble : 0;
+    rc = 0;
+done:
+    for (int i = 0; i < n; i++) cJSON_Delete(info[i]);
+    if (rc) to_combined_free(c);
+    return rc;
+}
+
+void to_combined_free(to_combined *c)
+{
+    free(c->res);
+    cJSON_free(c->settings);
+    free(c->sources);
+    memset(c, 0, sizeof *c);
+}

@@ -1,0 +1,172 @@
+/* test_report_combine.c: train_order --combine's library half (combine.c, to_combine_load): the report fixture
+ * written as two blocks of seeds reads back as the whole (every cell's mean, interval, k/N, max and median equal to
+ * the one-invocation report's), from report.json and from report.csv + report.md as docs/ commits them; the wall
+ * times summed; a PARTIAL block named; refusals (a differing setting named with both values, a run in two blocks, a
+ * report without settings) as a table run by one loop. */
+#include "report_fixture.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Writes the fixture's runs whose seed is in [lo, hi] as one report into rf_tmpdir/name, with lr and partial. */
+static void write_block(const char *name, int lo, int hi, double lr, bool partial, double wall)
+{
+    char out[512];
+    rf_make_dir(out, sizeof out, name);
+    to_result all[16], res[16];
+    int n_all = rf_fixture(all), n = 0;
+    for (int i = 0; i < n_all; i++)
+        if (all[i].seed >= lo && all[i].seed <= hi) res[n++] = all[i];
+    to_options o = rf_options(out);
+    o.lr = lr;
+    for (int s = lo; s <= hi; s++) o.seed_list[o.n_seeds++] = s;
+    to_report_meta meta = {wall, "train_order --seeds block", partial, partial ? 3 : 0, partial ? 5 : 0, NULL};
+    assert_int_equal(to_report(&o, res, n, &meta), 0);
+}
+
+/* Copies rf_tmpdir/from/report.{csv,md} to rf_tmpdir/docs/<as>.{csv,md} (the layout of the reports in docs/: no
+ * report.json, no settings.json beside them). */
+static void as_docs(const char *from, const char *as)
+{
+    char dir[512], a[700], b[700];
+    rf_make_dir(dir, sizeof dir, "docs");
+    const char *ext[2] = {"csv", "md"};
+    for (int k = 0; k < 2; k++) {
+        snprintf(a, sizeof a, "%s/%s/report.%s", rf_tmpdir, from, ext[k]);
+        snprintf(b, sizeof b, "%s/%s.%s", dir, as, ext[k]);
+        FILE *f = fopen(a, "rb"), *g = fopen(b, "wb");
+        assert_non_null(f);
+        assert_non_null(g);
+        char buf[4096];
+        size_t m;
+        while ((m = fread(buf, 1, sizeof buf, f)) > 0) assert_int_equal(fwrite(buf, 1, m, g), m);
+        fclose(f);
+        assert_int_equal(fclose(g), 0);
+    }
+}
+
+static bool same(double x, double y) { return (isnan(x) && isnan(y)) || x == y; }
+
+/* Every cell of the fixture's one-invocation report (seeds 1..6, written and read back from its `file`, so through
+ * the same rounding of the written values) equals the combined table's. */
+static void check_equal_to_whole(const to_combined *c, const char *file)
+{
+    write_block("whole", 1, 6, 1e-3, false, 1);
+    char path[600];
+    snprintf(path, sizeof path, "%s/whole/%s", rf_tmpdir, file);
+    to_result *whole;
+    int n, tl;
+    assert_int_equal(to_report_load(path, &whole, &n, &tl), 0);
+    assert_int_equal(c->n_res, n);
+    to_table a, b;
+    assert_int_equal(to_table_build(&a, whole, n, 16), 0);
+    assert_int_equal(to_table_build(&b, c->res, c->n_res, 16), 0);
+    assert_int_equal(a.n_rows, b.n_rows);
+    for (int r = 0; r < a.n_rows; r++)
+        for (int j = 0; j < 4; j++)
+            for (int ex = 0; ex < 2; ex++) {
+                to_stat x, y;
+                to_table_cell(&a, &a.rows[r], RF_LENS[j], ex, &x, NULL);
+                to_table_cell(&b, &b.rows[r], RF_LENS[j], ex, &y, NULL);
+                assert_int_equal(x.n, y.n);
+                assert_int_equal(x.k, y.k);
+                assert_true(same(x.mean, y.mean) && same(x.lo, y.lo) && same(x.hi, y.hi) && same(x.max, y.max) &&
+                            same(x.median, y.median));
+            }
+    to_table_free(&a);
+    to_table_free(&b);
+    free(whole);
+}
+
+static void test_blocks_combine_to_the_whole(void **state)
+{
+    write_block("s12", 1, 2, 1e-3, false, 100);
+    write_block("s3to6", 3, 6, 1e-3, false, 250.5);
+    char a[600], b[600];
+    snprintf(a, sizeof a, "%s/s12/report.json", rf_tmpdir);
+    snprintf(b, sizeof b, "%s/s3to6/report.csv", rf_tmpdir); /* its settings from the report.json beside it */
+    const char *in[2] = {a, b};
+    to_combined c;
+    assert_int_equal(to_combine_load(in, 2, &c), 0);
+    check_equal_to_whole(&c, "report.json");
+    assert_int_equal(c.n_seeds, 6);
+    for (int s = 0; s < 6; s++) assert_int_equal(c.seeds[s], s + 1);
+    assert_int_equal(c.runs, 11); /* 6 alibi, 3 rope, 2 none; rope+pi is a scaling of a run, not a run */
+    assert_true(fabs(c.wall_seconds - 350.5) < 1e-9);
+    assert_false(c.partial);
+    assert_non_null(strstr(c.sources, "**11 training runs** (seeds 1,2,3,4,5,6) from 2 reports"));
+    assert_non_null(strstr(c.sources, "s3to6/report.csv`: 5 training runs, seeds 3,4,5,6"));
+    assert_non_null(strstr(c.settings, "\"lr\":0.001"));
+    to_combined_free(&c);
+}
+
+/* The reports of docs/: X.csv with X.md beside it (Settings block, provenance, wall time, PARTIAL title). */
+static void test_docs_layout_and_partial(void **state)
+{
+    write_block("p12", 1, 2, 1e-3, false, 40);
+    write_block("p3to6", 3, 6, 1e-3, true, 60);
+    as_docs("p12", "block_a_report");
+    as_docs("p3to6", "block_b_report");
+    char a[600], b[600];
+    snprintf(a, sizeof a, "%s/docs/block_a_report.csv", rf_tmpdir);
+    snprintf(b, sizeof b, "%s/docs/block_b_report.csv", rf_tmpdir);
+    const char *in[2] = {a, b};
+    to_combined c;
+    assert_int_equal(to_combine_load(in, 2, &c), 0);
+    check_equal_to_whole(&c, "report.csv");
+    assert_true(fabs(c.wall_seconds - 100) < 1e-6);
+    assert_true(c.partial);
+    assert_non_null(strstr(c.sources, "block_b_report.csv`: 5 training runs, seeds 3,4,5,6, commit "));
+    assert_non_null(strstr(c.sources, "**PARTIAL**"));
+    to_combined_free(&c);
+}
+
+static void test_refusals(void **state)
+{
+    write_block("r12", 1, 2, 1e-3, false, 1);
+    write_block("r12lr", 1, 2, 3e-3, false, 1);
+    write_block("r3lr", 3, 3, 3e-3, false, 1);
+    char bare[512], p[4][600];
+    rf_make_dir(bare, sizeof bare, "bare"); /* a report.csv alone: no json, settings.json or md */
+    snprintf(p[0], sizeof p[0], "%s/r12/report.json", rf_tmpdir);
+    snprintf(p[1], sizeof p[1], "%s/r3lr/report.json", rf_tmpdir);
+    snprintf(p[2], sizeof p[2], "%s/r12lr/report.csv", rf_tmpdir);
+    snprintf(p[3], sizeof p[3], "%s/report.csv", bare);
+    char from[600];
+    snprintf(from, sizeof from, "%s/r12/report.csv", rf_tmpdir);
+    FILE *f = fopen(from, "rb"), *g = fopen(p[3], "wb");
+    assert_non_null(f);
+    assert_non_null(g);
+    int ch;
+    while ((ch = fgetc(f)) != EOF) fputc(ch, g);
+    fclose(f);
+    assert_int_equal(fclose(g), 0);
+    const struct { int a, b; const char *want[3]; } cases[] = {
+        {0, 1, {"differ in the setting 'lr' (0.001 against 0.003)", "r12/report.json", "r3lr/report.json"}},
+        {0, 0, {"the run copy alibi seed 1 is in", "a seed may be in one block only", "r12/report.json"}},
+        {0, 2, {"differ in the setting 'lr'", "r12lr/report.csv", "only the seeds"}},
+        {0, 3, {"bare/report.csv: no settings found", "read nowhere", "Settings block of its report.md"}},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        const char *in[2] = {p[cases[k].a], p[cases[k].b]};
+        to_combined c;
+        char *msg = NULL;
+        int rc = RF_CAPTURE(&msg, to_combine_load(in, 2, &c));
+        assert_int_equal(rc, -1);
+        assert_null(c.res);
+        for (int w = 0; w < 3; w++)
+            if (!strstr(msg, cases[k].want[w])) fail_msg("case %zu: no '%s' in:\n%s", k, cases[k].want[w], msg);
+        free(msg);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_blocks_combine_to_the_whole),
+        cmocka_unit_test(test_docs_layout_and_partial),
+        cmocka_unit_test(test_refusals),
+    };
+    return cmocka_run_group_tests(tests, rf_setup, rf_teardown);
+}
