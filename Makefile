@@ -207,11 +207,11 @@ experiment-tricks: all
 
 # The grid comparison (issue 24, docs/grids.md, docs/results-grids.md): grid_copy and grid_lookup trained on grids
 # up to 4x4, tested at 3x3 .. 8x8, 4x8, 8x4, 4x6, 6x4, with NoPE, 1-D RoPE over the raster index, axial 2-D RoPE,
-# M-RoPE and the 2-D absolute / bias encodings; three seeds, 800 steps (the budget of docs/results-grids.md):
-# 2 x 8 x 3 = 48 runs, measured 39 min 40 s (2375 s) at --jobs 2 on the 2-core machine while other sessions ran
-# (load average 16 at the start, 8 at the end); writes out/experiment-grids/report.md, heat_<task>.svg, cells_<task>.svg.
+# M-RoPE and the 2-D absolute / bias encodings; two seeds, 3000 steps (the second run of docs/results-grids.md):
+# 2 x 8 x 2 = 32 runs, measured 19 min 53 s (1192.7 s) with 2 jobs on the 2-core machine at load average 5-6;
+# writes out/experiment-grids/report.md, heat_<task>.svg, cells_<task>.svg.
 experiment-grids: all
-	$(BUILD)/examples/train_order --task grid_copy,grid_lookup --pos none,rope,rope-2d,mrope,learned-2d,sinusoidal-2d,alibi-2d-manhattan,t5-2d --seeds 3 --steps 800 --train-len 4x4 --test-lens 3x3,4x4,5x5,6x6,8x8,4x8,8x4,4x6,6x4 --rope-scaling none --eval-every 100 --out out/experiment-grids $(RUN_ARGS)
+	$(BUILD)/examples/train_order --task grid_copy,grid_lookup --pos none,rope,rope-2d,rope-2d-pixtral,mrope,learned-2d,alibi-2d-manhattan,t5-2d --seeds 2 --steps 3000 --train-len 4x4 --test-lens 3x3,4x4,5x5,6x6,8x8,4x8,8x4,4x6,6x4 --rope-scaling none --eval-every 250 --out out/experiment-grids $(RUN_ARGS)
 
 # The benchmark of issue 8 (bench/README.md): the C training step next to PyTorch's, and the sgemm ceiling, run
 # once with the environment as given and once with OPENBLAS_CORETYPE=Haswell. A benchmark, never part of `make test`.
