@@ -42,6 +42,12 @@ static void test_grid_run(void **state)
         }
     assert_null(strstr(buf, "grid_copy,rope-2d,base,none,3x3,133,3,")); /* no row 3 in a 3x3 grid */
     assert_contains("grid_cells.csv", buf, "grid_lookup,none,base,none,2x3,123,1,2,");
+    /* per-position counts: the G target tokens of a size, not 1..n+1 of its size code (n = 133 for 3x3) */
+    snprintf(path, sizeof path, "%s/report_positions.csv", out);
+    static char csv[1 << 20];
+    th_read_text(path, csv, sizeof csv);
+    assert_contains("report_positions.csv", csv, "\ngrid_copy,rope-2d,base,none,1,133,1,256,");
+    assert_null(strstr(csv, "\ngrid_copy,rope-2d,base,none,1,133,100,"));
     const char *files[] = {"heat_grid_copy.dat", "heat_grid_copy.gp", "cells_grid_copy.dat", "heat_grid_lookup.gp",
                            "cells_grid_lookup.gp", "report_cells.csv"};
     for (size_t i = 0; i < sizeof files / sizeof *files; i++)

@@ -185,7 +185,9 @@ int to_cell_positions(const to_table *t, const to_row *r, int n, double *accurac
                       double *all_right)
 {
     int m = n + 1, seeds = 0;
-    if (m > TO_POS_MAX) return 0;
+    /* the view is defined for targets of n + 1 tokens (n symbols and the EOS); other tasks (the grids: their cell
+     * images, report_grid.c) have their counts in report_positions.csv only */
+    if (m > TO_POS_MAX || rg_task_target_len(r->task, n) != m) return 0;
     double pooled = 0;
     for (int p = 0; p < m; p++) accuracy[p] = first_wrong[p] = 0;
     *all_right = 0;
@@ -220,8 +222,8 @@ int to_write_positions_csv(const char *dir, const to_table *t)
         const to_result *x = &t->res[i];
         char ext[48];
         to_ext_text(x->ext, x->ext_factor, ext, sizeof ext);
-        for (int j = 0; j < x->n_lens; j++)
-            for (int p = 0; x->pos_count[j] > 0 && p <= x->lens[j]; p++)
+        for (int j = 0; j < x->n_lens; j++) /* the counts hold the G target tokens of lens[j] (run.c) */
+            for (int p = 0, G = rg_task_target_len(x->task, x->lens[j]); x->pos_count[j] > 0 && p < G; p++)
                 to_out_printf(&w, "%s,%s,%s,%s,%d,%d,%d,%d,%d,%d\n", rg_task_name(x->task), rg_pos_name(x->pos),
                               to_variant_name(x->variant), ext, x->seed, x->lens[j], p + 1, x->pos_count[j],
                               x->pos_right[j][p], x->first_wrong[j][p]);
