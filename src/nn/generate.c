@@ -58,11 +58,11 @@ static rg_status decode_batch(rg_ctx *c, rg_model *m, rg_kv_cache *kv, const int
 }
 
 /* RG_OK when every given id lies in [0, RG_MAX_POSITION), else RG_ERR_ARG naming the first one that does not. */
-static rg_status check_positions(const char *what, const int32_t *positions, int64_t n, int len)
+static rg_status check_positions(const int32_t *positions, int64_t n, int len)
 {
     for (int64_t i = 0; i < n * len; i++)
         if (positions[i] < 0 || positions[i] >= RG_MAX_POSITION)
-            return rg_error(RG_ERR_ARG, "generate: %s[%lld] (row %lld, token %lld) is %d, outside [0, %d)", what,
+            return rg_error(RG_ERR_ARG, "generate: positions[%lld] (row %lld, token %lld) is %d, outside [0, %d)",
                             (long long)i, (long long)(i / len), (long long)(i % len), (int)positions[i],
                             RG_MAX_POSITION);
     return RG_OK;
@@ -79,9 +79,13 @@ static rg_status generate(rg_model *m, const int32_t *prompts, int n, int prompt
                         prompt_len, n_new, RG_MAX_POSITION);
     if (positions && start != 0)
         return rg_error(RG_ERR_ARG, "generate: start %d with explicit positions (start must be 0 then)", start);
-    rg_status st = positions ? check_positions("positions", positions, n, prompt_len + n_new) : RG_OK;
-    if (st || (axes && (st = check_positions("axes", axes, (int64_t)RG_POS_AXES * n, prompt_len + n_new))))
-        return st;
+    rg_status st = positions ? check_positions(positions, n, prompt_len + n_new) : RG_OK;
+    if (st) return st;
+    for (int64_t i = 0, len = prompt_len + n_new; axes && i < (int64_t)RG_POS_AXES * n * len; i++)
+        if (axes[i] < 0 || axes[i] >= RG_MAX_POSITION)
+            return rg_error(RG_ERR_ARG, "generate: axis %lld id %d at row %lld, token %lld is outside [0, %d)",
+                            (long long)(i / (n * len)), (int)axes[i], (long long)(i % (n * len) / len),
+                            (long long)(i % len), RG_MAX_POSITION);
     if (batch > n) batch = n;
     int P = prompt_len, G = n_new;
     rg_kv_cache kv;

@@ -39,7 +39,7 @@ rg_status rg_generate(rg_model *m, const int32_t *prompts, int n, int prompt_len
  * rg_task_desc.axes): axes int32 [RG_POS_AXES, n, prompt_len + n_new] (axis-major; row i's token t at
  * axes[(a * n + i) * (prompt_len + n_new) + t], generated token j at t = prompt_len + j) or NULL (rg_generate's result
  * bit for bit). The KV cache keeps each key's axis ids. Errors as rg_generate, and RG_ERR_ARG for an axis id outside
- * [0, RG_MAX_POSITION). */
+ * [0, RG_MAX_POSITION) (the message names axis, row and token, as rg_model_forward_axes). */
 rg_status rg_generate_axes(rg_model *m, const int32_t *prompts, int n, int prompt_len, int n_new,
                            const int32_t *positions, const int32_t *axes, int batch, int32_t *out);
 
