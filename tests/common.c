@@ -50,6 +50,22 @@ void tc_gradcheck_report(int width, const char *name, double worst, const double
     assert_true(worst < tol);
 }
 
+void tc_gradcheck_model_report(int width, const char *name, const rg_model *m, double *rel, double tol)
+{
+    double worst = 0;
+    for (int i = 0; i < m->params.n; i++) {
+        const rg_tensor *p = m->params.items[i];
+        double gmax = 0;
+        for (int64_t j = 0; j < p->numel; j++) gmax = tc_max(gmax, fabs((double)p->grad[j]));
+        if (strstr(p->name, "k_proj.bias") && gmax < 1e-12) rel[i] = 0;
+        if (!(rel[i] < tol)) print_message("  %s: %.3g\n", p->name, rel[i]);
+        if (!(rel[i] <= worst)) worst = rel[i];
+    }
+    char buf[128];
+    snprintf(buf, sizeof buf, "model %s (%lld params)", name, (long long)rg_params_numel(&m->params));
+    tc_gradcheck_report(width, buf, worst, rel, m->params.n, tol);
+}
+
 static hid_t open_or_fail(const char *file)
 {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);

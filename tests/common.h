@@ -32,6 +32,11 @@ rg_real *tc_random_weights(int64_t n, rg_rng *rng);
 /* Prints "name (padded to width) worst rel err ... (n inputs)" and every input whose relative error rel[i] is not
  * below tol, then fails the test unless worst < tol. */
 void tc_gradcheck_report(int width, const char *name, double worst, const double *rel, int n, double tol);
+/* The report of rg_gradcheck over every parameter of m (rel[i] for m->params.items[i]): a "k_proj.bias" whose
+ * gradient is below 1e-12 everywhere is zero in exact arithmetic (the key bias only adds q . b_k, constant along a
+ * row of scores), so its rel (rounding noise against rounding noise) is set to 0; every parameter at or above tol is
+ * printed by name, then "model NAME (N params)" is reported as tc_gradcheck_report (failing unless worst < tol). */
+void tc_gradcheck_model_report(int width, const char *name, const rg_model *m, double *rel, double tol);
 
 /* Fixture reading (HDF5). Paths are relative to the repository root (tests run from it). Each function fails
  * the running test with a message naming the file and dataset if anything is missing. */

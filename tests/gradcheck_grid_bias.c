@@ -130,19 +130,7 @@ static void check_model(const char *name, rg_pos_kind pos, bool causal)
     model_case mc = {m, tokens, targets, axes};
     double *rel = malloc((size_t)m->params.n * sizeof *rel);
     rg_gradcheck(model_fn, &mc, m->params.items, m->params.n, H_STEP, rel);
-    double worst = 0;
-    for (int i = 0; i < m->params.n; i++) {
-        rg_tensor *p = m->params.items[i];
-        double gmax = 0;
-        for (int64_t j = 0; j < p->numel; j++) gmax = tc_max(gmax, fabs((double)p->grad[j]));
-        /* the key bias only adds q . b_k, constant along a row of scores: exactly 0, compare it as ~0 */
-        if (strstr(p->name, "k_proj.bias") && gmax < 1e-12) rel[i] = 0;
-        if (!(rel[i] < TOL)) print_message("  %s: %.3g\n", p->name, rel[i]);
-        if (!(rel[i] <= worst)) worst = rel[i];
-    }
-    char buf[128];
-    snprintf(buf, sizeof buf, "model %s (%lld params)", name, (long long)rg_params_numel(&m->params));
-    tc_gradcheck_report(NAME_W, buf, worst, rel, m->params.n, TOL);
+    tc_gradcheck_model_report(NAME_W, name, m, rel, TOL);
     free(rel);
     rg_model_free(m);
 }
