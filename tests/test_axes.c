@@ -101,6 +101,39 @@ static rg_model *grid_model(void)
     return tc_model_randn(&cfg, 4, 0.5);
 }
 
+/* Decodes tok [B, T] through a KV cache (a prefill of 3 tokens, then one per forward) with axis ids ax [3, B, T]
+ * (the prefill without axes unless prefill_axes) and returns the largest difference from the logits full. */
+static double cached_decode(rg_model *m, const int32_t *tok, const int32_t *ax, bool prefill_axes,
+                            const rg_tensor *full)
+{
+    rg_kv_cache kv;
+    assert_int_equal(rg_kv_cache_init(&kv, m, B, T), RG_OK);
+    double worst = 0;
+    for (int t0 = 0; t0 < T;) {
+        int len = t0 ? 1 : 3;
+        int32_t tt[B * 3], pp[B * 3], aa[RG_POS_AXES * B * 3];
+        for (int b = 0; b < B; b++)
+            for (int t = 0; t < len; t++) {
+                tt[b * len + t] = tok[b * T + t0 + t];
+                pp[b * len + t] = t0 + t;
+                for (int a = 0; a < RG_POS_AXES; a++) aa[(a * B + b) * len + t] = ax[(a * B + b) * T + t0 + t];
+            }
+        rg_ctx *d = rg_ctx_new();
+        rg_set_grad_enabled(d, false);
+        rg_tensor *lg;
+        assert_int_equal(rg_model_forward_axes(d, m, tt, pp, t0 || prefill_axes ? aa : NULL, B, len, &kv, &lg),
+                         RG_OK);
+        for (int b = 0; b < B; b++)
+            for (int t = 0; t < len; t++)
+                for (int v = 0; v < V; v++)
+                    worst = tc_max(worst, fabs(lg->data[(b * len + t) * V + v] - full->data[(b * T + t0 + t) * V + v]));
+        rg_ctx_free(d);
+        t0 += len;
+    }
+    rg_kv_cache_free(&kv);
+    return worst;
+}
+
 static void test_cache_and_control(void **state)
 {
     (void)state;
@@ -120,31 +153,18 @@ static void test_cache_and_control(void **state)
     for (int64_t i = 0; i < full->numel; i++) diff[i / (T * V)] += fabs(full->data[i] - moved->data[i]);
     assert_true(diff[0] == 0 && diff[2] == 0 && diff[1] > 1e-3);
     /* KV cache: prefill 3 tokens, then one per forward; each step's logits equal the full forward's row */
-    rg_kv_cache kv;
-    assert_int_equal(rg_kv_cache_init(&kv, m, B, T), RG_OK);
-    double worst = 0;
-    for (int t0 = 0; t0 < T;) {
-        int len = t0 ? 1 : 3;
-        int32_t tt[B * 3], pp[B * 3], aa[RG_POS_AXES * B * 3];
-        for (int b = 0; b < B; b++)
-            for (int t = 0; t < len; t++) {
-                tt[b * len + t] = tok[b * T + t0 + t];
-                pp[b * len + t] = t0 + t;
-                for (int a = 0; a < RG_POS_AXES; a++) aa[(a * B + b) * len + t] = ax[(a * B + b) * T + t0 + t];
-            }
-        rg_ctx *d = rg_ctx_new();
-        rg_set_grad_enabled(d, false);
-        rg_tensor *lg;
-        assert_int_equal(rg_model_forward_axes(d, m, tt, pp, aa, B, len, &kv, &lg), RG_OK);
-        for (int b = 0; b < B; b++)
-            for (int t = 0; t < len; t++)
-                for (int v = 0; v < V; v++)
-                    worst = tc_max(worst, fabs(lg->data[(b * len + t) * V + v] - full->data[(b * T + t0 + t) * V + v]));
-        rg_ctx_free(d);
-        t0 += len;
-    }
-    rg_kv_cache_free(&kv);
+    double worst = cached_decode(m, tok, ax, true, full);
     if (!(worst < 1e-5)) fail_msg("cached decode with axes differs from the full forward by %g", worst);
+    /* a prefill without axes (its keys cached with every axis = position), then decoding with axes: equal to the
+     * full forward whose first 3 tokens have axis ids = positions */
+    int32_t ax3[RG_POS_AXES * B * T];
+    memcpy(ax3, ax, sizeof ax);
+    for (int a = 0; a < RG_POS_AXES; a++)
+        for (int b = 0; b < B; b++)
+            for (int t = 0; t < 3; t++) ax3[(a * B + b) * T + t] = t;
+    rg_tensor *full3 = forward(c, m, tok, NULL, ax3, B, T);
+    worst = cached_decode(m, tok, ax3, false, full3);
+    if (!(worst < 1e-5)) fail_msg("a prefill without axes, then decoding with axes, differs by %g", worst);
     rg_ctx_free(c);
     rg_model_free(m);
 }

@@ -219,7 +219,7 @@ rg_status rg_kv_cache_init(rg_kv_cache *kv, const rg_model *m, int batch, int ca
     return RG_OK;
 }
 
-void rg_kv_cache_reset(rg_kv_cache *kv) { kv->len = 0; }
+void rg_kv_cache_reset(rg_kv_cache *kv) { kv->len = 0, kv->has_axes = false; }
 
 void rg_kv_cache_free(rg_kv_cache *kv)
 {
@@ -317,24 +317,31 @@ rg_status rg_model_forward_axes(rg_ctx *c, rg_model *m, const int32_t *tokens, c
     for (int b = 0; b < B; b++)
         for (int t = 0; t < T; t++)
             pos[b * T + t] = positions ? positions[b * T + t] : len + t;
-    /* key ids: the cached ones followed by the new ones; a forward without axes caches its 1-D positions as every
-     * axis (what its encoding read), so a later forward with axes sees consistent keys */
+    /* key ids: the cached ones followed by the new ones. A forward without axes caches its 1-D positions as every
+     * axis (what its encoding read), so that a later forward with axes sees consistent keys; the axis ids are
+     * gathered only once a forward of this cache gave axes (1-D decoding pays T ids per row and axis) */
     const int32_t *kpos = pos, *qax = axes, *kax = axes;
     if (kv) {
         kpos = cache_ids(c, kv->positions, pos, B, T, len, kv->capacity);
-        int32_t *kk = rg_arena_alloc(&c->arena, (size_t)RG_POS_AXES * B * S * sizeof(int32_t));
+        kv->has_axes = kv->has_axes || axes;
         const size_t plane = (size_t)B * kv->capacity;
-        for (int a = 0; a < RG_POS_AXES; a++) {
-            const int32_t *ids = axes ? axes + (size_t)a * B * T : pos;
-            memcpy(kk + (size_t)a * B * S, cache_ids(c, kv->axes + a * plane, ids, B, T, len, kv->capacity),
-                   (size_t)B * S * sizeof(int32_t));
-        }
-        kax = axes ? kk : NULL;
-        if (!axes && len > 0) { /* cached keys may carry axes of an earlier forward: keep them */
-            int32_t *qq = rg_arena_alloc(&c->arena, (size_t)RG_POS_AXES * B * T * sizeof(int32_t));
-            for (int a = 0; a < RG_POS_AXES; a++) memcpy(qq + (size_t)a * B * T, pos, (size_t)B * T * sizeof(int32_t));
-            qax = qq;
+        for (int a = 0; a < RG_POS_AXES; a++)
+            for (int b = 0; b < B; b++)
+                memcpy(kv->axes + a * plane + (size_t)b * kv->capacity + len,
+                       (axes ? axes + (size_t)a * B * T : pos) + (size_t)b * T, (size_t)T * sizeof(int32_t));
+        if (kv->has_axes) {
+            int32_t *kk = rg_arena_alloc(&c->arena, (size_t)RG_POS_AXES * B * S * sizeof(int32_t));
+            for (int a = 0; a < RG_POS_AXES; a++)
+                for (int b = 0; b < B; b++)
+                    memcpy(kk + ((size_t)a * B + b) * S, kv->axes + a * plane + (size_t)b * kv->capacity,
+                           (size_t)S * sizeof(int32_t));
             kax = kk;
+            if (!axes) { /* cached keys carry axes of an earlier forward: the new queries' axes are their positions */
+                int32_t *qq = rg_arena_alloc(&c->arena, (size_t)RG_POS_AXES * B * T * sizeof(int32_t));
+                for (int a = 0; a < RG_POS_AXES; a++)
+                    memcpy(qq + (size_t)a * B * T, pos, (size_t)B * T * sizeof(int32_t));
+                qax = qq;
+            }
         }
     }
     rg_pos_summary ps;

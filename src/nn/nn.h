@@ -186,6 +186,7 @@ typedef struct {
     rg_real **k, **v;           /* per layer [batch, capacity, d_model] (RoPE already applied to k) */
     int32_t *positions;         /* [batch, capacity] */
     int32_t *axes;              /* [RG_POS_AXES, batch, capacity]: each cached key's axis ids (pos.h) */
+    bool has_axes;              /* a forward since the last reset gave axes (else every axis is the position) */
 } rg_kv_cache;
 
 rg_status rg_kv_cache_init(rg_kv_cache *kv, const rg_model *m, int batch, int capacity);
