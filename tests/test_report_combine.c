@@ -1,7 +1,7 @@
 /* test_report_combine.c: train_order --combine's library half (combine.c, to_combine_load): the report fixture
  * written as two blocks of seeds reads back as the whole (every cell's mean, interval, k/N, max and median equal to
  * the one-invocation report's), from report.json and from report.csv + report.md as docs/ commits them; the wall
- * times summed; a PARTIAL block named; refusals (a differing setting named with both values, a run in two blocks, a
+ * times summed; a PARTIAL block named; blocks of encodings (the union's settings, a row short of seeds named); refusals (a differing setting named with both values, a run in two blocks, a
  * report without settings) as a table run by one loop. */
 #include "report_fixture.h"
 
@@ -9,20 +9,35 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Writes the fixture's runs whose seed is in [lo, hi] as one report into rf_tmpdir/name, with lr and partial. */
-static void write_block(const char *name, int lo, int hi, double lr, bool partial, double wall)
+/* Writes the fixture's runs whose seed is in [lo, hi] and whose encoding is in `pos` (a comma list of names as
+ * --pos takes them; NULL: every encoding, and the report's settings name none, as rf_options leaves them) as one
+ * report into rf_tmpdir/name, with lr, partial and the encoding setting `pos_config` (NAME=VALUE or NULL). */
+static void write_block_of(const char *name, int lo, int hi, const char *pos, const char *pos_config, double lr,
+                           bool partial, double wall)
 {
     char out[512];
     rf_make_dir(out, sizeof out, name);
+    to_options o = rf_options(out);
+    if (pos) {
+        char list[128];
+        snprintf(list, sizeof list, "%s", pos);
+        assert_int_equal(to_parse_pos(&o, list), 0);
+        o.tasks[RG_TASK_COPY] = o.tasks[RG_TASK_REVERSE] = true;
+    }
+    if (pos_config) assert_int_equal(rg_pos_config_set_text(&o.model, pos_config), 0);
     to_result all[16], res[16];
     int n_all = rf_fixture(all), n = 0;
     for (int i = 0; i < n_all; i++)
-        if (all[i].seed >= lo && all[i].seed <= hi) res[n++] = all[i];
-    to_options o = rf_options(out);
+        if (all[i].seed >= lo && all[i].seed <= hi && (!pos || o.pos[all[i].pos])) res[n++] = all[i];
     o.lr = lr;
     for (int s = lo; s <= hi; s++) o.seed_list[o.n_seeds++] = s;
     to_report_meta meta = {wall, "train_order --seeds block", partial, partial ? 3 : 0, partial ? 5 : 0, NULL};
     assert_int_equal(to_report(&o, res, n, &meta), 0);
+}
+
+static void write_block(const char *name, int lo, int hi, double lr, bool partial, double wall)
+{
+    write_block_of(name, lo, hi, NULL, NULL, lr, partial, wall);
 }
 
 /* Copies rf_tmpdir/from/report.{csv,md} to rf_tmpdir/docs/<as>.{csv,md} (the layout of the reports in docs/: no
@@ -117,8 +132,40 @@ static void test_docs_layout_and_partial(void **state)
     check_equal_to_whole(&c, "report.csv");
     assert_true(fabs(c.wall_seconds - 100) < 1e-6);
     assert_true(c.partial);
-    assert_non_null(strstr(c.sources, "block_b_report.csv`: 5 training runs, seeds 3,4,5,6, commit "));
+    assert_non_null(strstr(c.sources, "block_b_report.csv`: 5 training runs, seeds 3,4,5,6, tasks , encodings , commit "));
     assert_non_null(strstr(c.sources, "**PARTIAL**"));
+    to_combined_free(&c);
+}
+
+/* make experiment-small's encodings, then the others at the same seeds (the grid split by encodings): the union
+ * reads back as the whole, its settings list every encoding; a row with fewer seeds than the union is named. */
+static void test_blocks_of_encodings(void **state)
+{
+    write_block_of("e_alibi", 1, 6, "alibi", "t5_max_distance=33", 1e-3, false, 10);
+    write_block_of("e_rest", 1, 6, "none,rope,t5", "t5_max_distance=33", 1e-3, false, 20);
+    write_block_of("e_rope12", 1, 2, "rope", NULL, 1e-3, false, 5);
+    char a[600], b[600], r[600];
+    snprintf(a, sizeof a, "%s/e_alibi/report.json", rf_tmpdir);
+    snprintf(b, sizeof b, "%s/e_rest/report.csv", rf_tmpdir);
+    snprintf(r, sizeof r, "%s/e_rope12/report.json", rf_tmpdir);
+    const char *in[2] = {a, b};
+    to_combined c;
+    assert_int_equal(to_combine_load(in, 2, &c), 0);
+    check_equal_to_whole(&c, "report.json");
+    assert_int_equal(c.runs, 11);
+    assert_non_null(strstr(c.settings, "\"pos\":\"alibi,none,t5,rope\""));
+    assert_non_null(strstr(c.settings, "t5_max_distance=33"));
+    assert_non_null(strstr(c.sources, "e_rest/report.csv`: 5 training runs, seeds 1,2,3, tasks copy,reverse, "
+                                      "encodings none,t5,rope, commit "));
+    /* the fixture's own rows are short: rope has seeds 1..3, none two seeds */
+    assert_non_null(strstr(c.sources, "- the row copy rope holds 3 of the 6 seeds"));
+    assert_non_null(strstr(c.sources, "- the row reverse none holds 2 of the 6 seeds"));
+    assert_null(strstr(c.sources, "the row copy alibi"));
+    to_combined_free(&c);
+    const char *in2[2] = {a, r}; /* alibi at six seeds, rope at two */
+    assert_int_equal(to_combine_load(in2, 2, &c), 0);
+    assert_non_null(strstr(c.sources, "- the row copy rope holds 2 of the 6 seeds"));
+    assert_null(strstr(c.sources, "the row copy alibi"));
     to_combined_free(&c);
 }
 
@@ -127,12 +174,16 @@ static void test_refusals(void **state)
     write_block("r12", 1, 2, 1e-3, false, 1);
     write_block("r12lr", 1, 2, 3e-3, false, 1);
     write_block("r3lr", 3, 3, 3e-3, false, 1);
-    char bare[512], p[4][600];
+    write_block_of("t5md33", 1, 2, "alibi,t5", "t5_max_distance=33", 1e-3, false, 1);
+    write_block_of("t5md128", 3, 4, "rope,t5", "t5_max_distance=128", 1e-3, false, 1);
+    char bare[512], p[6][600];
     rf_make_dir(bare, sizeof bare, "bare"); /* a report.csv alone: no json, settings.json or md */
     snprintf(p[0], sizeof p[0], "%s/r12/report.json", rf_tmpdir);
     snprintf(p[1], sizeof p[1], "%s/r3lr/report.json", rf_tmpdir);
     snprintf(p[2], sizeof p[2], "%s/r12lr/report.csv", rf_tmpdir);
     snprintf(p[3], sizeof p[3], "%s/report.csv", bare);
+    snprintf(p[4], sizeof p[4], "%s/t5md33/report.json", rf_tmpdir);
+    snprintf(p[5], sizeof p[5], "%s/t5md128/report.json", rf_tmpdir);
     char from[600];
     snprintf(from, sizeof from, "%s/r12/report.csv", rf_tmpdir);
     FILE *f = fopen(from, "rb"), *g = fopen(p[3], "wb");
@@ -147,6 +198,8 @@ static void test_refusals(void **state)
         {0, 0, {"the run copy alibi seed 1 is in", "a seed may be in one block only", "r12/report.json"}},
         {0, 2, {"differ in the setting 'lr'", "r12lr/report.csv", "only the seeds"}},
         {0, 3, {"bare/report.csv: no settings found", "read nowhere", "Settings block of its report.md"}},
+        {4, 5, {"differ in the encoding setting t5_max_distance (33 against 128)", "t5md33/report.json",
+                "t5md128/report.json"}},
     };
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
         const char *in[2] = {p[cases[k].a], p[cases[k].b]};
@@ -166,6 +219,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_blocks_combine_to_the_whole),
         cmocka_unit_test(test_docs_layout_and_partial),
+        cmocka_unit_test(test_blocks_of_encodings),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, rf_setup, rf_teardown);

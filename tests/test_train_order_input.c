@@ -456,7 +456,7 @@ static void test_fifo_inputs_do_not_block(void **state)
 }
 
 /* --combine: two blocks of seeds (--seed 1 here, --seed 2 below) read back as the one invocation --seeds 1,2 (the
- * same cells as that report read back, report_cells.csv byte for byte); refused: without --out, with a training option, a block twice, a
+ * same cells as that report read back, report_cells.csv byte for byte), and so do two blocks of encodings; refused: without --out, with a training option, a block twice, a
  * block of other settings (naming the setting), a folder holding results. */
 static void test_combine_blocks_of_seeds(void **state)
 {
@@ -483,6 +483,18 @@ static void test_combine_blocks_of_seeds(void **state)
     th_read_text(a, md, 1 << 16);
     assert_non_null(strstr(md, "## Combined from"));
     assert_non_null(strstr(md, "\"seeds\":\t\"1,2\""));
+    /* split by encodings instead: rope at seeds 1,2 (run12) and alibi at seeds 1,2 read back as --pos rope,alibi */
+    assert_int_equal(th_run("%s --pos alibi --seeds 1,2 --out %s/alibi12", tiny, th_tmpdir), 0);
+    assert_int_equal(th_run("%s --pos rope,alibi --seeds 1,2 --out %s/both12", tiny, th_tmpdir), 0);
+    assert_int_equal(th_run("--combine %s/run12/report.json,%s/alibi12/report.json --out %s/comb_pos", th_tmpdir,
+                            th_tmpdir, th_tmpdir), 0);
+    assert_int_equal(th_run("--combine %s/both12/report.json --out %s/comb_both", th_tmpdir, th_tmpdir), 0);
+    snprintf(a, sizeof a, "%s/comb_pos/report_cells.csv", th_tmpdir);
+    snprintf(b, sizeof b, "%s/comb_both/report_cells.csv", th_tmpdir);
+    th_read_text(a, ta, 1 << 16);
+    th_read_text(b, tb, 1 << 16);
+    assert_non_null(strstr(ta, "alibi"));
+    assert_string_equal(ta, tb);
     free(ta);
     free(tb);
     free(md);

@@ -1,8 +1,12 @@
-/* combine.c: one report from several reports of the same grid, each a block of seeds (train_order --combine): a
- * grid too long for one session (make experiment: 330 runs, ~8 h on 2 cores) is run as `--seeds 1,2`, then
- * `--seeds 3,4`, ..., each block's report committed, and the blocks read back as one report with the intervals over
- * all their seeds. Settings that differ between blocks (anything but the seeds and where the output went) are
- * refused, naming the setting; a run present in two blocks is refused, naming the run and both files. */
+/* combine.c: one report from several reports of the same grid, each a block of it (train_order --combine): a grid
+ * too long for one session (make experiment: 330 runs, ~8 h on 2 cores) is run as `--seeds 1,2`, then `--seeds 3,4`,
+ * ..., or split by tasks and encodings (make experiment-small's five encodings, then the other six, at the same
+ * seeds), each block's report committed, and the blocks read back as one report with the intervals over all their
+ * seeds. A run depends only on its task, encoding, variant, seed and the shared settings (never on the other runs of
+ * its grid), so the union of the blocks is the grid run at once. The seeds, tasks and encodings may differ between
+ * blocks (the combined settings hold their union; an encoding setting in two blocks must have one value); any other
+ * setting that differs is refused, naming it; a run present in two blocks is refused, naming the run and both
+ * files; rows with fewer seeds than the union are named in the report. */
 #include "report.h"
 
 #include <cjson/cJSON.h>
@@ -17,12 +21,18 @@ static const char *const MAY_DIFFER[] = {"seed", "seeds", "out", "overwrite", "q
 /* Provenance that is named, not refused (a block run on another machine or after a documentation commit). */
 static const char *const PROV_KEYS[] = {"commit", "host_cpu", "blas_core", NULL};
 
-static bool may_differ(const char *key)
+/* Comma lists whose union the combined report takes: the tasks, the encodings and the encodings' settings
+ * (NAME=VALUE items; the same NAME with two values is refused). */
+static const char *const UNION_KEYS[] = {"task", "pos", "pos_config", NULL};
+
+static bool in_list(const char *key, const char *const *list)
 {
-    for (int i = 0; MAY_DIFFER[i]; i++)
-        if (strcmp(key, MAY_DIFFER[i]) == 0) return true;
+    for (int i = 0; list[i]; i++)
+        if (strcmp(key, list[i]) == 0) return true;
     return false;
 }
+
+static bool may_differ(const char *key) { return in_list(key, MAY_DIFFER) || in_list(key, UNION_KEYS); }
 
 static char *value_text(const cJSON *v)
 {
@@ -41,6 +51,53 @@ static const char *differing_setting(const cJSON *a, const cJSON *b)
         }
     return NULL;
 }
+
+/* The items of b's comma list added to a's (the string `key` of the object merged) that it lacks; for pos_config an
+ * item NAME=VALUE whose NAME a holds with another value is refused (-1, naming both reports). 0, or -1 with a
+ * message. */
+static int merge_list(cJSON *merged, const char *key, const cJSON *b, const char *first_path, const char *path)
+{
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(merged, key);
+    if (!b || cJSON_Compare(a, b, true)) return 0;
+    if (!cJSON_IsString(a) || !cJSON_IsString(b)) {
+        char *ta = value_text(a), *tb = value_text(b);
+        fprintf(stderr, "train_order: --combine: %s and %s differ in the setting '%s' (%s against %s), which is not "
+                "a list\n", first_path, path, key, ta ? ta : "?", tb ? tb : "?");
+        free(ta);
+        free(tb);
+        return -1;
+    }
+    size_t cap = strlen(a->valuestring) + strlen(b->valuestring) + 2;
+    char *out = malloc(cap), *items = strdup(b->valuestring);
+    if (!out || !items) { free(out); free(items); fprintf(stderr, "train_order: --combine: out of memory\n"); return -1; }
+    snprintf(out, cap, "%s", a->valuestring);
+    bool settings = strcmp(key, "pos_config") == 0;
+    int rc = 0;
+    for (char *save = NULL, *it = strtok_r(items, ",", &save); it && rc == 0; it = strtok_r(NULL, ",", &save)) {
+        size_t name = settings ? strcspn(it, "=") : strlen(it);
+        bool have = false;
+        for (const char *q = out; *q && !have; q += strcspn(q, ","), q += *q == ',') {
+            size_t len = strcspn(q, ",");
+            if (len == strlen(it) && strncmp(q, it, len) == 0) have = true;
+            else if (settings && strcspn(q, "=") == name && strncmp(q, it, name) == 0) {
+                fprintf(stderr, "train_order: --combine: %s and %s differ in the encoding setting %.*s (%.*s against "
+                        "%s): blocks of one grid share every setting of an encoding they both hold\n", first_path,
+                        path, (int)name, it, (int)(len - name - 1), q + name + 1, it + name + 1);
+                rc = -1;
+                break;
+            }
+        }
+        if (!have && rc == 0) snprintf(out + strlen(out), cap - strlen(out), "%s%s", out[0] ? "," : "", it);
+    }
+    if (rc == 0) cJSON_ReplaceItemInObjectCaseSensitive(merged, key, cJSON_CreateString(out));
+    free(out);
+    free(items);
+    return rc;
+}
+
+/* Appends to sources a line per (task, encoding, variant) row trained with fewer seeds than the union: a grid split
+ * by encodings and by seeds need not be a rectangle, and its intervals are then over fewer seeds in those rows. */
+static int name_short_rows(to_combined *c, size_t *cap_src);
 
 static bool same_run(const to_result *x, const to_result *y)
 {
@@ -124,7 +181,11 @@ static int add_input(to_combined *c, const char *path, const cJSON *info, int *c
         snprintf(seed_text + strlen(seed_text), sizeof seed_text - strlen(seed_text), "%s%d", s ? "," : "", seeds[s]);
     char wall_text[64] = "wall time not known";
     if (cJSON_IsNumber(wall)) snprintf(wall_text, sizeof wall_text, "%.1f s", wall->valuedouble);
-    if (append(&c->sources, cap_src, "- `%s`: %d training runs, seeds %s, commit %s, %s%s\n", path, runs, seed_text,
+    const cJSON *set = cJSON_GetObjectItemCaseSensitive(info, "settings");
+    const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(set, "task"), *pos = cJSON_GetObjectItemCaseSensitive(set, "pos");
+    if (append(&c->sources, cap_src, "- `%s`: %d training runs, seeds %s, tasks %s, encodings %s, commit %s, %s%s\n",
+               path, runs, seed_text, cJSON_IsString(tasks) ? tasks->valuestring : "not known",
+               cJSON_IsString(pos) ? pos->valuestring : "not known",
                cJSON_IsString(commit) ? commit->valuestring : "not known", wall_text,
                partial ? ", **PARTIAL** (written while its runs were going)" : ""))
         return -1;
@@ -150,7 +211,7 @@ int to_combine_load(const char *const *reports, int n, to_combined *c)
         fprintf(stderr, "train_order: --combine: %d reports (1 to %d allowed)\n", n, TO_COMBINE_MAX);
         return -1;
     }
-    cJSON *info[TO_COMBINE_MAX] = {NULL};
+    cJSON *info[TO_COMBINE_MAX] = {NULL}, *merged = NULL; /* merged: the first report's settings, lists united */
     int cap_res = 0, rc = -1;
     size_t cap_src = 0;
     for (int i = 0; i < n; i++) {
@@ -169,12 +230,18 @@ int to_combine_load(const char *const *reports, int n, to_combined *c)
             char *ta = value_text(cJSON_GetObjectItemCaseSensitive(first, key));
             char *tb = value_text(cJSON_GetObjectItemCaseSensitive(set, key));
             fprintf(stderr, "train_order: --combine: %s and %s differ in the setting '%s' (%s against %s): only the "
-                    "seeds (and out, overwrite, quiet, jobs) may differ between blocks of one grid\n", reports[0],
+                    "seeds, tasks and encodings (and out, overwrite, quiet, jobs) may differ between blocks of one "
+                    "grid\n", reports[0],
                     reports[i], key, ta ? ta : "?", tb ? tb : "?");
             free(ta);
             free(tb);
             goto done;
         }
+        if (!i && !(merged = cJSON_Duplicate(first, true))) { fprintf(stderr, "train_order: --combine: out of memory\n"); goto done; }
+        for (int k = 0; i && UNION_KEYS[k]; k++)
+            if (merge_list(merged, UNION_KEYS[k], cJSON_GetObjectItemCaseSensitive(set, UNION_KEYS[k]), reports[0],
+                           reports[i]))
+                goto done;
         if (add_input(c, reports[i], info[i], &cap_res, &cap_src, info[0], reports[0])) goto done;
     }
     char *list = c->sources;
@@ -187,12 +254,16 @@ int to_combine_load(const char *const *reports, int n, to_combined *c)
                "this report holds fewer runs than their grids" : "", list ? list : "");
     }
     free(list);
-    c->settings = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(info[0], "settings"));
-    if (!c->settings || !c->sources) { fprintf(stderr, "train_order: --combine: out of memory\n"); goto done; }
+    c->settings = cJSON_PrintUnformatted(merged);
+    if (!c->settings || !c->sources || name_short_rows(c, &cap)) {
+        fprintf(stderr, "train_order: --combine: out of memory\n");
+        goto done;
+    }
     const cJSON *tl = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(info[0], "settings"), "train_len");
     c->train_len = cJSON_IsNumber(tl) ? (int)tl->valuedouble : 0;
     rc = 0;
 done:
+    cJSON_Delete(merged);
     for (int i = 0; i < n; i++) cJSON_Delete(info[i]);
     if (rc) to_combined_free(c);
     return rc;
@@ -204,4 +275,27 @@ void to_combined_free(to_combined *c)
     cJSON_free(c->settings);
     free(c->sources);
     memset(c, 0, sizeof *c);
+}
+
+static int name_short_rows(to_combined *c, size_t *cap_src)
+{
+    for (int i = 0; i < c->n_res; i++) {
+        const to_result *r = &c->res[i];
+        bool first = r->ext == RG_ROPE_EXT_NONE;
+        for (int j = 0; j < i && first; j++) /* the row's first training run: count its seeds once */
+            first = !(c->res[j].ext == RG_ROPE_EXT_NONE && c->res[j].task == r->task && c->res[j].pos == r->pos &&
+                      c->res[j].variant == r->variant);
+        if (!first) continue;
+        int seeds = 0;
+        for (int j = i; j < c->n_res; j++)
+            seeds += c->res[j].ext == RG_ROPE_EXT_NONE && c->res[j].task == r->task && c->res[j].pos == r->pos &&
+                     c->res[j].variant == r->variant;
+        if (seeds >= c->n_seeds) continue;
+        char label[96];
+        to_label(r->pos, r->variant, RG_ROPE_EXT_NONE, 0, label, sizeof label);
+        if (append(&c->sources, cap_src, "- the row %s %s holds %d of the %d seeds (its intervals are over those)\n",
+                   rg_task_name(r->task), label, seeds, c->n_seeds))
+            return -1;
+    }
+    return 0;
 }

@@ -158,8 +158,9 @@ static void md_header(to_out *w, const to_report_meta *meta, const provenance *p
                   rg_version(), rg_build_real(), p->commit, p->cpu, p->blas_core, p->blas_config,
                   meta->command ? meta->command : "", meta->wall_seconds, meta->wall_seconds / 60);
     if (meta->sources) /* train_order --combine: the blocks this report holds; the wall time is their sum */
-        to_out_printf(w, "## Combined from\n\nThis report combines the reports below (blocks of seeds of one grid, "
-                         "their settings checked equal; the wall time above is the sum of theirs). The curves over "
+        to_out_printf(w, "## Combined from\n\nThis report combines the reports below (blocks of one grid: of its seeds, "
+                         "tasks or encodings, every other setting checked equal; the wall time above is the sum of "
+                         "theirs). The curves over "
                          "training and the accuracy by output position stay in each block's own report.\n\n%s\n",
                       meta->sources);
 }

@@ -145,7 +145,8 @@ static const setting table[] = {
     PATH("compare", M_TOOL, compare[0], "A B",
          "print two reports (report.csv or report.json) side by side, cell by cell"),
     PATH("combine", M_TOOL, combine, "LIST",
-         "one report in --out from a comma list of reports of one grid run in blocks of seeds (settings checked equal)"),
+         "one report in --out from a comma list of reports of one grid run in blocks of seeds, tasks or encodings "
+         "(every other setting checked equal)"),
     BOOL("quiet", M_ANY, false, quiet, "no progress output"),
     BOOL("print-config", M_ANY, false, print_config, "print the resolved settings as JSON and exit"),
     ACTION("help", NULL, "this text"),
