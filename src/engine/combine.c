@@ -58,7 +58,7 @@ static const char *differing_setting(const cJSON *a, const cJSON *b)
 static int merge_list(cJSON *merged, const char *key, const cJSON *b, const char *first_path, const char *path)
 {
     const cJSON *a = cJSON_GetObjectItemCaseSensitive(merged, key);
-    if (!b || cJSON_Compare(a, b, true)) return 0;
+    if ((!a && !b) || cJSON_Compare(a, b, true)) return 0;
     if (!cJSON_IsString(a) || !cJSON_IsString(b)) {
         char *ta = value_text(a), *tb = value_text(b);
         fprintf(stderr, "train_order: --combine: %s and %s differ in the setting '%s' (%s against %s), which is not "
