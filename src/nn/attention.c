@@ -23,6 +23,7 @@
 #include "../tensor/fastmath.h"
 #include "../tensor/expf.h"
 #include "../tensor/pool.h"
+#include "../tensor/transpose.h"
 
 #include <string.h>
 #include <tgmath.h>
@@ -40,11 +41,10 @@ static inline int visible_keys(bool causal, int i, int T, int S)
     return n < 0 ? 0 : n > S ? S : n;
 }
 
-/* dst [hd, S] (row stride S) = head columns [S, hd] of src (row stride D). */
-RG_VECTORIZE static void transpose_head(rg_real *restrict dst, const rg_real *restrict src, int S, int hd, int D)
+/* dst [hd, S] (row stride S) = head columns [S, hd] of src (row stride D): 8 x 8 AVX blocks (transpose.h). */
+static void transpose_head(rg_real *restrict dst, const rg_real *restrict src, int S, int hd, int D)
 {
-    for (int j = 0; j < S; j++)
-        for (int x = 0; x < hd; x++) dst[(int64_t)x * S + j] = src[(int64_t)j * D + x];
+    rg_transpose_block(dst, S, src, D, S, hd, true);
 }
 
 /* In-place scale (+ bias, when not NULL) and softmax of the T x S score block (row stride S); entries past the

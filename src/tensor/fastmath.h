@@ -2,11 +2,16 @@
  * rational function that the compiler vectorizes, unlike libm's tanhf (which made GELU half of a training step):
  * the [13/6] minimax approximation x P(x^2) / Q(x^2) on [-7.905, 7.905] used by Eigen
  * (generic_fast_tanh_float), clamped outside; max |error| 3.9e-7 over [-9, 9] (tests/test_tensor.c checks it).
- * The float64 build (gradient checks) uses libm's tanh. RG_VECTORIZE compiles a loop for AVX-512 (avx512f) and
- * AVX2 as well as the baseline and picks at run time (GCC function multi-versioning). The clones compute the same
- * bits: -std=c11 contracts no multiply-add into an FMA and, without -ffast-math, no reduction is reordered; only the
- * number of elements per instruction differs (train_order's losses were checked bit for bit after the avx512f
- * clone was added). */
+ * The float64 build (gradient checks) uses libm's tanh. RG_VECTORIZE compiles a loop for AVX-512 (avx512f), for
+ * AVX2 with FMA (arch=x86-64-v3: Haswell and later, AMD Zen), for AVX2 alone and for the baseline, and picks at run
+ * time (GCC function multi-versioning; the resolver takes the first clone of that list the CPU supports). GCC's
+ * "avx2" target does not include FMA, so without the x86-64-v3 clone an AVX2-only CPU (AMD EPYC Zen 3) ran every
+ * C99 fma() of rg_expf (expf.h) as a call into libm, one per element, and the loops around it did not vectorize.
+ * The clones compute the same bits: -std=c11 contracts no multiply-add into an FMA (checked in the x86-64-v3
+ * clone's code: its only vfmadd are rg_expf's fma() calls), fma() is exactly rounded whether it is an instruction
+ * or libm's function, and without -ffast-math no reduction is reordered; only the number of elements per
+ * instruction differs (train_order's losses were checked bit for bit after the avx512f clone was added, and its
+ * train.csv and report cells after the x86-64-v3 clone: bench/README.md). */
 #ifndef RG_FASTMATH_H
 #define RG_FASTMATH_H
 
@@ -14,7 +19,7 @@
 #include "tensor.h"
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
-#define RG_VECTORIZE __attribute__((target_clones("avx512f", "avx2", "default"), optimize("O3")))
+#define RG_VECTORIZE __attribute__((target_clones("avx512f", "arch=x86-64-v3", "avx2", "default"), optimize("O3")))
 #else
 #define RG_VECTORIZE
 #endif
