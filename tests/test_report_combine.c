@@ -10,7 +10,7 @@
 #include <string.h>
 
 /* Writes the fixture's runs whose seed is in [lo, hi] and whose encoding is in `pos` (a comma list of names as
- * --pos takes them; NULL: every encoding, and the report's settings name none, as rf_options leaves them) as one
+ * --pos takes them; NULL: every encoding) as one
  * report into rf_tmpdir/name, with lr, partial and the encoding setting `pos_config` (NAME=VALUE or NULL). */
 static void write_block_of(const char *name, int lo, int hi, const char *pos, const char *pos_config, double lr,
                            bool partial, double wall)
@@ -29,6 +29,8 @@ static void write_block_of(const char *name, int lo, int hi, const char *pos, co
     int n_all = rf_fixture(all), n = 0;
     for (int i = 0; i < n_all; i++)
         if (all[i].seed >= lo && all[i].seed <= hi && (!pos || o.pos[all[i].pos])) res[n++] = all[i];
+    for (int i = 0; i < n; i++) /* the settings list what the block holds (to_combine_load checks it) */
+        o.tasks[res[i].task] = o.pos[res[i].pos] = true;
     o.lr = lr;
     for (int s = lo; s <= hi; s++) o.seed_list[o.n_seeds++] = s;
     to_report_meta meta = {wall, "train_order --seeds block", partial, partial ? 3 : 0, partial ? 5 : 0, NULL};
@@ -132,7 +134,7 @@ static void test_docs_layout_and_partial(void **state)
     check_equal_to_whole(&c, "report.csv");
     assert_true(fabs(c.wall_seconds - 100) < 1e-6);
     assert_true(c.partial);
-    assert_non_null(strstr(c.sources, "block_b_report.csv`: 5 training runs, seeds 3,4,5,6, tasks , encodings , commit "));
+    assert_non_null(strstr(c.sources, "block_b_report.csv`: 5 training runs, seeds 3,4,5,6, tasks copy"));
     assert_non_null(strstr(c.sources, "**PARTIAL**"));
     to_combined_free(&c);
 }
@@ -167,6 +169,36 @@ static void test_blocks_of_encodings(void **state)
     assert_non_null(strstr(c.sources, "- the row copy rope holds 2 of the 6 seeds"));
     assert_null(strstr(c.sources, "the row copy alibi"));
     to_combined_free(&c);
+    /* alibi ran copy only and none reverse only: the union names two rows no block ran */
+    write_block_of("e_none", 1, 6, "none", NULL, 1e-3, false, 5);
+    snprintf(b, sizeof b, "%s/e_none/report.json", rf_tmpdir);
+    const char *in3[2] = {a, b};
+    assert_int_equal(to_combine_load(in3, 2, &c), 0);
+    assert_non_null(strstr(c.sources, "- no block ran copy none"));
+    assert_non_null(strstr(c.sources, "- no block ran reverse alibi"));
+    to_combined_free(&c);
+}
+
+/* Rewrites every `from` in rf_tmpdir/name/report.json to `to` (a crafted block). */
+static void craft(const char *name, const char *from, const char *to)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s/report.json", rf_tmpdir, name);
+    char *t = malloc(1 << 22), *u = malloc(1 << 22);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    size_t n = fread(t, 1, (1 << 22) - 1, f), k = 0;
+    fclose(f);
+    t[n] = 0;
+    for (const char *p = t; *p;)
+        if (strncmp(p, from, strlen(from)) == 0) { memcpy(u + k, to, strlen(to)); k += strlen(to); p += strlen(from); }
+        else u[k++] = *p++;
+    f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(u, 1, k, f), k);
+    assert_int_equal(fclose(f), 0);
+    free(t);
+    free(u);
 }
 
 static void test_refusals(void **state)
@@ -176,7 +208,12 @@ static void test_refusals(void **state)
     write_block("r3lr", 3, 3, 3e-3, false, 1);
     write_block_of("t5md33", 1, 2, "alibi,t5", "t5_max_distance=33", 1e-3, false, 1);
     write_block_of("t5md128", 3, 4, "rope,t5", "t5_max_distance=128", 1e-3, false, 1);
-    char bare[512], p[6][600];
+    write_block_of("alibi56", 5, 6, "alibi", NULL, 1e-3, false, 1);
+    write_block_of("noeq", 5, 6, "alibi,t5", "t5_max_distance=128", 1e-3, false, 1);
+    craft("noeq", "t5_max_distance=128", "t5_max_distance"); /* an item without '=' (read past its end once) */
+    write_block_of("liar", 5, 6, "alibi", NULL, 1e-3, false, 1);
+    craft("liar", "\"pos\":\t\"alibi\"", "\"pos\":\t\"rope\""); /* settings that do not list its runs */
+    char bare[512], p[9][600];
     rf_make_dir(bare, sizeof bare, "bare"); /* a report.csv alone: no json, settings.json or md */
     snprintf(p[0], sizeof p[0], "%s/r12/report.json", rf_tmpdir);
     snprintf(p[1], sizeof p[1], "%s/r3lr/report.json", rf_tmpdir);
@@ -184,6 +221,9 @@ static void test_refusals(void **state)
     snprintf(p[3], sizeof p[3], "%s/report.csv", bare);
     snprintf(p[4], sizeof p[4], "%s/t5md33/report.json", rf_tmpdir);
     snprintf(p[5], sizeof p[5], "%s/t5md128/report.json", rf_tmpdir);
+    snprintf(p[6], sizeof p[6], "%s/alibi56/report.json", rf_tmpdir);
+    snprintf(p[7], sizeof p[7], "%s/noeq/report.json", rf_tmpdir);
+    snprintf(p[8], sizeof p[8], "%s/liar/report.json", rf_tmpdir);
     char from[600];
     snprintf(from, sizeof from, "%s/r12/report.csv", rf_tmpdir);
     FILE *f = fopen(from, "rb"), *g = fopen(p[3], "wb");
@@ -193,19 +233,25 @@ static void test_refusals(void **state)
     while ((ch = fgetc(f)) != EOF) fputc(ch, g);
     fclose(f);
     assert_int_equal(fclose(g), 0);
-    const struct { int a, b; const char *want[3]; } cases[] = {
-        {0, 1, {"differ in the setting 'lr' (0.001 against 0.003)", "r12/report.json", "r3lr/report.json"}},
-        {0, 0, {"the run copy alibi seed 1 is in", "a seed may be in one block only", "r12/report.json"}},
-        {0, 2, {"differ in the setting 'lr'", "r12lr/report.csv", "only the seeds"}},
-        {0, 3, {"bare/report.csv: no settings found", "read nowhere", "Settings block of its report.md"}},
-        {4, 5, {"differ in the encoding setting t5_max_distance (33 against 128)", "t5md33/report.json",
-                "t5md128/report.json"}},
+    const struct { int a, b, c; const char *want[3]; } cases[] = {
+        {0, 1, -1, {"differ in the setting 'lr' (0.001 against 0.003)", "r12/report.json", "r3lr/report.json"}},
+        {0, 0, -1, {"the run copy alibi seed 1 is in", "a seed may be in one block only", "r12/report.json"}},
+        {0, 2, -1, {"differ in the setting 'lr'", "r12lr/report.csv", "only the seeds"}},
+        {0, 3, -1, {"bare/report.csv: no settings found", "read nowhere", "Settings block of its report.md"}},
+        {4, 5, -1, {"differ in the encoding setting t5_max_distance (33 against 128)", "t5md33/report.json",
+                    "t5md128/report.json"}},
+        /* the conflict is between the second and third blocks: the first (no t5) is not named */
+        {6, 5, 4, {"t5md128/report.json and ", "t5md33/report.json differ in the encoding setting t5_max_distance",
+                   "(128 against 33)"}},
+        {5, 7, -1, {"noeq/report.json: the setting 'pos_config' holds the item 't5_max_distance'", "not NAME=VALUE",
+                    "noeq"}},
+        {6, 8, -1, {"liar/report.json holds a run of copy alibi", "its settings list the encodings rope", "liar"}},
     };
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
-        const char *in[2] = {p[cases[k].a], p[cases[k].b]};
+        const char *in[3] = {p[cases[k].a], p[cases[k].b], cases[k].c >= 0 ? p[cases[k].c] : NULL};
         to_combined c;
         char *msg = NULL;
-        int rc = RF_CAPTURE(&msg, to_combine_load(in, 2, &c));
+        int rc = RF_CAPTURE(&msg, to_combine_load(in, cases[k].c >= 0 ? 3 : 2, &c));
         assert_int_equal(rc, -1);
         assert_null(c.res);
         for (int w = 0; w < 3; w++)

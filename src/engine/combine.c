@@ -5,8 +5,8 @@
  * seeds. A run depends only on its task, encoding, variant, seed and the shared settings (never on the other runs of
  * its grid), so the union of the blocks is the grid run at once. The seeds, tasks and encodings may differ between
  * blocks (the combined settings hold their union; an encoding setting in two blocks must have one value); any other
- * setting that differs is refused, naming it; a run present in two blocks is refused, naming the run and both
- * files; rows with fewer seeds than the union are named in the report. */
+ * setting that differs is refused, naming it; a run present in two blocks is refused, naming the run and the later
+ * file; rows with fewer seeds than the union, and rows no block ran, are named in the report. */
 #include "report.h"
 
 #include <cjson/cJSON.h>
@@ -52,42 +52,71 @@ static const char *differing_setting(const cJSON *a, const cJSON *b)
     return NULL;
 }
 
-/* The items of b's comma list added to a's (the string `key` of the object merged) that it lacks; for pos_config an
- * item NAME=VALUE whose NAME a holds with another value is refused (-1, naming both reports). 0, or -1 with a
- * message. */
-static int merge_list(cJSON *merged, const char *key, const cJSON *b, const char *first_path, const char *path)
+/* Whether the comma list `list` holds `item` (len characters) as one of its items. */
+static bool list_holds(const char *list, const char *item, size_t len)
+{
+    for (const char *q = list; *q; q += strcspn(q, ","), q += *q == ',')
+        if (strcspn(q, ",") == len && strncmp(q, item, len) == 0) return true;
+    return false;
+}
+
+/* The first of reports[0..i) whose settings' `key` list holds item (len characters): the block a merged value
+ * came from (reports[0] when none does: the conflict is then with the first report's value). */
+static const char *holder(const char *const *reports, cJSON *const *info, int i, const char *key, const char *item,
+                          size_t len)
+{
+    for (int j = 0; j < i; j++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(info[j], "settings"), key);
+        if (cJSON_IsString(v) && list_holds(v->valuestring, item, len)) return reports[j];
+    }
+    return reports[0];
+}
+
+/* The items of reports[i]'s comma list `key` added to the merged object's list that it lacks. pos_config items must
+ * be NAME=VALUE, and a NAME the merged list holds with another value is refused, naming the block it came from.
+ * 0, or -1 with a message. */
+static int merge_list(cJSON *merged, const char *key, const char *const *reports, cJSON *const *info, int i)
 {
     const cJSON *a = cJSON_GetObjectItemCaseSensitive(merged, key);
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(info[i], "settings"), key);
     if ((!a && !b) || cJSON_Compare(a, b, true)) return 0;
     if (!cJSON_IsString(a) || !cJSON_IsString(b)) {
         char *ta = value_text(a), *tb = value_text(b);
-        fprintf(stderr, "train_order: --combine: %s and %s differ in the setting '%s' (%s against %s), which is not "
-                "a list\n", first_path, path, key, ta ? ta : "?", tb ? tb : "?");
+        fprintf(stderr, "train_order: --combine: %s and an earlier report of the list differ in the setting '%s' (%s "
+                "against %s), which is not a list\n", reports[i], key, tb ? tb : "?", ta ? ta : "?");
         free(ta);
         free(tb);
         return -1;
     }
+    bool settings = strcmp(key, "pos_config") == 0;
+    for (int pass = 0; pass < 2 && settings; pass++) /* every item NAME=VALUE, in both lists */
+        for (const char *q = pass ? b->valuestring : a->valuestring; *q; q += strcspn(q, ","), q += *q == ',')
+            if (strcspn(q, "=") >= strcspn(q, ",")) {
+                fprintf(stderr, "train_order: --combine: %s: the setting 'pos_config' holds the item '%.*s', which is "
+                        "not NAME=VALUE\n", pass ? reports[i] : holder(reports, info, i, key, q, strcspn(q, ",")),
+                        (int)strcspn(q, ","), q);
+                return -1;
+            }
     size_t cap = strlen(a->valuestring) + strlen(b->valuestring) + 2;
     char *out = malloc(cap), *items = strdup(b->valuestring);
     if (!out || !items) { free(out); free(items); fprintf(stderr, "train_order: --combine: out of memory\n"); return -1; }
     snprintf(out, cap, "%s", a->valuestring);
-    bool settings = strcmp(key, "pos_config") == 0;
     int rc = 0;
     for (char *save = NULL, *it = strtok_r(items, ",", &save); it && rc == 0; it = strtok_r(NULL, ",", &save)) {
         size_t name = settings ? strcspn(it, "=") : strlen(it);
-        bool have = false;
-        for (const char *q = out; *q && !have; q += strcspn(q, ","), q += *q == ',') {
+        if (list_holds(out, it, strlen(it))) continue;
+        for (const char *q = out; *q && settings; q += strcspn(q, ","), q += *q == ',') {
             size_t len = strcspn(q, ",");
-            if (len == strlen(it) && strncmp(q, it, len) == 0) have = true;
-            else if (settings && strcspn(q, "=") == name && strncmp(q, it, name) == 0) {
+            if (strcspn(q, "=") == name && strncmp(q, it, name) == 0) {
                 fprintf(stderr, "train_order: --combine: %s and %s differ in the encoding setting %.*s (%.*s against "
-                        "%s): blocks of one grid share every setting of an encoding they both hold\n", first_path,
-                        path, (int)name, it, (int)(len - name - 1), q + name + 1, it + name + 1);
+                        "%s): blocks of one grid share every setting of an encoding they both hold\n",
+                        holder(reports, info, i, key, q, len), reports[i], (int)name, it, (int)(len - name - 1),
+                        q + name + 1, it + name + 1);
                 rc = -1;
                 break;
             }
         }
-        if (!have && rc == 0) snprintf(out + strlen(out), cap - strlen(out), "%s%s", out[0] ? "," : "", it);
+        if (rc == 0) snprintf(out + strlen(out), cap - strlen(out), "%s%s", out[0] ? "," : "", it);
     }
     if (rc == 0) cJSON_ReplaceItemInObjectCaseSensitive(merged, key, cJSON_CreateString(out));
     free(out);
@@ -135,6 +164,19 @@ static int add_input(to_combined *c, const char *path, const cJSON *info, int *c
     to_result *res;
     int n, train_len;
     if (to_report_load(path, &res, &n, &train_len)) return -1;
+    const cJSON *set = cJSON_GetObjectItemCaseSensitive(info, "settings");
+    const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(set, "task"), *pos = cJSON_GetObjectItemCaseSensitive(set, "pos");
+    for (int i = 0; i < n; i++) { /* the lists the union is taken of must name what the block holds */
+        const char *tn = rg_task_name(res[i].task), *pn = rg_pos_name(res[i].pos);
+        bool t_ok = cJSON_IsString(tasks) && list_holds(tasks->valuestring, tn, strlen(tn));
+        if (!t_ok || !cJSON_IsString(pos) || !list_holds(pos->valuestring, pn, strlen(pn))) {
+            fprintf(stderr, "train_order: --combine: %s holds a run of %s %s, but its settings list the %s %s\n", path,
+                    tn, pn, t_ok ? "encodings" : "tasks", cJSON_IsString(t_ok ? pos : tasks) ?
+                    (t_ok ? pos : tasks)->valuestring : "(none)");
+            free(res);
+            return -1;
+        }
+    }
     for (int i = 0; i < n; i++)
         for (int j = 0; j < c->n_res; j++)
             if (same_run(&res[i], &c->res[j])) {
@@ -166,7 +208,11 @@ static int add_input(to_combined *c, const char *path, const cJSON *info, int *c
         if (!seen && n_seeds < TO_MAX_SEEDS) seeds[n_seeds++] = r->seed;
         seen = false;
         for (int s = 0; s < c->n_seeds; s++) seen |= c->seeds[s] == r->seed;
-        if (!seen && c->n_seeds < TO_MAX_SEEDS) c->seeds[c->n_seeds++] = r->seed;
+        if (!seen && c->n_seeds == TO_MAX_SEEDS) {
+            fprintf(stderr, "train_order: --combine: %s brings the seeds of the union past %d\n", path, TO_MAX_SEEDS);
+            return -1;
+        }
+        if (!seen) c->seeds[c->n_seeds++] = r->seed;
     }
     c->runs += runs;
     qsort(seeds, (size_t)n_seeds, sizeof *seeds, cmp_int);
@@ -177,12 +223,14 @@ static int add_input(to_combined *c, const char *path, const cJSON *info, int *c
     c->partial |= partial;
     c->wall_seconds = cJSON_IsNumber(wall) ? c->wall_seconds + wall->valuedouble : NAN;
     char seed_text[256] = "";
-    for (int s = 0; s < n_seeds && strlen(seed_text) + 16 < sizeof seed_text; s++)
-        snprintf(seed_text + strlen(seed_text), sizeof seed_text - strlen(seed_text), "%s%d", s ? "," : "", seeds[s]);
+    for (int s = 0, at = 0; s < n_seeds; s++) { /* named in part past ~200 characters: the first ones, then a count */
+        int w = at < 200 ? snprintf(seed_text + at, sizeof seed_text - (size_t)at, "%s%d", s ? "," : "", seeds[s])
+                         : snprintf(seed_text + at, sizeof seed_text - (size_t)at, " and %d more", n_seeds - s);
+        if (at >= 200 || w < 0) break;
+        at += w;
+    }
     char wall_text[64] = "wall time not known";
     if (cJSON_IsNumber(wall)) snprintf(wall_text, sizeof wall_text, "%.1f s", wall->valuedouble);
-    const cJSON *set = cJSON_GetObjectItemCaseSensitive(info, "settings");
-    const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(set, "task"), *pos = cJSON_GetObjectItemCaseSensitive(set, "pos");
     if (append(&c->sources, cap_src, "- `%s`: %d training runs, seeds %s, tasks %s, encodings %s, commit %s, %s%s\n",
                path, runs, seed_text, cJSON_IsString(tasks) ? tasks->valuestring : "not known",
                cJSON_IsString(pos) ? pos->valuestring : "not known",
@@ -239,8 +287,7 @@ int to_combine_load(const char *const *reports, int n, to_combined *c)
         }
         if (!i && !(merged = cJSON_Duplicate(first, true))) { fprintf(stderr, "train_order: --combine: out of memory\n"); goto done; }
         for (int k = 0; i && UNION_KEYS[k]; k++)
-            if (merge_list(merged, UNION_KEYS[k], cJSON_GetObjectItemCaseSensitive(set, UNION_KEYS[k]), reports[0],
-                           reports[i]))
+            if (merge_list(merged, UNION_KEYS[k], reports, info, i))
                 goto done;
         if (add_input(c, reports[i], info[i], &cap_res, &cap_src, info[0], reports[0])) goto done;
     }
@@ -297,5 +344,20 @@ static int name_short_rows(to_combined *c, size_t *cap_src)
                    rg_task_name(r->task), label, seeds, c->n_seeds))
             return -1;
     }
+    /* a task and an encoding each in some block, never together: the union's grid has a row no block ran */
+    for (int t = 0; t < rg_task_count(); t++)
+        for (int p = 0; p < rg_pos_count(); p++) {
+            bool task = false, pos = false, both = false;
+            for (int i = 0; i < c->n_res; i++) {
+                task |= c->res[i].task == (rg_task)t;
+                pos |= c->res[i].pos == (rg_pos_kind)p;
+                both |= c->res[i].task == (rg_task)t && c->res[i].pos == (rg_pos_kind)p;
+            }
+            if (task && pos && !both &&
+                append(&c->sources, cap_src, "- no block ran %s %s: the union of the tasks and encodings is not a "
+                       "full grid, and the report has no such row\n", rg_task_name((rg_task)t),
+                       rg_pos_name((rg_pos_kind)p)))
+                return -1;
+        }
     return 0;
 }

@@ -58,7 +58,7 @@ static int combine_tool(const to_options *o, const char *cmd)
     to_options m;
     to_options_default(&m);
     char src[TO_PATH + 48];
-    snprintf(src, sizeof src, "--combine %s: its settings", paths[0]);
+    snprintf(src, sizeof src, "--combine: the settings united from %s%s", paths[0], n > 1 ? " and the reports after it" : "");
     to_options_apply_config(&m, c.settings, src);
     memcpy(m.seed_list, c.seeds, sizeof c.seeds[0] * (size_t)c.n_seeds);
     m.n_seeds = c.n_seeds;
