@@ -134,6 +134,12 @@ static bool same_run(const to_result *x, const to_result *y)
            x->ext_factor == y->ext_factor && x->seed == y->seed;
 }
 
+/* Whether x is a training run (not a RoPE scaling row evaluated on one) of y's row: task, encoding and variant. */
+static bool training_run_of(const to_result *x, const to_result *y)
+{
+    return x->ext == RG_ROPE_EXT_NONE && x->task == y->task && x->pos == y->pos && x->variant == y->variant;
+}
+
 /* Appends printf text to the malloc'ed *buf (grown as needed). */
 static int append(char **buf, size_t *cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int append(char **buf, size_t *cap, const char *fmt, ...)
@@ -328,15 +334,13 @@ static int name_short_rows(to_combined *c, size_t *cap_src)
 {
     for (int i = 0; i < c->n_res; i++) {
         const to_result *r = &c->res[i];
-        bool first = r->ext == RG_ROPE_EXT_NONE;
+        bool first = training_run_of(r, r);
         for (int j = 0; j < i && first; j++) /* the row's first training run: count its seeds once */
-            first = !(c->res[j].ext == RG_ROPE_EXT_NONE && c->res[j].task == r->task && c->res[j].pos == r->pos &&
-                      c->res[j].variant == r->variant);
+            first = !training_run_of(&c->res[j], r);
         if (!first) continue;
         int seeds = 0;
         for (int j = i; j < c->n_res; j++)
-            seeds += c->res[j].ext == RG_ROPE_EXT_NONE && c->res[j].task == r->task && c->res[j].pos == r->pos &&
-                     c->res[j].variant == r->variant;
+            seeds += training_run_of(&c->res[j], r);
         if (seeds >= c->n_seeds) continue;
         char label[96];
         to_label(r->pos, r->variant, RG_ROPE_EXT_NONE, 0, label, sizeof label);
