@@ -420,6 +420,31 @@ static void test_task_seed_train_len_in_run_group(void **state)
     assert_true(tc_h5_attr(path, "/run", "train_len") == 5 && tc_h5_attr(path, "/run", "seed") == 7);
 }
 
+/* An LM-only invocation: lm_report.md opens with the provenance (the command, the commit) like report.md, its table
+ * has a row per encoding over both seeds, lm_report.csv a row per (encoding, method, context); no report.md is
+ * written and the closing line does not name one. */
+static void test_lm_invocation_reports(void **state)
+{
+    char out[512], path[700], text[16384];
+    snprintf(out, sizeof out, "%s/lm", th_tmpdir);
+    int rc = th_run("--task lm --pos alibi,learned --seeds 2 --steps 3 --batch 4 --train-len 8 --jobs 2 --out %s",
+                    out);
+    if (rc != 0) fail_msg("the LM run exited %d:\n%s", rc, th_logbuf);
+    assert_non_null(strstr(th_logbuf, "/lm_report.md"));
+    if (strstr(th_logbuf, "/report.md")) fail_msg("the closing lines name a report.md never written:\n%s", th_logbuf);
+    assert_false(th_exists(out, "report.md"));
+    snprintf(path, sizeof path, "%s/lm_report.md", out);
+    th_read_text(path, text, sizeof text);
+    const char *want[] = {"# Language-modelling perplexity against context length\n\n## Provenance\n", "- commit: ",
+                          "- command: `", "--task lm --pos alibi,learned --seeds 2 --steps 3", "- wall time: ",
+                          "Trained at L = 8 tokens, 3 steps, batch 4", "| alibi | 2 | ", "| learned | 2 | "};
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++)
+        if (!strstr(text, want[i])) fail_msg("lm_report.md lacks \"%s\":\n%s", want[i], text);
+    snprintf(path, sizeof path, "%s/lm_report.csv", out);
+    th_read_text(path, text, sizeof text);
+    assert_int_equal(th_count_lines(text), 1 + 2 * 2 * 6); /* header + 2 encodings x 2 methods x 6 contexts */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -431,6 +456,7 @@ int main(void)
         cmocka_unit_test_setup(test_resume_semantics, th_reset),
         cmocka_unit_test_setup(test_resume_continues_history, th_reset),
         cmocka_unit_test_setup(test_task_seed_train_len_in_run_group, th_reset),
+        cmocka_unit_test_setup(test_lm_invocation_reports, th_reset),
     };
     return cmocka_run_group_tests(tests, th_setup, th_teardown);
 }

@@ -174,10 +174,10 @@ int rg_engine_main(int argc, char **argv)
     double wall = to_now_seconds() - ctx.t0;
     int rc = failed ? 1 : 0;
     if (n_all && to_report(&o, all, n_all, &(to_report_meta){wall, cmd, false, n_jobs - failed, n_jobs, NULL})) rc = 1;
-    if (to_lm_report(&o, jobs, n_jobs)) rc = 1; /* the LM tasks' perplexity report (lm_run.h) */
-    if (!o.quiet)
-        fprintf(stderr, "train_order: %d run(s), %d failed, %.1f s; report in %s/report.md\n", n_jobs, failed, wall,
-                o.out);
+    if (to_lm_report(&o, jobs, n_jobs, cmd, wall)) rc = 1; /* the LM tasks' perplexity report (lm_run.h) */
+    if (!o.quiet) /* an invocation of LM tasks only writes lm_report.md (named by to_lm_report), no report.md */
+        fprintf(stderr, "train_order: %d run(s), %d failed, %.1f s%s%s%s\n", n_jobs, failed, wall,
+                n_all ? "; report in " : "", n_all ? o.out : "", n_all ? "/report.md" : "");
     free(all);
     free(jobs);
     close(lock);

@@ -85,7 +85,7 @@ static void write_tables(const to_options *o, const lm_row *rows, int n, to_out 
 {
     static const char *const meth[2] = {"chunks", "sliding"};
     to_out_printf(csv, "task,pos,variant,method,context,ratio,seeds,median_ppl,min_ppl,max_ppl\n");
-    to_out_printf(md, "# Language-modelling perplexity against context length\n\nTrained at L = %d tokens, %d steps, "
+    to_out_printf(md, "Trained at L = %d tokens, %d steps, "
                   "batch %d; validation perplexity (natural log) at contexts round(f L); median [min, max] over the "
                   "seeds (n/a: the learned table ends before the context). Chunks: non-overlapping windows; sliding: "
                   "stride the largest divisor of E not above E/8 (Press et al. 2022, App. B). See docs/lm.md.\n",
@@ -209,7 +209,7 @@ static int write_positions_plot(const to_options *o, const lm_row *rows, int n, 
     return rc < 0 ? -1 : 0;
 }
 
-int to_lm_report(const to_options *o, const to_job *jobs, int n_jobs)
+int to_lm_report(const to_options *o, const to_job *jobs, int n_jobs, const char *command, double wall_seconds)
 {
     int n_lm = 0, n = 0, rc = 0;
     for (int i = 0; i < n_jobs; i++) n_lm += to_lm_task(jobs[i].task);
@@ -228,6 +228,10 @@ int to_lm_report(const to_options *o, const to_job *jobs, int n_jobs)
     if (n && !to_out_open(&md, o->out, "lm_report.md")) {
         if (to_out_open(&csv, o->out, "lm_report.csv")) { to_out_discard(&md); rc = -1; }
         else {
+            to_provenance p;
+            to_provenance_get(&p);
+            to_out_printf(&md, "# Language-modelling perplexity against context length\n\n");
+            to_md_provenance(&md, &p, command, wall_seconds);
             write_tables(o, rows, n, &md, &csv, v);
             if (to_out_close(&md) | to_out_close(&csv)) rc = -1;
         }

@@ -19,8 +19,9 @@ void to_lm_forget(const to_options *o, const char *name);
  * message (tag first). */
 int to_lm_evaluate_run(const to_options *o, rg_model *m, rg_task task, const char *name, const char *tag);
 /* Aggregates the LM jobs of jobs[0..n_jobs) into <out>/lm_report.{md,csv} and lm_ppl_<task>.svg; nothing without
- * LM jobs. 0, or -1 when a run's file is missing or an output failed (messages on stderr). */
-int to_lm_report(const to_options *o, const to_job *jobs, int n_jobs);
+ * LM jobs. lm_report.md opens with the provenance (report.h: date, commit, CPU, command, wall_seconds: the
+ * invocation's). 0, or -1 when a run's file is missing or an output failed (messages on stderr). */
+int to_lm_report(const to_options *o, const to_job *jobs, int n_jobs, const char *command, double wall_seconds);
 
 
 #endif

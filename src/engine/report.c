@@ -73,12 +73,7 @@ void to_out_discard(to_out *w)
 
 /* ------------------------------------------------------------------ provenance */
 
-typedef struct {
-    char date[32], cpu[160];
-    const char *commit, *blas_core, *blas_config;
-} provenance;
-
-static void get_provenance(provenance *p)
+void to_provenance_get(to_provenance *p)
 {
     time_t now = time(NULL);
     struct tm tm;
@@ -102,6 +97,14 @@ static void get_provenance(provenance *p)
 }
 
 /* ------------------------------------------------------------------ report.md */
+
+void to_md_provenance(to_out *w, const to_provenance *p, const char *command, double wall_seconds)
+{
+    to_out_printf(w, "## Provenance\n\n- date: %s\n- ropegrad: %s (%s)\n- commit: %s\n- host CPU: %s\n"
+                     "- BLAS: OpenBLAS kernels %s (%s)\n- command: `%s`\n- wall time: %.1f s (%.1f min)\n\n", p->date,
+                  rg_version(), rg_build_real(), p->commit, p->cpu, p->blas_core, p->blas_config,
+                  command ? command : "", wall_seconds, wall_seconds / 60);
+}
 
 static const char *fmt_stat(const to_stat *s, bool exact, char *buf, size_t cap)
 {
@@ -143,7 +146,7 @@ static int generated_lens(const to_table *t, int task, int *out)
 }
 
 /* The title (PARTIAL while runs are still going) and the provenance. */
-static void md_header(to_out *w, const to_report_meta *meta, const provenance *p)
+static void md_header(to_out *w, const to_report_meta *meta, const to_provenance *p)
 {
     if (meta->partial) {
         to_out_printf(w, "# Length extrapolation report — PARTIAL\n\n**Partial report: written while runs are "
@@ -153,10 +156,7 @@ static void md_header(to_out *w, const to_report_meta *meta, const provenance *p
     } else {
         to_out_printf(w, "# Length extrapolation report\n\n");
     }
-    to_out_printf(w, "## Provenance\n\n- date: %s\n- ropegrad: %s (%s)\n- commit: %s\n- host CPU: %s\n"
-                     "- BLAS: OpenBLAS kernels %s (%s)\n- command: `%s`\n- wall time: %.1f s (%.1f min)\n\n", p->date,
-                  rg_version(), rg_build_real(), p->commit, p->cpu, p->blas_core, p->blas_config,
-                  meta->command ? meta->command : "", meta->wall_seconds, meta->wall_seconds / 60);
+    to_md_provenance(w, p, meta->command, meta->wall_seconds);
     if (meta->sources) /* train_order --combine: the blocks this report holds; the wall time is their sum */
         to_out_printf(w, "## Combined from\n\nThis report combines the reports below (blocks of one grid: of its seeds, "
                          "tasks or encodings, every other setting checked equal; the wall time above is the sum of "
@@ -325,7 +325,7 @@ static void md_table(to_out *w, const to_table *t, int task, bool exact)
     to_out_printf(w, "\n");
 }
 
-static int write_md(const to_options *o, const to_table *t, const to_report_meta *meta, const provenance *p)
+static int write_md(const to_options *o, const to_table *t, const to_report_meta *meta, const to_provenance *p)
 {
     to_out w;
     if (to_out_open(&w, o->out, "report.md")) return -1;
@@ -476,7 +476,7 @@ static cJSON *json_runs(const to_result *res, int n_res)
 
 /* report.json's header: provenance, partial-run counts, config, settings, schedule, generated test lengths. */
 static void json_head(cJSON *root, const to_options *o, const to_table *t, const to_report_meta *meta,
-                      const provenance *p)
+                      const to_provenance *p)
 {
     cJSON *pv = cJSON_AddObjectToObject(root, "provenance");
     cJSON_AddStringToObject(pv, "date", p->date);
@@ -572,7 +572,7 @@ static void json_cells(cJSON *root, const to_table *t)
 }
 
 /* report.json in o->out: the head, statistics and rows, cells and runs. */
-static int write_json(const to_options *o, const to_table *t, const to_report_meta *meta, const provenance *p)
+static int write_json(const to_options *o, const to_table *t, const to_report_meta *meta, const to_provenance *p)
 {
     cJSON *root = cJSON_CreateObject();
     json_head(root, o, t, meta, p);
@@ -599,8 +599,8 @@ int to_report(const to_options *o, const to_result *res, int n_res, const to_rep
     to_table t;
     if (n_res < 1) { fprintf(stderr, "train_order: no results to report\n"); return -1; }
     if (to_table_build(&t, res, n_res, o->train_len)) return -1;
-    provenance p;
-    get_provenance(&p);
+    to_provenance p;
+    to_provenance_get(&p);
     int rc = 0;
     if (write_csv(o, res, n_res) || to_write_cells_csv(o->out, &t) || to_write_positions_csv(o->out, &t)) rc = -1;
     if (rc == 0 && write_json(o, &t, meta, &p)) rc = -1;

@@ -182,6 +182,21 @@ int to_out_close(to_out *w);
 /* Closes and removes the temporary file without a message. */
 void to_out_discard(to_out *w);
 
+/* ------------------------------------------------------------------ provenance (report.c) */
+
+/* Where and when a report was made: UTC date, the commit the binary was built from (RG_GIT_COMMIT, "+dirty" when
+ * the tree had changes), /proc/cpuinfo's model name ("unknown" without it), OpenBLAS's kernel name and config. */
+typedef struct {
+    char date[32], cpu[160];
+    const char *commit, *blas_core, *blas_config;
+} to_provenance;
+
+/* Fills p for now. Never fails (a field it cannot read is "unknown"). */
+void to_provenance_get(to_provenance *p);
+/* A report's "## Provenance" section: p, the ropegrad version and real type, the command (NULL: empty) and the
+ * wall time in seconds. */
+void to_md_provenance(to_out *w, const to_provenance *p, const char *command, double wall_seconds);
+
 /* ------------------------------------------------------------------ the protocol's report parts (report_protocol.c) */
 
 /* report.md bullets: every row's budget (a row marked ✗ had the same), each encoding's extrapolation-relevant
