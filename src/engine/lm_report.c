@@ -164,7 +164,8 @@ static int write_plot(const to_options *o, const lm_row *rows, int n, rg_task t,
     to_plot_terminal(&g, svg, 7, 4.2); /* plot.c: SVG, PDF and PNG */
     to_out_printf(&g, "set logscale xy\n"
                   "set xlabel 'context / L (L = %d)'\nset ylabel 'validation perplexity (median over seeds)'\n"
-                  "set title '%s: chunks (solid), sliding window (dashed)'\nset key outside right\nset xtics (1,1.25,1.5,2,4,8)\nplot ",
+                  "set title '%s: chunks (solid), sliding window (dashed)'\nset key outside right\n"
+                  "set xtics (\"1\" 1, \"\\n1.25\" 1.25, \"1.5\" 1.5, \"2\" 2, \"4\" 4, \"8\" 8)\nplot ",
                   o->train_len, rg_task_name(t));
     for (int i = 0; i < n_enc; i++)
         to_out_printf(&g, "%s'%s' index %d using 1:2 with linespoints lc %d dt 1 title '%s', '%s' index %d using 1:3 "
