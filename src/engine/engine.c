@@ -116,22 +116,29 @@ static int write_settings(const to_options *o)
 }
 
 /* The command line for the report, each argument shell-quoted when needed so that it reads back as typed (it is
- * only printed, never run). */
+ * only printed, never run). A command longer than cap ends with a mark that says it was cut. */
 static void command_line(int argc, char **argv, char *cmd, size_t cap)
 {
     static const char safe[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./,=:+-";
-    cmd[0] = 0;
-    for (int i = 0; i < argc; i++) {
+    static const char cut[] = " ... (cut: the command is longer than this report keeps)";
+    const size_t room = cap - sizeof cut; /* the text proper stops here, leaving room for the mark */
+    size_t at = 0;
+    bool whole = true;
+    for (int i = 0; i < argc && whole; i++) {
         const char *a = argv[i];
         bool plain = *a && strspn(a, safe) == strlen(a);
-        size_t at = strlen(cmd);
-        snprintf(cmd + at, cap - at, "%s%s", i ? " " : "", plain ? a : "'");
-        for (const char *p = a; !plain && *p && strlen(cmd) + 5 < cap; p++) {
-            at = strlen(cmd);
-            snprintf(cmd + at, cap - at, *p == '\'' ? "'\\''" : "%c", *p);
+        char q[8]; /* one quoted character at most: '\'' */
+        for (const char *p = i ? " " : ""; *p && whole; p++) whole = at + 1 < room && (cmd[at++] = *p);
+        for (const char *p = plain ? a : "'"; *p && whole; p++) whole = at + 1 < room && (cmd[at++] = *p);
+        for (const char *p = a; !plain && *p && whole; p++) {
+            size_t n = (size_t)snprintf(q, sizeof q, *p == '\'' ? "'\\''" : "%c", *p);
+            whole = at + n + 1 < room;
+            if (whole) { memcpy(cmd + at, q, n); at += n; }
         }
-        if (!plain) snprintf(cmd + strlen(cmd), cap - strlen(cmd), "'");
+        if (!plain && whole) whole = at + 1 < room && (cmd[at++] = '\'');
     }
+    cmd[at] = 0;
+    if (!whole) snprintf(cmd + at, cap - at, "%s", cut);
 }
 
 int rg_engine_main(int argc, char **argv)
@@ -173,11 +180,13 @@ int rg_engine_main(int argc, char **argv)
     int failed = to_mpi_pool_run(&o, jobs, n_jobs, all, &n_all, partial_report, &ctx);
     double wall = to_now_seconds() - ctx.t0;
     int rc = failed ? 1 : 0;
-    if (n_all && to_report(&o, all, n_all, &(to_report_meta){wall, cmd, false, n_jobs - failed, n_jobs, NULL})) rc = 1;
+    bool reported = n_all && to_report(&o, all, n_all, &(to_report_meta){wall, cmd, false, n_jobs - failed, n_jobs,
+                                                                         NULL}) == 0;
+    if (n_all && !reported) rc = 1;
     if (to_lm_report(&o, jobs, n_jobs, cmd, wall)) rc = 1; /* the LM tasks' perplexity report (lm_run.h) */
-    if (!o.quiet) /* an invocation of LM tasks only writes lm_report.md (named by to_lm_report), no report.md */
+    if (!o.quiet) /* names report.md only when written (LM tasks alone write lm_report.md, named by to_lm_report) */
         fprintf(stderr, "train_order: %d run(s), %d failed, %.1f s%s%s%s\n", n_jobs, failed, wall,
-                n_all ? "; report in " : "", n_all ? o.out : "", n_all ? "/report.md" : "");
+                reported ? "; report in " : "", reported ? o.out : "", reported ? "/report.md" : "");
     free(all);
     free(jobs);
     close(lock);

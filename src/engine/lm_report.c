@@ -165,7 +165,8 @@ static int write_plot(const to_options *o, const lm_row *rows, int n, rg_task t,
     to_out_printf(&g, "set logscale xy\n"
                   "set xlabel 'context / L (L = %d)'\nset ylabel 'validation perplexity (median over seeds)'\n"
                   "set title '%s: chunks (solid), sliding window (dashed)'\nset key outside right\n"
-                  "set xtics (\"1\" 1, \"\\n1.25\" 1.25, \"1.5\" 1.5, \"2\" 2, \"4\" 4, \"8\" 8)\nplot ",
+                  "set xtics ('1' 1, '' 1.25, '1.5' 1.5, '2' 2, '4' 4, '8' 8)\n"
+                  "set label 1 '1.25' at 1.25, graph 0 center offset 0, -2\nplot ", /* a line lower: 1.5 is close */
                   o->train_len, rg_task_name(t));
     for (int i = 0; i < n_enc; i++)
         to_out_printf(&g, "%s'%s' index %d using 1:2 with linespoints lc %d dt 1 title '%s', '%s' index %d using 1:3 "
@@ -226,6 +227,7 @@ int to_lm_report(const to_options *o, const to_job *jobs, int n_jobs, const char
         else rc = -1;
     }
     to_out md, csv;
+    bool written = false; /* lm_report.md and .csv both in place: the pair, or neither */
     if (n && !to_out_open(&md, o->out, "lm_report.md")) {
         if (to_out_open(&csv, o->out, "lm_report.csv")) { to_out_discard(&md); rc = -1; }
         else {
@@ -234,7 +236,9 @@ int to_lm_report(const to_options *o, const to_job *jobs, int n_jobs, const char
             to_out_printf(&md, "# Language-modelling perplexity against context length\n\n");
             to_md_provenance(&md, &p, command, wall_seconds);
             write_tables(o, rows, n, &md, &csv, v);
-            if (to_out_close(&md) | to_out_close(&csv)) rc = -1;
+            if (to_out_close(&md)) { to_out_discard(&csv); rc = -1; }
+            else if (to_out_close(&csv)) { remove(md.path); rc = -1; } /* the .md just renamed: not left alone */
+            else written = true;
         }
         for (int t = 0; t < rg_task_count(); t++) {
             bool any = false;
@@ -245,7 +249,7 @@ int to_lm_report(const to_options *o, const to_job *jobs, int n_jobs, const char
     } else if (n) {
         rc = -1;
     }
-    if (!o->quiet && n) fprintf(stderr, "train_order: LM report of %d run(s) in %s/lm_report.md\n", n, o->out);
+    if (!o->quiet && written) fprintf(stderr, "train_order: LM report of %d run(s) in %s/lm_report.md\n", n, o->out);
     free(rows);
     free(v);
     return rc;
