@@ -443,6 +443,28 @@ static void test_lm_invocation_reports(void **state)
     snprintf(path, sizeof path, "%s/lm_report.csv", out);
     th_read_text(path, text, sizeof text);
     assert_int_equal(th_count_lines(text), 1 + 2 * 2 * 6); /* header + 2 encodings x 2 methods x 6 contexts */
+
+    /* lm_report.md cannot be written (a folder of that name): neither file is left, no line names the report */
+    snprintf(out, sizeof out, "%s/lm_blocked", th_tmpdir);
+    snprintf(path, sizeof path, "%s/lm_report.md", out);
+    assert_int_equal(mkdir(out, 0755) | mkdir(path, 0755), 0);
+    rc = th_run("--task lm --pos alibi --steps 2 --batch 4 --train-len 8 --out %s", out);
+    assert_int_equal(rc, 1);
+    assert_non_null(strstr(th_logbuf, "lm_report.md: Is a directory"));
+    if (strstr(th_logbuf, "LM report of")) fail_msg("a line names the LM report never written:\n%s", th_logbuf);
+    assert_false(th_exists(out, "lm_report.csv"));
+
+    /* a command past the report's 8 KB: cut, and marked so (115 x "--lr 0.00100...0", 76 characters each) */
+    static char args[12000];
+    int at = snprintf(args, sizeof args, "--task lm --pos alibi --steps 2 --batch 4 --train-len 8 --quiet");
+    for (int i = 0; i < 115; i++) at += snprintf(args + at, sizeof args - (size_t)at, " --lr 0.001%060d", 0);
+    snprintf(out, sizeof out, "%s/lm_long", th_tmpdir);
+    rc = th_run("%s --out %s", args, out);
+    if (rc != 0) fail_msg("the long command exited %d:\n%s", rc, th_logbuf);
+    snprintf(path, sizeof path, "%s/lm_report.md", out);
+    th_read_text(path, text, sizeof text);
+    if (!strstr(text, " ... (cut: the command is longer than this report keeps)`\n"))
+        fail_msg("the long command is not marked as cut:\n%.600s", text);
 }
 
 int main(void)
