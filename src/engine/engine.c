@@ -115,29 +115,34 @@ static int write_settings(const to_options *o)
     return 0;
 }
 
+/* Appends s to cmd[0..*at) if it fits below room (with its terminating 0). False when it does not. */
+static bool put(char *cmd, size_t *at, size_t room, const char *s)
+{
+    size_t n = strlen(s);
+    if (*at + n + 1 > room) return false;
+    memcpy(cmd + *at, s, n + 1);
+    *at += n;
+    return true;
+}
+
 /* The command line for the report, each argument shell-quoted when needed so that it reads back as typed (it is
  * only printed, never run). A command longer than cap ends with a mark that says it was cut. */
 static void command_line(int argc, char **argv, char *cmd, size_t cap)
 {
     static const char safe[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./,=:+-";
     static const char cut[] = " ... (cut: the command is longer than this report keeps)";
-    const size_t room = cap - sizeof cut; /* the text proper stops here, leaving room for the mark */
+    const size_t room = cap - (sizeof cut - 1); /* the text proper stops here, leaving room for the mark */
     size_t at = 0;
     bool whole = true;
+    cmd[0] = 0;
     for (int i = 0; i < argc && whole; i++) {
         const char *a = argv[i];
         bool plain = *a && strspn(a, safe) == strlen(a);
-        char q[8]; /* one quoted character at most: '\'' */
-        for (const char *p = i ? " " : ""; *p && whole; p++) whole = at + 1 < room && (cmd[at++] = *p);
-        for (const char *p = plain ? a : "'"; *p && whole; p++) whole = at + 1 < room && (cmd[at++] = *p);
-        for (const char *p = a; !plain && *p && whole; p++) {
-            size_t n = (size_t)snprintf(q, sizeof q, *p == '\'' ? "'\\''" : "%c", *p);
-            whole = at + n + 1 < room;
-            if (whole) { memcpy(cmd + at, q, n); at += n; }
-        }
-        if (!plain && whole) whole = at + 1 < room && (cmd[at++] = '\'');
+        whole = (i == 0 || put(cmd, &at, room, " ")) && put(cmd, &at, room, plain ? a : "'");
+        for (const char *p = a; !plain && *p && whole; p++)
+            whole = put(cmd, &at, room, *p == '\'' ? "'\\''" : (char[]){*p, 0});
+        if (!plain && whole) whole = put(cmd, &at, room, "'");
     }
-    cmd[at] = 0;
     if (!whole) snprintf(cmd + at, cap - at, "%s", cut);
 }
 
