@@ -20,6 +20,7 @@
  */
 #include "nn.h"
 #include "../tensor/gemm.h"
+#include "../tensor/lanes.h"
 #include "../tensor/fastmath.h"
 #include "../tensor/expf.h"
 #include "../tensor/pool.h"
@@ -47,34 +48,57 @@ static void transpose_head(rg_real *restrict dst, const rg_real *restrict src, i
     rg_transpose_block(dst, S, src, D, S, hd, true);
 }
 
+/* One group of up to RG_LANES rows i0.. of a T x S block (row stride S), as lanes.h takes it: off[r] the offset of
+ * row i0 + r (the group's last row again for lanes past the block, with n[r] = 0), n[r] its visible keys. */
+static void lane_rows(int i0, int T, int S, bool causal, int64_t off[RG_LANES], int n[RG_LANES])
+{
+    for (int r = 0; r < RG_LANES; r++) {
+        const int i = i0 + r < T ? i0 + r : T - 1;
+        off[r] = (int64_t)i * S;
+        n[r] = i0 + r < T ? visible_keys(causal, i, T, S) : 0;
+    }
+}
+
 /* In-place scale (+ bias, when not NULL) and softmax of the T x S score block (row stride S); entries past the
- * visible prefix become 0. RG_VECTORIZE: every loop but the row sum vectorizes; rg_expf (expf.h) is libm's expf
- * bit for bit, and the sum runs in order, so the bits are those of libm's scalar loop. */
+ * visible prefix become 0. The scale, exp and normalization run along each row (RG_VECTORIZE; rg_expf, expf.h, is
+ * libm's expf bit for bit); the row maxima and sums, reductions in key order, run on 16 rows at once (lanes.h), so
+ * the bits are those of libm's scalar loop. */
 RG_VECTORIZE static void softmax_block(rg_real *P, const rg_real *bias, rg_real scale, int T, int S, bool causal)
 {
-    for (int i = 0; i < T; i++) {
-        rg_real *row = P + (int64_t)i * S;
-        int n = visible_keys(causal, i, T, S);
-        if (bias) {
-            const rg_real *br = bias + (int64_t)i * S;
-            for (int j = 0; j < n; j++) row[j] = row[j] * scale + br[j];
-        } else {
-            for (int j = 0; j < n; j++) row[j] *= scale;
+    for (int i0 = 0; i0 < T; i0 += RG_LANES) {
+        int64_t off[RG_LANES];
+        int n[RG_LANES];
+        rg_real m[RG_LANES], s[RG_LANES];
+        lane_rows(i0, T, S, causal, off, n);
+        const int rows = T - i0 < RG_LANES ? T - i0 : RG_LANES;
+        for (int r = 0; r < rows; r++) {
+            rg_real *row = P + off[r];
+            if (bias) {
+                const rg_real *br = bias + off[r];
+                for (int j = 0; j < n[r]; j++) row[j] = row[j] * scale + br[j];
+            } else {
+                for (int j = 0; j < n[r]; j++) row[j] *= scale;
+            }
         }
-        rg_real m = -INFINITY;
-        for (int j = 0; j < n; j++)
-            if (row[j] > m) m = row[j];
-        if (m == -INFINITY) { memset(row, 0, (size_t)S * sizeof(rg_real)); continue; } /* fully masked */
-        rg_real s = 0;
+        rg_lanes_max(P, off, n, m);
+        for (int r = 0; r < rows; r++) {
+            rg_real *row = P + off[r];
+            const rg_real mr = m[r];
+            if (mr == -INFINITY) { memset(row, 0, (size_t)S * sizeof(rg_real)); n[r] = 0; continue; } /* masked */
 #ifdef RG_DOUBLE
-        for (int j = 0; j < n; j++) row[j] = exp(row[j] - m);
+            for (int j = 0; j < n[r]; j++) row[j] = exp(row[j] - mr);
 #else
-        for (int j = 0; j < n; j++) row[j] = rg_expf(row[j] - m);
+            for (int j = 0; j < n[r]; j++) row[j] = rg_expf(row[j] - mr);
 #endif
-        for (int j = 0; j < n; j++) s += row[j];
-        rg_real inv = 1 / s;
-        for (int j = 0; j < n; j++) row[j] *= inv;
-        if (n < S) memset(row + n, 0, (size_t)(S - n) * sizeof(rg_real));
+        }
+        rg_lanes_sum(P, off, n, s);
+        for (int r = 0; r < rows; r++) {
+            if (m[r] == -INFINITY) continue;
+            rg_real *row = P + off[r];
+            const rg_real inv = 1 / s[r];
+            for (int j = 0; j < n[r]; j++) row[j] *= inv;
+            if (n[r] < S) memset(row + n[r], 0, (size_t)(S - n[r]) * sizeof(rg_real));
+        }
     }
 }
 
@@ -166,27 +190,33 @@ rg_tensor *rg_attention(rg_ctx *c, rg_tensor *q, rg_tensor *k, rg_tensor *v, int
 }
 
 /* dS [T, S] (row stride S, holding dP) = P * (dP - rowsum(dP * P)) (added to dbias when not NULL), then scaled;
- * entries past the visible prefix (P = 0) become 0. The row sums run in order (not reassociated). */
+ * entries past the visible prefix (P = 0) become 0. The row sums run in key order, 16 rows at once (lanes.h). */
 RG_VECTORIZE static void softmax_grad_block(rg_real *restrict dS, rg_real *restrict db, const rg_real *restrict P,
                                             rg_real scale, int T, int S, bool causal)
 {
-    for (int i = 0; i < T; i++) {
-        rg_real *ds = dS + (int64_t)i * S;
-        const rg_real *pr = P + (int64_t)i * S;
-        const int n = visible_keys(causal, i, T, S); /* P is 0 past the visible prefix */
-        rg_real dot = 0;
-        for (int x = 0; x < n; x++) dot += ds[x] * pr[x];
-        if (db) {
-            rg_real *dbr = db + (int64_t)i * S;
-            for (int x = 0; x < n; x++) {
-                rg_real g = pr[x] * (ds[x] - dot);
-                dbr[x] += g;
-                ds[x] = g * scale;
+    for (int i0 = 0; i0 < T; i0 += RG_LANES) {
+        int64_t off[RG_LANES];
+        int n[RG_LANES]; /* P is 0 past the visible prefix */
+        rg_real dots[RG_LANES];
+        lane_rows(i0, T, S, causal, off, n);
+        rg_lanes_dot(dS, P, off, n, dots);
+        const int rows = T - i0 < RG_LANES ? T - i0 : RG_LANES;
+        for (int r = 0; r < rows; r++) {
+            rg_real *ds = dS + off[r];
+            const rg_real *pr = P + off[r], dot = dots[r];
+            const int nr = n[r];
+            if (db) {
+                rg_real *dbr = db + off[r];
+                for (int x = 0; x < nr; x++) {
+                    rg_real g = pr[x] * (ds[x] - dot);
+                    dbr[x] += g;
+                    ds[x] = g * scale;
+                }
+            } else {
+                for (int x = 0; x < nr; x++) ds[x] = pr[x] * (ds[x] - dot) * scale;
             }
-        } else {
-            for (int x = 0; x < n; x++) ds[x] = pr[x] * (ds[x] - dot) * scale;
+            if (nr < S) memset(ds + nr, 0, (size_t)(S - nr) * sizeof(rg_real));
         }
-        if (n < S) memset(ds + n, 0, (size_t)(S - n) * sizeof(rg_real));
     }
 }
 
