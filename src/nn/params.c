@@ -10,6 +10,7 @@
  * any value by the flat loops (a zero gradient leaves zero data and moments at 0), so those loops need no gaps. */
 #include "nn.h"
 #include "../autograd/autograd.h"
+#include "../tensor/fastmath.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -116,8 +117,8 @@ void rg_params_zero_grad(rg_params *ps)
     if (ps->n) memset(ps->grad, 0, (size_t)ps->offset[ps->n] * sizeof(rg_real));
 }
 
-/* Sum of squares of x[0..n) in double, in 8 independent partial sums (vectorizable, a fixed order). */
-static double sum_squares(const rg_real *x, int64_t n)
+/* Sum of squares of x[0..n) in double, in 8 independent partial sums (vectorized, a fixed order). */
+RG_VECTORIZE static double sum_squares(const rg_real *x, int64_t n)
 {
     double acc[8] = {0};
     int64_t i = 0;
@@ -135,16 +136,18 @@ double rg_params_grad_norm(const rg_params *ps)
     return sqrt(s);
 }
 
+/* g[0..n) = (float)(g * coef), each product in double (vectorized; the same bits as the scalar loop). */
+RG_VECTORIZE static void scale_grads(rg_real *restrict g, int64_t n, double coef)
+{
+    for (int64_t j = 0; j < n; j++) g[j] = (rg_real)(g[j] * coef);
+}
+
 double rg_params_clip_grad_norm(rg_params *ps, double max_norm)
 {
     ensure_packed(ps);
     double norm = rg_params_grad_norm(ps);
     double coef = max_norm / (norm + 1e-6);
-    if (coef < 1 && ps->n) {
-        rg_real *g = ps->grad;
-        const int64_t n = ps->offset[ps->n];
-        for (int64_t j = 0; j < n; j++) g[j] = (rg_real)(g[j] * coef);
-    }
+    if (coef < 1 && ps->n) scale_grads(ps->grad, ps->offset[ps->n], coef);
     return norm;
 }
 
