@@ -53,9 +53,7 @@ __attribute__((target("avx512f,avx512bf16"))) static void bf16_avx512(uint16_t *
 void rg_bf16_from_float(uint16_t *restrict dst, const float *restrict src, int64_t n)
 {
 #ifdef HAVE_BF16_ASM
-    static int has = -1;
-    if (has < 0) has = __builtin_cpu_supports("avx512bf16") ? 1 : 0;
-    if (has) { bf16_avx512(dst, src, n); return; }
+    if (__builtin_cpu_supports("avx512bf16")) { bf16_avx512(dst, src, n); return; } /* libgcc's model: no race */
 #endif
     bf16_portable(dst, src, n);
 }

@@ -8,12 +8,13 @@
  *   rg_lanes_sum: s = 0;    for j < n[r]: s += row[j]
  *   rg_lanes_dot: s = 0;    for j < n[r]: s += a_row[j] * b_row[j]        (product rounded, then added: no FMA)
  * so the bits are those of the plain loop (a reordered sum would change them; the training runs' results are
- * checked bit for bit, bench/README.md). Why: the rows of a causal attention block are 1..T entries long, and one
+ * checked bit for bit, bench/README.md), except the sign of a NaN: when two NaNs meet, an add keeps one of them
+ * by operand order, which the compiler chooses for the plain loop as well. Why: the rows of a causal attention block are 1..T entries long, and one
  * row's sum is a chain of dependent adds that waits for each add's latency; 16 chains side by side, one per lane of
  * an AVX-512 register (VGATHERDPS reads entry j of the 16 rows, a masked VADDPS / VMAXPS adds it where j < n[r]),
  * hide that latency. VMAXPS(x, m) is (x > m ? x : m), the plain loop's comparison, NaN and signed zeros alike.
  * The float32 build on a CPU with AVX-512F takes that path (checked once per process); every other build and CPU
- * runs the plain loops. tests/test_lanes.c checks both against the plain loops bit for bit. */
+ * runs the plain loops. tests/test_lanes.c checks both against the plain loops bit for bit (NaN results as NaN). */
 #ifndef RG_LANES_H
 #define RG_LANES_H
 
@@ -61,12 +62,9 @@ static inline void rg_lanes_dot_plain(const rg_real *a, const rg_real *b, const 
 }
 
 #ifdef RG_LANES_AVX512
-static inline bool rg_lanes_fast(void)
-{
-    static int has = -1;
-    if (has < 0) has = __builtin_cpu_supports("avx512f") ? 1 : 0;
-    return has;
-}
+/* __builtin_cpu_supports reads libgcc's CPU model, set once before main: no cache of our own (a static written by
+ * the first caller would be a data race between the pool's threads). */
+static inline bool rg_lanes_fast(void) { return __builtin_cpu_supports("avx512f"); }
 
 /* The group's gather indices (offsets from off[0]) and its longest row. */
 __attribute__((target("avx512f"))) static inline __m512i rg_lanes_index(const int64_t *off, const int *n, int *nmax)
