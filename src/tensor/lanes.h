@@ -78,34 +78,20 @@ __attribute__((target("avx512f"))) static inline __m512i rg_lanes_index(const in
     return _mm512_loadu_si512(idx);
 }
 
-__attribute__((target("avx512f"))) static inline void rg_lanes_max_avx512(const float *base, const int64_t *off,
-                                                                          const int *n, float *m)
+/* Lane r: the maximum (max true) or the sum of its row's n[r] entries, in order. */
+__attribute__((target("avx512f"))) static inline void rg_lanes_reduce_avx512(const float *base, const int64_t *off,
+                                                                             const int *n, float *out, bool max)
 {
     int nmax;
     const __m512i idx = rg_lanes_index(off, n, &nmax), nv = _mm512_loadu_si512(n);
     const float *p = base + off[0];
-    __m512 v = _mm512_set1_ps(-INFINITY);
+    __m512 v = max ? _mm512_set1_ps(-INFINITY) : _mm512_setzero_ps();
     for (int j = 0; j < nmax; j++) {
         __mmask16 k = _mm512_cmpgt_epi32_mask(nv, _mm512_set1_epi32(j));
         __m512 x = _mm512_mask_i32gather_ps(v, k, idx, p + j, 4);
-        v = _mm512_mask_max_ps(v, k, x, v);
+        v = max ? _mm512_mask_max_ps(v, k, x, v) : _mm512_mask_add_ps(v, k, v, x);
     }
-    _mm512_storeu_ps(m, v);
-}
-
-__attribute__((target("avx512f"))) static inline void rg_lanes_sum_avx512(const float *base, const int64_t *off,
-                                                                          const int *n, float *s)
-{
-    int nmax;
-    const __m512i idx = rg_lanes_index(off, n, &nmax), nv = _mm512_loadu_si512(n);
-    const float *p = base + off[0];
-    __m512 v = _mm512_setzero_ps();
-    for (int j = 0; j < nmax; j++) {
-        __mmask16 k = _mm512_cmpgt_epi32_mask(nv, _mm512_set1_epi32(j));
-        __m512 x = _mm512_mask_i32gather_ps(v, k, idx, p + j, 4);
-        v = _mm512_mask_add_ps(v, k, v, x);
-    }
-    _mm512_storeu_ps(s, v);
+    _mm512_storeu_ps(out, v);
 }
 
 __attribute__((target("avx512f"))) static inline void rg_lanes_dot_avx512(const float *a, const float *b,
@@ -128,7 +114,7 @@ __attribute__((target("avx512f"))) static inline void rg_lanes_dot_avx512(const 
 static inline void rg_lanes_max(const rg_real *base, const int64_t *off, const int *n, rg_real *m)
 {
 #ifdef RG_LANES_AVX512
-    if (rg_lanes_fast()) { rg_lanes_max_avx512(base, off, n, m); return; }
+    if (rg_lanes_fast()) { rg_lanes_reduce_avx512(base, off, n, m, true); return; }
 #endif
     rg_lanes_max_plain(base, off, n, m);
 }
@@ -136,7 +122,7 @@ static inline void rg_lanes_max(const rg_real *base, const int64_t *off, const i
 static inline void rg_lanes_sum(const rg_real *base, const int64_t *off, const int *n, rg_real *s)
 {
 #ifdef RG_LANES_AVX512
-    if (rg_lanes_fast()) { rg_lanes_sum_avx512(base, off, n, s); return; }
+    if (rg_lanes_fast()) { rg_lanes_reduce_avx512(base, off, n, s, false); return; }
 #endif
     rg_lanes_sum_plain(base, off, n, s);
 }
