@@ -1,15 +1,17 @@
 /* pool.c: a fixed set of worker threads that run the parts of one job at a time (see pool.h). A job is published
  * under a mutex with a generation number; workers wait for a new generation and the caller for the count of
- * finished parts. Both first spin for at most SPIN_NS, reading the two counters without the lock, and then sleep on
- * a condition variable. The spin is what makes a second thread pay: a training step runs hundreds of jobs of
- * 20-200 us with serial work of a few us to tens of us between them, and waking a sleeping thread on a virtual
- * machine took longer than that (the exp row of bench/README.md, 2 threads, idle Xeon: 14.8 ms per step with
- * sleeping workers against 8.8 ms on one thread). The spin is bounded, so between steps and on a machine shared with
- * other processes an idle worker sleeps after SPIN_NS. */
+ * finished parts. Both first poll for at most SPIN_NS, reading the two counters without the lock (PAUSE for a few
+ * us, then sched_yield), and then sleep on a condition variable. The poll is what makes a second thread pay: a
+ * training step runs hundreds of jobs of 20-200 us with serial work of a few us to tens of us between them, and
+ * waking a sleeping thread on a virtual machine took longer than that (bench/README.md, the exp row at 2 threads on
+ * an idle Xeon: 13.8-15.6 ms per step with sleeping workers, 8.0-8.2 ms polling). The yield matters when every core
+ * is busy: a poll of PAUSEs alone made the same step 14.5-14.8 ms while two other processes ran (9.8-10.4 ms with
+ * sleeping workers), the yielding poll 8.8-9.0 ms. The poll is bounded, so between steps an idle worker sleeps. */
 #include "pool.h"
 #include "tensor.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <time.h>
@@ -49,12 +51,20 @@ static void cpu_relax(void)
 #endif
 }
 
+/* One wait of a poll: PAUSE for the first 64 (a few us), then sched_yield, so that on a machine whose cores are all
+ * busy the poll hands its core to the thread it waits for (or to another process) instead of burning the slice. */
+static void pause_or_yield(unsigned i)
+{
+    if (i < 64) cpu_relax();
+    else sched_yield();
+}
+
 /* Polls until a job newer than `seen` is published or the pool stops, for at most SPIN_NS. */
 static void spin_for_job(unsigned long seen)
 {
     double until = 0;
     for (unsigned i = 0; atomic_load_explicit(&generation, memory_order_acquire) == seen && !stopping; i++) {
-        cpu_relax();
+        pause_or_yield(i);
         if (i % 64 == 0) {
             double t = now_ns();
             if (until == 0) until = t + SPIN_NS;
@@ -68,7 +78,7 @@ static void spin_for_done(int workers)
 {
     double until = 0;
     for (unsigned i = 0; atomic_load_explicit(&job_done, memory_order_acquire) < workers; i++) {
-        cpu_relax();
+        pause_or_yield(i);
         if (i % 64 == 0) {
             double t = now_ns();
             if (until == 0) until = t + SPIN_NS;
