@@ -8,6 +8,7 @@
 #include "ops.h"
 #include "gemm.h"
 #include "fastmath.h"
+#include "transpose.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -57,14 +58,12 @@ static const uint16_t *bf16_data(rg_tensor *t)
 }
 #endif
 
-/* W [out, in] transposed to [in, out], once per version of W */
+/* W [out, in] transposed to [in, out], once per version of W (a copy: 8 x 8 AVX blocks, transpose.h) */
 static const rg_real *transposed_data(rg_tensor *w)
 {
     const int out_f = w->shape[0], in = w->shape[1];
     rg_real *p = derived_memory(w, &w->transposed, (size_t)w->numel * sizeof(rg_real));
-    if (p)
-        for (int o = 0; o < out_f; o++)
-            for (int i = 0; i < in; i++) p[(int64_t)i * out_f + o] = w->data[(int64_t)o * in + i];
+    if (p) rg_transpose_block(p, out_f, w->data, in, out_f, in, true);
     return w->transposed.p;
 }
 
