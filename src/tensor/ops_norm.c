@@ -63,7 +63,7 @@ typedef float ln_v8f __attribute__((vector_size(8 * sizeof(float))));
 static inline void grad_sums(double *restrict a1, double *restrict a2, const rg_real *restrict g,
                              const rg_real *restrict w, const rg_real *restrict in, rg_real mu, rg_real s, int C)
 {
-    double b1[LN_LANES] = {0}, b2[LN_LANES] = {0};
+    for (int k = 0; k < LN_LANES; k++) a1[k] = 0, a2[k] = 0;
     int j = 0;
 #if defined(__GNUC__) && !defined(RG_DOUBLE)
     ln_v8d v1 = {0}, v2 = {0};
@@ -77,22 +77,21 @@ static inline void grad_sums(double *restrict a1, double *restrict a2, const rg_
         v1 += gw;
         v2 += gw * __builtin_convertvector(xh, ln_v8d);
     }
-    memcpy(b1, &v1, sizeof v1);
-    memcpy(b2, &v2, sizeof v2);
+    memcpy(a1, &v1, sizeof v1);
+    memcpy(a2, &v2, sizeof v2);
 #else
     for (; j + LN_LANES <= C; j += LN_LANES)
         for (int k = 0; k < LN_LANES; k++) {
             double gw = (double)g[j + k] * w[j + k];
-            b1[k] += gw;
-            b2[k] += gw * ((in[j + k] - mu) * s);
+            a1[k] += gw;
+            a2[k] += gw * ((in[j + k] - mu) * s);
         }
 #endif
     for (; j < C; j++) {
         double gw = (double)g[j] * w[j];
-        b1[0] += gw;
-        b2[0] += gw * ((in[j] - mu) * s);
+        a1[0] += gw;
+        a2[0] += gw * ((in[j] - mu) * s);
     }
-    for (int k = 0; k < LN_LANES; k++) a1[k] = b1[k], a2[k] = b2[k];
 }
 
 /* The backward of layernorm_rows for one row block (see layernorm_backward). dw, db, dx may be NULL. */

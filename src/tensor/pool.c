@@ -51,40 +51,33 @@ static void cpu_relax(void)
 #endif
 }
 
-/* One wait of a poll: PAUSE for the first 64 (a few us), then sched_yield, so that on a machine whose cores are all
- * busy the poll hands its core to the thread it waits for (or to another process) instead of burning the slice. */
-static void pause_or_yield(unsigned i)
+/* One wait of a poll (the i-th): PAUSE for the first 64 (a few us), then sched_yield, so that on a machine whose
+ * cores are all busy the poll hands its core to the thread it waits for (or to another process) instead of burning
+ * the slice. Returns false once the poll has lasted SPIN_NS (*until: its deadline, 0 before the first call). */
+static bool poll_wait(unsigned i, double *until)
 {
     if (i < 64) cpu_relax();
     else sched_yield();
+    if (i % 64) return true;
+    double t = now_ns();
+    if (*until == 0) *until = t + SPIN_NS;
+    return t <= *until;
 }
 
 /* Polls until a job newer than `seen` is published or the pool stops, for at most SPIN_NS. */
 static void spin_for_job(unsigned long seen)
 {
     double until = 0;
-    for (unsigned i = 0; atomic_load_explicit(&generation, memory_order_acquire) == seen && !stopping; i++) {
-        pause_or_yield(i);
-        if (i % 64 == 0) {
-            double t = now_ns();
-            if (until == 0) until = t + SPIN_NS;
-            else if (t > until) return;
-        }
-    }
+    for (unsigned i = 0; atomic_load_explicit(&generation, memory_order_acquire) == seen && !stopping; i++)
+        if (!poll_wait(i, &until)) return;
 }
 
 /* Polls until every worker has finished its part, for at most SPIN_NS. */
 static void spin_for_done(int workers)
 {
     double until = 0;
-    for (unsigned i = 0; atomic_load_explicit(&job_done, memory_order_acquire) < workers; i++) {
-        pause_or_yield(i);
-        if (i % 64 == 0) {
-            double t = now_ns();
-            if (until == 0) until = t + SPIN_NS;
-            else if (t > until) return;
-        }
-    }
+    for (unsigned i = 0; atomic_load_explicit(&job_done, memory_order_acquire) < workers; i++)
+        if (!poll_wait(i, &until)) return;
 }
 
 static void *worker_main(void *p)
