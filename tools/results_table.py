@@ -3,6 +3,7 @@
 
 Usage: tools/results_table.py REPORT.csv [OLD.csv]
        tools/results_table.py --first K REPORT.csv
+       tools/results_table.py --interval LENS EXTS REPORT.csv
 
 Prints, per task, one Markdown table: a row per encoding, training variant and RoPE scaling type (labelled as
 train_order labels them: "rope", "rope θ=500k", "alibi+rand", "rope+yarn", "rope+yarn:4"), a column per test
@@ -15,6 +16,11 @@ row and length must give the same numbers (training is deterministic), and print
 
 With --first K, it lists the cells where the verdict of the first K seeds differs from the verdict of all the
 seeds: a verdict is "never" (no seed reaches exact match 0.5), "always" (every seed does) or "sometimes".
+
+With --interval, one compact table for all tasks (the docs/results-experiment pages): a row per task, encoding
+(base variant) and RoPE scaling type in the comma list EXTS (e.g. none,pi), a column per test length in the comma
+list LENS; a cell is "mean [lo, hi] k/N": the exact match mean over the seeds, its 95% Student-t interval clipped to
+[0, 1] (as train_order's report_cells.csv) and the seeds reaching 0.5; "0" where every seed is 0.
 
 Exit status: 0 success, 1 an unreadable or invalid report, 2 bad usage.
 """
@@ -175,9 +181,63 @@ def first_k(cells, k):
           f"all of them")
 
 
+# two-sided 95% Student-t quantiles t(0.975, df), df = 1..30 (train_order computes them: stats.c, to_t_quantile)
+T975 = [12.7062, 4.3027, 3.1824, 2.7764, 2.5706, 2.4469, 2.3646, 2.3060, 2.2622, 2.2281, 2.2010, 2.1788, 2.1604,
+        2.1448, 2.1314, 2.1199, 2.1098, 2.1009, 2.0930, 2.0860, 2.0796, 2.0739, 2.0687, 2.0639, 2.0595, 2.0555,
+        2.0518, 2.0484, 2.0452, 2.0423]
+
+
+def short(v):
+    """.952, 1, 0: three decimals without the leading zero"""
+    text = f"{v:.3f}"
+    return "1" if text == "1.000" else "0" if text == "0.000" else text.lstrip("0")
+
+
+def interval_text(seeds):
+    em = [x[0] for x in values(seeds)]
+    if not em:
+        return "n/a"
+    if max(em) == 0:
+        return "0"
+    m = statistics.mean(em)
+    k = sum(e >= 0.5 for e in em)
+    if len(em) < 2:
+        return f"{short(m)} {k}/1"
+    if len(em) - 1 > len(T975):
+        raise Invalid(f"{len(em)} seeds: --interval knows the t quantiles up to {len(T975) + 1} seeds")
+    h = T975[len(em) - 2] * statistics.stdev(em) / math.sqrt(len(em))
+    return f"{short(m)} [{short(max(0.0, m - h))}, {short(min(1.0, m + h))}] {k}/{len(em)}"
+
+
+def interval_table(cells, train_len, lens, exts):
+    tasks = sorted({k[0] for k in cells}, key=lambda t: rank(t, ["copy", "reverse", "sort"]))
+    L = {train_len.get(t) for t in tasks}
+    head = " | ".join(f"n={n}" + (" (train)" if n in L else "") for n in lens)
+    print(f"| task | encoding | {head} |")
+    print("|---|---|" + "---|" * len(lens))
+    for task in tasks:
+        rows = sorted({k[1:4] for k in cells if k[0] == task and k[2] == "base" and k[3] in exts}, key=row_key)
+        for row in rows:
+            at_l = values(cells.get((task, *row, train_len.get(task)), {}))
+            mark = " ✗" if at_l and statistics.mean(x[0] for x in at_l) < 0.9 else ""
+            out = [interval_text(cells.get((task, *row, n), {})) for n in lens]
+            print(f"| {task} | {label(*row)}{mark} | " + " | ".join(out) + " |")
+
+
+def int_list(text, what):
+    try:
+        v = [int(x) for x in text.split(",")]
+    except ValueError:
+        v = []
+    if not v or any(x < 1 for x in v):
+        raise ValueError(f"{what} {text}: expected a comma list of positive integers")
+    return v
+
+
 def usage(msg):
     print(f"results_table.py: {msg}", file=sys.stderr)
-    print("usage: tools/results_table.py REPORT.csv [OLD.csv] | --first K REPORT.csv | --help", file=sys.stderr)
+    print("usage: tools/results_table.py REPORT.csv [OLD.csv] | --first K REPORT.csv | "
+          "--interval LENS EXTS REPORT.csv | --help", file=sys.stderr)
     return 2
 
 
@@ -195,6 +255,17 @@ def main(argv):
         if k < 1:
             return usage(f"--first {argv[1]}: K must be a positive integer")
         first_k(load(argv[2])[0], k)
+        return 0
+    if argv and argv[0] == "--interval":
+        if len(argv) != 4:
+            return usage("--interval takes LENS, EXTS and one report")
+        try:
+            lens = int_list(argv[1], "LENS")
+        except ValueError as e:
+            return usage(str(e))
+        exts = argv[2].split(",")
+        cells, train_len = load(argv[3])
+        interval_table(cells, train_len, lens, exts)
         return 0
     if len(argv) not in (1, 2) or any(a.startswith("-") for a in argv):
         return usage("expected one or two report.csv files")
