@@ -2,12 +2,34 @@
  * written as two blocks of seeds reads back as the whole (every cell's mean, interval, k/N, max and median equal to
  * the one-invocation report's), from report.json and from report.csv + report.md as docs/ commits them; the wall
  * times summed; a PARTIAL block named; blocks of encodings (the union's settings, a row short of seeds named); refusals (a differing setting named with both values, a run in two blocks, a
- * report without settings) as a table run by one loop. */
+ * report without settings) as a table run by one loop; a block's per-position counts and logs carried along, hostile
+ * positions files refused. */
 #include "report_fixture.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+
+/* Per-position counts for every result of res[0..n) (a pattern of its seed, length slot and position that a mixed-up
+ * copy would not reproduce), when fill_counts is set: the blocks of test_blocks_carry_positions_and_logs. */
+static bool fill_counts;
+
+static void add_counts(to_result *res, int n)
+{
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < res[i].n_lens; j++) {
+            to_result *x = &res[i];
+            int G = rg_task_target_len(x->task, x->lens[j]), samples = 20 + x->seed + j, sum = 0;
+            x->pos_count[j] = samples;
+            for (int p = 0; p < G; p++) {
+                x->pos_right[j][p] = (uint16_t)((x->seed * 3 + p * 5 + j + (int)x->ext) % (samples + 1));
+                x->first_wrong[j][p] = (uint16_t)(p < 3 ? (x->seed + p + j) % 4 : 0);
+                sum += x->first_wrong[j][p];
+            }
+            x->first_wrong[j][G] = (uint16_t)(samples - sum);
+        }
+}
 
 /* Writes the fixture's runs whose seed is in [lo, hi] and whose encoding is in `pos` (a comma list of names as
  * --pos takes them; NULL: every encoding) as one
@@ -31,6 +53,7 @@ static void write_block_of(const char *name, int lo, int hi, const char *pos, co
         if (all[i].seed >= lo && all[i].seed <= hi && (!pos || o.pos[all[i].pos])) res[n++] = all[i];
     for (int i = 0; i < n; i++) /* the settings list what the block holds (to_combine_load checks it) */
         o.tasks[res[i].task] = o.pos[res[i].pos] = true;
+    if (fill_counts) add_counts(res, n);
     o.lr = lr;
     for (int s = lo; s <= hi; s++) o.seed_list[o.n_seeds++] = s;
     to_report_meta meta = {wall, "train_order --seeds block", partial, partial ? 3 : 0, partial ? 5 : 0, NULL};
@@ -260,6 +283,115 @@ static void test_refusals(void **state)
     }
 }
 
+/* A block's report_positions.csv and runs/ come along: every result's counts read back as written (the combined
+ * report_positions.csv as the blocks' put together), the logs of the block that has a runs/ folder drawn over
+ * training, and both named in the sources; then hostile positions files, each refused naming the file and line. */
+static void test_blocks_carry_positions_and_logs(void **state)
+{
+    fill_counts = true;
+    write_block("c12", 1, 2, 1e-3, false, 1);
+    write_block("c3to6", 3, 6, 1e-3, false, 1);
+    fill_counts = false;
+    to_result want[16];
+    int n_want = rf_fixture(want);
+    add_counts(want, n_want);
+    char runs[600], run[128], log[900], a[600], b[600];
+    snprintf(runs, sizeof runs, "%s/c3to6/runs", rf_tmpdir); /* one run's over-training log in the second block */
+    assert_int_equal(mkdir(runs, 0755), 0);
+    snprintf(log, sizeof log, "%s/%s", runs, to_run_name(RG_TASK_COPY, RG_POS_ALIBI, TO_VAR_BASE, 3, run, sizeof run));
+    assert_int_equal(mkdir(log, 0755), 0);
+    strcat(log, "/extrap.csv");
+    FILE *f = fopen(log, "w");
+    assert_non_null(f);
+    fputs("step,n,exact_match,token_acc\n100,8,0.5,0.7\n100,24,0.1,0.3\n200,8,1,1\n200,24,0.2,0.4\n", f);
+    assert_int_equal(fclose(f), 0);
+    snprintf(a, sizeof a, "%s/c12/report.csv", rf_tmpdir);
+    snprintf(b, sizeof b, "%s/c3to6/report.json", rf_tmpdir);
+    const char *in[2] = {a, b};
+    to_combined c;
+    assert_int_equal(to_combine_load(in, 2, &c), 0);
+    assert_int_equal(c.n_res, n_want);
+    for (int i = 0; i < c.n_res; i++) {
+        const to_result *x = &c.res[i], *w = NULL;
+        for (int k = 0; k < n_want && !w; k++)
+            if (want[k].task == x->task && want[k].pos == x->pos && want[k].ext == x->ext && want[k].seed == x->seed)
+                w = &want[k];
+        assert_non_null(w);
+        assert_memory_equal(x->pos_count, w->pos_count, sizeof w->pos_count);
+        assert_memory_equal(x->pos_right, w->pos_right, sizeof w->pos_right);
+        assert_memory_equal(x->first_wrong, w->first_wrong, sizeof w->first_wrong);
+        assert_true(x->seed >= 3 ? x->runs_dir && strcmp(x->runs_dir, runs) == 0 : x->runs_dir == NULL);
+    }
+    assert_non_null(strstr(c.sources, "c12/report_positions.csv`"));
+    assert_non_null(strstr(c.sources, "c3to6/report_positions.csv`"));
+    assert_non_null(strstr(c.sources, "its runs' logs (training loss, extrapolation over training) from `"));
+    char out[512];
+    rf_make_dir(out, sizeof out, "c_all");
+    to_options o = rf_options(out);
+    o.tasks[RG_TASK_COPY] = o.tasks[RG_TASK_REVERSE] = true;
+    o.pos[RG_POS_ALIBI] = o.pos[RG_POS_ROPE] = o.pos[RG_POS_NONE] = true;
+    to_report_meta meta = {1, "train_order --combine", false, 0, 0, c.sources};
+    assert_int_equal(to_report(&o, c.res, c.n_res, &meta), 0);
+    to_combined_free(&c);
+    char c12[600];
+    snprintf(c12, sizeof c12, "%s/c12", rf_tmpdir);
+    char *all = rf_slurp(out, "report_positions.csv"), *p12 = rf_slurp(c12, "report_positions.csv");
+    assert_non_null(all);
+    assert_non_null(p12);
+    int lines = 0;
+    for (char *line = p12, *end; (end = strchr(line, '\n')); line = end + 1, lines++) { /* each of the block's lines */
+        *end = 0;
+        if (!strstr(all, line)) fail_msg("the combined report_positions.csv lacks '%s'", line);
+    }
+    assert_true(lines > 100);
+    if (rf_have_gnuplot()) {
+        assert_true(rf_complete_svg(out, "positions_copy.svg"));
+        char *dat = rf_slurp(out, "over_training_copy.dat");
+        assert_non_null(dat);
+        assert_non_null(strstr(dat, "alibi"));
+        free(dat);
+    }
+    free(all);
+    free(p12);
+
+    /* hostile positions files beside the first block, each a header and lines naming its runs */
+    const char *H = "task,encoding,variant,rope_ext,seed,n,position,samples,right,first_wrong\n";
+    const struct { const char *text, *want; } cases[] = {
+        {"task,encoding\n", "line 1: not the header"},
+        {"%scopy,alibi,base,none,1,8,1,10,11,0\n", "line 2: the counts do not fit"},
+        {"%scopy,alibi,base,none,99,8,1,10,5,0\n", "line 2: no run copy alibi base none seed 99"},
+        {"%scopy,alibi,base,none,1,8,10,10,5,0\n", "line 2: n = 8, position 10: not a test length"},
+        {"%scopy,alibi,base,none,1,9,1,10,5,0\n", "line 2: n = 9, position 1: not a test length"},
+        {"%scopy,alibi,base,none,1,8,1,10,5,0\ncopy,alibi,base,none,1,8,1,10,5,0\n", "line 3: a second line"},
+        {"%scopy,alibi,base,none,1,8,1,10,5,0\ncopy,alibi,base,none,1,8,2,11,5,0\n", "line 3: the counts do not fit"},
+        {"%scopy,alibi,base,none,1,8,1,10,5,0\n", "copy alibi seed 1, n = 8: no line for position 2"},
+        {"%scopy,alibi,base,none,1,8,1,10,5\n", "line 2: not 10 comma-separated fields"},
+        {"%scopy,alibi,base,none,1,8,1,10,5,0,0\n", "line 2: not 10 comma-separated fields"},
+        {"%scopy,alibi,base,none,1,8,1,10,-5,0\n", "line 2: a field is not a whole number"},
+        {"%scopy,alibi,base,none,1,8,1,1e1,5,0\n", "line 2: a field is not a whole number"},
+        {"", "empty (no header)"},
+    };
+    char pos_file[700];
+    snprintf(pos_file, sizeof pos_file, "%s/c12/report_positions.csv", rf_tmpdir);
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        f = fopen(pos_file, "w");
+        assert_non_null(f);
+        fprintf(f, cases[k].text, H);
+        assert_int_equal(fclose(f), 0);
+        char *msg = NULL;
+        int rc = RF_CAPTURE(&msg, to_combine_load(in, 2, &c));
+        assert_int_equal(rc, -1);
+        assert_null(c.res);
+        if (!strstr(msg, cases[k].want) || !strstr(msg, "c12/report_positions.csv"))
+            fail_msg("case %zu: no '%s' (and the file) in:\n%s", k, cases[k].want, msg);
+        free(msg);
+    }
+    assert_int_equal(unlink(pos_file), 0); /* no positions file: the block simply has no counts */
+    assert_int_equal(to_combine_load(in, 2, &c), 0);
+    for (int i = 0; i < c.n_res; i++) assert_int_equal(c.res[i].pos_count[0] > 0, c.res[i].seed >= 3);
+    to_combined_free(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -267,6 +399,7 @@ int main(void)
         cmocka_unit_test(test_docs_layout_and_partial),
         cmocka_unit_test(test_blocks_of_encodings),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_blocks_carry_positions_and_logs),
     };
     return cmocka_run_group_tests(tests, rf_setup, rf_teardown);
 }

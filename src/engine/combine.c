@@ -6,7 +6,10 @@
  * its grid), so the union of the blocks is the grid run at once. The seeds, tasks and encodings may differ between
  * blocks (the combined settings hold their union; an encoding setting in two blocks must have one value); any other
  * setting that differs is refused, naming it; a run present in two blocks is refused, naming the run and the later
- * file; rows with fewer seeds than the union, and rows no block ran, are named in the report. */
+ * file; rows with fewer seeds than the union, and rows no block ran, are named in the report. A block's
+ * per-position counts (its report_positions.csv) and its runs' logs (its runs/ folder, when the block is an output
+ * folder) come along, so the combined report draws the per-position and over-training plots of the seeds that
+ * have them. */
 #include "report.h"
 
 #include <cjson/cJSON.h>
@@ -15,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* Settings that may differ between the blocks of one grid: the seeds, and where and how the output went. */
 static const char *const MAY_DIFFER[] = {"seed", "seeds", "out", "overwrite", "quiet", "jobs", NULL};
@@ -163,6 +167,40 @@ static int append(char **buf, size_t *cap, const char *fmt, ...)
 
 static int cmp_int(const void *a, const void *b) { return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b); }
 
+/* The extras of an input whose results are res[0..n) (the last n of c->res): its per-position counts from
+ * <path without .csv/.json>_positions.csv, and, for X/report.csv or X/report.json, the logs in X/runs. Each named in
+ * c->sources. 0, or -1 with a message (a malformed positions file, out of memory). */
+static int add_extras(to_combined *c, const char *path, to_result *res, int n, size_t *cap_src)
+{
+    size_t len = strlen(path);
+    size_t stem = len > 4 && strcmp(path + len - 4, ".csv") == 0 ? len - 4
+                  : len > 5 && strcmp(path + len - 5, ".json") == 0 ? len - 5 : len;
+    char file[TO_PATH + 32];
+    snprintf(file, sizeof file, "%.*s_positions.csv", (int)stem, path);
+    int slots = 0, got = to_read_positions_csv(file, res, n, &slots);
+    if (got < 0) {
+        fprintf(stderr, "train_order: --combine: the per-position counts beside %s are malformed (above)\n", path);
+        return -1;
+    }
+    if (got && append(&c->sources, cap_src, "  - per-position counts of %d (run, test length) pairs from `%s`\n", slots,
+                      file))
+        return -1;
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    if (strcmp(base, "report.csv") != 0 && strcmp(base, "report.json") != 0) return 0;
+    snprintf(file, sizeof file, "%.*sruns", (int)(base - path), path);
+    struct stat st;
+    if (stat(file, &st) != 0 || !S_ISDIR(st.st_mode)) return 0;
+    if (c->n_dirs == TO_COMBINE_MAX || !(c->runs_dirs[c->n_dirs] = strdup(file))) {
+        fprintf(stderr, "train_order: --combine: out of memory\n");
+        return -1;
+    }
+    for (int i = 0; i < n; i++) res[i].runs_dir = c->runs_dirs[c->n_dirs];
+    c->n_dirs++;
+    return append(&c->sources, cap_src, "  - its runs' logs (training loss, extrapolation over training) from `%s`\n",
+                  file);
+}
+
 /* One input: its results appended to c, its seeds added to the union, its line of c->sources. 0 or -1. */
 static int add_input(to_combined *c, const char *path, const cJSON *info, int *cap_res, size_t *cap_src,
                      const cJSON *first_info, const char *first_path)
@@ -255,7 +293,7 @@ static int add_input(to_combined *c, const char *path, const cJSON *info, int *c
         free(tx);
         free(ty);
     }
-    return 0;
+    return add_extras(c, path, c->res + c->n_res - n, n, cap_src);
 }
 
 int to_combine_load(const char *const *reports, int n, to_combined *c)
@@ -327,6 +365,7 @@ void to_combined_free(to_combined *c)
     free(c->res);
     cJSON_free(c->settings);
     free(c->sources);
+    for (int i = 0; i < c->n_dirs; i++) free(c->runs_dirs[i]);
     memset(c, 0, sizeof *c);
 }
 

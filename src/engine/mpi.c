@@ -158,6 +158,7 @@ static int grid_master(const to_options *o, const to_job *jobs, int n_jobs, to_r
         bool result = counts && m.job >= 0 && m.job < n_jobs && m.n >= 0 && m.n <= 1 + TO_MAX_EXTS;
         if (result) {
             memcpy(slots + (size_t)m.job * (1 + TO_MAX_EXTS), m.res, sizeof *m.res * (size_t)m.n);
+            for (int i = 0; i < m.n; i++) slots[(size_t)m.job * (1 + TO_MAX_EXTS) + i].runs_dir = NULL; /* another rank's */
             counts[m.job] = m.n;
             got++;
         }

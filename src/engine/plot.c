@@ -18,6 +18,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -43,9 +44,9 @@ void to_plot_terminal(to_out *g, const char *base, double w_in, double h_in)
 
 /* Okabe-Ito colours (colour-blind safe), yellow darkened for a white background; then extras. */
 static const char *const colours[] = {"#000000", "#E69F00", "#56B4E9", "#009E73", "#B59B00", "#0072B2", "#D55E00",
-                                      "#CC79A7", "#7F7F7F", "#8C564B"};
-static const int markers[] = {7, 5, 9, 11, 13, 15, 6, 4, 8, 10};
-#define N_STYLES 10
+                                      "#CC79A7", "#7F7F7F", "#8C564B", "#9467BD", "#17BECF", "#E31A1C", "#6A3D9A"};
+static const int markers[] = {7, 5, 9, 11, 13, 15, 6, 4, 8, 10, 12, 14, 1, 2};
+#define N_STYLES 14 /* the eleven built-in encodings each their own colour, and three registered ones */
 
 static const char *colour_of(int i) { return colours[i % N_STYLES]; }
 
@@ -317,7 +318,15 @@ static void write_curves_gp(to_out *g, const to_table *t, int task, const char *
     to_out_printf(g, "set datafile missing 'nan'\nset multiplot\nset xlabel 'test length n (symbols)' offset 0,0.4\n"
                      "set xrange [%g:%g]\nset yrange [-0.02:1.08]\nset ytics 0.25 font ',8'\nset xtics font ',8'\n"
                      "set xtics (", lo - pad, hi + pad);
-    for (int j = 0; j < t->n_lens[task]; j++) to_out_printf(g, "%s%d", j ? ", " : "", t->lens[task][j]);
+    /* every test length gets a tic; a label only outside the dense window L+1..1.5L (its numbers would print over
+     * each other) and where it clears the last label by ~0.3 in of the 2.3 in panel: the others are minor tics */
+    for (int j = 0, last = INT_MIN / 2; j < t->n_lens[task]; j++) {
+        int x = t->lens[task][j];
+        bool labelled = x - last >= 0.12 * span && (x <= L || 2 * x >= 3 * L);
+        if (labelled) last = x;
+        if (labelled) to_out_printf(g, "%s\"%d\" %d", j ? ", " : "", x, x);
+        else to_out_printf(g, "%s\"\" %d 1", j ? ", " : "", x);
+    }
     to_out_printf(g, ")\nset grid lc rgb '#dddddd' lw 0.5 dt 3\nset border lc rgb '#444444'\n");
     if (L >= lo - pad && L <= hi + pad)
         to_out_printf(g, "set object 1 rect from graph 0, graph 0 to first %d, graph 1 fc rgb '#f2f2f2' fs solid "
@@ -459,8 +468,9 @@ static int write_loss(const to_table *t, const char *dir, const char *runs_dir, 
         to_label(r->pos, r->variant, RG_ROPE_EXT_NONE, 0, label, sizeof label);
         for (int i = 0; i < r->n_runs; i++) {
             int seed = t->res[r->runs[i]].seed;
+            const char *from = t->res[r->runs[i]].runs_dir ? t->res[r->runs[i]].runs_dir : runs_dir;
             char path[TO_PATH + 128];
-            snprintf(path, sizeof path, "%s/%s/train.csv", runs_dir, to_run_name((rg_task)task, r->pos, r->variant,
+            snprintf(path, sizeof path, "%s/%s/train.csv", from, to_run_name((rg_task)task, r->pos, r->variant,
                      seed, run, sizeof run));
             to_out_printf(&d, "# %s %s seed %d: step loss\n", cname, label, seed);
             int n = copy_log(&d, path);

@@ -57,13 +57,15 @@ static int write_positions(const to_table *t, const char *dir, int task, const i
     int L = t->train_len, block = 0, base[MAX_PANELS];
     to_out_printf(&g, "# %s: per-position accuracy and first wrong position (data: %s, one block per panel and row)\n"
                       , cname, dname);
-    to_plot_terminal(&g, name, (520.0 * n_panels + 80) / 100, 9); /* plot.c: SVG, PDF and PNG */
+    /* the key once per row of panels, outside the last one (eleven encodings would cover the curves inside) */
+    to_plot_terminal(&g, name, (520.0 * n_panels + 80) / 100 + 1.6, 9); /* plot.c: SVG, PDF and PNG */
     to_out_printf(&g, "set multiplot layout 2,%d title '%s: where the output breaks (training length L = %d, output "
-                      "position n+1 is the EOS)' font ',9'\nset grid lc rgb '#dddddd' lw 0.5 dt 3\nset key bottom "
-                      "left font ',8'\n", n_panels, cname, L);
+                      "position n+1 is the EOS)' font ',9'\nset grid lc rgb '#dddddd' lw 0.5 dt 3\n", n_panels,
+                  cname, L);
     for (int m = 0; m < 2; m++)
         for (int p = 0; p < n_panels; p++) {
             int n = lens[p];
+            to_out_printf(&g, "%s\n", p == n_panels - 1 ? "set key outside right top vertical font ',8'" : "unset key");
             to_out_printf(&g, "set title 'n = %d: %s'\nset xlabel 'output position'\nset ylabel '%s'\n"
                               "set xrange [0.5:%d.5]\nset yrange [0:1.02]\nset arrow 1 from %g, graph 0 to %g, graph 1 "
                               "nohead lw 2 dt 2 lc rgb 'black'\nset label 1 'L = %d' at %g, graph 0.95 left offset "
@@ -217,7 +219,6 @@ static void write_row_blocks(to_out *d, const row_curves *c, const char *label, 
 
 static int write_over_training(const to_table *t, const char *dir, const char *runs_dir, int task, row_curves *c)
 {
-    static const char *const bands[3] = {"n<=L", "L<n<=1.5L", "n>1.5L"};
     static const int dts[3] = {3, 1, 2};
     const char *cname = rg_task_name((rg_task)task);
     char dname[64], gname[64], name[64];
@@ -236,8 +237,9 @@ static int write_over_training(const to_table *t, const char *dir, const char *r
         int logs = 0;
         for (int i = 0; i < r->n_runs; i++) {
             char run[128], path[TO_PATH + 160];
-            snprintf(path, sizeof path, "%s/%s/extrap.csv", runs_dir,
-                     to_run_name(r->task, r->pos, r->variant, t->res[r->runs[i]].seed, run, sizeof run));
+            const to_result *x = &t->res[r->runs[i]];
+            snprintf(path, sizeof path, "%s/%s/extrap.csv", x->runs_dir ? x->runs_dir : runs_dir,
+                     to_run_name(r->task, r->pos, r->variant, x->seed, run, sizeof run));
             logs += add_log(c, path, t->train_len) > 0;
         }
         if (!logs || !c->n_steps) continue;
@@ -245,25 +247,29 @@ static int write_over_training(const to_table *t, const char *dir, const char *r
         bool has[3];
         to_row_label(r, label, sizeof label);
         write_row_blocks(&d, c, label, has);
+        /* one key entry per encoding (its colour), on the first band present, L<n<=1.5L first; the title says
+         * which dash type is which band */
+        int keyed = has[1] ? 1 : has[0] ? 0 : 2;
         for (int b = 0; b < 3; b++, block++)
             for (int m = 0; has[b] && m < 2; m++) {
                 size_t len = strlen(plot[m]);
                 snprintf(plot[m] + len, sizeof plot[m] - len, "%s'%s' index %d using 1:%d with lines lw 1.8 dt %d lc "
-                         "rgb '%s' title '%s %s'", len ? ", \\\n     " : "", dname, block, 2 + m, dts[b],
-                         to_plot_colour((int)r->pos), label, bands[b]);
+                         "rgb '%s' %s%s%s", len ? ", \\\n     " : "", dname, block, 2 + m, dts[b],
+                         to_plot_colour((int)r->pos), b == keyed ? "title '" : "notitle", b == keyed ? label : "",
+                         b == keyed ? "'" : "");
             }
         drawn += has[0] || has[1] || has[2];
     }
     if (!drawn) { to_out_discard(&d); to_out_discard(&g); return 0; }
     to_out_printf(&g, "# %s: extrapolation over training (data: %s, per row three blocks: the bands n<=L, L<n<=1.5L, "
                       "n>1.5L)\n", gname, dname);
-    to_plot_terminal(&g, name, 10, 4.5); /* plot.c: SVG, PDF and PNG */
-    to_out_printf(&g, "set multiplot layout 1,2 title '%s over training (L = %d; "
-                      "dotted n<=L, solid L<n<=1.5L, dashed n>1.5L; first %d samples per length, mean over seeds)' "
-                      "font ',9'\nset grid lc rgb '#dddddd' lw 0.5 dt 3\nset xlabel 'step'\nset yrange [0:1.02]\n"
-                      "set key outside bottom center horizontal font ',8' maxrows 6\n"
-                      "set ylabel 'exact match'\nplot %s\nset ylabel 'token accuracy'\nplot %s\nunset multiplot\n",
-                  cname, t->train_len, TO_CURVE_COUNT, plot[0], plot[1]);
+    to_plot_terminal(&g, name, 11.6, 4.8); /* plot.c: SVG, PDF and PNG */
+    to_out_printf(&g, "set multiplot layout 1,2 title '%s over training (L = %d): dotted n<=L, solid L<n<=1.5L, "
+                      "dashed n>1.5L; first %d samples per length, mean over seeds' font ',9'\n"
+                      "set grid lc rgb '#dddddd' lw 0.5 dt 3\nset xlabel 'step'\nset format x '%%.0s%%c'\n"
+                      "set yrange [0:1.02]\nunset key\nset ylabel 'exact match'\nplot %s\n"
+                      "set key outside right top vertical font ',8'\nset ylabel 'token accuracy'\nplot %s\n"
+                      "unset multiplot\n", cname, t->train_len, TO_CURVE_COUNT, plot[0], plot[1]);
     if (to_out_close(&d)) { to_out_discard(&g); return -1; }
     if (to_out_close(&g)) return -1;
     return to_gnuplot(dir, gname, name) < 0 ? -1 : 0;

@@ -46,6 +46,7 @@ static int collect(const child *c, to_result *dst)
     memcpy(&n, c->buf, sizeof n);
     if (n < 0 || n > 1 + TO_MAX_EXTS || c->len != sizeof n + sizeof *dst * (size_t)n) return -1;
     memcpy(dst, c->buf + sizeof n, sizeof *dst * (size_t)n);
+    for (int i = 0; i < n; i++) dst[i].runs_dir = NULL; /* a pointer of the child's memory: never used here */
     return n;
 }
 

@@ -160,8 +160,9 @@ static void md_header(to_out *w, const to_report_meta *meta, const to_provenance
     if (meta->sources) /* train_order --combine: the blocks this report holds; the wall time is their sum */
         to_out_printf(w, "## Combined from\n\nThis report combines the reports below (blocks of one grid: of its seeds, "
                          "tasks or encodings, every other setting checked equal; the wall time above is the sum of "
-                         "theirs). The curves over "
-                         "training and the accuracy by output position stay in each block's own report.\n\n%s\n",
+                         "theirs). The accuracy by output position and the curves over training are drawn from the blocks "
+                         "whose per-position counts and run logs came along (named below); report.csv carries neither."
+                         "\n\n%s\n",
                       meta->sources);
 }
 

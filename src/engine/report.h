@@ -66,14 +66,20 @@ typedef struct {
     double wall_seconds;       /* the sum of the inputs' wall times; NaN when one is not known */
     bool partial;              /* an input was a PARTIAL report (written while its runs were going) */
     char *sources;             /* markdown (malloc'ed): per input its file, runs, seeds, commit, wall time */
+    char *runs_dirs[TO_COMBINE_MAX]; /* the inputs' runs/ folders that res[i].runs_dir points into (malloc'ed) */
+    int n_dirs;
 } to_combined;
 
 /* Loads reports[0..n) (each a report.csv or report.json, to_report_load) and checks that they are blocks of one
  * grid: every setting (to_report_settings) equal to the first report's except seed/seeds and where and how the
  * output went (out, overwrite, quiet, jobs), and no run (task, encoding, variant, RoPE scaling, seed) in two of
  * them. A different commit, host CPU or BLAS kernels is allowed but named in c->sources and on stderr (the
- * inputs' own Provenance lines say which). Returns 0, or -1 with a message naming the file and, for different
- * settings, the setting and both values (c is then empty). 1 <= n <= TO_COMBINE_MAX. */
+ * inputs' own Provenance lines say which). Each input's per-position counts come along when its
+ * <name>_positions.csv is beside it (X/report.csv: X/report_positions.csv; docs/Y_report.csv:
+ * docs/Y_report_positions.csv; to_read_positions_csv, a malformed one refused), and an input named report.csv or
+ * report.json whose folder holds runs/ lends those logs to the loss and over-training plots (res[i].runs_dir);
+ * c->sources names both. Returns 0, or -1 with a message naming the file and, for different settings, the setting
+ * and both values (c is then empty). 1 <= n <= TO_COMBINE_MAX. */
 int to_combine_load(const char *const *reports, int n, to_combined *c);
 void to_combined_free(to_combined *c);
 
@@ -211,6 +217,13 @@ int to_write_cells_csv(const char *dir, const to_table *t);
 /* <dir>/report_positions.csv: one line per (run, test length, output position 1..n+1) with the samples, how many
  * had that position right and how many had their first wrong token there. 0 or -1. */
 int to_write_positions_csv(const char *dir, const to_table *t);
+/* Reads a report_positions.csv (the layout above) back into the results res[0..n) it belongs to (pos_count,
+ * pos_right, first_wrong; the all-right count from the samples less the first-wrong counts). Every line is user
+ * input: the header, 10 fields, whole numbers in range, a run, test length and position that res holds, counts that
+ * fit the samples, no line twice, every position of a counted (run, length) present. Returns 1 read (*slots: the
+ * (run, length) pairs counted), 0 when the file does not exist, -1 with a message naming the file and line (res's
+ * counts are then all zero). */
+int to_read_positions_csv(const char *path, to_result *res, int n, int *slots);
 /* The per-position values of row r at test length n (accuracy[0..n], first_wrong[0..n], *all_right; see
  * report_protocol.c); returns the number of seeds with counts (0: none, the arrays are then unset). */
 int to_cell_positions(const to_table *t, const to_row *r, int n, double *accuracy, double *first_wrong,

@@ -134,6 +134,9 @@ typedef struct {
      * generated right. Zero for a 1-D task and in a report read back (report.csv does not hold them). */
     uint16_t cell_count[TO_MAX_LENS][TO_GRID_CELLS];
     uint16_t cell_right[TO_MAX_LENS][TO_GRID_CELLS];
+    /* The folder holding this run's logs (runs_dir/<run>/train.csv, extrap.csv) when it is not the report's own
+     * <out>/runs: a block's runs/ read by --combine (combine.c owns the string); NULL otherwise. */
+    const char *runs_dir;
 } to_result;
 
 /* ------------------------------------------------------------------ lists.c: list-valued options */
