@@ -251,6 +251,30 @@ static void test_run_logs_over_training_and_counts_positions(void **state)
     free(md);
 }
 
+/* An encoding the statement has no case for (kerple-log, like a program's registered one) is stated from its
+ * descriptor: its formula line and its declared settings' values. */
+static void test_registered_encoding_stated(void **state)
+{
+    char out[512];
+    rf_make_dir(out, sizeof out, "kerple");
+    to_options o = rf_options(out);
+    rg_pos_kind k;
+    assert_int_equal(rg_pos_parse("kerple-log", &k), RG_OK);
+    assert_int_equal(rg_pos_config_set_text(&o.model, "kerple_eps=0.05"), 0);
+    double e[4] = {1, 0.5, 0, 0}, a[4] = {1, 0.9, 0.3, 0.1};
+    to_result r = rf_result(RG_TASK_COPY, k, RG_ROPE_EXT_NONE, 1, e, a);
+    o.tasks[RG_TASK_COPY] = o.pos[k] = true;
+    o.seed_list[o.n_seeds++] = 1;
+    to_report_meta meta = {1.0, "test", false, 0, 0, NULL};
+    assert_int_equal(to_report(&o, &r, 1, &meta), 0);
+    char *md = rf_slurp(out, "report.md");
+    assert_non_null(md);
+    assert_non_null(strstr(md, "  - kerple-log: KERPLE log bias"));
+    assert_non_null(strstr(md, "; settings: kerple_eps 0.05\n"));
+    assert_null(strstr(md, "  - alibi:")); /* only the table's encodings */
+    free(md);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -258,6 +282,7 @@ int main(void)
         cmocka_unit_test(test_cell_positions_over_seeds),
         cmocka_unit_test(test_default_test_lens),
         cmocka_unit_test(test_t5_fair_max_distance),
+        cmocka_unit_test(test_registered_encoding_stated),
         cmocka_unit_test(test_stat_max_median),
         cmocka_unit_test(test_run_logs_over_training_and_counts_positions),
     };

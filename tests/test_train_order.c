@@ -437,7 +437,9 @@ static void test_lm_invocation_reports(void **state)
     th_read_text(path, text, sizeof text);
     const char *want[] = {"# Language-modelling perplexity against context length\n\n## Provenance\n", "- commit: ",
                           "- command: `", "--task lm --pos alibi,learned --seeds 2 --steps 3", "- wall time: ",
-                          "Trained at L = 8 tokens, 3 steps, batch 4", "| alibi | 2 | ", "| learned | 2 | "};
+                          "Trained at L = 8 tokens, 3 steps, batch 4", "| alibi | 2 | ", "| learned | 2 | ",
+                          "longest training distance is 7, L - 1 for a causal context of L = 8",
+                          "  - alibi: 4 heads, slopes", "  - learned: a table of"};
     for (size_t i = 0; i < sizeof want / sizeof *want; i++)
         if (!strstr(text, want[i])) fail_msg("lm_report.md lacks \"%s\":\n%s", want[i], text);
     snprintf(path, sizeof path, "%s/lm_report.csv", out);

@@ -90,12 +90,13 @@ static void write_tables(const to_options *o, const lm_row *rows, int n, to_out 
                   "seeds (n/a: the learned table ends before the context). Chunks: non-overlapping windows; sliding: "
                   "stride the largest divisor of E not above E/8 (Press et al. 2022, App. B). See docs/lm.md.\n",
                   o->train_len, o->steps, o->batch);
-    bool t5 = false;
-    for (int i = 0; i < n; i++) t5 |= rows[i].pos == RG_POS_T5;
-    if (t5) /* the extrapolation-relevant setting the issue asks every report to state (issue 20 par. 4) */
-        to_out_printf(md, "\nT5 bias: %g buckets, max_distance %g (`t5 max_distance=128` rows: 128, the setting before "
-                      "issue 20).\n", rg_pos_config_get(&o->model, "t5_num_buckets"),
-                      rg_pos_config_get(&o->model, "t5_max_distance"));
+    /* the extrapolation-relevant settings the issue asks every report to state (issue 20 par. 4) */
+    to_rows_held h = {{{false}}};
+    for (int i = 0; i < n; i++) h.held[rows[i].pos][rows[i].variant] = true;
+    char why[64];
+    snprintf(why, sizeof why, "L - 1 for a causal context of L = %d", o->train_len);
+    to_out_printf(md, "\n");
+    to_md_encoding_settings(md, o, &h, o->train_len - 1, why);
     for (int t = 0; t < rg_task_count(); t++)
         for (int m = 0; m < 2; m++) {
             bool any = false;

@@ -205,6 +205,12 @@ void to_md_provenance(to_out *w, const to_provenance *p, const char *command, do
 
 /* ------------------------------------------------------------------ the protocol's report parts (report_protocol.c) */
 
+/* The (encoding, training variant) pairs a report's rows hold. */
+typedef struct { bool held[RG_POS_MAX][TO_VAR_COUNT]; } to_rows_held;
+/* report.md's bullet of each held encoding's extrapolation-relevant settings (T5 buckets and max_distance, ALiBi
+ * slopes, rope_theta, FIRE's L, the learned table, +rand's range; any other encoding, a registered one included:
+ * its descriptor's line and declared settings), against dmax, the longest distance training reaches (why: how). */
+void to_md_encoding_settings(to_out *w, const to_options *o, const to_rows_held *h, int dmax, const char *why);
 /* report.md bullets: every row's budget (a row marked ✗ had the same), each encoding's extrapolation-relevant
  * settings (T5 buckets and max_distance, ALiBi slopes, rope_theta, FIRE's L, the learned table, +rand's range),
  * where the per-position and over-training data are. */

@@ -36,63 +36,78 @@ static void budget_text(const to_table *t, char *b, size_t cap)
                   (long long)hi);
 }
 
-static bool table_has(const to_table *t, rg_pos_kind pos, int variant)
+/* Whether the rows hold encoding pos in variant (variant < 0: in any). */
+static bool has_row(const to_rows_held *h, rg_pos_kind pos, int variant)
 {
-    for (int k = 0; k < t->n_rows; k++)
-        if (t->rows[k].pos == pos && (variant < 0 || t->rows[k].variant == (to_variant)variant)) return true;
+    for (int v = 0; v < TO_VAR_COUNT; v++)
+        if (h->held[pos][v] && (variant < 0 || v == variant)) return true;
     return false;
 }
 
-/* One bullet per encoding of the table with the settings that decide how it meets unseen lengths. */
-static void md_encoding_settings(to_out *w, const to_options *o, const to_table *t)
+void to_md_encoding_settings(to_out *w, const to_options *o, const to_rows_held *t, int dmax, const char *why)
 {
     const rg_model_config *c = &o->model;
-    int L = t->train_len, dmax = 2 * L + 1, H = c->n_heads;
+    int H = c->n_heads;
     int nb = (int)rg_pos_config_get(c, "t5_num_buckets"), md = (int)rg_pos_config_get(c, "t5_max_distance");
     to_out_printf(w, "- extrapolation-relevant settings of each encoding (the longest training distance is %d, "
-                     "2 L + 1 for L = %d):\n", dmax, L);
-    if (table_has(t, RG_POS_T5, TO_VAR_BASE) && dmax >= nb / 2)
+                     "%s):\n", dmax, why);
+    if (has_row(t, RG_POS_T5, TO_VAR_BASE) && dmax >= nb / 2)
         to_out_printf(w, "  - t5: %d causal buckets (the first %d exact), max_distance %d: training distances reach "
                          "bucket %d, every longer distance reads the last bucket %d, which training reached\n",
                       nb, nb / 2, md,
                       rg_t5_bucket(-dmax, false, nb, md), nb - 1);
-    else if (table_has(t, RG_POS_T5, TO_VAR_BASE))
+    else if (has_row(t, RG_POS_T5, TO_VAR_BASE))
         to_out_printf(w, "  - t5: %d causal buckets (the first %d exact), max_distance %d: training distances reach "
                          "exact bucket %d only, so test distances %d..%d read untrained exact buckets (a training "
                          "length below %d cannot train them)\n", nb, nb / 2,
                       md, dmax, dmax + 1, nb / 2 - 1, nb / 4);
-    if (table_has(t, RG_POS_T5, TO_VAR_T5MAX128))
+    if (has_row(t, RG_POS_T5, TO_VAR_T5MAX128))
         to_out_printf(w, "  - t5 max_distance=128 (variant t5max128, the setting before issue 20): training distances "
                          "reach bucket %d only; buckets %d..%d are never trained and are read at test distances "
                          "past %d\n", rg_t5_bucket(-dmax, false, nb, TO_T5_LEGACY_MAX_DISTANCE),
                       rg_t5_bucket(-dmax, false, nb, TO_T5_LEGACY_MAX_DISTANCE) + 1,
                       nb - 1, dmax);
-    if (table_has(t, RG_POS_ALIBI, -1)) {
+    if (has_row(t, RG_POS_ALIBI, -1)) {
         double m[256];
         rg_alibi_slopes(H <= 256 ? H : 256, m);
         to_out_printf(w, "  - alibi: %d heads, slopes", H);
         for (int h = 0; h < H && h < 256; h++) to_out_printf(w, "%s1/%g", h ? ", " : " ", 1 / m[h]);
         to_out_printf(w, " (Press et al. 2022: 2^(-8h/H))\n");
     }
-    if (table_has(t, RG_POS_ROPE, -1) || table_has(t, RG_POS_ROPE_HALF, -1))
+    if (has_row(t, RG_POS_ROPE, -1) || has_row(t, RG_POS_ROPE_HALF, -1))
         to_out_printf(w, "  - rope: rope_theta %g (rows θ=500k: 500000), rotary dim %d of head_dim %d; rope-half "
                          "rotates half of it\n", c->rope_base == TO_THETA_500K ? 10000.0 : c->rope_base,
                       rg_rope_dim(c), c->d_model / H);
-    if (table_has(t, RG_POS_FIRE, -1)) {
+    if (has_row(t, RG_POS_FIRE, -1)) {
         rg_fire_config f = rg_fire_config_of(c);
         to_out_printf(w, "  - fire: MLP of %d hidden units, L = %g (positions below L share the normalizer psi(L): "
                          "every test position here is below it), initial c %g\n", f.mlp_width, f.init_L, f.init_c);
     }
-    if (table_has(t, RG_POS_LEARNED, -1))
+    if (has_row(t, RG_POS_LEARNED, -1))
         to_out_printf(w, "  - learned: a table of %d positions (rows past position %d are never trained; n/a past "
-                         "the table)\n", c->max_len, 2 * L + 1);
-    if (table_has(t, RG_POS_SINUSOIDAL, -1))
+                         "the table)\n", c->max_len, dmax);
+    if (has_row(t, RG_POS_SINUSOIDAL, -1))
         to_out_printf(w, "  - sinusoidal: absolute, base 10000 (Vaswani et al. 2017)\n");
-    if (table_has(t, RG_POS_XL, -1))
+    if (has_row(t, RG_POS_XL, -1))
         to_out_printf(w, "  - xl: Transformer-XL relative sinusoidal terms with learned u, v and r_proj per layer\n");
-    if (table_has(t, RG_POS_NONE, -1)) to_out_printf(w, "  - none: no position information (causal mask only)\n");
+    if (has_row(t, RG_POS_NONE, -1)) to_out_printf(w, "  - none: no position information (causal mask only)\n");
+    /* every other encoding of the table (kerple-log, kerple-power, a program's registered one): its descriptor's
+     * formula line and the values of the settings it declares (through the registry, not a case here) */
+    static const rg_pos_kind told[] = {RG_POS_T5, RG_POS_ALIBI, RG_POS_ROPE, RG_POS_ROPE_HALF, RG_POS_FIRE,
+                                       RG_POS_LEARNED, RG_POS_SINUSOIDAL, RG_POS_XL, RG_POS_NONE};
+    for (int p = 0; p < rg_pos_count(); p++) {
+        bool known = false;
+        for (size_t k = 0; k < sizeof told / sizeof *told; k++) known |= told[k] == (rg_pos_kind)p;
+        const rg_pos_encoding *e = rg_pos_encoding_of((rg_pos_kind)p);
+        if (known || !e || !has_row(t, (rg_pos_kind)p, -1)) continue;
+        to_out_printf(w, "  - %s: %s", e->name, e->doc ? e->doc : "(no description)");
+        for (int k = 0; k < e->n_settings; k++)
+            to_out_printf(w, "%s%s %g", k ? ", " : "; settings: ", e->settings[k].name,
+                          rg_pos_config_get(c, e->settings[k].name));
+        to_out_printf(w, "\n");
+    }
     bool rand = false;
-    for (int k = 0; k < t->n_rows; k++) rand |= t->rows[k].variant == TO_VAR_RAND;
+    for (int p = 0; p < RG_POS_MAX; p++) rand |= t->held[p][TO_VAR_RAND];
     if (rand)
         to_out_printf(w, "  - +rand rows: positions drawn from [0, %d) in training and at evaluation\n",
                       o->max_position);
@@ -103,7 +118,11 @@ void to_md_protocol(to_out *w, const to_options *o, const to_table *t)
     char b[160];
     budget_text(t, b, sizeof b);
     to_out_printf(w, "- budget: %s; a row marked ✗ had that same budget (docs/protocol.md: why this budget)\n", b);
-    md_encoding_settings(w, o, t);
+    to_rows_held h = {{{false}}};
+    for (int k = 0; k < t->n_rows; k++) h.held[t->rows[k].pos][t->rows[k].variant] = true;
+    char why[48];
+    snprintf(why, sizeof why, "2 L + 1 for L = %d", t->train_len);
+    to_md_encoding_settings(w, o, &h, 2 * t->train_len + 1, why);
     to_out_printf(w, "- per-position accuracy: report_positions.csv (per run, test length and output position) and "
                      "report.json \"positions\" (per cell: accuracy of each output position over seeds, the "
                      "distribution of the first wrong position); plots positions_<task>.svg\n");
