@@ -420,6 +420,47 @@ static void test_task_seed_train_len_in_run_group(void **state)
     assert_true(tc_h5_attr(path, "/run", "train_len") == 5 && tc_h5_attr(path, "/run", "seed") == 7);
 }
 
+/* --train-len 32 end to end (issue 20 par. 2, the literature's second training length): the test lengths 16, 32,
+ * every n from 33 to 48, 64, 96, 128 evaluated (generated sets), per-position counts up to the EOS of n = 128
+ * (position 129, TO_POS_MAX), the over-training log, the encoding statement against 2 L + 1 = 65, the plots. */
+static void test_train_len_32_end_to_end(void **state)
+{
+    char out[512], path[700];
+    static char text[1 << 17];
+    snprintf(out, sizeof out, "%s/l32", th_tmpdir);
+    int rc = th_run("--task copy --pos alibi --seeds 1 --steps 20 --batch 4 --train-len 32 --extrap-every 10 "
+                    "--eval-every 0 --rope-scaling none --jobs 1 --out %s", out);
+    if (rc != 0) fail_msg("the run exited %d:\n%s", rc, th_logbuf);
+    snprintf(path, sizeof path, "%s/report.csv", out);
+    th_read_text(path, text, sizeof text);
+    bool seen[129] = {false};
+    int lines = 0;
+    for (char *line = strchr(text, '\n'); line && line[1]; line = strchr(line + 1, '\n'), lines++) {
+        const char *f = line + 1;
+        for (int k = 0; k < 8 && f; k++) f = strchr(f, ',') ? strchr(f, ',') + 1 : NULL; /* the 9th field: n */
+        assert_non_null(f);
+        int n = atoi(f);
+        assert_true(n >= 1 && n <= 128);
+        seen[n] = true;
+    }
+    for (int n = 1; n <= 128; n++)
+        if (seen[n] != (n == 16 || (n >= 32 && n <= 48) || n == 64 || n == 96 || n == 128))
+            fail_msg("test length %d %s in report.csv:\n%s", n, seen[n] ? "unexpected" : "missing", text);
+    assert_int_equal(lines, 21);
+    snprintf(path, sizeof path, "%s/report_positions.csv", out);
+    th_read_text(path, text, sizeof text);
+    assert_non_null(strstr(text, "\ncopy,alibi,base,none,1,128,129,256,"));
+    assert_null(strstr(text, ",128,130,"));
+    snprintf(path, sizeof path, "%s/report.md", out);
+    th_read_text(path, text, sizeof text);
+    assert_non_null(strstr(text, "the longest training distance is 65, 2 L + 1 for L = 32"));
+    assert_true(th_exists(out, "runs/copy-alibi-seed1/extrap.csv"));
+    if (system("command -v gnuplot >/dev/null 2>&1") == 0) {
+        assert_true(th_exists(out, "positions_copy.svg"));
+        assert_true(th_exists(out, "over_training_copy.svg"));
+    }
+}
+
 /* An LM-only invocation: lm_report.md opens with the provenance (the command, the commit) like report.md, its table
  * has a row per encoding over both seeds, lm_report.csv a row per (encoding, method, context); no report.md is
  * written and the closing line does not name one. */
@@ -481,6 +522,7 @@ int main(void)
         cmocka_unit_test_setup(test_resume_continues_history, th_reset),
         cmocka_unit_test_setup(test_task_seed_train_len_in_run_group, th_reset),
         cmocka_unit_test_setup(test_lm_invocation_reports, th_reset),
+        cmocka_unit_test_setup(test_train_len_32_end_to_end, th_reset),
     };
     return cmocka_run_group_tests(tests, th_setup, th_teardown);
 }
