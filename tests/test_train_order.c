@@ -486,6 +486,19 @@ static void test_lm_invocation_reports(void **state)
     snprintf(path, sizeof path, "%s/lm_report.csv", out);
     th_read_text(path, text, sizeof text);
     assert_int_equal(th_count_lines(text), 1 + 2 * 2 * 6); /* header + 2 encodings x 2 methods x 6 contexts */
+    assert_int_equal(strncmp(text, "task,pos,variant,method,context,ratio,seeds,median_ppl,min_ppl,max_ppl,mean_ppl,"
+                                   "ci95_t_lo,ci95_t_hi\n", 100), 0);
+    /* two seeds a <= b: the mean is the median (a + b) / 2, and the interval's half-width t(0.975, 1) sd / sqrt(2)
+     * = 12.7062 (b - a) / 2 (sd = (b - a) / sqrt(2)), by hand */
+    const char *row = strstr(text, "\nlm,alibi,base,chunks,8,1,2,");
+    assert_non_null(row);
+    double med, mn, mx, mean, lo, hi;
+    assert_int_equal(sscanf(row + 28, "%lf,%lf,%lf,%lf,%lf,%lf", &med, &mn, &mx, &mean, &lo, &hi), 6);
+    assert_true(fabs(mean - med) <= 1e-5 * med && mx > mn);
+    /* the CSV's 6 significant digits: each value within 5e-6 of itself, relative */
+    if (fabs((hi - mean) - 6.35310 * (mx - mn)) > 1e-4 * (hi - mean) + 1e-4 * mean || fabs((mean - lo) - (hi - mean)) >
+        5e-5 * mean)
+        fail_msg("interval [%g, %g] of mean %g, seeds %g and %g", lo, hi, mean, mn, mx);
 
     /* lm_report.md cannot be written (a folder of that name): neither file is left, no line names the report */
     snprintf(out, sizeof out, "%s/lm_blocked", th_tmpdir);

@@ -71,6 +71,19 @@ static void stats(double *v, int n, double *med, double *lo, double *hi, int *k)
     *hi = m ? v[m - 1] : NAN;
 }
 
+/* The mean of the finite v[0..n) (stats() has gathered them first) and its 95% Student-t interval mean -+
+ * t(0.975, n-1) sd / sqrt(n) (not clipped: a perplexity has no upper bound); NaN where n < 2 (the mean: n < 1). */
+static void mean_interval(const double *v, int n, double *mean, double *lo, double *hi)
+{
+    double s = 0, ss = 0;
+    for (int i = 0; i < n; i++) s += v[i];
+    *mean = n ? s / n : NAN;
+    for (int i = 0; i < n; i++) ss += (v[i] - *mean) * (v[i] - *mean);
+    double h = n > 1 ? to_t_quantile(0.5 + 0.5 * TO_CI_LEVEL, n - 1) * sqrt(ss / (n - 1)) / sqrt(n) : NAN;
+    *lo = *mean - h;
+    *hi = *mean + h;
+}
+
 /* The seeds' values of (task, pos, variant, method, k) into v; returns their number. A variant is its own row
  * (t5 and t5 max_distance=128 are never pooled). */
 static int gather(const lm_row *rows, int n, rg_task t, rg_pos_kind p, to_variant var, int m, int k, double *v)
@@ -84,10 +97,12 @@ static int gather(const lm_row *rows, int n, rg_task t, rg_pos_kind p, to_varian
 static void write_tables(const to_options *o, const lm_row *rows, int n, to_out *md, to_out *csv, double *v)
 {
     static const char *const meth[2] = {"chunks", "sliding"};
-    to_out_printf(csv, "task,pos,variant,method,context,ratio,seeds,median_ppl,min_ppl,max_ppl\n");
+    to_out_printf(csv, "task,pos,variant,method,context,ratio,seeds,median_ppl,min_ppl,max_ppl,mean_ppl,ci95_t_lo,"
+                       "ci95_t_hi\n");
     to_out_printf(md, "Trained at L = %d tokens, %d steps, "
                   "batch %d; validation perplexity (natural log) at contexts round(f L); median [min, max] over the "
-                  "seeds (n/a: the learned table ends before the context). Chunks: non-overlapping windows; sliding: "
+                  "seeds (n/a: the learned table ends before the context; lm_report.csv adds the mean and its 95%% Student-t "
+                  "interval). Chunks: non-overlapping windows; sliding: "
                   "stride the largest divisor of E not above E/8 (Press et al. 2022, App. B). See docs/lm.md.\n",
                   o->train_len, o->steps, o->batch);
     /* the extrapolation-relevant settings the issue asks every report to state (issue 20 par. 4) */
@@ -127,9 +142,11 @@ static void write_tables(const to_options *o, const lm_row *rows, int n, to_out 
                     int E = to_lm_context(o->train_len, k);
                     if (kk) to_out_printf(md, " %.3f [%.3f, %.3f] |", med, lo, hi);
                     else to_out_printf(md, " n/a |");
-                    to_out_printf(csv, "%s,%s,%s,%s,%d,%.6g,%d,%.6g,%.6g,%.6g\n", rg_task_name(t),
+                    double mean, ci_lo, ci_hi;
+                    mean_interval(v, kk, &mean, &ci_lo, &ci_hi);
+                    to_out_printf(csv, "%s,%s,%s,%s,%d,%.6g,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", rg_task_name(t),
                                   rg_pos_name((rg_pos_kind)p), to_variant_name((to_variant)var), meth[m], E,
-                                  (double)E / o->train_len, kk, med, lo, hi);
+                                  (double)E / o->train_len, kk, med, lo, hi, mean, ci_lo, ci_hi);
                 }
                 to_out_printf(md, "\n");
             }
