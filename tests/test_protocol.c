@@ -14,7 +14,8 @@
 
 /* ------------------------------------------------------------------ the accounting, by hand */
 
-/* Five outputs of n = 3 (m = 4 positions, the last the EOS) against one expected row. */
+/* Five outputs of n = 3 (m = 4 positions, the last the EOS) against one expected row: the engine's counts and the
+ * library's rg_position_counts. */
 static void test_position_count_hand_built(void **state)
 {
     const int32_t want[5 * 4] = {5, 6, 7, 3, 5, 6, 7, 3, 5, 6, 7, 3, 5, 6, 7, 3, 5, 6, 7, 3};
@@ -32,6 +33,14 @@ static void test_position_count_hand_built(void **state)
     to_position_count(gen, want, 5, 4, right, first); /* it adds */
     for (int p = 0; p < 4; p++) assert_int_equal(right[p], 2 * want_right[p]);
     assert_int_equal(first[4], 2);
+    int64_t r64[4] = {0}, f64[5] = {0}; /* the library's function (generate.h) the engine adds from */
+    rg_position_counts(gen, want, 5, 4, r64, f64);
+    for (int p = 0; p < 4; p++) assert_int_equal(r64[p], want_right[p]);
+    for (int p = 0; p < 5; p++) assert_int_equal(f64[p], want_first[p]);
+    rg_position_counts(gen, want, 0, 4, r64, f64); /* no rows: nothing added */
+    rg_position_counts(gen + 4, want + 4, 1, 4, r64, f64); /* row 2 alone: wrong at position 1 */
+    assert_int_equal(r64[0], want_right[0]);
+    assert_int_equal(f64[0], want_first[0] + 1);
 }
 
 /* Over a row's seeds: accuracy is the mean of the seeds' fractions, first_wrong and all_right are pooled. */

@@ -66,14 +66,10 @@ int to_t5_fair_max_distance(int L, int num_buckets)
 void to_position_count(const int32_t *gen, const int32_t *want, int count, int m, uint16_t *right,
                        uint16_t *first_wrong)
 {
-    for (int i = 0; i < count; i++) {
-        const int32_t *g = gen + (int64_t)i * m, *w = want + (int64_t)i * m;
-        int first = m;
-        for (int p = 0; p < m; p++) {
-            bool ok = g[p] == w[p];
-            right[p] += ok;
-            if (!ok && first == m) first = p;
-        }
-        first_wrong[first]++;
-    }
+    /* the library's accounting (rg_position_counts, generate.h), added into the result's 16-bit counts */
+    int64_t r[TO_POS_MAX] = {0}, f[TO_POS_MAX + 1] = {0};
+    if (m < 1 || m > TO_POS_MAX) return;
+    rg_position_counts(gen, want, count, m, r, f);
+    for (int p = 0; p < m; p++) right[p] = (uint16_t)(right[p] + r[p]);
+    for (int p = 0; p <= m; p++) first_wrong[p] = (uint16_t)(first_wrong[p] + f[p]);
 }

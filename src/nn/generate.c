@@ -126,6 +126,21 @@ rg_status rg_generate_axes(rg_model *m, const int32_t *prompts, int n, int promp
     return generate(m, prompts, n, prompt_len, n_new, 0, positions, axes, batch, out);
 }
 
+void rg_position_counts(const int32_t *gen, const int32_t *want, int n, int n_new, int64_t *right,
+                        int64_t *first_wrong)
+{
+    for (int i = 0; i < n && n_new > 0; i++) {
+        const int32_t *g = gen + (int64_t)i * n_new, *w = want + (int64_t)i * n_new;
+        int first = n_new;
+        for (int p = 0; p < n_new; p++) {
+            bool ok = g[p] == w[p];
+            right[p] += ok;
+            if (!ok && first == n_new) first = p;
+        }
+        first_wrong[first]++;
+    }
+}
+
 rg_status rg_evaluate(rg_model *m, const int32_t *prompts, const int32_t *expected, int n, int prompt_len, int n_new,
                       int start, const int32_t *positions, int batch, double *exact_match, double *token_acc)
 {

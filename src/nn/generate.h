@@ -59,6 +59,14 @@ typedef struct {
     int64_t n_correct;    /* of those, how many are the argmax of their logits (ties to the lowest id) */
 } rg_eval_stats;
 
+/* Where greedy outputs break (the per-position view of train_order's reports): for the rows i < n of gen and want
+ * (both [n, n_new], e.g. rg_generate's output and the expected tokens), ADDS to right[p] (n_new entries) the rows
+ * whose token p is right, and to first_wrong[p] (n_new + 1 entries) the rows whose first wrong token is at p,
+ * first_wrong[n_new] the rows with none wrong (zero both first; call again to accumulate). Per-position accuracy is
+ * right[p] / n; first_wrong sums to n. Nothing is allocated; n < 1 or n_new < 1 adds nothing. */
+void rg_position_counts(const int32_t *gen, const int32_t *want, int n, int n_new, int64_t *right,
+                        int64_t *first_wrong);
+
 /* Teacher-forced evaluation of a labelled batch in one call, the analogue of HF's model(input_ids, labels=...) but
  * with the labels already shifted, as rg_task_batch_sample and rg_train_step take them: targets[b][p] is the token
  * position p must predict (ignore_index: not counted). One forward without gradients (positions [B, T] or NULL:
