@@ -4,6 +4,7 @@
  * whose over-training log and per-position counts are checked against the library's own greedy decoding of its
  * checkpoint (rg_generate, rg_evaluate) and an independent recount. */
 #include "report_fixture.h"
+#include "../src/task/tricks.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -284,6 +285,45 @@ static void test_registered_encoding_stated(void **state)
     free(md);
 }
 
+/* A trick task (copy_hints, whose descriptor's base is copy) beside its base: one table per pair, a row per
+ * encoding both hold (rope only in the trick: no row), trick / base at each length; no section without a pair. */
+static void test_tricks_beside_their_base(void **state)
+{
+    rg_task hints;
+    if (rg_task_parse("copy_hints", &hints) != RG_OK) /* the engine registers the tricks at start */
+        assert_int_equal(rg_task_register_tricks(), RG_OK);
+    assert_int_equal(rg_task_parse("copy_hints", &hints), RG_OK);
+    to_result res[5];
+    double e_base[4] = {1, 0.9, 0.1, 0}, e_trick[4] = {1, 1, 0.95, 0.4}, a[4] = {1, 1, 1, 1};
+    res[0] = rf_result(RG_TASK_COPY, RG_POS_ALIBI, RG_ROPE_EXT_NONE, 1, e_base, a);
+    res[1] = rf_result(RG_TASK_COPY, RG_POS_ALIBI, RG_ROPE_EXT_NONE, 2, e_base, a);
+    res[2] = rf_result(hints, RG_POS_ALIBI, RG_ROPE_EXT_NONE, 1, e_trick, a);
+    res[3] = rf_result(hints, RG_POS_ALIBI, RG_ROPE_EXT_NONE, 2, e_base, a);
+    res[4] = rf_result(hints, RG_POS_ROPE, RG_ROPE_EXT_NONE, 1, e_trick, a);
+    for (int pass = 0; pass < 2; pass++) {
+        char out[512];
+        rf_make_dir(out, sizeof out, pass ? "tricks_alone" : "tricks");
+        to_options o = rf_options(out);
+        o.tasks[RG_TASK_COPY] = !pass, o.tasks[hints] = true, o.pos[RG_POS_ALIBI] = o.pos[RG_POS_ROPE] = true;
+        o.seed_list[o.n_seeds++] = 1, o.seed_list[o.n_seeds++] = 2;
+        to_report_meta meta = {1.0, "test", false, 0, 0, NULL};
+        assert_int_equal(to_report(&o, pass ? res + 2 : res, pass ? 3 : 5, &meta), 0);
+        char *md = rf_slurp(out, "report.md");
+        assert_non_null(md);
+        if (pass) {
+            assert_null(strstr(md, "## Tricks against their base tasks"));
+        } else {
+            const char *sec = strstr(md, "### copy_hints against copy\n\n| encoding | n=8 | n=16 (train) | n=24 | n=32 |");
+            assert_non_null(sec);
+            /* n = 24: trick seeds 0.95 and 0.1 (mean 0.525, 1 of 2 >= 0.5), base 0.1 twice */
+            assert_non_null(strstr(sec, "| alibi | 1.000 (2/2) / 1.000 (2/2) | 0.950 (2/2) / 0.900 (2/2) | "
+                                        "0.525 (1/2) / 0.100 (0/2) | 0.200 (0/2) / 0.000 (0/2) |\n"));
+            assert_null(strstr(sec, "| rope |"));
+        }
+        free(md);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -292,6 +332,7 @@ int main(void)
         cmocka_unit_test(test_default_test_lens),
         cmocka_unit_test(test_t5_fair_max_distance),
         cmocka_unit_test(test_registered_encoding_stated),
+        cmocka_unit_test(test_tricks_beside_their_base),
         cmocka_unit_test(test_stat_max_median),
         cmocka_unit_test(test_run_logs_over_training_and_counts_positions),
     };

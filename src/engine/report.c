@@ -360,6 +360,7 @@ static int write_md(const to_options *o, const to_table *t, const to_report_meta
         md_table(&w, t, task, false);
         if (rg_task_is_grid(task)) to_md_grid(&w, t, task);
     }
+    to_md_tricks(&w, t); /* report_protocol.c */
     char *settings = to_options_json(o);
     to_out_printf(&w, "## Settings\n\nThe resolved settings of this invocation (a valid --config file for a new "
                       "run):\n\n```json\n%s\n```\n", settings ? settings : "(out of memory)");

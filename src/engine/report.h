@@ -215,6 +215,10 @@ void to_md_encoding_settings(to_out *w, const to_options *o, const to_rows_held 
  * settings (T5 buckets and max_distance, ALiBi slopes, rope_theta, FIRE's L, the learned table, +rand's range),
  * where the per-position and over-training data are. */
 void to_md_protocol(to_out *w, const to_options *o, const to_table *t);
+/* report.md's section "Tricks against their base tasks": for every task of t whose descriptor names a base task
+ * (copy_hints, copy_coupled: copy) that t also holds, a table per pair: each encoding's trick row beside its base
+ * row of the same variant (exact match mean and k/N) at the lengths both were tested at. Nothing without a pair. */
+void to_md_tricks(to_out *w, const to_table *t);
 /* report.md table of task: exact match, the maximum over seeds / the median, per row and test length. */
 void to_md_max_median(to_out *w, const to_table *t, int task);
 /* <dir>/report_cells.csv: one line per (row, test length, metric) with n_seeds, k, mean, sd, the 95% t interval,

@@ -195,6 +195,66 @@ int to_write_cells_csv(const char *dir, const to_table *t)
     return to_out_close(&w);
 }
 
+/* ------------------------------------------------------------------ a trick against its base task (report.md) */
+
+/* The row of (task, pos, variant) without a RoPE scaling, or NULL. */
+static const to_row *plain_row(const to_table *t, int task, rg_pos_kind pos, to_variant v)
+{
+    for (int k = 0; k < t->n_rows; k++) {
+        const to_row *r = &t->rows[k];
+        if (r->task == (rg_task)task && r->pos == pos && r->variant == v && r->ext == RG_ROPE_EXT_NONE) return r;
+    }
+    return NULL;
+}
+
+static bool has_len(const to_table *t, int task, int n)
+{
+    for (int j = 0; j < t->n_lens[task]; j++)
+        if (t->lens[task][j] == n) return true;
+    return false;
+}
+
+void to_md_tricks(to_out *w, const to_table *t)
+{
+    bool header = false;
+    for (int task = 0; task < rg_task_count(); task++) {
+        const rg_task_desc *d = rg_task_get((rg_task)task);
+        rg_task base;
+        if (!t->n_lens[task] || !d || !d->base || rg_task_parse(d->base, &base) || !t->n_lens[base]) continue;
+        int lens[TO_MAX_TABLE_LENS], nl = 0; /* the lengths both tasks were tested at */
+        for (int j = 0; j < t->n_lens[task]; j++)
+            if (has_len(t, base, t->lens[task][j])) lens[nl++] = t->lens[task][j];
+        if (!nl) continue;
+        if (!header)
+            to_out_printf(w, "## Tricks against their base tasks\n\nExact match of each trick row beside its base "
+                             "task's row of the same encoding, variant and budget (mean over seeds, k/N seeds "
+                             "reaching %.1f): trick / base.\n\n", TO_PASS_EXACT);
+        header = true;
+        to_out_printf(w, "### %s against %s\n\n| encoding |", rg_task_name((rg_task)task), rg_task_name(base));
+        for (int j = 0; j < nl; j++) to_out_printf(w, " n=%d%s |", lens[j], lens[j] == t->train_len ? " (train)" : "");
+        to_out_printf(w, "\n|---|");
+        for (int j = 0; j < nl; j++) to_out_printf(w, "---|");
+        to_out_printf(w, "\n");
+        for (int k = 0; k < t->n_rows; k++) {
+            const to_row *r = &t->rows[k], *b;
+            if (r->task != (rg_task)task || r->ext != RG_ROPE_EXT_NONE ||
+                !(b = plain_row(t, base, r->pos, r->variant)))
+                continue;
+            char label[96];
+            to_out_printf(w, "| %s |", to_row_label(r, label, sizeof label));
+            for (int j = 0; j < nl; j++) {
+                to_stat x, y;
+                to_table_cell(t, r, lens[j], true, &x, NULL);
+                to_table_cell(t, b, lens[j], true, &y, NULL);
+                if (x.n && y.n) to_out_printf(w, " %.3f (%d/%d) / %.3f (%d/%d) |", x.mean, x.k, x.n, y.mean, y.k, y.n);
+                else to_out_printf(w, " n/a |");
+            }
+            to_out_printf(w, "\n");
+        }
+        to_out_printf(w, "\n");
+    }
+}
+
 /* ------------------------------------------------------------------ per-position accounting */
 
 /* The slot of test length n in result x with per-position counts, or -1. */
