@@ -285,6 +285,36 @@ static void test_registered_encoding_stated(void **state)
     free(md);
 }
 
+/* The T5 statement against the longest training distance dmax, one case per line: the last bucket reached; a
+ * max_distance past dmax (buckets never trained, named); dmax inside the exact buckets. */
+static void test_t5_statement(void **state)
+{
+    const struct { int dmax, md; const char *want; } cases[] = {
+        {33, 33, "max_distance 33: training distances reach the last bucket 31, so every longer distance reads a"},
+        {39, 1000, "max_distance 1000: training distances reach bucket 19 only; buckets 20..31 are never trained and "
+                   "are read at test distances past 39"},
+        {7, 65, "training distances reach exact bucket 7 only, so test distances 8..15 read untrained exact buckets "
+                "(no max_distance helps: a longest training distance below 16 never reaches the log buckets)"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        char out[512], cfg[64];
+        rf_make_dir(out, sizeof out, "t5text");
+        to_options o = rf_options(out);
+        snprintf(cfg, sizeof cfg, "t5_max_distance=%d", cases[k].md);
+        assert_int_equal(rg_pos_config_set_text(&o.model, cfg), 0);
+        to_rows_held h = {{{false}}};
+        h.held[RG_POS_T5][TO_VAR_BASE] = true;
+        to_out w;
+        assert_int_equal(to_out_open(&w, out, "t5.md"), 0);
+        to_md_encoding_settings(&w, &o, &h, cases[k].dmax, "test");
+        assert_int_equal(to_out_close(&w), 0);
+        char *md = rf_slurp(out, "t5.md");
+        assert_non_null(md);
+        if (!strstr(md, cases[k].want)) fail_msg("case %zu: no '%s' in:\n%s", k, cases[k].want, md);
+        free(md);
+    }
+}
+
 /* A trick task (copy_hints, whose descriptor's base is copy) beside its base: one table per pair, a row per
  * encoding both hold (rope only in the trick: no row), trick / base at each length; no section without a pair. */
 static void test_tricks_beside_their_base(void **state)
@@ -310,7 +340,7 @@ static void test_tricks_beside_their_base(void **state)
         assert_int_equal(to_report(&o, pass ? res + 2 : res, pass ? 3 : 5, &meta), 0);
         char *md = rf_slurp(out, "report.md");
         assert_non_null(md);
-        if (pass) {
+        if (pass) { /* no base task, and (the rope row) no shared encoding: no section, no empty table */
             assert_null(strstr(md, "## Tricks against their base tasks"));
         } else {
             const char *sec = strstr(md, "### copy_hints against copy\n\n| encoding | n=8 | n=16 (train) | n=24 | n=32 |");
@@ -333,6 +363,7 @@ int main(void)
         cmocka_unit_test(test_t5_fair_max_distance),
         cmocka_unit_test(test_registered_encoding_stated),
         cmocka_unit_test(test_tricks_beside_their_base),
+        cmocka_unit_test(test_t5_statement),
         cmocka_unit_test(test_stat_max_median),
         cmocka_unit_test(test_run_logs_over_training_and_counts_positions),
     };

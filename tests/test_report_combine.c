@@ -20,14 +20,16 @@ static void add_counts(to_result *res, int n)
     for (int i = 0; i < n; i++)
         for (int j = 0; j < res[i].n_lens; j++) {
             to_result *x = &res[i];
-            int G = rg_task_target_len(x->task, x->lens[j]), samples = 20 + x->seed + j, sum = 0;
-            x->pos_count[j] = samples;
-            for (int p = 0; p < G; p++) {
-                x->pos_right[j][p] = (uint16_t)((x->seed * 3 + p * 5 + j + (int)x->ext) % (samples + 1));
+            if (isnan(x->exact[j])) continue; /* not evaluated there: no counts */
+            int G = rg_task_target_len(x->task, x->lens[j]), c = 20 + x->seed + j, by = 0;
+            x->pos_count[j] = c;
+            for (int p = 0; p < G; p++) { /* consistent: right[p] between c - (wrong by p) and c - (first wrong at p) */
                 x->first_wrong[j][p] = (uint16_t)(p < 3 ? (x->seed + p + j) % 4 : 0);
-                sum += x->first_wrong[j][p];
+                by += x->first_wrong[j][p];
+                x->pos_right[j][p] = (uint16_t)(c - by + (x->seed + p + (int)x->ext) % (by - x->first_wrong[j][p] + 1));
             }
-            x->first_wrong[j][G] = (uint16_t)(samples - sum);
+            x->first_wrong[j][G] = (uint16_t)(c - by);
+            x->exact[j] = (double)(c - by) / c; /* the report's exact match: the all-right fraction */
         }
 }
 
@@ -320,7 +322,7 @@ static void test_blocks_carry_positions_and_logs(void **state)
         assert_memory_equal(x->pos_count, w->pos_count, sizeof w->pos_count);
         assert_memory_equal(x->pos_right, w->pos_right, sizeof w->pos_right);
         assert_memory_equal(x->first_wrong, w->first_wrong, sizeof w->first_wrong);
-        assert_true(x->seed >= 3 ? x->runs_dir && strcmp(x->runs_dir, runs) == 0 : x->runs_dir == NULL);
+        assert_true(x->seed >= 3 ? x->runs_dir && strcmp(x->runs_dir, runs) == 0 : x->runs_dir && !x->runs_dir[0]);
     }
     assert_non_null(strstr(c.sources, "c12/report_positions.csv`"));
     assert_non_null(strstr(c.sources, "c3to6/report_positions.csv`"));
@@ -370,9 +372,18 @@ static void test_blocks_carry_positions_and_logs(void **state)
         {"%scopy,alibi,base,none,1,8,1,10,-5,0\n", "line 2: a field is not a whole number"},
         {"%scopy,alibi,base,none,1,8,1,1e1,5,0\n", "line 2: a field is not a whole number"},
         {"", "empty (no header)"},
+        {"%scopy,alibi,base,none,1,8,1,10,5,0\x1b[2J\n", "line 2: a control character"},
     };
-    char pos_file[700];
+    char pos_file[700], keep[720];
     snprintf(pos_file, sizeof pos_file, "%s/c12/report_positions.csv", rf_tmpdir);
+    snprintf(keep, sizeof keep, "%s.good", pos_file);
+    assert_int_equal(rename(pos_file, keep), 0); /* kept for the edits below */
+    assert_int_equal(mkfifo(pos_file, 0600), 0); /* a FIFO without a writer: read as empty, never waited on */
+    char *fifo_msg = NULL;
+    assert_int_equal(RF_CAPTURE(&fifo_msg, to_combine_load(in, 2, &c)), -1);
+    assert_non_null(strstr(fifo_msg, "c12/report_positions.csv: empty (no header)"));
+    free(fifo_msg);
+    assert_int_equal(unlink(pos_file), 0);
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
         f = fopen(pos_file, "w");
         assert_non_null(f);
@@ -386,6 +397,32 @@ static void test_blocks_carry_positions_and_logs(void **state)
             fail_msg("case %zu: no '%s' (and the file) in:\n%s", k, cases[k].want, msg);
         free(msg);
     }
+    /* the valid file with one count changed: contradicts the others or the report's exact match */
+    char *good = rf_slurp(c12, "report_positions.csv.good");
+    assert_non_null(good);
+    const char *at = strstr(good, "\ncopy,alibi,base,none,1,8,1,");
+    assert_non_null(at);
+    const char *eol = strchr(at + 1, '\n');
+    int c0, r0, f0;
+    assert_int_equal(sscanf(at + 28, "%d,%d,%d", &c0, &r0, &f0), 3); /* after "\ncopy,alibi,base,none,1,8,1," */
+    assert_true(f0 > 0 && r0 < c0);
+    const struct { int right, first; const char *want; } edits[] = {
+        {c0, f0, "copy alibi seed 1, n = 8: a position's right count contradicts"}, /* f0 > 0 of them wrong there */
+        {r0, f0 - 1, "copy alibi seed 1, n = 8: the samples with no wrong token do not give the report's exact"},
+    };
+    for (size_t k = 0; k < sizeof edits / sizeof *edits; k++) {
+        f = fopen(pos_file, "w");
+        assert_non_null(f);
+        fprintf(f, "%.*s\ncopy,alibi,base,none,1,8,1,%d,%d,%d%s", (int)(at - good), good, c0, edits[k].right,
+                edits[k].first, eol);
+        assert_int_equal(fclose(f), 0);
+        char *msg = NULL;
+        int rc = RF_CAPTURE(&msg, to_combine_load(in, 2, &c));
+        assert_int_equal(rc, -1);
+        if (!strstr(msg, edits[k].want)) fail_msg("edit %zu: no '%s' in:\n%s", k, edits[k].want, msg);
+        free(msg);
+    }
+    free(good);
     assert_int_equal(unlink(pos_file), 0); /* no positions file: the block simply has no counts */
     assert_int_equal(to_combine_load(in, 2, &c), 0);
     for (int i = 0; i < c.n_res; i++) assert_int_equal(c.res[i].pos_count[0] > 0, c.res[i].seed >= 3);

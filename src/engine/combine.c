@@ -185,12 +185,21 @@ static int add_extras(to_combined *c, const char *path, to_result *res, int n, s
     if (got && append(&c->sources, cap_src, "  - per-position counts of %d (run, test length) pairs from `%s`\n", slots,
                       file))
         return -1;
+    for (int i = 0; i < n; i++) res[i].runs_dir = ""; /* no logs unless its own runs/ holds them (never --out's) */
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
     if (strcmp(base, "report.csv") != 0 && strcmp(base, "report.json") != 0) return 0;
     snprintf(file, sizeof file, "%.*sruns", (int)(base - path), path);
     struct stat st;
     if (stat(file, &st) != 0 || !S_ISDIR(st.st_mode)) return 0;
+    bool holds = false; /* a folder of this block's runs (a combined report's runs/ is empty) */
+    for (int i = 0; i < n && !holds; i++) {
+        char run[128], dir[TO_PATH + 200];
+        snprintf(dir, sizeof dir, "%s/%s", file, to_run_name(res[i].task, res[i].pos, res[i].variant, res[i].seed, run,
+                                                              sizeof run));
+        holds = stat(dir, &st) == 0 && S_ISDIR(st.st_mode);
+    }
+    if (!holds) return 0;
     if (c->n_dirs == TO_COMBINE_MAX || !(c->runs_dirs[c->n_dirs] = strdup(file))) {
         fprintf(stderr, "train_order: --combine: out of memory\n");
         return -1;

@@ -469,6 +469,7 @@ static int write_loss(const to_table *t, const char *dir, const char *runs_dir, 
         for (int i = 0; i < r->n_runs; i++) {
             int seed = t->res[r->runs[i]].seed;
             const char *from = t->res[r->runs[i]].runs_dir ? t->res[r->runs[i]].runs_dir : runs_dir;
+            if (!from[0]) continue; /* a combined run without logs */
             char path[TO_PATH + 128];
             snprintf(path, sizeof path, "%s/%s/train.csv", from, to_run_name((rg_task)task, r->pos, r->variant,
                      seed, run, sizeof run));

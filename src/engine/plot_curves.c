@@ -238,6 +238,7 @@ static int write_over_training(const to_table *t, const char *dir, const char *r
         for (int i = 0; i < r->n_runs; i++) {
             char run[128], path[TO_PATH + 160];
             const to_result *x = &t->res[r->runs[i]];
+            if (x->runs_dir && !x->runs_dir[0]) continue; /* a combined run without logs */
             snprintf(path, sizeof path, "%s/%s/extrap.csv", x->runs_dir ? x->runs_dir : runs_dir,
                      to_run_name(r->task, r->pos, r->variant, x->seed, run, sizeof run));
             logs += add_log(c, path, t->train_len) > 0;

@@ -229,8 +229,11 @@ int to_write_cells_csv(const char *dir, const to_table *t);
 int to_write_positions_csv(const char *dir, const to_table *t);
 /* Reads a report_positions.csv (the layout above) back into the results res[0..n) it belongs to (pos_count,
  * pos_right, first_wrong; the all-right count from the samples less the first-wrong counts). Every line is user
- * input: the header, 10 fields, whole numbers in range, a run, test length and position that res holds, counts that
- * fit the samples, no line twice, every position of a counted (run, length) present. Returns 1 read (*slots: the
+ * input: the header, 10 fields of printable text, whole numbers in range, a run, test length and position that res
+ * holds, counts that fit the samples and each other (a position's right count between the samples not yet wrong
+ * there and the samples not first wrong there), no line twice, every position of a counted (run, length) present,
+ * and the all-right count equal to the report's exact match at that length (for a task scored token by token).
+ * A FIFO is not waited on. Returns 1 read (*slots: the
  * (run, length) pairs counted), 0 when the file does not exist, -1 with a message naming the file and line (res's
  * counts are then all zero). */
 int to_read_positions_csv(const char *path, to_result *res, int n, int *slots);

@@ -51,16 +51,19 @@ void to_md_encoding_settings(to_out *w, const to_options *o, const to_rows_held 
     int nb = (int)rg_pos_config_get(c, "t5_num_buckets"), md = (int)rg_pos_config_get(c, "t5_max_distance");
     to_out_printf(w, "- extrapolation-relevant settings of each encoding (the longest training distance is %d, "
                      "%s):\n", dmax, why);
-    if (has_row(t, RG_POS_T5, TO_VAR_BASE) && dmax >= nb / 2)
+    int b = rg_t5_bucket(-dmax, false, nb, md); /* the farthest bucket training reaches */
+    if (has_row(t, RG_POS_T5, TO_VAR_BASE) && dmax >= nb / 2 && b == nb - 1)
         to_out_printf(w, "  - t5: %d causal buckets (the first %d exact), max_distance %d: training distances reach "
-                         "bucket %d, every longer distance reads the last bucket %d, which training reached\n",
-                      nb, nb / 2, md,
-                      rg_t5_bucket(-dmax, false, nb, md), nb - 1);
+                         "the last bucket %d, so every longer distance reads a trained bucket\n", nb, nb / 2, md, b);
+    else if (has_row(t, RG_POS_T5, TO_VAR_BASE) && dmax >= nb / 2)
+        to_out_printf(w, "  - t5: %d causal buckets (the first %d exact), max_distance %d: training distances reach "
+                         "bucket %d only; buckets %d..%d are never trained and are read at test distances past %d\n",
+                      nb, nb / 2, md, b, b + 1, nb - 1, dmax);
     else if (has_row(t, RG_POS_T5, TO_VAR_BASE))
         to_out_printf(w, "  - t5: %d causal buckets (the first %d exact), max_distance %d: training distances reach "
-                         "exact bucket %d only, so test distances %d..%d read untrained exact buckets (a training "
-                         "length below %d cannot train them)\n", nb, nb / 2,
-                      md, dmax, dmax + 1, nb / 2 - 1, nb / 4);
+                         "exact bucket %d only, so test distances %d..%d read untrained exact buckets (no max_distance "
+                         "helps: a longest training distance below %d never reaches the log buckets)\n", nb, nb / 2,
+                      md, dmax, dmax + 1, nb / 2 - 1, nb / 2);
     if (has_row(t, RG_POS_T5, TO_VAR_T5MAX128))
         to_out_printf(w, "  - t5 max_distance=128 (variant t5max128, the setting before issue 20): training distances "
                          "reach bucket %d only; buckets %d..%d are never trained and are read at test distances "
@@ -224,11 +227,15 @@ void to_md_tricks(to_out *w, const to_table *t)
         int lens[TO_MAX_TABLE_LENS], nl = 0; /* the lengths both tasks were tested at */
         for (int j = 0; j < t->n_lens[task]; j++)
             if (has_len(t, base, t->lens[task][j])) lens[nl++] = t->lens[task][j];
-        if (!nl) continue;
+        bool rows = false; /* an encoding (and variant) both tasks hold */
+        for (int k = 0; k < t->n_rows && !rows; k++)
+            rows = t->rows[k].task == (rg_task)task && t->rows[k].ext == RG_ROPE_EXT_NONE &&
+                   plain_row(t, base, t->rows[k].pos, t->rows[k].variant);
+        if (!nl || !rows) continue;
         if (!header)
             to_out_printf(w, "## Tricks against their base tasks\n\nExact match of each trick row beside its base "
-                             "task's row of the same encoding, variant and budget (mean over seeds, k/N seeds "
-                             "reaching %.1f): trick / base.\n\n", TO_PASS_EXACT);
+                             "task's row of the same encoding and variant (mean over seeds, k/N seeds reaching %.1f): "
+                             "trick / base; the budget line above says whether every run had the same steps.\n\n", TO_PASS_EXACT);
         header = true;
         to_out_printf(w, "### %s against %s\n\n| encoding |", rg_task_name((rg_task)task), rg_task_name(base));
         for (int j = 0; j < nl; j++) to_out_printf(w, " n=%d%s |", lens[j], lens[j] == t->train_len ? " (train)" : "");
@@ -409,12 +416,25 @@ static int finish_positions(to_result *res, int n, bool (*seen)[TO_MAX_LENS][TO_
                 }
                 sum += x->first_wrong[j][p];
             }
-            if (sum > x->pos_count[j]) {
-                snprintf(why, cap, "%s %s seed %d, n = %d: first_wrong sums to %d, more than the %d samples",
-                         rg_task_name(x->task), rg_pos_name(x->pos), x->seed, x->lens[j], sum, x->pos_count[j]);
+            int c = x->pos_count[j], all = c - sum, wrong_by = 0;
+            const char *bad = NULL;
+            if (sum > c) bad = "first_wrong sums to more than the samples";
+            else if (!isfinite(x->exact[j]))
+                bad = "counts for a length the report has no exact match at";
+            else if (rg_task_get(x->task) && !rg_task_get(x->task)->score && fabs((double)all / c - x->exact[j]) > 1e-6)
+                bad = "the samples with no wrong token do not give the report's exact match at that length";
+                /* (a task with its own score hook may score fewer tokens than it generates: not compared) */
+            for (int p = 0; p < G && !bad; p++) { /* every sample right at p: those first wrong after p, at least */
+                wrong_by += x->first_wrong[j][p];
+                if (x->pos_right[j][p] > c - x->first_wrong[j][p] || x->pos_right[j][p] < c - wrong_by)
+                    bad = "a position's right count contradicts the first-wrong counts";
+            }
+            if (bad) {
+                snprintf(why, cap, "%s %s seed %d, n = %d: %s", rg_task_name(x->task), rg_pos_name(x->pos), x->seed,
+                         x->lens[j], bad);
                 return -1;
             }
-            x->first_wrong[j][G] = (uint16_t)(x->pos_count[j] - sum);
+            x->first_wrong[j][G] = (uint16_t)all;
         }
     return 0;
 }
@@ -431,22 +451,29 @@ static void clear_positions(to_result *res, int n)
 int to_read_positions_csv(const char *path, to_result *res, int n, int *slots)
 {
     *slots = 0;
-    FILE *f = fopen(path, "r");
+    FILE *f = to_fopen_read(path); /* never waits on a FIFO */
     if (!f) {
         if (errno == ENOENT) return 0;
-        fprintf(stderr, "train_order: %s: %s\n", path, strerror(errno));
+        fprintf(stderr, "train_order: %s: cannot be read: %s\n", path, strerror(errno));
         return -1;
     }
     bool (*seen)[TO_MAX_LENS][TO_POS_MAX] = calloc((size_t)(n > 0 ? n : 1), sizeof *seen);
-    char line[512], why[256] = "";
+    char *line = NULL, why[256] = "";
+    size_t cap = 0;
     long at = 0;
     int rc = seen ? 0 : -1;
     if (!seen) snprintf(why, sizeof why, "out of memory");
-    while (rc == 0 && fgets(line, sizeof line, f)) {
+    for (ssize_t len; rc == 0 && (len = getline(&line, &cap, f)) >= 0;) {
         at++;
-        size_t len = strlen(line);
+        if (len > 510) { snprintf(why, sizeof why, "a line longer than 510 bytes"); rc = -1; break; }
+        if (memchr(line, 0, (size_t)len)) { snprintf(why, sizeof why, "a NUL byte (not a text file)"); rc = -1; break; }
+        for (ssize_t k = 0; k < len && rc == 0; k++)
+            if ((unsigned char)line[k] < 32 && line[k] != '\n' && line[k] != '\r') {
+                snprintf(why, sizeof why, "a control character (not a CSV text line)");
+                rc = -1;
+            }
+        if (rc) break;
         if (len && line[len - 1] == '\n') line[--len] = 0;
-        else if (!feof(f)) { snprintf(why, sizeof why, "a line longer than %zu bytes", sizeof line - 2); rc = -1; break; }
         if (len && line[len - 1] == '\r') line[--len] = 0;
         if (at == 1) {
             if (strcmp(line, POS_HEADER) != 0) { snprintf(why, sizeof why, "not the header " POS_HEADER); rc = -1; }
@@ -466,6 +493,7 @@ int to_read_positions_csv(const char *path, to_result *res, int n, int *slots)
     if (rc == 0 && at == 0) { snprintf(why, sizeof why, "empty (no header)"); rc = -1; }
     if (rc == 0 && finish_positions(res, n, seen, why, sizeof why)) { at = 0; rc = -1; }
     fclose(f);
+    free(line);
     for (int i = 0; rc == 0 && i < n; i++)
         for (int j = 0; j < res[i].n_lens; j++) *slots += res[i].pos_count[j] > 0;
     free(seen);

@@ -135,7 +135,8 @@ typedef struct {
     uint16_t cell_count[TO_MAX_LENS][TO_GRID_CELLS];
     uint16_t cell_right[TO_MAX_LENS][TO_GRID_CELLS];
     /* The folder holding this run's logs (runs_dir/<run>/train.csv, extrap.csv) when it is not the report's own
-     * <out>/runs: a block's runs/ read by --combine (combine.c owns the string); NULL otherwise. */
+     * <out>/runs: a block's runs/ read by --combine (combine.c owns the string), "" for a combined run without
+     * logs (never read from --out's runs/); NULL otherwise. */
     const char *runs_dir;
 } to_result;
 
