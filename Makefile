@@ -184,9 +184,10 @@ run: all
 
 # The experiment: three tasks, every registered encoding (11 built-ins with kerple-log and kerple-power; and RoPE's
 # scaling types at evaluation), ten seeds per cell, the default protocol (10000 steps): 3 x 11 x 10 = 330 runs,
-# about 16.5 core-hours (docs/protocol.md: measured ~180 s per run); writes out/experiment/report.md.
+# measured 59.7 s of wall per run with 2 jobs on the 2-core Xeon (about 5.5 hours), 149 s on the 2-core EPYC
+# (about 13.7 hours); writes out/experiment/report.md (docs/results-experiment.md: the ten seeds, run in blocks).
 # experiment-small keeps the five encodings the literature ranks (none, t5, alibi, rope, fire) on the three tasks
-# with three seeds: 45 runs, about 2.2 core-hours. experiment-variants adds the training variants (rope
+# with three seeds: 45 runs, about 45 minutes on the Xeon. experiment-variants adds the training variants (rope
 # theta=500k, +rand for every encoding but none, t5 with max_distance 128, rope / rope-half with bf16 angles) at
 # ten seeds.
 experiment: all
