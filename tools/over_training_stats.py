@@ -25,6 +25,7 @@ Exit status: 0 success, 1 no readable log, 2 bad usage. Standard library only.
 import csv
 import os
 import re
+import stat
 import statistics
 import sys
 from collections import defaultdict
@@ -34,17 +35,31 @@ RUN = re.compile(r"^(?P<task>[a-z0-9_]+)-(?P<enc>[a-z0-9_-]+?)(?:-(?P<var>theta5
 
 
 def read_log(path, L):
-    """{step: (band mean over L < n <= 1.5 L, exact match at n = L)} of one extrap.csv; None if unreadable."""
+    """{step: (band mean over L < n <= 1.5 L, exact match at n = L)} of one extrap.csv; None (with a warning on
+    stderr) if it is not a readable regular file of that layout. Rows with an empty value (n/a at a length) are
+    skipped, as train_order's own plot skips them."""
     band, at_l = defaultdict(list), {}
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # never open a FIFO or a device
+            raise OSError(f"{path}: not a regular file")
         with open(path, newline="", encoding="utf-8") as f:
-            for r in csv.DictReader(f):
+            rows = csv.DictReader(f)
+            if rows.fieldnames is None or any(c not in rows.fieldnames for c in ("step", "n", "exact_match")):
+                raise ValueError("not a step,n,exact_match,token_acc header")
+            for r in rows:
+                if not r.get("exact_match"):
+                    continue
                 step, n, em = int(r["step"]), int(r["n"]), float(r["exact_match"])
+                if not (0 <= em <= 1) or step < 0 or n < 1:
+                    raise ValueError(f"a value out of range at step {step}")
                 if L < n and 2 * n <= 3 * L:
                     band[step].append(em)
                 elif n == L:
                     at_l[step] = em
-    except (OSError, KeyError, ValueError, csv.Error):
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, TypeError, UnicodeDecodeError, csv.Error) as e:
+        print(f"over_training_stats.py: skipped {path}: {e}", file=sys.stderr)
         return None
     return {s: (statistics.mean(v), at_l.get(s)) for s, v in band.items()}
 
@@ -58,10 +73,15 @@ def main(argv):
             return 0
         if a in ("--train-len", "--from"):
             v = next(it, None)
-            if v is None or not v.isdigit() or int(v) < 1:
-                print(f"over_training_stats.py: {a} takes a positive integer", file=sys.stderr)
+            try:
+                k = int(v) if v is not None and v.isascii() else -1
+            except ValueError:
+                k = -1
+            if k < (1 if a == "--train-len" else 0):
+                print(f"over_training_stats.py: {a} takes a {'positive' if a == '--train-len' else 'non-negative'} "
+                      f"integer", file=sys.stderr)
                 return 2
-            L, start = (int(v), start) if a == "--train-len" else (L, int(v))
+            L, start = (k, start) if a == "--train-len" else (L, k)
         elif a.startswith("-"):
             print(f"over_training_stats.py: unknown option {a}", file=sys.stderr)
             return 2
@@ -73,7 +93,12 @@ def main(argv):
     rows = defaultdict(dict)  # (task, enc, var) -> {seed: {step: (band, at_l)}}
     for d in dirs:
         runs = os.path.join(d, "runs")
-        for name in sorted(os.listdir(runs)) if os.path.isdir(runs) else []:
+        try:
+            names = sorted(os.listdir(runs)) if os.path.isdir(runs) else []
+        except OSError as e:
+            print(f"over_training_stats.py: {runs}: {e.strerror}", file=sys.stderr)
+            return 1
+        for name in names:
             m = RUN.match(name)
             log = read_log(os.path.join(runs, name, "extrap.csv"), L) if m else None
             if m and log:
@@ -89,8 +114,9 @@ def main(argv):
         learned = {}
         for s, log in seeds.items():
             last = max(log)
-            if log[last][1] is not None and log[last][1] >= 0.9:
-                learned[s] = {st: v[0] for st, v in log.items() if st >= start}
+            late = {st: v[0] for st, v in log.items() if st >= start}
+            if log[last][1] is not None and log[last][1] >= 0.9 and late:
+                learned[s] = late
         if not learned:
             print(f"| {key[0]} | {key[1]}{'' if key[2] == 'base' else ' ' + key[2]} | {len(seeds)} | 0 | | | | | |")
             continue

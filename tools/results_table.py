@@ -67,7 +67,8 @@ def load(path):
                 if any(r.get(c) is None for c in NEEDED):
                     raise Invalid(f"{where}: too few fields")
                 seed, n = number(r["seed"], "seed", where), number(r["n"], "n", where)
-                if seed != int(seed) or n != int(n) or seed < 1 or n < 1:
+                if not (math.isfinite(seed) and math.isfinite(n)) or seed != int(seed) or n != int(n) or seed < 1 \
+                        or n < 1:
                     raise Invalid(f"{where}: seed {r['seed']} or n {r['n']} is not a positive integer")
                 em, tok = number(r["exact_match"], "exact_match", where), number(r["token_acc"], "token_acc", where)
                 for v in (em, tok):
@@ -78,7 +79,10 @@ def load(path):
                     raise Invalid(f"{where}: a second line for {key} seed {int(seed)}")
                 cells[key][int(seed)] = (em, tok)
                 if r.get("train_len"):
-                    train_len[r["task"]] = int(number(r["train_len"], "train_len", where))
+                    tl = number(r["train_len"], "train_len", where)
+                    if not math.isfinite(tl) or tl != int(tl) or tl < 1:
+                        raise Invalid(f"{where}: train_len {r['train_len']} is not a positive integer")
+                    train_len[r["task"]] = int(tl)
     except OSError as e:
         raise Invalid(f"{path}: {e.strerror}")
     except (UnicodeDecodeError, csv.Error) as e:
@@ -213,15 +217,20 @@ def interval_table(cells, train_len, lens, exts):
     tasks = sorted({k[0] for k in cells}, key=lambda t: rank(t, ["copy", "reverse", "sort"]))
     L = {train_len.get(t) for t in tasks}
     head = " | ".join(f"n={n}" + (" (train)" if n in L else "") for n in lens)
-    print(f"| task | encoding | {head} |")
-    print("|---|---|" + "---|" * len(lens))
+    lines = []  # the whole table first: an error stops it before any line is printed
     for task in tasks:
         rows = sorted({k[1:4] for k in cells if k[0] == task and k[2] == "base" and k[3] in exts}, key=row_key)
         for row in rows:
             at_l = values(cells.get((task, *row, train_len.get(task)), {}))
             mark = " ✗" if at_l and statistics.mean(x[0] for x in at_l) < 0.9 else ""
             out = [interval_text(cells.get((task, *row, n), {})) for n in lens]
-            print(f"| {task} | {label(*row)}{mark} | " + " | ".join(out) + " |")
+            lines.append(f"| {task} | {label(*row)}{mark} | " + " | ".join(out) + " |")
+    if not lines:
+        raise Invalid(f"no base rows with the scaling types {','.join(exts)} (the report's: "
+                      f"{','.join(sorted({k[3] for k in cells}))})")
+    print(f"| task | encoding | {head} |")
+    print("|---|---|" + "---|" * len(lens))
+    print("\n".join(lines))
 
 
 def int_list(text, what):
