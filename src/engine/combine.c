@@ -172,11 +172,8 @@ static int cmp_int(const void *a, const void *b) { return (*(const int *)a > *(c
  * c->sources. 0, or -1 with a message (a malformed positions file, out of memory). */
 static int add_extras(to_combined *c, const char *path, to_result *res, int n, size_t *cap_src)
 {
-    size_t len = strlen(path);
-    size_t stem = len > 4 && strcmp(path + len - 4, ".csv") == 0 ? len - 4
-                  : len > 5 && strcmp(path + len - 5, ".json") == 0 ? len - 5 : len;
     char file[TO_PATH + 32];
-    snprintf(file, sizeof file, "%.*s_positions.csv", (int)stem, path);
+    snprintf(file, sizeof file, "%.*s_positions.csv", (int)to_report_stem(path), path);
     int slots = 0, got = to_read_positions_csv(file, res, n, &slots);
     if (got < 0) {
         fprintf(stderr, "train_order: --combine: the per-position counts beside %s are malformed (above)\n", path);

@@ -359,16 +359,23 @@ static cJSON *md_settings(const char *md)
     return root;
 }
 
+size_t to_report_stem(const char *report)
+{
+    size_t len = strlen(report);
+    return len > 4 && strcmp(report + len - 4, ".csv") == 0 ? len - 4
+           : len > 5 && strcmp(report + len - 5, ".json") == 0 ? len - 5 : len;
+}
+
 /* to_report_settings (report.h). */
 void *to_report_settings(const char *report, char *where, size_t cap)
 {
-    size_t len = strlen(report);
+    size_t len = strlen(report), stem = to_report_stem(report);
     char folder[TO_PATH], path[3][TO_PATH + 32];
     to_folder_of(report, folder, sizeof folder);
-    bool json = len >= 5 && strcmp(report + len - 5, ".json") == 0, csv = len >= 4 && !strcmp(report + len - 4, ".csv");
-    snprintf(path[0], sizeof path[0], "%.*s.json", (int)(csv ? len - 4 : len), report);
+    bool json = len >= 5 && strcmp(report + len - 5, ".json") == 0;
+    snprintf(path[0], sizeof path[0], "%.*s.json", (int)stem, report);
     snprintf(path[1], sizeof path[1], "%s/settings.json", folder);
-    snprintf(path[2], sizeof path[2], "%.*s.md", (int)(csv ? len - 4 : len), report);
+    snprintf(path[2], sizeof path[2], "%.*s.md", (int)stem, report);
     if (json) snprintf(path[0], sizeof path[0], "%s", report);
     for (int i = 0; i < (json ? 1 : 3); i++) {
         char *text = slurp(path[i]);
@@ -454,15 +461,6 @@ static void compare_settings(const char *report_a, const char *report_b, FILE *o
 
 /* ------------------------------------------------------------------ comparing two reports */
 
-static const to_row *find_row(const to_table *t, const to_row *like)
-{
-    for (int k = 0; k < t->n_rows; k++)
-        if (t->rows[k].task == like->task && t->rows[k].pos == like->pos && t->rows[k].variant == like->variant &&
-            t->rows[k].ext == like->ext && t->rows[k].ext_factor == like->ext_factor)
-            return &t->rows[k];
-    return NULL;
-}
-
 /* "0.102 [0.000, 0.363]    1/6 max 0.410 med 0.020", "0.610 (1 seed)    1/1", "-": one report's side of a line
  * (mean [95% t interval] k/N, then the maximum over seeds and the median). */
 static void cell_text(const to_stat *s, bool exact, char *buf, size_t cap)
@@ -485,7 +483,7 @@ static int compare_metric(const to_table *a, const to_table *b, bool exact, FILE
     for (int pass = 0; pass < 2; pass++) {
         const to_table *t = pass ? b : a, *o = pass ? a : b;
         for (int k = 0; k < t->n_rows; k++) {
-            const to_row *r = &t->rows[k], *ro = find_row(o, r);
+            const to_row *r = &t->rows[k], *ro = to_table_row_like(o, r);
             if (pass && ro) continue; /* printed in the first pass */
             const to_row *ra = pass ? ro : r, *rb = pass ? r : ro;
             int task = r->task, lens[2 * TO_MAX_TABLE_LENS], nl = 0;

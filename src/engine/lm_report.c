@@ -75,13 +75,12 @@ static void stats(double *v, int n, double *med, double *lo, double *hi, int *k)
  * t(0.975, n-1) sd / sqrt(n) (not clipped: a perplexity has no upper bound); NaN where n < 2 (the mean: n < 1). */
 static void mean_interval(const double *v, int n, double *mean, double *lo, double *hi)
 {
-    double s = 0, ss = 0;
-    for (int i = 0; i < n; i++) s += v[i];
-    *mean = n ? s / n : NAN;
-    for (int i = 0; i < n; i++) ss += (v[i] - *mean) * (v[i] - *mean);
-    double h = n > 1 ? to_t_quantile(0.5 + 0.5 * TO_CI_LEVEL, n - 1) * sqrt(ss / (n - 1)) / sqrt(n) : NAN;
-    *lo = *mean - h;
-    *hi = *mean + h;
+    to_stat st; /* stats.c's mean and sd; its interval is clipped to [0, 1] for accuracies, so made here */
+    to_stat_compute(v, n, 0, &st);
+    double h = n > 1 ? to_t_quantile(0.5 + 0.5 * TO_CI_LEVEL, n - 1) * st.sd / sqrt(n) : NAN;
+    *mean = st.mean;
+    *lo = st.mean - h;
+    *hi = st.mean + h;
 }
 
 /* The seeds' values of (task, pos, variant, method, k) into v; returns their number. A variant is its own row

@@ -50,6 +50,9 @@ int to_compare(const char *report_a, const char *report_b, FILE *out);
  * folder (settings only), else X.md (its Settings block, provenance lines, wall time and PARTIAL title, as the
  * reports committed in docs/ have them). */
 void *to_report_settings(const char *report, char *where, size_t cap);
+/* The length of a report's path without its ".csv" or ".json" ending (the stem its sibling files share: X.json,
+ * X.md, X_positions.csv). */
+size_t to_report_stem(const char *report);
 
 /* ------------------------------------------------------------------ combining reports (combine.c) */
 
@@ -150,6 +153,8 @@ typedef struct {
 /* Groups res into rows. Returns 0, or -1 with a message (out of memory, more than TO_MAX_TABLE_LENS lengths). */
 int to_table_build(to_table *t, const to_result *res, int n_res, int train_len);
 void to_table_free(to_table *t);
+/* The row of t with like's task, encoding, variant, RoPE extension and factor, or NULL. */
+const to_row *to_table_row_like(const to_table *t, const to_row *like);
 /* The statistics of row r at test length n for exact match (exact) or token accuracy; if values is not NULL it
  * gets the per-run values (NaN where the run has no such length), r->n_runs of them. */
 void to_table_cell(const to_table *t, const to_row *r, int n, bool exact, to_stat *s, double *values);

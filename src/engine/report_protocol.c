@@ -203,11 +203,8 @@ int to_write_cells_csv(const char *dir, const to_table *t)
 /* The row of (task, pos, variant) without a RoPE scaling, or NULL. */
 static const to_row *plain_row(const to_table *t, int task, rg_pos_kind pos, to_variant v)
 {
-    for (int k = 0; k < t->n_rows; k++) {
-        const to_row *r = &t->rows[k];
-        if (r->task == (rg_task)task && r->pos == pos && r->variant == v && r->ext == RG_ROPE_EXT_NONE) return r;
-    }
-    return NULL;
+    const to_row like = {.task = (rg_task)task, .pos = pos, .variant = v, .ext = RG_ROPE_EXT_NONE};
+    return to_table_row_like(t, &like);
 }
 
 static bool has_len(const to_table *t, int task, int n)

@@ -84,6 +84,15 @@ nomem:
     return -1;
 }
 
+const to_row *to_table_row_like(const to_table *t, const to_row *like)
+{
+    for (int k = 0; k < t->n_rows; k++)
+        if (t->rows[k].task == like->task && t->rows[k].pos == like->pos && t->rows[k].variant == like->variant &&
+            t->rows[k].ext == like->ext && t->rows[k].ext_factor == like->ext_factor)
+            return &t->rows[k];
+    return NULL;
+}
+
 void to_table_free(to_table *t)
 {
     for (int k = 0; k < t->n_rows && t->rows; k++) free(t->rows[k].runs);
