@@ -12,6 +12,7 @@
  */
 #include "nn.h"
 #include "../tensor/fastmath.h"
+#include "../tensor/pool.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -96,6 +97,19 @@ RG_VECTORIZE static void adamw_flat(rg_real *restrict p, const rg_real *restrict
     }
 }
 
+/* adamw_flat over the pool (rg_pool_for): each element is updated on its own, so every split gives the same bits */
+typedef struct {
+    rg_real *p, *g, *m, *v;
+    double decay, b1, b2, step_size, bc2_sqrt, eps;
+} adamw_pass;
+
+static void adamw_part(void *arg, int64_t lo, int64_t hi)
+{
+    const adamw_pass *a = arg;
+    adamw_flat(a->p + lo, a->g + lo, a->m + lo, a->v + lo, hi - lo, a->decay, a->b1, a->b2, a->step_size,
+               a->bc2_sqrt, a->eps);
+}
+
 void rg_adamw_step(rg_adamw *opt, rg_params *ps, double lr)
 {
     check_layout("adamw", ps, opt->n);
@@ -107,8 +121,9 @@ void rg_adamw_step(rg_adamw *opt, rg_params *ps, double lr)
         int end = decay_run_end(ps, i);
         const double decay = ps->items[i]->ndim == 2 ? 1 - lr * opt->weight_decay : 1;
         const int64_t lo = ps->offset[i], n = ps->offset[end] - lo;
-        adamw_flat(ps->data + lo, ps->grad + lo, opt->m_block + lo, opt->v_block + lo, n, decay, b1, b2, step_size,
-                   bc2_sqrt, eps);
+        adamw_pass a = {ps->data + lo, ps->grad + lo, opt->m_block + lo, opt->v_block + lo,
+                        decay, b1, b2, step_size, bc2_sqrt, eps};
+        rg_pool_for(n, RG_POOL_GRAIN / 4, 16, adamw_part, &a);
         i = end;
     }
     for (int i = 0; i < ps->n; i++) rg_tensor_bump_version(ps->items[i]);

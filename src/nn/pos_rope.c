@@ -32,6 +32,7 @@
 #include "nn.h"
 #include "../tensor/gemm.h"
 #include "../tensor/fastmath.h"
+#include "../tensor/pool.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -234,13 +235,13 @@ static inline __attribute__((always_inline)) void rope_token(const rg_real *rest
     }
 }
 
-/* The rotation (sgn 1, write) or its transpose (sgn -1, accumulate) of n tokens of D channels, table row t % nr.
- * RG_VECTORIZE: the same operations per element in every clone (no FMA contraction under -std=c11). */
-RG_VECTORIZE static void rope_rows(const rg_real *restrict x, rg_real *restrict o, int64_t n, int D, int H, int hd,
-                                   bool half, const rg_rope_table *tab, rg_real sgn, bool acc)
+/* The rotation (sgn 1, write) or its transpose (sgn -1, accumulate) of tokens [t0, t1) of D channels, table row
+ * t % nr. RG_VECTORIZE: the same operations per element in every clone (no FMA contraction under -std=c11). */
+RG_VECTORIZE static void rope_rows(const rg_real *restrict x, rg_real *restrict o, int64_t t0, int64_t t1, int D,
+                                   int H, int hd, bool half, const rg_rope_table *tab, rg_real sgn, bool acc)
 {
     const int nf = tab->n_freq, nr = tab->n_rows;
-    for (int64_t t = 0; t < n; t++) {
+    for (int64_t t = t0; t < t1; t++) {
         const rg_real *cs = tab->cos + (t % nr) * nf, *sn = tab->sin + (t % nr) * nf;
         /* constant pairing and mode per call site, so the inlined loops specialize */
         if (half && acc) rope_token(x + t * D, o + t * D, H, hd, nf, true, cs, sn, sgn, true);
@@ -248,6 +249,29 @@ RG_VECTORIZE static void rope_rows(const rg_real *restrict x, rg_real *restrict 
         else if (acc) rope_token(x + t * D, o + t * D, H, hd, nf, false, cs, sn, sgn, true);
         else rope_token(x + t * D, o + t * D, H, hd, nf, false, cs, sn, sgn, false);
     }
+}
+
+/* rope_rows over the pool (rg_pool_for): tokens are independent, so the split keeps the bits */
+typedef struct {
+    const rg_real *x;
+    rg_real *o;
+    int D, H, hd;
+    bool half, acc;
+    const rg_rope_table *tab;
+    rg_real sgn;
+} rope_pass;
+
+static void rope_part(void *p, int64_t t0, int64_t t1)
+{
+    const rope_pass *a = p;
+    rope_rows(a->x, a->o, t0, t1, a->D, a->H, a->hd, a->half, a->tab, a->sgn, a->acc);
+}
+
+static void rope_run(const rg_real *x, rg_real *o, int64_t n, int D, int H, bool half, const rg_rope_table *tab,
+                     rg_real sgn, bool acc)
+{
+    rope_pass a = {x, o, D, H, D / H, half, acc, tab, sgn};
+    rg_pool_for(n, RG_POOL_GRAIN / D + 1, 1, rope_part, &a);
 }
 
 rg_tensor *rg_pos_rope(rg_ctx *c, rg_tensor *x, int n_heads, bool half, const rg_rope_table *tab)
@@ -258,9 +282,8 @@ rg_tensor *rg_pos_rope(rg_ctx *c, rg_tensor *x, int n_heads, bool half, const rg
     RG_ASSERT(D % n_heads == 0 && 2 * tab->n_freq <= D / n_heads && tab->n_rows >= 1 && n % tab->n_rows == 0,
               "pos_rope: x %s with %d heads cannot rotate %d channels per head with a table of %d rows",
               rg_shape_str(x, s, 64), n_heads, 2 * tab->n_freq, tab->n_rows);
-    int hd = D / n_heads;
     rg_tensor *out = rg_node_new(c, &OP_ROPE, x->ndim, x->shape, 1, &x);
-    rope_rows(x->data, out->data, n, D, n_heads, hd, half, tab, 1, false);
+    rope_run(x->data, out->data, n, D, n_heads, half, tab, 1, false);
     if (out->op) {
         rg_rope_table *saved = rg_arena_alloc(&c->arena, sizeof *saved);
         *saved = *tab;
@@ -276,11 +299,11 @@ static void rope_backward(rg_tensor *node)
 {
     rg_tensor *x = node->src[0];
     const rg_rope_table *tab = node->saved;
-    int H = (int)node->iarg[0], D = x->shape[x->ndim - 1], hd = D / H;
+    int H = (int)node->iarg[0], D = x->shape[x->ndim - 1];
     bool half = node->iarg[1];
     int64_t n = x->numel / D;
     rg_real *dx = rg_grad_of(x);
-    rope_rows(node->grad, dx, n, D, H, hd, half, tab, -1, true); /* inverse rotation: the sine changes sign */
+    rope_run(node->grad, dx, n, D, H, half, tab, -1, true); /* inverse rotation: the sine changes sign */
 }
 
 /* ------------------------------------------------------------------ the descriptors (rope, rope-half) */

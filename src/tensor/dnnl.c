@@ -50,12 +50,25 @@ __attribute__((target("avx512f,avx512bf16"))) static void bf16_avx512(uint16_t *
 #define HAVE_BF16_ASM 1
 #endif
 
+typedef struct {
+    uint16_t *dst;
+    const float *src;
+} bf16_pass;
+
+static void bf16_part(void *p, int64_t i0, int64_t i1)
+{
+    const bf16_pass *a = p;
+#ifdef HAVE_BF16_ASM
+    if (__builtin_cpu_supports("avx512bf16")) { bf16_avx512(a->dst + i0, a->src + i0, i1 - i0); return; } /* no race: libgcc's model */
+#endif
+    bf16_portable(a->dst + i0, a->src + i0, i1 - i0);
+}
+
+/* Elementwise, so split over the pool (rg_pool_for) when large with the same bits. */
 void rg_bf16_from_float(uint16_t *restrict dst, const float *restrict src, int64_t n)
 {
-#ifdef HAVE_BF16_ASM
-    if (__builtin_cpu_supports("avx512bf16")) { bf16_avx512(dst, src, n); return; } /* libgcc's model: no race */
-#endif
-    bf16_portable(dst, src, n);
+    bf16_pass a = {dst, src};
+    rg_pool_for(n, RG_POOL_GRAIN, 16, bf16_part, &a);
 }
 
 float rg_bf16_to_float(uint16_t h)

@@ -15,6 +15,7 @@
 #include "ops.h"
 #include "gemm.h"
 #include "fastmath.h"
+#include "pool.h"
 
 #include <string.h>
 
@@ -37,11 +38,22 @@ static void check_linear(const char *op, const rg_tensor *x, const rg_tensor *w,
                  rg_shape_str(w, sw, 64), in, b ? rg_shape_str(b, sb, 64) : "none");
 }
 
-/* pre[r, :] += b; y = 0.5 pre (1 + tanh(c (pre + a pre^3))) */
+/* The passes below run over the pool (rg_pool_for) when they are large: the ones without a sum over rows split
+ * the rows, the ones with one (the bias gradient) split the columns, each part summing its columns over all rows in
+ * row order, so every thread count gives the bits of one thread. */
+typedef struct {
+    rg_real *y, *pre, *d, *db, *dres;
+    const rg_real *b, *g, *res;
+    int64_t rows;
+    int n;
+    bool fresh;
+} pass;
+
+/* rows [r0, r1): pre[r, :] += b; y = 0.5 pre (1 + tanh(c (pre + a pre^3))) */
 RG_VECTORIZE static void bias_gelu(rg_real *restrict y, rg_real *restrict pre, const rg_real *restrict b,
-                                   int64_t rows, int n)
+                                   int64_t r0, int64_t r1, int n)
 {
-    for (int64_t r = 0; r < rows; r++) {
+    for (int64_t r = r0; r < r1; r++) {
         rg_real *p = pre + r * n, *o = y + r * n;
         for (int j = 0; j < n; j++) {
             rg_real v = p[j] + b[j];
@@ -51,45 +63,73 @@ RG_VECTORIZE static void bias_gelu(rg_real *restrict y, rg_real *restrict pre, c
     }
 }
 
-/* d[r, :] = g gelu'(pre) and db += sum_rows d */
+static void bias_gelu_part(void *p, int64_t r0, int64_t r1)
+{
+    const pass *a = p;
+    bias_gelu(a->y, a->pre, a->b, r0, r1, a->n);
+}
+
+/* columns [j0, j1): d[r, j] = g gelu'(pre) and db[j] += sum_rows d */
 RG_VECTORIZE static void gelu_grad_bias(rg_real *restrict d, rg_real *restrict db, const rg_real *restrict g,
-                                        const rg_real *restrict pre, int64_t rows, int n)
+                                        const rg_real *restrict pre, int64_t rows, int n, int j0, int j1)
 {
     for (int64_t r = 0; r < rows; r++) {
         const rg_real *p = pre + r * n, *gr = g + r * n;
         rg_real *dr = d + r * n;
-        for (int j = 0; j < n; j++) {
+        for (int j = j0; j < j1; j++) {
             rg_real v = p[j], t = rg_tanh_fast((rg_real)GELU_C * (v + (rg_real)GELU_A * v * v * v));
             rg_real dt = (rg_real)GELU_C * (1 + 3 * (rg_real)GELU_A * v * v);
             dr[j] = gr[j] * ((rg_real)0.5 * (1 + t) + (rg_real)0.5 * v * (1 - t * t) * dt);
         }
         if (db)
-            for (int j = 0; j < n; j++) db[j] += dr[j];
+            for (int j = j0; j < j1; j++) db[j] += dr[j];
     }
 }
 
-/* y[r, :] = res[r, :] + b */
-RG_VECTORIZE static void residual_bias(rg_real *restrict y, const rg_real *restrict res, const rg_real *restrict b,
-                                       int64_t rows, int n)
+static void gelu_grad_bias_part(void *p, int64_t j0, int64_t j1)
 {
-    for (int64_t r = 0; r < rows; r++)
+    const pass *a = p;
+    gelu_grad_bias(a->d, a->db, a->g, a->pre, a->rows, a->n, (int)j0, (int)j1);
+}
+
+/* rows [r0, r1): y[r, :] = res[r, :] + b */
+RG_VECTORIZE static void residual_bias(rg_real *restrict y, const rg_real *restrict res, const rg_real *restrict b,
+                                       int64_t r0, int64_t r1, int n)
+{
+    for (int64_t r = r0; r < r1; r++)
         for (int j = 0; j < n; j++) y[r * n + j] = res[r * n + j] + b[j];
 }
 
-/* db += sum_rows g; dres (if not NULL) = or += g */
+static void residual_bias_part(void *p, int64_t r0, int64_t r1)
+{
+    const pass *a = p;
+    residual_bias(a->y, a->res, a->b, r0, r1, a->n);
+}
+
+/* columns [j0, j1): db += sum_rows g; dres (if not NULL) = or += g */
 RG_VECTORIZE static void residual_grads(rg_real *restrict db, rg_real *restrict dres, bool fresh,
-                                        const rg_real *restrict g, int64_t rows, int n)
+                                        const rg_real *restrict g, int64_t rows, int n, int j0, int j1)
 {
     for (int64_t r = 0; r < rows; r++) {
         const rg_real *gr = g + r * n;
         if (db)
-            for (int j = 0; j < n; j++) db[j] += gr[j];
+            for (int j = j0; j < j1; j++) db[j] += gr[j];
         if (dres && fresh)
-            for (int j = 0; j < n; j++) dres[r * n + j] = gr[j];
+            for (int j = j0; j < j1; j++) dres[r * n + j] = gr[j];
         else if (dres)
-            for (int j = 0; j < n; j++) dres[r * n + j] += gr[j];
+            for (int j = j0; j < j1; j++) dres[r * n + j] += gr[j];
     }
 }
+
+static void residual_grads_part(void *p, int64_t j0, int64_t j1)
+{
+    const pass *a = p;
+    residual_grads(a->db, a->dres, a->fresh, a->g, a->rows, a->n, (int)j0, (int)j1);
+}
+
+/* Parts of at least RG_POOL_GRAIN elements: rows (row split) or columns (column split) per part. */
+static int64_t min_rows(int n) { return RG_POOL_GRAIN / n + 1; }
+static int64_t min_cols(int64_t rows) { return RG_POOL_GRAIN / rows + 1; }
 
 rg_tensor *rg_linear_gelu(rg_ctx *c, rg_tensor *x, rg_tensor *w, rg_tensor *b)
 {
@@ -102,7 +142,8 @@ rg_tensor *rg_linear_gelu(rg_ctx *c, rg_tensor *x, rg_tensor *w, rg_tensor *b)
     rg_tensor *y = rg_node_new(c, &OP_LINEAR_GELU, x->ndim, shape, 3, (rg_tensor *[]){x, w, b});
     rg_real *pre = rg_arena_alloc(&c->arena, (size_t)(rows * out_f) * sizeof(rg_real));
     rg_linear_product(x, w, 0, pre);
-    bias_gelu(y->data, pre, b->data, rows, out_f);
+    pass a = {.y = y->data, .pre = pre, .b = b->data, .n = out_f};
+    rg_pool_for(rows, min_rows(out_f), 1, bias_gelu_part, &a);
     y->saved = pre;
     return y;
 }
@@ -113,7 +154,9 @@ static void linear_gelu_backward(rg_tensor *node)
     const int in = w->shape[1], out_f = w->shape[0];
     const int64_t rows = x->numel / in;
     rg_real *d = rg_arena_alloc(&node->ctx->arena, (size_t)(rows * out_f) * sizeof(rg_real));
-    gelu_grad_bias(d, wants_grad(b) ? rg_grad_of(b) : NULL, node->grad, node->saved, rows, out_f);
+    pass a = {.d = d, .db = wants_grad(b) ? rg_grad_of(b) : NULL, .g = node->grad, .pre = node->saved, .rows = rows,
+              .n = out_f};
+    rg_pool_for(out_f, min_cols(rows), 16, gelu_grad_bias_part, &a);
     rg_linear_grads(node->ctx, x, w, d);
 }
 
@@ -127,7 +170,8 @@ rg_tensor *rg_linear_residual(rg_ctx *c, rg_tensor *x, rg_tensor *w, rg_tensor *
         RG_FATAL("linear_residual: residual %s does not match x %s with %d outputs", rg_shape_str(res, sr, 64),
                  rg_shape_str(x, sx, 64), out_f);
     rg_tensor *y = rg_node_new(c, &OP_LINEAR_RESIDUAL, res->ndim, res->shape, 4, (rg_tensor *[]){x, w, b, res});
-    residual_bias(y->data, res->data, b->data, rows, out_f);
+    pass a = {.y = y->data, .res = res->data, .b = b->data, .n = out_f};
+    rg_pool_for(rows, min_rows(out_f), 1, residual_bias_part, &a);
     rg_linear_product(x, w, 1, y->data);
     return y;
 }
@@ -139,6 +183,8 @@ static void linear_residual_backward(rg_tensor *node)
     const int64_t rows = x->numel / in;
     bool fresh = false;
     rg_real *dres = wants_grad(res) ? rg_grad_fresh(res, &fresh) : NULL;
-    residual_grads(wants_grad(b) ? rg_grad_of(b) : NULL, dres, fresh, node->grad, rows, out_f);
+    pass a = {.db = wants_grad(b) ? rg_grad_of(b) : NULL, .dres = dres, .fresh = fresh, .g = node->grad, .rows = rows,
+              .n = out_f};
+    rg_pool_for(out_f, min_cols(rows), 16, residual_grads_part, &a);
     rg_linear_grads(node->ctx, x, w, node->grad);
 }

@@ -9,6 +9,7 @@
 #include "gemm.h"
 #include "fastmath.h"
 #include "transpose.h"
+#include "pool.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -203,6 +204,33 @@ static void matmul_backward(rg_tensor *node)
     }
 }
 
+/* The bias passes of rg_linear over the pool (rg_pool_for): the broadcast splits the rows, the bias gradient (a sum
+ * over rows) the columns, each column summed over every row in order: the bits of one thread. */
+typedef struct {
+    rg_real *y;
+    const rg_real *b, *dy;
+    int rows, n;
+} bias_pass;
+
+static void broadcast_part(void *p, int64_t r0, int64_t r1)
+{
+    const bias_pass *a = p;
+    for (int64_t r = r0; r < r1; r++) memcpy(a->y + r * a->n, a->b, (size_t)a->n * sizeof(rg_real));
+}
+
+/* db [j0, j1) += sum over rows of dy [rows, n], row by row (the order of before; vectorized across j). */
+RG_VECTORIZE static void bias_grad(rg_real *restrict db, const rg_real *restrict dy, int rows, int n, int j0, int j1)
+{
+    for (int r = 0; r < rows; r++)
+        for (int j = j0; j < j1; j++) db[j] += dy[(int64_t)r * n + j];
+}
+
+static void bias_grad_part(void *p, int64_t j0, int64_t j1)
+{
+    const bias_pass *a = p;
+    bias_grad(a->y, a->dy, a->rows, a->n, (int)j0, (int)j1);
+}
+
 rg_tensor *rg_linear(rg_ctx *c, rg_tensor *x, rg_tensor *w, rg_tensor *bias)
 {
     char sx[64], sw[64], sbias[64];
@@ -216,17 +244,12 @@ rg_tensor *rg_linear(rg_ctx *c, rg_tensor *x, rg_tensor *w, rg_tensor *bias)
     shape[x->ndim - 1] = out_f;
     rg_tensor *y = rg_node_new(c, &OP_LINEAR, x->ndim, shape, bias ? 3 : 2, (rg_tensor *[]){x, w, bias});
     int rows = (int)(x->numel / in);
-    if (bias)
-        for (int r = 0; r < rows; r++) memcpy(y->data + (int64_t)r * out_f, bias->data, out_f * sizeof(rg_real));
+    if (bias) {
+        bias_pass a = {.y = y->data, .b = bias->data, .rows = rows, .n = out_f};
+        rg_pool_for(rows, RG_POOL_GRAIN / out_f + 1, 1, broadcast_part, &a);
+    }
     rg_linear_product(x, w, bias ? 1 : 0, y->data);
     return y;
-}
-
-/* db [n] += sum over rows of dy [rows, n], row by row (the order of before; vectorized across j). */
-RG_VECTORIZE static void bias_grad(rg_real *restrict db, const rg_real *restrict dy, int rows, int n)
-{
-    for (int r = 0; r < rows; r++)
-        for (int j = 0; j < n; j++) db[j] += dy[(int64_t)r * n + j];
 }
 
 /* y = x W^T + b: dx += dy W, dW += dy^T x, db += sum over rows of dy. docs/derivatives.md row "linear". */
@@ -237,5 +260,8 @@ static void linear_backward(rg_tensor *node)
     int rows = (int)(x->numel / in);
     const rg_real *dy = node->grad;
     rg_linear_grads(node->ctx, x, w, dy);
-    if (wants_grad(bias)) bias_grad(rg_grad_of(bias), dy, rows, out_f);
+    if (wants_grad(bias)) {
+        bias_pass a = {.y = rg_grad_of(bias), .dy = dy, .rows = rows, .n = out_f};
+        rg_pool_for(out_f, RG_POOL_GRAIN / rows + 1, 16, bias_grad_part, &a);
+    }
 }

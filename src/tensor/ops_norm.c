@@ -1,8 +1,10 @@
 /* ops_norm.c: LayerNorm over the last dim. Shapes: x [..., C], weight [C], bias [C] or NULL -> [..., C].
  * Saves the per-row mean and 1/sqrt(var + eps) for the backward (as llm.c's layernorm_forward).
- * Backward rule: docs/derivatives.md row "layernorm". */
+ * Backward rule: docs/derivatives.md row "layernorm". Large passes run over the pool (rg_pool_for) with the bits of
+ * one thread: rows split for the forward and dx, columns for dw and db (each a sum over rows in row order). */
 #include "ops.h"
 #include "fastmath.h"
+#include "pool.h"
 
 #include <string.h>
 #include <tgmath.h>
@@ -94,19 +96,26 @@ static inline void grad_sums(double *restrict a1, double *restrict a2, const rg_
     }
 }
 
-/* The backward of layernorm_rows for one row block (see layernorm_backward). dw, db, dx may be NULL. */
+/* One row's share of the weight and bias gradients, columns [j0, j1): dw += g xhat, db += g. */
+static inline void param_grads_row(rg_real *restrict dw, rg_real *restrict db, const rg_real *restrict g,
+                                   const rg_real *restrict in, rg_real mu, rg_real s, int j0, int j1)
+{
+    if (dw)
+        for (int j = j0; j < j1; j++) dw[j] += g[j] * (in[j] - mu) * s;
+    if (db)
+        for (int j = j0; j < j1; j++) db[j] += g[j];
+}
+
+/* The backward of layernorm_rows for rows [r0, r1) (see layernorm_backward). dw, db, dx may be NULL. */
 RG_VECTORIZE static void layernorm_rows_backward(rg_real *restrict dx, rg_real *restrict dw, rg_real *restrict db,
                                                  const rg_real *restrict grad, const rg_real *restrict x,
                                                  const rg_real *restrict w, const rg_real *restrict mean,
-                                                 const rg_real *restrict rstd, int64_t rows, int C)
+                                                 const rg_real *restrict rstd, int64_t r0, int64_t r1, int C)
 {
-    for (int64_t r = 0; r < rows; r++) {
+    for (int64_t r = r0; r < r1; r++) {
         const rg_real *in = x + r * C, *g = grad + r * C;
         rg_real mu = mean[r], s = rstd[r];
-        if (dw)
-            for (int j = 0; j < C; j++) dw[j] += g[j] * (in[j] - mu) * s;
-        if (db)
-            for (int j = 0; j < C; j++) db[j] += g[j];
+        param_grads_row(dw, db, g, in, mu, s, 0, C);
         if (!dx) continue;
         double a1[LN_LANES], a2[LN_LANES];
         grad_sums(a1, a2, g, w, in, mu, s, C);
@@ -114,6 +123,44 @@ RG_VECTORIZE static void layernorm_rows_backward(rg_real *restrict dx, rg_real *
         rg_real *d = dx + r * C;
         for (int j = 0; j < C; j++) d[j] += s * (g[j] * w[j] - mean_gw - (in[j] - mu) * s * mean_gwx);
     }
+}
+
+/* The weight and bias gradients alone, columns [j0, j1), every row in order (the column split of the pool). */
+RG_VECTORIZE static void layernorm_param_grads(rg_real *restrict dw, rg_real *restrict db,
+                                               const rg_real *restrict grad, const rg_real *restrict x,
+                                               const rg_real *restrict mean, const rg_real *restrict rstd,
+                                               int64_t rows, int C, int j0, int j1)
+{
+    for (int64_t r = 0; r < rows; r++)
+        param_grads_row(dw, db, grad + r * C, x + r * C, mean[r], rstd[r], j0, j1);
+}
+
+/* A LayerNorm pass over the pool: the forward and dx split the rows; dw and db, sums over rows, the columns. */
+typedef struct {
+    rg_real *out, *mean_out, *rstd_out, *dx, *dw, *db;
+    const rg_real *x, *w, *b, *grad, *mean, *rstd;
+    int64_t rows;
+    int C;
+    double eps;
+} ln_pass;
+
+static void forward_part(void *p, int64_t r0, int64_t r1)
+{
+    const ln_pass *a = p;
+    layernorm_rows(a->out + r0 * a->C, a->mean_out + r0, a->rstd_out + r0, a->x + r0 * a->C, a->w, a->b, r1 - r0,
+                   a->C, a->eps);
+}
+
+static void dx_part(void *p, int64_t r0, int64_t r1)
+{
+    const ln_pass *a = p;
+    layernorm_rows_backward(a->dx, NULL, NULL, a->grad, a->x, a->w, a->mean, a->rstd, r0, r1, a->C);
+}
+
+static void param_part(void *p, int64_t j0, int64_t j1)
+{
+    const ln_pass *a = p;
+    layernorm_param_grads(a->dw, a->db, a->grad, a->x, a->mean, a->rstd, a->rows, a->C, (int)j0, (int)j1);
 }
 
 rg_tensor *rg_layernorm(rg_ctx *c, rg_tensor *x, rg_tensor *w, rg_tensor *b, double eps)
@@ -127,7 +174,9 @@ rg_tensor *rg_layernorm(rg_ctx *c, rg_tensor *x, rg_tensor *w, rg_tensor *b, dou
     int64_t rows = x->numel / C;
     rg_real *mean = rg_arena_alloc(&c->arena, (size_t)rows * sizeof(rg_real));
     rg_real *rstd = rg_arena_alloc(&c->arena, (size_t)rows * sizeof(rg_real));
-    layernorm_rows(out->data, mean, rstd, x->data, w->data, b ? b->data : NULL, rows, C, eps);
+    ln_pass a = {.out = out->data, .mean_out = mean, .rstd_out = rstd, .x = x->data, .w = w->data,
+                 .b = b ? b->data : NULL, .C = C, .eps = eps};
+    rg_pool_for(rows, RG_POOL_GRAIN / C + 1, 1, forward_part, &a);
     out->saved = mean;
     out->saved2 = rstd;
     out->farg[0] = eps;
@@ -145,5 +194,12 @@ static void layernorm_backward(rg_tensor *node)
     rg_real *dx = x->requires_grad ? rg_grad_of(x) : NULL;
     rg_real *dw = w->requires_grad ? rg_grad_of(w) : NULL;
     rg_real *db = b && b->requires_grad ? rg_grad_of(b) : NULL;
-    layernorm_rows_backward(dx, dw, db, node->grad, x->data, w->data, mean, rstd, rows, C);
+    if (rg_pool_threads() == 1 || rows * C < 2 * RG_POOL_GRAIN) { /* one pass */
+        layernorm_rows_backward(dx, dw, db, node->grad, x->data, w->data, mean, rstd, 0, rows, C);
+        return;
+    }
+    ln_pass a = {.dx = dx, .dw = dw, .db = db, .grad = node->grad, .x = x->data, .w = w->data, .mean = mean,
+                 .rstd = rstd, .rows = rows, .C = C};
+    if (dx) rg_pool_for(rows, RG_POOL_GRAIN / C + 1, 1, dx_part, &a);
+    if (dw || db) rg_pool_for(C, RG_POOL_GRAIN / rows + 1, 16, param_part, &a);
 }

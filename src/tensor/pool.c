@@ -186,3 +186,34 @@ static void start_workers(int n)
     }
     pthread_mutex_unlock(&busy);
 }
+
+typedef struct {
+    rg_range_fn fn;
+    void *arg;
+    int64_t n, align;
+} range_job;
+
+static void range_part(void *p, int part, int nparts)
+{
+    const range_job *j = p;
+    int64_t units = (j->n + j->align - 1) / j->align;
+    int64_t b = units * part / nparts * j->align, e = units * (part + 1) / nparts * j->align;
+    if (e > j->n) e = j->n;
+    if (b < e) j->fn(j->arg, b, e);
+}
+
+void rg_pool_for(int64_t n, int64_t min_per_part, int64_t align, rg_range_fn fn, void *arg)
+{
+    if (n <= 0) return;
+    if (align < 1) align = 1;
+    if (min_per_part < 1) min_per_part = 1;
+    int64_t parts = rg_pool_threads();
+    if (parts > n / min_per_part) parts = n / min_per_part;
+    if (parts > (n + align - 1) / align) parts = (n + align - 1) / align;
+    if (parts <= 1) {
+        fn(arg, 0, n);
+        return;
+    }
+    range_job j = {fn, arg, n, align};
+    rg_pool_run(range_part, &j, (int)parts);
+}
