@@ -271,7 +271,7 @@ static void rope_run(const rg_real *x, rg_real *o, int64_t n, int D, int H, bool
                      rg_real sgn, bool acc)
 {
     rope_pass a = {x, o, D, H, D / H, half, acc, tab, sgn};
-    rg_pool_for(n, RG_POOL_GRAIN / D + 1, 1, rope_part, &a);
+    rg_pool_for(n, rg_pool_part_min(D), 1, rope_part, &a);
 }
 
 rg_tensor *rg_pos_rope(rg_ctx *c, rg_tensor *x, int n_heads, bool half, const rg_rope_table *tab)

@@ -127,10 +127,6 @@ static void residual_grads_part(void *p, int64_t j0, int64_t j1)
     residual_grads(a->db, a->dres, a->fresh, a->g, a->rows, a->n, (int)j0, (int)j1);
 }
 
-/* Parts of at least RG_POOL_GRAIN elements: rows (row split) or columns (column split) per part. */
-static int64_t min_rows(int n) { return RG_POOL_GRAIN / n + 1; }
-static int64_t min_cols(int64_t rows) { return RG_POOL_GRAIN / rows + 1; }
-
 rg_tensor *rg_linear_gelu(rg_ctx *c, rg_tensor *x, rg_tensor *w, rg_tensor *b)
 {
     check_linear("linear_gelu", x, w, b);
@@ -143,7 +139,7 @@ rg_tensor *rg_linear_gelu(rg_ctx *c, rg_tensor *x, rg_tensor *w, rg_tensor *b)
     rg_real *pre = rg_arena_alloc(&c->arena, (size_t)(rows * out_f) * sizeof(rg_real));
     rg_linear_product(x, w, 0, pre);
     pass a = {.y = y->data, .pre = pre, .b = b->data, .n = out_f};
-    rg_pool_for(rows, min_rows(out_f), 1, bias_gelu_part, &a);
+    rg_pool_for(rows, rg_pool_part_min(out_f), 1, bias_gelu_part, &a);
     y->saved = pre;
     return y;
 }
@@ -156,7 +152,7 @@ static void linear_gelu_backward(rg_tensor *node)
     rg_real *d = rg_arena_alloc(&node->ctx->arena, (size_t)(rows * out_f) * sizeof(rg_real));
     pass a = {.d = d, .db = wants_grad(b) ? rg_grad_of(b) : NULL, .g = node->grad, .pre = node->saved, .rows = rows,
               .n = out_f};
-    rg_pool_for(out_f, min_cols(rows), 16, gelu_grad_bias_part, &a);
+    rg_pool_for(out_f, rg_pool_part_min(rows), 16, gelu_grad_bias_part, &a);
     rg_linear_grads(node->ctx, x, w, d);
 }
 
@@ -171,7 +167,7 @@ rg_tensor *rg_linear_residual(rg_ctx *c, rg_tensor *x, rg_tensor *w, rg_tensor *
                  rg_shape_str(x, sx, 64), out_f);
     rg_tensor *y = rg_node_new(c, &OP_LINEAR_RESIDUAL, res->ndim, res->shape, 4, (rg_tensor *[]){x, w, b, res});
     pass a = {.y = y->data, .res = res->data, .b = b->data, .n = out_f};
-    rg_pool_for(rows, min_rows(out_f), 1, residual_bias_part, &a);
+    rg_pool_for(rows, rg_pool_part_min(out_f), 1, residual_bias_part, &a);
     rg_linear_product(x, w, 1, y->data);
     return y;
 }
@@ -185,6 +181,6 @@ static void linear_residual_backward(rg_tensor *node)
     rg_real *dres = wants_grad(res) ? rg_grad_fresh(res, &fresh) : NULL;
     pass a = {.db = wants_grad(b) ? rg_grad_of(b) : NULL, .dres = dres, .fresh = fresh, .g = node->grad, .rows = rows,
               .n = out_f};
-    rg_pool_for(out_f, min_cols(rows), 16, residual_grads_part, &a);
+    rg_pool_for(out_f, rg_pool_part_min(rows), 16, residual_grads_part, &a);
     rg_linear_grads(node->ctx, x, w, node->grad);
 }

@@ -246,7 +246,7 @@ rg_tensor *rg_linear(rg_ctx *c, rg_tensor *x, rg_tensor *w, rg_tensor *bias)
     int rows = (int)(x->numel / in);
     if (bias) {
         bias_pass a = {.y = y->data, .b = bias->data, .rows = rows, .n = out_f};
-        rg_pool_for(rows, RG_POOL_GRAIN / out_f + 1, 1, broadcast_part, &a);
+        rg_pool_for(rows, rg_pool_part_min(out_f), 1, broadcast_part, &a);
     }
     rg_linear_product(x, w, bias ? 1 : 0, y->data);
     return y;
@@ -262,6 +262,6 @@ static void linear_backward(rg_tensor *node)
     rg_linear_grads(node->ctx, x, w, dy);
     if (wants_grad(bias)) {
         bias_pass a = {.y = rg_grad_of(bias), .dy = dy, .rows = rows, .n = out_f};
-        rg_pool_for(out_f, RG_POOL_GRAIN / rows + 1, 16, bias_grad_part, &a);
+        rg_pool_for(out_f, rg_pool_part_min(rows), 16, bias_grad_part, &a);
     }
 }

@@ -176,7 +176,7 @@ rg_tensor *rg_layernorm(rg_ctx *c, rg_tensor *x, rg_tensor *w, rg_tensor *b, dou
     rg_real *rstd = rg_arena_alloc(&c->arena, (size_t)rows * sizeof(rg_real));
     ln_pass a = {.out = out->data, .mean_out = mean, .rstd_out = rstd, .x = x->data, .w = w->data,
                  .b = b ? b->data : NULL, .C = C, .eps = eps};
-    rg_pool_for(rows, RG_POOL_GRAIN / C + 1, 1, forward_part, &a);
+    rg_pool_for(rows, rg_pool_part_min(C), 1, forward_part, &a);
     out->saved = mean;
     out->saved2 = rstd;
     out->farg[0] = eps;
@@ -200,6 +200,6 @@ static void layernorm_backward(rg_tensor *node)
     }
     ln_pass a = {.dx = dx, .dw = dw, .db = db, .grad = node->grad, .x = x->data, .w = w->data, .mean = mean,
                  .rstd = rstd, .rows = rows, .C = C};
-    if (dx) rg_pool_for(rows, RG_POOL_GRAIN / C + 1, 1, dx_part, &a);
-    if (dw || db) rg_pool_for(C, RG_POOL_GRAIN / rows + 1, 16, param_part, &a);
+    if (dx) rg_pool_for(rows, rg_pool_part_min(C), 1, dx_part, &a);
+    if (dw || db) rg_pool_for(C, rg_pool_part_min(rows), 16, param_part, &a);
 }

@@ -18,6 +18,9 @@ void rg_pool_run(rg_pool_fn fn, void *arg, int nparts);
 /* The smallest elementwise pass worth a part of its own (elements): below about 2 x this a pass of a few tens of
  * microseconds stays on the calling thread, where handing it to a worker would cost more than it saves. */
 #define RG_POOL_GRAIN 65536
+/* The smallest part (iterations) of a pass whose iterations cover `width` elements each (rows of `width` columns,
+ * or columns of `width` rows): more than RG_POOL_GRAIN elements; a width <= 0 counts as 1. */
+static inline int64_t rg_pool_part_min(int64_t width) { return RG_POOL_GRAIN / (width > 0 ? width : 1) + 1; }
 
 /* One range of a split loop: the iterations [begin, end) of [0, n). */
 typedef void (*rg_range_fn)(void *arg, int64_t begin, int64_t end);
