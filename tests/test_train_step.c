@@ -9,13 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "tensor/gemm.h"
-#include "tensor/pool.h"
 
 static rg_model *small_model(rg_pos_kind pos, uint64_t seed)
 {
@@ -77,48 +74,19 @@ static void test_block_layout(void **state)
     rg_model_free(m);
 }
 
-/* Three steps of a model on random data (rg_model_loss_backward, clip, AdamW) with FTZ/DAZ on or off, on `threads`
- * threads, Linear's products in `prec`; d_model 16 (B = 4, T = 12) or, when big, d_model 192, d_ff 768, B = 32,
- * T = 32: 1024 rows, so every elementwise pass has more than 2 x RG_POOL_GRAIN elements and at 2 threads is split
- * over the pool, while no product reaches oneDNN's float32 matmul (K > 1024, gemm.c). Writes every parameter after
- * them to out. */
-typedef struct {
-    bool flush, big;
-    int threads;
-    rg_pos_kind pos;
-    rg_precision prec;
-} steps_config;
-
-static int64_t steps_numel(const steps_config *k);
-
-static rg_model *steps_model(const steps_config *k)
+/* Three steps of a small model on random data (rg_model_loss_backward, clip, AdamW), with FTZ/DAZ on or off;
+ * writes every parameter after them to out. */
+static void three_steps(bool flush, float *out, int64_t n)
 {
-    if (!k->big) return small_model(k->pos, 5);
-    rg_model_config cfg = rg_model_config_default();
-    cfg.d_model = 192;
-    cfg.n_heads = 4;
-    cfg.d_ff = 768;
-    cfg.max_len = 40;
-    cfg.pos = k->pos;
-    rg_model *m;
-    assert_int_equal(rg_model_new(&cfg, 5, &m), RG_OK);
-    return m;
-}
-
-static void three_steps(const steps_config *k, float *out)
-{
-    rg_model *m = steps_model(k);
-    assert_true(rg_params_numel(&m->params) == steps_numel(k));
+    rg_model *m = small_model(RG_POS_ROPE, 5);
     rg_adamw opt;
     assert_int_equal(rg_adamw_init(&opt, &m->params, 0.9, 0.98, 1e-8, 0.01), RG_OK);
     rg_ctx *c = rg_ctx_new();
-    rg_flush_denormals(k->flush);
-    rg_set_num_threads(k->threads);
-    assert_int_equal(rg_set_linear_precision(k->prec), RG_OK);
+    rg_flush_denormals(flush);
     rg_rng rng;
     rg_rng_seed(&rng, 9, 0);
-    const int B = k->big ? 32 : 4, T = k->big ? 32 : 12;
-    int32_t *tok = malloc(sizeof(int32_t) * B * T), *tgt = malloc(sizeof(int32_t) * B * T);
+    enum { B = 4, T = 12 };
+    int32_t tok[B * T], tgt[B * T];
     for (int s = 0; s < 3; s++) {
         for (int i = 0; i < B * T; i++) {
             tok[i] = (int32_t)rg_rng_below(&rng, 30);
@@ -126,103 +94,31 @@ static void three_steps(const steps_config *k, float *out)
         }
         rg_params_zero_grad(&m->params);
         double l;
-        assert_int_equal(rg_model_loss_backward(c, m, tok, tgt, NULL, B, T, k->big ? 1 : 2, -100, &l), RG_OK);
+        assert_int_equal(rg_model_loss_backward(c, m, tok, tgt, NULL, B, T, 2, -100, &l), RG_OK);
         rg_params_clip_grad_norm(&m->params, 1.0);
         rg_adamw_step(&opt, &m->params, 1e-2);
     }
-    int64_t j = 0;
+    assert_true(rg_params_numel(&m->params) == n);
+    int64_t k = 0;
     for (int i = 0; i < m->params.n; i++)
-        for (int64_t e = 0; e < m->params.items[i]->numel; e++) out[j++] = m->params.items[i]->data[e];
-    free(tok);
-    free(tgt);
+        for (int64_t j = 0; j < m->params.items[i]->numel; j++) out[k++] = m->params.items[i]->data[j];
     rg_ctx_free(c);
     rg_adamw_free(&opt);
     rg_model_free(m);
-    rg_set_num_threads(1);
-    assert_int_equal(rg_set_linear_precision(RG_PRECISION_FP32), RG_OK);
     rg_flush_denormals(true);
-}
-
-static int64_t steps_numel(const steps_config *k)
-{
-    rg_model *m = steps_model(k);
-    int64_t n = rg_params_numel(&m->params);
-    rg_model_free(m);
-    return n;
 }
 
 static void test_flush_keeps_normal_results(void **state)
 {
-    steps_config on = {.flush = true, .threads = 1, .pos = RG_POS_ROPE}, off = on;
-    off.flush = false;
-    int64_t n = steps_numel(&on);
-    float *a = malloc(sizeof(float) * n), *b = malloc(sizeof(float) * n);
-    three_steps(&on, a);
-    three_steps(&off, b);
-    assert_memory_equal(a, b, sizeof(float) * n);
-    free(a);
-    free(b);
-}
-
-/* The step at 2 threads (products split by rows, attention by (batch, head), the elementwise passes over the pool:
- * rg_pool_for) gives the bits of the step at 1 thread, for each position encoding of the table. Products on
- * oneDNN (every bf16 product, float32 ones with K > 1024) are not in it: split by rows they run primitives of
- * another shape, whose blocking, and so whose sums, differ (docs/precision.md). */
-static void test_threads_keep_bits(void **state)
-{
-    static const rg_pos_kind cases[] = {RG_POS_ROPE, RG_POS_T5};
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        steps_config one = {.flush = true, .big = true, .threads = 1, .pos = cases[i], .prec = RG_PRECISION_FP32};
-        steps_config two = one;
-        two.threads = 2;
-        int64_t n = steps_numel(&one);
-        float *a = malloc(sizeof(float) * n), *b = malloc(sizeof(float) * n);
-        three_steps(&one, a);
-        three_steps(&two, b);
-        int64_t differ = 0;
-        for (int64_t e = 0; e < n; e++) differ += memcmp(&a[e], &b[e], sizeof(float)) != 0;
-        if (differ) fail_msg("case %zu: %lld of %lld parameters differ between 1 and 2 threads", i, (long long)differ,
-                             (long long)n);
-        free(a);
-        free(b);
-    }
-}
-
-/* rg_pool_for at 2 threads: every index of the range exactly once, bounds multiples of `align` except n, the parts
- * on two threads; below 2 x min_per_part one call on the calling thread. */
-typedef struct {
-    _Atomic int hits[1000];
-    _Atomic int calls, other_thread, misaligned;
-    pthread_t caller;
-} range_log;
-
-static void log_range(void *p, int64_t b, int64_t e)
-{
-    range_log *g = p;
-    g->calls++;
-    if (!pthread_equal(pthread_self(), g->caller)) g->other_thread++;
-    if (b % 16 || (e % 16 && e != 1000)) g->misaligned++;
-    for (int64_t i = b; i < e; i++) g->hits[i]++;
-}
-
-static void test_pool_for_ranges(void **state)
-{
-    rg_set_num_threads(2);
-    static range_log g;
-    memset(&g, 0, sizeof g);
-    g.caller = pthread_self();
-    rg_pool_for(1000, 100, 16, log_range, &g);
-    for (int i = 0; i < 1000; i++) assert_int_equal(g.hits[i], 1);
-    assert_int_equal(g.calls, 2);
-    assert_int_equal(g.other_thread, 1);
-    assert_int_equal(g.misaligned, 0);
-    memset(&g, 0, sizeof g);
-    g.caller = pthread_self();
-    rg_pool_for(1000, 501, 16, log_range, &g); /* too small for two parts of 501 */
-    for (int i = 0; i < 1000; i++) assert_int_equal(g.hits[i], 1);
-    assert_int_equal(g.calls, 1);
-    assert_int_equal(g.other_thread, 0);
-    rg_set_num_threads(1);
+    rg_model *m = small_model(RG_POS_ROPE, 5);
+    int64_t n = rg_params_numel(&m->params);
+    rg_model_free(m);
+    float *on = malloc(sizeof(float) * n), *off = malloc(sizeof(float) * n);
+    three_steps(true, on, n);
+    three_steps(false, off, n);
+    assert_memory_equal(on, off, sizeof(float) * n);
+    free(on);
+    free(off);
 }
 
 static double now_s(void)
@@ -353,8 +249,6 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_block_layout),
         cmocka_unit_test(test_flush_keeps_normal_results),
-        cmocka_unit_test(test_threads_keep_bits),
-        cmocka_unit_test(test_pool_for_ranges),
         cmocka_unit_test(test_subnormal_operand_not_slow),
         cmocka_unit_test(test_pool_across_fork),
         cmocka_unit_test(test_step_errors),

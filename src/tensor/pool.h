@@ -16,7 +16,8 @@ int rg_pool_threads(void);
  * all are done. Runs every part inline when the pool has no workers, is busy, or this is a nested call. */
 void rg_pool_run(rg_pool_fn fn, void *arg, int nparts);
 /* The smallest elementwise pass worth a part of its own (elements): below about 2 x this a pass of a few tens of
- * microseconds stays on the calling thread, where handing it to a worker would cost more than it saves. */
+ * microseconds stays on the calling thread, where handing it to a worker would cost more than it saves. (AdamW,
+ * whose element costs a double division and square root, splits from 2 x RG_POOL_GRAIN / 4.) */
 #define RG_POOL_GRAIN 65536
 /* The smallest part (iterations) of a pass whose iterations cover `width` elements each (rows of `width` columns,
  * or columns of `width` rows): more than RG_POOL_GRAIN elements; a width <= 0 counts as 1. */
@@ -24,9 +25,9 @@ static inline int64_t rg_pool_part_min(int64_t width) { return RG_POOL_GRAIN / (
 
 /* One range of a split loop: the iterations [begin, end) of [0, n). */
 typedef void (*rg_range_fn)(void *arg, int64_t begin, int64_t end);
-/* Runs fn over [0, n) in contiguous ranges, one per thread of the pool, each at least min_per_part iterations
- * (fewer parts when n is small: below 2 * min_per_part one call fn(arg, 0, n) on the calling thread); range bounds
- * are multiples of `align` (>= 1) except n. Every iteration runs exactly once, so when the iterations are
+/* Runs fn over [0, n) in contiguous ranges, at most one per thread of the pool and at most n / min_per_part of them
+ * (below 2 * min_per_part one call fn(arg, 0, n) on the calling thread); range bounds are multiples of `align` (>= 1)
+ * except n, so a range may fall short of min_per_part by less than align. Every iteration runs exactly once, so when the iterations are
  * independent (each writes its own outputs, and any sum over iterations is kept per output in iteration order) the
  * results are the bits of fn(arg, 0, n) at any thread count. */
 void rg_pool_for(int64_t n, int64_t min_per_part, int64_t align, rg_range_fn fn, void *arg);
