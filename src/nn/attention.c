@@ -15,8 +15,8 @@
  * first transpose that head's K or V [S, hd] into an [hd, S] arena buffer (libxsmm 1.17 kernels take B untransposed),
  * and the scale is applied in the softmax pass and to dS (the kernels run with alpha = 1). With more than one thread
  * (rg_set_num_threads) the (b, h) pairs are split over the library's pool (src/tensor/pool.h), each part with its
- * own scratch; a bias gradient shared by the batch keeps the backward on one thread. The only memory is arena
- * memory.
+ * own scratch; with a bias gradient shared by the batch the backward's parts split the heads instead, each adding
+ * its heads' dS over b in order (the bits of one thread). The only memory is arena memory.
  */
 #include "nn.h"
 #include "../tensor/gemm.h"
@@ -111,6 +111,7 @@ typedef struct {
     const rg_real *dO;
     int B, T, S, D, H, hd;
     bool causal, bias_batched, rec;
+    bool by_head;                /* backward: the parts split the heads (a bias gradient shared by the batch) */
     rg_real scale;
     rg_mm k1, k2, k3, k4;        /* the products' kernels, looked up once per call */
 } attn_job;
@@ -220,30 +221,44 @@ RG_VECTORIZE static void softmax_grad_block(rg_real *restrict dS, rg_real *restr
     }
 }
 
+/* The backward of one (b, h) pair; dS and vt are the part's scratch (NULL when no dS is needed). */
+static void backward_pair(const attn_job *j, int b, int h, rg_real *dS, rg_real *vt)
+{
+    const int T = j->T, S = j->S, D = j->D, H = j->H, hd = j->hd;
+    const int64_t TS = (int64_t)T * S, bh = (int64_t)b * H + h;
+    const rg_real *Pbh = j->P + bh * TS;
+    const int64_t qo = (int64_t)b * T * D + h * hd, ko = (int64_t)b * S * D + h * hd;
+    const rg_real *dObh = j->dO + qo;
+    if (j->dv) rg_mm_run(&j->k1, Pbh, dObh, j->dv + ko);
+    if (!dS) return;
+    transpose_head(vt, j->v->data + ko, S, hd, D);
+    rg_mm_run(&j->k2, dObh, vt, dS);
+    /* dS = P * (dP - rowsum(dP * P)) (to dbias), then scaled for dQ and dK; masked entries have P = 0 */
+    rg_real *db = j->dbias ? j->dbias + ((j->bias_batched ? (int64_t)b * H : 0) + h) * TS : NULL;
+    softmax_grad_block(dS, db, Pbh, j->scale, T, S, j->causal);
+    if (j->dq) rg_mm_run(&j->k3, dS, j->k->data + ko, j->dq + qo);
+    if (j->dk) rg_mm_run(&j->k4, dS, j->q->data + qo, j->dk + ko);
+}
+
+/* A part of the backward: its share of the (b, h) pairs, or, when a bias shared by the batch gathers every b's dS
+ * into one [T, S] block per head (by_head), its share of the heads, each for b = 0, 1, ... in order: the order in
+ * which one thread adds them, so the bias gradient has the bits of one thread. */
 static void attn_backward_part(void *p, int part, int nparts)
 {
     const attn_job *j = p;
-    const int T = j->T, S = j->S, D = j->D, H = j->H, hd = j->hd;
-    const int64_t TS = (int64_t)T * S;
+    const int64_t TS = (int64_t)j->T * j->S;
     const bool need_ds = j->dq || j->dk || j->dbias;
-    rg_real *dS = need_ds ? j->scratch + (int64_t)part * (TS + (int64_t)hd * S) : NULL, *vt = dS ? dS + TS : NULL;
+    rg_real *dS = need_ds ? j->scratch + (int64_t)part * (TS + (int64_t)j->hd * j->S) : NULL;
+    rg_real *vt = dS ? dS + TS : NULL;
+    if (j->by_head) {
+        const int h0 = (int)((int64_t)j->H * part / nparts), h1 = (int)((int64_t)j->H * (part + 1) / nparts);
+        for (int b = 0; b < j->B; b++)
+            for (int h = h0; h < h1; h++) backward_pair(j, b, h, dS, vt);
+        return;
+    }
     int lo, hi;
     part_range(j, part, nparts, &lo, &hi);
-    for (int bh = lo; bh < hi; bh++) {
-        const int b = bh / H, h = bh % H;
-        const rg_real *Pbh = j->P + (int64_t)bh * TS;
-        const int64_t qo = (int64_t)b * T * D + h * hd, ko = (int64_t)b * S * D + h * hd;
-        const rg_real *dObh = j->dO + qo;
-        if (j->dv) rg_mm_run(&j->k1, Pbh, dObh, j->dv + ko);
-        if (!need_ds) continue;
-        transpose_head(vt, j->v->data + ko, S, hd, D);
-        rg_mm_run(&j->k2, dObh, vt, dS);
-        /* dS = P * (dP - rowsum(dP * P)) (to dbias), then scaled for dQ and dK; masked entries have P = 0 */
-        rg_real *db = j->dbias ? j->dbias + ((j->bias_batched ? (int64_t)b * H : 0) + h) * TS : NULL;
-        softmax_grad_block(dS, db, Pbh, j->scale, T, S, j->causal);
-        if (j->dq) rg_mm_run(&j->k3, dS, j->k->data + ko, j->dq + qo);
-        if (j->dk) rg_mm_run(&j->k4, dS, j->q->data + qo, j->dk + ko);
-    }
+    for (int bh = lo; bh < hi; bh++) backward_pair(j, bh / j->H, bh % j->H, dS, vt);
 }
 
 static void attention_backward(rg_tensor *node)
@@ -269,8 +284,10 @@ static void attention_backward(rg_tensor *node)
     j.k2 = rg_mm_get(false, T, S, hd, D, S, S, 0);   /* dP [T, S] = dO [T, hd] V^T [hd, S] */
     j.k3 = rg_mm_get(false, T, hd, S, S, D, D, !fq); /* dQ [T, hd] (+)= (scale dS) [T, S] K [S, hd] */
     j.k4 = rg_mm_get(true, S, hd, T, S, D, D, !fk);  /* dK [S, hd] (+)= (scale dS)^T [S, T] Q [T, hd] */
-    /* a bias shared by the batch gathers every b's dS into one block: that loop stays on one thread */
-    int nt = (double)B * H * TS * hd >= PAR_MIN && !(dbias && !bias_batched) ? rg_pool_threads() : 1;
+    /* a bias shared by the batch gathers every b's dS into one block per head: the parts split the heads */
+    j.by_head = dbias && !bias_batched;
+    int nt = (double)B * H * TS * hd >= PAR_MIN ? rg_pool_threads() : 1;
+    if (j.by_head && nt > H) nt = H;
     if (need_ds) j.scratch = rg_arena_alloc(&node->ctx->arena, (size_t)nt * (TS + (int64_t)hd * S) * sizeof(rg_real));
     rg_pool_run(attn_backward_part, &j, nt);
 }
