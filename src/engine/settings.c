@@ -126,7 +126,7 @@ static const setting table[] = {
          "                         t5max128 (t5 with max_distance 128), bf16angles (rope/rope-half with bf16\n"
          "                         angles and tables, --rope-angles bf16) | all",
          "base, theta500k, rand, t5max128, bf16angles (each once), or all"),
-    INT("threads", M_ANY, false, threads, 1, 256, "N", "OpenBLAS threads per run"),
+    INT("threads", M_ANY, false, threads, 1, 256, "N", "threads per run (OpenBLAS's and ropegrad's pool)"),
     INT("jobs", M_ANY, false, jobs, 1, 256, "N", "runs in parallel (default: online CPUs)"),
     LIST("precision", M_TRAIN, false, parse_precision, print_precision, "P",
          "Linear's products: fp32, or bf16 operands with float32 accumulation (oneDNN;\n"
