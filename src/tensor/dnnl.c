@@ -59,7 +59,10 @@ static void bf16_part(void *p, int64_t i0, int64_t i1)
 {
     const bf16_pass *a = p;
 #ifdef HAVE_BF16_ASM
-    if (__builtin_cpu_supports("avx512bf16")) { bf16_avx512(a->dst + i0, a->src + i0, i1 - i0); return; } /* no race: libgcc's model */
+    if (__builtin_cpu_supports("avx512bf16")) { /* libgcc's model: no race */
+        bf16_avx512(a->dst + i0, a->src + i0, i1 - i0);
+        return;
+    }
 #endif
     bf16_portable(a->dst + i0, a->src + i0, i1 - i0);
 }

@@ -207,7 +207,7 @@ static void matmul_backward(rg_tensor *node)
 /* The bias passes of rg_linear over the pool (rg_pool_for): the broadcast splits the rows, the bias gradient (a sum
  * over rows) the columns, each column summed over every row in order: the bits of one thread. */
 typedef struct {
-    rg_real *y;
+    rg_real *out;          /* y (the broadcast) or the bias gradient */
     const rg_real *b, *dy;
     int rows, n;
 } bias_pass;
@@ -215,7 +215,7 @@ typedef struct {
 static void broadcast_part(void *p, int64_t r0, int64_t r1)
 {
     const bias_pass *a = p;
-    for (int64_t r = r0; r < r1; r++) memcpy(a->y + r * a->n, a->b, (size_t)a->n * sizeof(rg_real));
+    for (int64_t r = r0; r < r1; r++) memcpy(a->out + r * a->n, a->b, (size_t)a->n * sizeof(rg_real));
 }
 
 /* db [j0, j1) += sum over rows of dy [rows, n], row by row (the order of before; vectorized across j). */
@@ -228,7 +228,7 @@ RG_VECTORIZE static void bias_grad(rg_real *restrict db, const rg_real *restrict
 static void bias_grad_part(void *p, int64_t j0, int64_t j1)
 {
     const bias_pass *a = p;
-    bias_grad(a->y, a->dy, a->rows, a->n, (int)j0, (int)j1);
+    bias_grad(a->out, a->dy, a->rows, a->n, (int)j0, (int)j1);
 }
 
 rg_tensor *rg_linear(rg_ctx *c, rg_tensor *x, rg_tensor *w, rg_tensor *bias)
@@ -245,7 +245,7 @@ rg_tensor *rg_linear(rg_ctx *c, rg_tensor *x, rg_tensor *w, rg_tensor *bias)
     rg_tensor *y = rg_node_new(c, &OP_LINEAR, x->ndim, shape, bias ? 3 : 2, (rg_tensor *[]){x, w, bias});
     int rows = (int)(x->numel / in);
     if (bias) {
-        bias_pass a = {.y = y->data, .b = bias->data, .rows = rows, .n = out_f};
+        bias_pass a = {.out = y->data, .b = bias->data, .rows = rows, .n = out_f};
         rg_pool_for(rows, rg_pool_part_min(out_f), 1, broadcast_part, &a);
     }
     rg_linear_product(x, w, bias ? 1 : 0, y->data);
@@ -261,7 +261,7 @@ static void linear_backward(rg_tensor *node)
     const rg_real *dy = node->grad;
     rg_linear_grads(node->ctx, x, w, dy);
     if (wants_grad(bias)) {
-        bias_pass a = {.y = rg_grad_of(bias), .dy = dy, .rows = rows, .n = out_f};
+        bias_pass a = {.out = rg_grad_of(bias), .dy = dy, .rows = rows, .n = out_f};
         rg_pool_for(out_f, rg_pool_part_min(rows), 16, bias_grad_part, &a);
     }
 }

@@ -1,7 +1,7 @@
 /* pool.h: the library's own worker threads, for the work OpenBLAS does not thread for it: libxsmm products split by
- * rows, attention's per-(batch, head) loops and the large elementwise passes (rg_pool_for). Internal to the library. rg_set_num_threads(n) sizes it (n - 1
- * workers next to the calling thread; none by default). Workers start from the thread that sized the pool, with
- * FTZ/DAZ set (tensor.h). */
+ * rows, attention's per-(batch, head) loops and the large elementwise passes (rg_pool_for). Internal to the
+ * library. rg_set_num_threads(n) sizes it (n - 1 workers next to the calling thread; none by default). Workers
+ * start from the thread that sized the pool, with FTZ/DAZ set (tensor.h). */
 #ifndef RG_POOL_H
 #define RG_POOL_H
 
@@ -27,9 +27,9 @@ static inline int64_t rg_pool_part_min(int64_t width) { return RG_POOL_GRAIN / (
 typedef void (*rg_range_fn)(void *arg, int64_t begin, int64_t end);
 /* Runs fn over [0, n) in contiguous ranges, at most one per thread of the pool and at most n / min_per_part of them
  * (below 2 * min_per_part one call fn(arg, 0, n) on the calling thread); range bounds are multiples of `align` (>= 1)
- * except n, so a range may fall short of min_per_part by less than align. Every iteration runs exactly once, so when the iterations are
- * independent (each writes its own outputs, and any sum over iterations is kept per output in iteration order) the
- * results are the bits of fn(arg, 0, n) at any thread count. */
+ * except n, so a range may fall short of min_per_part by less than align. Every iteration runs exactly once, so
+ * when the iterations are independent (each writes its own outputs, and any sum over iterations is kept per output
+ * in iteration order) the results are the bits of fn(arg, 0, n) at any thread count. */
 void rg_pool_for(int64_t n, int64_t min_per_part, int64_t align, rg_range_fn fn, void *arg);
 /* Stops the workers and starts n - 1 new ones (n >= 1). */
 void rg_pool_resize(int n);

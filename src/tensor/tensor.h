@@ -221,9 +221,9 @@ bool rg_flush_denormals(bool on);
 /* Sets the threads of a step (n >= 1): OpenBLAS's (large products) and ropegrad's own pool of n - 1 workers next to
  * the calling thread (libxsmm and oneDNN products split by rows, attention by (batch, head) pairs or by heads, and
  * the large elementwise passes: GELU, LayerNorm, RoPE, AdamW, the bias passes, bf16 conversions; src/tensor/pool.h),
- * all with FTZ/DAZ (see denormals). Without a call: OpenBLAS's default (the OPENBLAS_NUM_THREADS environment variable, else
- * every CPU) and no pool workers. Call it from one thread, while no step runs. The elementwise passes give the bits
- * of one thread at any n; a split product may not (docs/precision.md, "Threads"). */
+ * all with FTZ/DAZ (see denormals). Without a call: OpenBLAS's default (the OPENBLAS_NUM_THREADS environment
+ * variable, else every CPU) and no pool workers. Call it from one thread, while no step runs. The elementwise passes
+ * give the bits of one thread at any n; a split product may not (docs/precision.md, "Threads"). */
 void rg_set_num_threads(int n);
 
 /* ---------------------------------------------------------------- precision */
