@@ -1,6 +1,8 @@
 /* test_bf16.c (float32): the bf16 mixed-precision path (rg_set_linear_precision, tensor.h; src/tensor/dnnl.c).
  *
- * - the float32 -> bf16 rounding (round to nearest even, NaN and infinities kept): a table of bit patterns;
+ * - the float32 -> bf16 rounding (round to nearest even, NaN and infinities kept): a table of bit patterns; and
+ *   every sign/exponent/upper-mantissa pattern with 8 lower halves (ties, near-ties, subnormals, NaNs) through
+ *   rg_bf16_from_float (VCVTNEPS2BF16 where the CPU has it) and rg_bf16_round against a remainder-based oracle;
  * - the refusal: with oneDNN limited to AVX-512 without BF16 (DNNL_MAX_CPU_ISA=AVX512_CORE, in a child process that
  *   has not asked oneDNN anything yet), or in a build without oneDNN, bf16 is refused with RG_ERR_ARG and a message
  *   and the setting stays fp32;
@@ -28,6 +30,7 @@
 #include <unistd.h>
 
 #include "tensor/gemm.h"
+#include "tensor/fastmath.h"
 
 #define FIXTURE "tests/fixtures/model_rope.h5"
 
@@ -100,6 +103,44 @@ static void test_rounding(void **state)
     rg_bf16_from_float(&h[1], &sn, 1);
     assert_true(isnan(rg_bf16_to_float(h[0])) && isnan(rg_bf16_to_float(h[1])));
     assert_true(rg_bf16_to_float(0x3F80) == 1.0f);
+}
+
+/* The oracle: subnormal -> +-0 (as VCVTNEPS2BF16), NaN -> quiet NaN, else the truncation plus one ulp when the
+ * dropped half is above a tie or a tie on an odd truncation (a carry into the exponent makes +-inf). */
+static uint16_t oracle_round(uint32_t u)
+{
+    if ((u & 0x7F800000u) == 0) return (uint16_t)((u >> 16) & 0x8000u);
+    if ((u & 0x7FFFFFFFu) > 0x7F800000u) return (uint16_t)((u >> 16) | 0x40u);
+    uint16_t t = (uint16_t)(u >> 16);
+    uint32_t rem = u & 0xFFFFu;
+    return (uint16_t)(rem > 0x8000u || (rem == 0x8000u && (t & 1)) ? t + 1 : t);
+}
+
+static void test_rounding_all_patterns(void **state)
+{
+    static const uint16_t lows[] = {0x0000, 0x0001, 0x7FFF, 0x8000, 0x8001, 0xFFFF, 0x1234, 0xC000};
+    enum { NL = sizeof lows / sizeof *lows, N = 65536 * NL };
+    float *f = malloc(sizeof(float) * N);
+    uint16_t *h = malloc(sizeof(uint16_t) * N);
+    assert_non_null(f);
+    assert_non_null(h);
+    for (uint32_t hi = 0; hi < 65536; hi++)
+        for (int l = 0; l < NL; l++) {
+            uint32_t u = hi << 16 | lows[l];
+            memcpy(&f[hi * NL + l], &u, 4);
+        }
+    rg_bf16_from_float(h, f, N);
+    int bad = 0;
+    for (int i = 0; i < N; i++) {
+        uint32_t u;
+        memcpy(&u, &f[i], 4);
+        uint16_t want = oracle_round(u), r = rg_bf16_round(f[i]);
+        if ((h[i] != want || r != want) && bad++ < 5)
+            printf("0x%08x: rg_bf16_from_float 0x%04x, rg_bf16_round 0x%04x, want 0x%04x\n", u, h[i], r, want);
+    }
+    free(f);
+    free(h);
+    assert_int_equal(bad, 0);
 }
 
 static void test_gemm_bf16(void **state)
@@ -260,6 +301,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_refused_without_bf16_isa), /* first: see the test */
         cmocka_unit_test(test_rounding),
+        cmocka_unit_test(test_rounding_all_patterns),
         cmocka_unit_test(test_gemm_bf16),
         cmocka_unit_test(test_gemm_fp32_routes),
         cmocka_unit_test(test_step_vs_fp32),

@@ -22,21 +22,16 @@
 #include <stdio.h>
 #include <string.h>
 
-/* round to nearest even on the upper 16 bits (what oneDNN and PyTorch do); NaN stays a quiet NaN */
+/* round to nearest even on the upper 16 bits (what oneDNN and PyTorch do): rg_bf16_round (fastmath.h) */
 RG_VECTORIZE static void bf16_portable(uint16_t *restrict dst, const float *restrict src, int64_t n)
 {
-    for (int64_t i = 0; i < n; i++) {
-        uint32_t u;
-        memcpy(&u, &src[i], 4);
-        uint32_t r = (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
-        dst[i] = (uint16_t)((u & 0x7FFFFFFFu) > 0x7F800000u ? (u >> 16) | 0x40u : r);
-    }
+    for (int64_t i = 0; i < n; i++) dst[i] = rg_bf16_round(src[i]);
 }
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 10
 #include <immintrin.h>
-/* AVX512_BF16's VCVTNEPS2BF16: the same rounding, 16 values per instruction; subnormal inputs become +-0 (the
- * instruction implies DAZ, as ropegrad's steps run anyway: tensor.h, denormals) */
+/* AVX512_BF16's VCVTNEPS2BF16: the same bits, 16 values per instruction (subnormal inputs become +-0: the
+ * instruction implies DAZ, as ropegrad's steps run anyway: tensor.h, denormals; rg_bf16_round does the same) */
 __attribute__((target("avx512f,avx512bf16"))) static void bf16_avx512(uint16_t *restrict dst,
                                                                       const float *restrict src, int64_t n)
 {

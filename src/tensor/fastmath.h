@@ -16,6 +16,8 @@
 #define RG_FASTMATH_H
 
 #include <math.h>
+#include <stdint.h>
+#include <string.h>
 #include "tensor.h"
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
@@ -45,6 +47,19 @@ static inline rg_real rg_tanh_fast(rg_real x)
     q = q * x2 + 4.89352518554385e-03f;
     return x * p / q;
 #endif
+}
+
+/* x rounded to bfloat16 (the upper 16 bits of a float32): round to nearest, ties to even; a NaN stays a quiet NaN;
+ * a subnormal input becomes +-0, as AVX512_BF16's VCVTNEPS2BF16 does (it treats input denormals as zero), so this
+ * scalar form, which the compiler vectorizes, gives the instruction's bits for every input (tests/test_bf16.c).
+ * rg_bf16_from_float (dnnl.c) and the passes that write an output's bf16 copy as they produce it use it. */
+static inline uint16_t rg_bf16_round(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    if ((u & 0x7F800000u) == 0) u &= 0x80000000u;
+    uint32_t r = (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
+    return (uint16_t)((u & 0x7FFFFFFFu) > 0x7F800000u ? (u >> 16) | 0x40u : r);
 }
 
 #endif

@@ -47,9 +47,15 @@ bool rg_gemm_transposes_b(int M, int N, int K);
 
 /* Linear's products in the precision of rg_set_linear_precision (ops_matmul.c): y [rows, out] = x W^T + beta y
  * (beta 0 or 1) for x [..., in], W [out, in]; and the backward's dx (+)= dy W (written when x's gradient buffer is
- * fresh) and dW += dy^T x, for those of x and W that require a gradient (dy [rows, out]). */
+ * fresh) and dW += dy^T x, for those of x and W that require a gradient (dy [rows, out]). In bf16, dy16 is dy
+ * already rounded (rg_bf16_round) by the pass that wrote dy, or NULL to have it converted here. */
 void rg_linear_product(rg_tensor *x, rg_tensor *w, rg_real beta, rg_real *y);
-void rg_linear_grads(rg_ctx *c, rg_tensor *x, rg_tensor *w, const rg_real *dy);
+void rg_linear_grads(rg_ctx *c, rg_tensor *x, rg_tensor *w, const rg_real *dy, const uint16_t *dy16);
+/* When Linear's products run in bf16: the memory of t's bf16 copy [t->numel], claimed for t's present data, for
+ * the pass producing t to fill (every element, rg_bf16_round of its value) before t is read, so that a Linear
+ * taking t does not convert it again ("each activation once, where it is produced"). NULL in fp32, in the float64
+ * build, or when the copy is already current: then the producer writes nothing more. */
+uint16_t *rg_linear_bf16_slot(rg_tensor *t);
 
 /* Product time, for the benchmark's elementwise share (bench/README.md): rg_gemm_profile(true) zeroes the totals
  * and from then on every outermost product (rg_gemm, rg_mm_run, rg_gemm_bf16, rg_gemm_dnnl_f32) on the calling

@@ -11,7 +11,9 @@
  *                       folded into the output GEMM). Backward: dr += G, db += sum_rows G, dx (+)= G W,
  *                       dW += G^T x (rows "add" and "linear").
  * "(+)=": when the input's gradient buffer is fresh (rg_grad_fresh) the GEMM writes it (beta 0) instead of
- * accumulating into a zero-filled buffer. */
+ * accumulating into a zero-filled buffer. With Linear's products in bf16 (rg_set_linear_precision) the passes also
+ * write the bf16 copies the products read, as they write or read the float32 values: y's (rg_linear_bf16_slot),
+ * dpre's and G's, so that no separate conversion pass reads them again. */
 #include "ops.h"
 #include "gemm.h"
 #include "fastmath.h"
@@ -43,15 +45,16 @@ static void check_linear(const char *op, const rg_tensor *x, const rg_tensor *w,
  * row order, so every thread count gives the bits of one thread. */
 typedef struct {
     rg_real *y, *pre, *d, *db, *dres;
+    uint16_t *y16, *d16, *g16; /* bf16 copies written beside y, d and g (rg_linear_bf16_slot), or NULL */
     const rg_real *b, *g, *res;
     int64_t rows;
     int n;
     bool fresh;
 } pass;
 
-/* rows [r0, r1): pre[r, :] += b; y = 0.5 pre (1 + tanh(c (pre + a pre^3))) */
-RG_VECTORIZE static void bias_gelu(rg_real *restrict y, rg_real *restrict pre, const rg_real *restrict b,
-                                   int64_t r0, int64_t r1, int n)
+/* rows [r0, r1): pre[r, :] += b; y = 0.5 pre (1 + tanh(c (pre + a pre^3))); y16 (if not NULL) = bf16(y) */
+RG_VECTORIZE static void bias_gelu(rg_real *restrict y, uint16_t *restrict y16, rg_real *restrict pre,
+                                   const rg_real *restrict b, int64_t r0, int64_t r1, int n)
 {
     for (int64_t r = r0; r < r1; r++) {
         rg_real *p = pre + r * n, *o = y + r * n;
@@ -60,18 +63,21 @@ RG_VECTORIZE static void bias_gelu(rg_real *restrict y, rg_real *restrict pre, c
             p[j] = v;
             o[j] = (rg_real)0.5 * v * (1 + rg_tanh_fast((rg_real)GELU_C * (v + (rg_real)GELU_A * v * v * v)));
         }
+        if (y16)
+            for (int j = 0; j < n; j++) y16[r * n + j] = rg_bf16_round((float)o[j]);
     }
 }
 
 static void bias_gelu_part(void *p, int64_t r0, int64_t r1)
 {
     const pass *a = p;
-    bias_gelu(a->y, a->pre, a->b, r0, r1, a->n);
+    bias_gelu(a->y, a->y16, a->pre, a->b, r0, r1, a->n);
 }
 
-/* columns [j0, j1): d[r, j] = g gelu'(pre) and db[j] += sum_rows d */
-RG_VECTORIZE static void gelu_grad_bias(rg_real *restrict d, rg_real *restrict db, const rg_real *restrict g,
-                                        const rg_real *restrict pre, int64_t rows, int n, int j0, int j1)
+/* columns [j0, j1): d[r, j] = g gelu'(pre) and db[j] += sum_rows d; d16 (if not NULL) = bf16(d) */
+RG_VECTORIZE static void gelu_grad_bias(rg_real *restrict d, uint16_t *restrict d16, rg_real *restrict db,
+                                        const rg_real *restrict g, const rg_real *restrict pre, int64_t rows, int n,
+                                        int j0, int j1)
 {
     for (int64_t r = 0; r < rows; r++) {
         const rg_real *p = pre + r * n, *gr = g + r * n;
@@ -83,13 +89,15 @@ RG_VECTORIZE static void gelu_grad_bias(rg_real *restrict d, rg_real *restrict d
         }
         if (db)
             for (int j = j0; j < j1; j++) db[j] += dr[j];
+        if (d16)
+            for (int j = j0; j < j1; j++) d16[r * n + j] = rg_bf16_round((float)dr[j]);
     }
 }
 
 static void gelu_grad_bias_part(void *p, int64_t j0, int64_t j1)
 {
     const pass *a = p;
-    gelu_grad_bias(a->d, a->db, a->g, a->pre, a->rows, a->n, (int)j0, (int)j1);
+    gelu_grad_bias(a->d, a->d16, a->db, a->g, a->pre, a->rows, a->n, (int)j0, (int)j1);
 }
 
 /* rows [r0, r1): y[r, :] = res[r, :] + b */
@@ -106,12 +114,14 @@ static void residual_bias_part(void *p, int64_t r0, int64_t r1)
     residual_bias(a->y, a->res, a->b, r0, r1, a->n);
 }
 
-/* columns [j0, j1): db += sum_rows g; dres (if not NULL) = or += g */
-RG_VECTORIZE static void residual_grads(rg_real *restrict db, rg_real *restrict dres, bool fresh,
-                                        const rg_real *restrict g, int64_t rows, int n, int j0, int j1)
+/* columns [j0, j1): db += sum_rows g; dres (if not NULL) = or += g; g16 (if not NULL) = bf16(g) */
+RG_VECTORIZE static void residual_grads(rg_real *restrict db, rg_real *restrict dres, uint16_t *restrict g16,
+                                        bool fresh, const rg_real *restrict g, int64_t rows, int n, int j0, int j1)
 {
     for (int64_t r = 0; r < rows; r++) {
         const rg_real *gr = g + r * n;
+        if (g16)
+            for (int j = j0; j < j1; j++) g16[r * n + j] = rg_bf16_round((float)gr[j]);
         if (db)
             for (int j = j0; j < j1; j++) db[j] += gr[j];
         if (dres && fresh)
@@ -124,7 +134,15 @@ RG_VECTORIZE static void residual_grads(rg_real *restrict db, rg_real *restrict 
 static void residual_grads_part(void *p, int64_t j0, int64_t j1)
 {
     const pass *a = p;
-    residual_grads(a->db, a->dres, a->fresh, a->g, a->rows, a->n, (int)j0, (int)j1);
+    residual_grads(a->db, a->dres, a->g16, a->fresh, a->g, a->rows, a->n, (int)j0, (int)j1);
+}
+
+/* The bf16 copy of a Linear's output gradient (n values), for the pass that writes or reads the gradient to fill
+ * as it goes, when Linear runs in bf16 and its backward has a product to run (rg_linear_grads); NULL otherwise. */
+static uint16_t *dy_bf16(rg_ctx *c, const rg_tensor *x, const rg_tensor *w, int64_t n)
+{
+    if (rg_get_linear_precision() != RG_PRECISION_BF16 || !(wants_grad(x) || wants_grad(w))) return NULL;
+    return rg_arena_alloc(&c->arena, (size_t)n * sizeof(uint16_t));
 }
 
 rg_tensor *rg_linear_gelu(rg_ctx *c, rg_tensor *x, rg_tensor *w, rg_tensor *b)
@@ -138,7 +156,7 @@ rg_tensor *rg_linear_gelu(rg_ctx *c, rg_tensor *x, rg_tensor *w, rg_tensor *b)
     rg_tensor *y = rg_node_new(c, &OP_LINEAR_GELU, x->ndim, shape, 3, (rg_tensor *[]){x, w, b});
     rg_real *pre = rg_arena_alloc(&c->arena, (size_t)(rows * out_f) * sizeof(rg_real));
     rg_linear_product(x, w, 0, pre);
-    pass a = {.y = y->data, .pre = pre, .b = b->data, .n = out_f};
+    pass a = {.y = y->data, .y16 = rg_linear_bf16_slot(y), .pre = pre, .b = b->data, .n = out_f};
     rg_pool_for(rows, rg_pool_part_min(out_f), 1, bias_gelu_part, &a);
     y->saved = pre;
     return y;
@@ -150,10 +168,10 @@ static void linear_gelu_backward(rg_tensor *node)
     const int in = w->shape[1], out_f = w->shape[0];
     const int64_t rows = x->numel / in;
     rg_real *d = rg_arena_alloc(&node->ctx->arena, (size_t)(rows * out_f) * sizeof(rg_real));
-    pass a = {.d = d, .db = wants_grad(b) ? rg_grad_of(b) : NULL, .g = node->grad, .pre = node->saved, .rows = rows,
-              .n = out_f};
+    pass a = {.d = d, .d16 = dy_bf16(node->ctx, x, w, rows * out_f), .db = wants_grad(b) ? rg_grad_of(b) : NULL,
+              .g = node->grad, .pre = node->saved, .rows = rows, .n = out_f};
     rg_pool_for(out_f, rg_pool_part_min(rows), 16, gelu_grad_bias_part, &a);
-    rg_linear_grads(node->ctx, x, w, d);
+    rg_linear_grads(node->ctx, x, w, d, a.d16);
 }
 
 rg_tensor *rg_linear_residual(rg_ctx *c, rg_tensor *x, rg_tensor *w, rg_tensor *b, rg_tensor *res)
@@ -179,8 +197,8 @@ static void linear_residual_backward(rg_tensor *node)
     const int64_t rows = x->numel / in;
     bool fresh = false;
     rg_real *dres = wants_grad(res) ? rg_grad_fresh(res, &fresh) : NULL;
-    pass a = {.db = wants_grad(b) ? rg_grad_of(b) : NULL, .dres = dres, .fresh = fresh, .g = node->grad, .rows = rows,
-              .n = out_f};
+    pass a = {.db = wants_grad(b) ? rg_grad_of(b) : NULL, .dres = dres, .g16 = dy_bf16(node->ctx, x, w, rows * out_f),
+              .fresh = fresh, .g = node->grad, .rows = rows, .n = out_f};
     rg_pool_for(out_f, rg_pool_part_min(rows), 16, residual_grads_part, &a);
-    rg_linear_grads(node->ctx, x, w, node->grad);
+    rg_linear_grads(node->ctx, x, w, node->grad, a.g16);
 }

@@ -49,8 +49,18 @@ static void *derived_memory(rg_tensor *t, rg_derived *d, size_t bytes)
     return d->p;
 }
 
+uint16_t *rg_linear_bf16_slot(rg_tensor *t)
+{
 #ifndef RG_DOUBLE
-/* t's data rounded to bf16, converted once per version of it */
+    if (linear_precision == RG_PRECISION_BF16)
+        return derived_memory(t, &t->bf16, (size_t)t->numel * sizeof(uint16_t));
+#endif
+    (void)t;
+    return NULL;
+}
+
+#ifndef RG_DOUBLE
+/* t's data rounded to bf16, converted once per version of it (unless its producer wrote it: rg_linear_bf16_slot) */
 static const uint16_t *bf16_data(rg_tensor *t)
 {
     uint16_t *p = derived_memory(t, &t->bf16, (size_t)t->numel * sizeof(uint16_t));
@@ -88,13 +98,17 @@ void rg_linear_product(rg_tensor *x, rg_tensor *w, rg_real beta, rg_real *y)
 
 static inline bool wants_grad(const rg_tensor *t) { return t && t->requires_grad; }
 
-void rg_linear_grads(rg_ctx *c, rg_tensor *x, rg_tensor *w, const rg_real *dy)
+void rg_linear_grads(rg_ctx *c, rg_tensor *x, rg_tensor *w, const rg_real *dy, const uint16_t *dy16)
 {
     const int in = w->shape[1], out_f = w->shape[0], rows = (int)(x->numel / in);
 #ifndef RG_DOUBLE
     if (linear_precision == RG_PRECISION_BF16 && (wants_grad(x) || wants_grad(w))) {
-        uint16_t *d = rg_arena_alloc(&c->arena, (size_t)rows * out_f * sizeof(uint16_t));
-        rg_bf16_from_float(d, dy, (int64_t)rows * out_f);
+        const uint16_t *d = dy16;
+        if (!d) {
+            uint16_t *conv = rg_arena_alloc(&c->arena, (size_t)rows * out_f * sizeof(uint16_t));
+            rg_bf16_from_float(conv, dy, (int64_t)rows * out_f);
+            d = conv;
+        }
         if (wants_grad(x)) {
             bool fresh;
             rg_real *dx = rg_grad_fresh(x, &fresh);
@@ -104,6 +118,9 @@ void rg_linear_grads(rg_ctx *c, rg_tensor *x, rg_tensor *w, const rg_real *dy)
             rg_gemm_bf16(true, false, out_f, in, rows, d, out_f, bf16_data(x), in, 1, rg_grad_of(w), in);
         return;
     }
+#else
+    (void)c;
+    (void)dy16;
 #endif
     if (wants_grad(x)) { /* written (beta 0) when x's gradient buffer is new: no zero-fill first */
         bool fresh;
@@ -259,7 +276,7 @@ static void linear_backward(rg_tensor *node)
     int in = w->shape[1], out_f = w->shape[0];
     int rows = (int)(x->numel / in);
     const rg_real *dy = node->grad;
-    rg_linear_grads(node->ctx, x, w, dy);
+    rg_linear_grads(node->ctx, x, w, dy, NULL);
     if (wants_grad(bias)) {
         bias_pass a = {.out = rg_grad_of(bias), .dy = dy, .rows = rows, .n = out_f};
         rg_pool_for(out_f, rg_pool_part_min(rows), 16, bias_grad_part, &a);

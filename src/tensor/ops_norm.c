@@ -3,6 +3,7 @@
  * Backward rule: docs/derivatives.md row "layernorm". Large passes run over the pool (rg_pool_for) with the bits of
  * one thread: rows split for the forward and dx, columns for dw and db (each a sum over rows in row order). */
 #include "ops.h"
+#include "gemm.h"
 #include "fastmath.h"
 #include "pool.h"
 
@@ -22,9 +23,10 @@ static inline double sum_lanes(const double *acc)
     return s;
 }
 
-/* out [rows, C] = (x - mean) rstd w + b, two passes per row (mean, then squared deviations); saves mean, rstd. */
-RG_VECTORIZE static void layernorm_rows(rg_real *restrict out, rg_real *restrict mean, rg_real *restrict rstd,
-                                        const rg_real *restrict x, const rg_real *restrict w,
+/* out [rows, C] = (x - mean) rstd w + b, two passes per row (mean, then squared deviations); saves mean, rstd;
+ * out16 (if not NULL) = bf16(out), the copy a bf16 Linear reads (rg_linear_bf16_slot). */
+RG_VECTORIZE static void layernorm_rows(rg_real *restrict out, uint16_t *restrict out16, rg_real *restrict mean,
+                                        rg_real *restrict rstd, const rg_real *restrict x, const rg_real *restrict w,
                                         const rg_real *restrict b, int64_t rows, int C, double eps)
 {
     for (int64_t r = 0; r < rows; r++) {
@@ -48,6 +50,8 @@ RG_VECTORIZE static void layernorm_rows(rg_real *restrict out, rg_real *restrict
             for (j = 0; j < C; j++) o[j] = (in[j] - mu) * s * w[j] + b[j];
         else
             for (j = 0; j < C; j++) o[j] = (in[j] - mu) * s * w[j];
+        if (out16)
+            for (j = 0; j < C; j++) out16[r * C + j] = rg_bf16_round((float)o[j]);
         mean[r] = mu;
         rstd[r] = s;
     }
@@ -138,6 +142,7 @@ RG_VECTORIZE static void layernorm_param_grads(rg_real *restrict dw, rg_real *re
 /* A LayerNorm pass over the pool: the forward and dx split the rows; dw and db, sums over rows, the columns. */
 typedef struct {
     rg_real *out, *mean_out, *rstd_out, *dx, *dw, *db;
+    uint16_t *out16;
     const rg_real *x, *w, *b, *grad, *mean, *rstd;
     int64_t rows;
     int C;
@@ -147,8 +152,8 @@ typedef struct {
 static void forward_part(void *p, int64_t r0, int64_t r1)
 {
     const ln_pass *a = p;
-    layernorm_rows(a->out + r0 * a->C, a->mean_out + r0, a->rstd_out + r0, a->x + r0 * a->C, a->w, a->b, r1 - r0,
-                   a->C, a->eps);
+    layernorm_rows(a->out + r0 * a->C, a->out16 ? a->out16 + r0 * a->C : NULL, a->mean_out + r0, a->rstd_out + r0,
+                   a->x + r0 * a->C, a->w, a->b, r1 - r0, a->C, a->eps);
 }
 
 static void dx_part(void *p, int64_t r0, int64_t r1)
@@ -174,8 +179,8 @@ rg_tensor *rg_layernorm(rg_ctx *c, rg_tensor *x, rg_tensor *w, rg_tensor *b, dou
     int64_t rows = x->numel / C;
     rg_real *mean = rg_arena_alloc(&c->arena, (size_t)rows * sizeof(rg_real));
     rg_real *rstd = rg_arena_alloc(&c->arena, (size_t)rows * sizeof(rg_real));
-    ln_pass a = {.out = out->data, .mean_out = mean, .rstd_out = rstd, .x = x->data, .w = w->data,
-                 .b = b ? b->data : NULL, .C = C, .eps = eps};
+    ln_pass a = {.out = out->data, .out16 = rg_linear_bf16_slot(out), .mean_out = mean, .rstd_out = rstd,
+                 .x = x->data, .w = w->data, .b = b ? b->data : NULL, .C = C, .eps = eps};
     rg_pool_for(rows, rg_pool_part_min(C), 1, forward_part, &a);
     out->saved = mean;
     out->saved2 = rstd;
