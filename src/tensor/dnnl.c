@@ -91,7 +91,8 @@ float rg_bf16_to_float(uint16_t h)
     X(dnnl_post_ops_create) X(dnnl_post_ops_append_sum) X(dnnl_primitive_attr_set_post_ops) \
     X(dnnl_primitive_desc_create) X(dnnl_primitive_create) X(dnnl_memory_create) X(dnnl_primitive_desc_destroy) \
     X(dnnl_primitive_attr_destroy) X(dnnl_post_ops_destroy) X(dnnl_memory_set_data_handle) \
-    X(dnnl_primitive_execute) X(dnnl_stream_wait) X(dnnl_version)
+    X(dnnl_primitive_execute) X(dnnl_stream_wait) X(dnnl_version) X(dnnl_primitive_destroy) \
+    X(dnnl_memory_destroy) X(dnnl_stream_destroy)
 #define DECLARE(f) static __typeof__(f) *p_##f;
 DNNL_FUNCS(DECLARE)
 static void (*p_omp_set_num_threads)(int); /* libgomp's, which libdnnl.so.2 links: OpenMP is held at 1 thread */
@@ -175,6 +176,32 @@ typedef struct {
 static _Thread_local entry *table;
 static _Thread_local dnnl_stream_t stream;
 
+/* A thread's primitives, memories and stream, released when the thread exits (a pool resized by
+ * rg_set_num_threads ends its workers; the main thread's stay until the process ends). */
+typedef struct {
+    entry *table;
+    dnnl_stream_t stream;
+} thread_cache;
+static pthread_key_t cache_key;
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+static int key_status;
+
+static void release_cache(void *p)
+{
+    thread_cache *tc = p;
+    for (int i = 0; i < TABLE; i++) {
+        entry *e = &tc->table[i];
+        if (!e->used) continue;
+        p_dnnl_primitive_destroy(e->prim);
+        p_dnnl_memory_destroy(e->a), p_dnnl_memory_destroy(e->b), p_dnnl_memory_destroy(e->c);
+    }
+    p_dnnl_stream_destroy(tc->stream);
+    free(tc->table);
+    free(tc);
+}
+
+static void make_key(void) { key_status = pthread_key_create(&cache_key, release_cache); }
+
 #define CHECK(call) do { dnnl_status_t s_ = (call); \
     RG_ASSERT(s_ == dnnl_success, "oneDNN: %s failed (status %d)", #call, (int)s_); } while (0)
 
@@ -183,10 +210,15 @@ static void thread_setup(void)
     RG_ASSERT(load_dnnl(), "%s", load_error);
     pthread_once(&engine_once, make_engine);
     RG_ASSERT(engine_status == dnnl_success, "oneDNN: no CPU engine (status %d)", (int)engine_status);
+    pthread_once(&key_once, make_key);
+    RG_ASSERT(key_status == 0, "oneDNN: no thread key for the primitive tables (%s)", strerror(key_status));
     if (p_omp_set_num_threads) p_omp_set_num_threads(1);
     CHECK(p_dnnl_stream_create(&stream, engine, dnnl_stream_default_flags));
+    thread_cache *tc = malloc(sizeof *tc);
     table = calloc(TABLE, sizeof *table);
-    RG_ASSERT(table, "oneDNN: out of memory for the primitive table");
+    RG_ASSERT(tc && table, "oneDNN: out of memory for the primitive table");
+    *tc = (thread_cache){table, stream};
+    RG_ASSERT(pthread_setspecific(cache_key, tc) == 0, "oneDNN: cannot register the thread's primitive table");
 }
 
 /* rows x cols matrix, transposed or not, as stored with row stride ld */
