@@ -16,7 +16,9 @@
  * and the scale is applied in the softmax pass and to dS (the kernels run with alpha = 1). With more than one thread
  * (rg_set_num_threads) the (b, h) pairs are split over the library's pool (src/tensor/pool.h), each part with its
  * own scratch; with a bias gradient shared by the batch the backward's parts split the heads instead, each adding
- * its heads' dS over b in order (the bits of one thread). The only memory is arena memory.
+ * its heads' dS over b in order (the bits of one thread). The only memory is arena memory. When Linear runs in bf16
+ * (rg_set_linear_precision), each head's output block is also written as bf16, the copy the output projection
+ * reads (rg_linear_bf16_slot: converted where produced, not in a separate pass).
  */
 #include "nn.h"
 #include "../tensor/gemm.h"
@@ -102,10 +104,18 @@ RG_VECTORIZE static void softmax_block(rg_real *P, const rg_real *bias, rg_real 
     }
 }
 
+/* dst = bf16 of a head's [T, hd] output block (row stride D), while the block is still in cache */
+RG_VECTORIZE static void head_bf16(uint16_t *restrict dst, const rg_real *restrict src, int T, int hd, int D)
+{
+    for (int i = 0; i < T; i++)
+        for (int x = 0; x < hd; x++) dst[(int64_t)i * D + x] = rg_bf16_round((float)src[(int64_t)i * D + x]);
+}
+
 /* One attention call's operands and kernels, shared by the parts of a parallel loop over the (b, h) pairs. */
 typedef struct {
     const rg_tensor *q, *k, *v, *bias;
     rg_tensor *out;
+    uint16_t *out16;             /* out's bf16 copy, written head block by head block (rg_linear_bf16_slot), or NULL */
     const rg_real *P;            /* [B, H, T, S] (one [T, S] block when not recording: forward only) */
     rg_real *dq, *dk, *dv, *dbias, *scratch;
     const rg_real *dO;
@@ -144,6 +154,7 @@ static void attn_forward_part(void *p, int part, int nparts)
         const rg_real *bb = j->bias ? j->bias->data + ((j->bias_batched ? (int64_t)b * H : 0) + h) * TS : NULL;
         softmax_block(Pbh, bb, j->scale, T, S, j->causal);
         rg_mm_run(&j->k2, Pbh, j->v->data + ko, j->out->data + qo);
+        if (j->out16) head_bf16(j->out16 + qo, j->out->data + qo, T, hd, D);
     }
 }
 
@@ -174,6 +185,7 @@ rg_tensor *rg_attention(rg_ctx *c, rg_tensor *q, rg_tensor *k, rg_tensor *v, int
     rg_real *P = rg_arena_alloc(&c->arena, (size_t)(rec ? (int64_t)B * H * TS : TS) * sizeof(rg_real));
     attn_job j = {.q = q, .k = k, .v = v, .bias = bias, .out = out, .P = P, .B = B, .T = T, .S = S, .D = D, .H = H,
                   .hd = hd, .causal = causal, .bias_batched = bias_batched, .rec = rec, .scale = (rg_real)scale};
+    j.out16 = rg_linear_bf16_slot(out); /* bf16 Linear: the copy o_proj reads, written as each head's block is */
     j.k1 = rg_mm_get(false, T, S, hd, D, S, S, 0);   /* scores [T, S] = Q [T, hd] K^T [hd, S] */
     j.k2 = rg_mm_get(false, T, hd, S, S, D, D, 0);   /* out [T, hd] = P [T, S] V [S, hd] */
     /* split the (b, h) pairs over the pool when P is kept per pair (recording) and the work is worth a wake-up */

@@ -56,6 +56,11 @@ void rg_linear_grads(rg_ctx *c, rg_tensor *x, rg_tensor *w, const rg_real *dy, c
  * taking t does not convert it again ("each activation once, where it is produced"). NULL in fp32, in the float64
  * build, or when the copy is already current: then the producer writes nothing more. */
 uint16_t *rg_linear_bf16_slot(rg_tensor *t);
+/* When Linear (x [..., in], W [out, in]) runs in bf16 and its backward has a product to run (x or W requires a
+ * gradient): arena memory (c's) for the bf16 copy of its output gradient dy [n values], for the backward pass that
+ * writes or reads dy (the bias gradient's, a fused op's) to fill with rg_bf16_round as it goes and hand to
+ * rg_linear_grads as dy16. NULL otherwise (fp32, the float64 build, no product): rg_linear_grads gets dy16 NULL. */
+uint16_t *rg_linear_grad_bf16(rg_ctx *c, const rg_tensor *x, const rg_tensor *w, int64_t n);
 
 /* Product time, for the benchmark's elementwise share (bench/README.md): rg_gemm_profile(true) zeroes the totals
  * and from then on every outermost product (rg_gemm, rg_mm_run, rg_gemm_bf16, rg_gemm_dnnl_f32) on the calling

@@ -137,14 +137,6 @@ static void residual_grads_part(void *p, int64_t j0, int64_t j1)
     residual_grads(a->db, a->dres, a->g16, a->fresh, a->g, a->rows, a->n, (int)j0, (int)j1);
 }
 
-/* The bf16 copy of a Linear's output gradient (n values), for the pass that writes or reads the gradient to fill
- * as it goes, when Linear runs in bf16 and its backward has a product to run (rg_linear_grads); NULL otherwise. */
-static uint16_t *dy_bf16(rg_ctx *c, const rg_tensor *x, const rg_tensor *w, int64_t n)
-{
-    if (rg_get_linear_precision() != RG_PRECISION_BF16 || !(wants_grad(x) || wants_grad(w))) return NULL;
-    return rg_arena_alloc(&c->arena, (size_t)n * sizeof(uint16_t));
-}
-
 rg_tensor *rg_linear_gelu(rg_ctx *c, rg_tensor *x, rg_tensor *w, rg_tensor *b)
 {
     check_linear("linear_gelu", x, w, b);
@@ -168,7 +160,7 @@ static void linear_gelu_backward(rg_tensor *node)
     const int in = w->shape[1], out_f = w->shape[0];
     const int64_t rows = x->numel / in;
     rg_real *d = rg_arena_alloc(&node->ctx->arena, (size_t)(rows * out_f) * sizeof(rg_real));
-    pass a = {.d = d, .d16 = dy_bf16(node->ctx, x, w, rows * out_f), .db = wants_grad(b) ? rg_grad_of(b) : NULL,
+    pass a = {.d = d, .d16 = rg_linear_grad_bf16(node->ctx, x, w, rows * out_f), .db = wants_grad(b) ? rg_grad_of(b) : NULL,
               .g = node->grad, .pre = node->saved, .rows = rows, .n = out_f};
     rg_pool_for(out_f, rg_pool_part_min(rows), 16, gelu_grad_bias_part, &a);
     rg_linear_grads(node->ctx, x, w, d, a.d16);
@@ -197,7 +189,7 @@ static void linear_residual_backward(rg_tensor *node)
     const int64_t rows = x->numel / in;
     bool fresh = false;
     rg_real *dres = wants_grad(res) ? rg_grad_fresh(res, &fresh) : NULL;
-    pass a = {.db = wants_grad(b) ? rg_grad_of(b) : NULL, .dres = dres, .g16 = dy_bf16(node->ctx, x, w, rows * out_f),
+    pass a = {.db = wants_grad(b) ? rg_grad_of(b) : NULL, .dres = dres, .g16 = rg_linear_grad_bf16(node->ctx, x, w, rows * out_f),
               .fresh = fresh, .g = node->grad, .rows = rows, .n = out_f};
     rg_pool_for(out_f, rg_pool_part_min(rows), 16, residual_grads_part, &a);
     rg_linear_grads(node->ctx, x, w, node->grad, a.g16);

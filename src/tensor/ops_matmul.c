@@ -59,6 +59,14 @@ uint16_t *rg_linear_bf16_slot(rg_tensor *t)
     return NULL;
 }
 
+static inline bool wants_grad(const rg_tensor *t) { return t && t->requires_grad; }
+
+uint16_t *rg_linear_grad_bf16(rg_ctx *c, const rg_tensor *x, const rg_tensor *w, int64_t n)
+{
+    if (linear_precision != RG_PRECISION_BF16 || !(wants_grad(x) || wants_grad(w))) return NULL;
+    return rg_arena_alloc(&c->arena, (size_t)n * sizeof(uint16_t));
+}
+
 #ifndef RG_DOUBLE
 /* t's data rounded to bf16, converted once per version of it (unless its producer wrote it: rg_linear_bf16_slot) */
 static const uint16_t *bf16_data(rg_tensor *t)
@@ -95,8 +103,6 @@ void rg_linear_product(rg_tensor *x, rg_tensor *w, rg_real beta, rg_real *y)
     }
     rg_gemm(false, true, rows, out_f, in, 1, x->data, in, w->data, in, beta, y, out_f);
 }
-
-static inline bool wants_grad(const rg_tensor *t) { return t && t->requires_grad; }
 
 void rg_linear_grads(rg_ctx *c, rg_tensor *x, rg_tensor *w, const rg_real *dy, const uint16_t *dy16)
 {
@@ -226,6 +232,7 @@ static void matmul_backward(rg_tensor *node)
 typedef struct {
     rg_real *out;          /* y (the broadcast) or the bias gradient */
     const rg_real *b, *dy;
+    uint16_t *dy16;        /* the bias gradient's pass: bf16(dy) written as it reads dy, or NULL */
     int rows, n;
 } bias_pass;
 
@@ -235,17 +242,23 @@ static void broadcast_part(void *p, int64_t r0, int64_t r1)
     for (int64_t r = r0; r < r1; r++) memcpy(a->out + r * a->n, a->b, (size_t)a->n * sizeof(rg_real));
 }
 
-/* db [j0, j1) += sum over rows of dy [rows, n], row by row (the order of before; vectorized across j). */
-RG_VECTORIZE static void bias_grad(rg_real *restrict db, const rg_real *restrict dy, int rows, int n, int j0, int j1)
+/* db [j0, j1) += sum over rows of dy [rows, n], row by row (the order of before; vectorized across j);
+ * dy16 (if not NULL) = bf16(dy) in those columns, the copy rg_linear_grads reads. */
+RG_VECTORIZE static void bias_grad(rg_real *restrict db, uint16_t *restrict dy16, const rg_real *restrict dy,
+                                   int rows, int n, int j0, int j1)
 {
-    for (int r = 0; r < rows; r++)
-        for (int j = j0; j < j1; j++) db[j] += dy[(int64_t)r * n + j];
+    for (int r = 0; r < rows; r++) {
+        const rg_real *dr = dy + (int64_t)r * n;
+        for (int j = j0; j < j1; j++) db[j] += dr[j];
+        if (dy16)
+            for (int j = j0; j < j1; j++) dy16[(int64_t)r * n + j] = rg_bf16_round((float)dr[j]);
+    }
 }
 
 static void bias_grad_part(void *p, int64_t j0, int64_t j1)
 {
     const bias_pass *a = p;
-    bias_grad(a->out, a->dy, a->rows, a->n, (int)j0, (int)j1);
+    bias_grad(a->out, a->dy16, a->dy, a->rows, a->n, (int)j0, (int)j1);
 }
 
 rg_tensor *rg_linear(rg_ctx *c, rg_tensor *x, rg_tensor *w, rg_tensor *bias)
@@ -276,9 +289,12 @@ static void linear_backward(rg_tensor *node)
     int in = w->shape[1], out_f = w->shape[0];
     int rows = (int)(x->numel / in);
     const rg_real *dy = node->grad;
-    rg_linear_grads(node->ctx, x, w, dy, NULL);
-    if (wants_grad(bias)) {
-        bias_pass a = {.out = rg_grad_of(bias), .dy = dy, .rows = rows, .n = out_f};
+    uint16_t *dy16 = NULL;
+    if (wants_grad(bias)) { /* the bias gradient's pass writes dy's bf16 copy as it reads dy (bf16 Linear) */
+        bias_pass a = {.out = rg_grad_of(bias), .dy = dy, .rows = rows, .n = out_f,
+                       .dy16 = rg_linear_grad_bf16(node->ctx, x, w, (int64_t)rows * out_f)};
         rg_pool_for(out_f, rg_pool_part_min(rows), 16, bias_grad_part, &a);
+        dy16 = a.dy16;
     }
+    rg_linear_grads(node->ctx, x, w, dy, dy16);
 }
