@@ -160,8 +160,9 @@ static void linear_gelu_backward(rg_tensor *node)
     const int in = w->shape[1], out_f = w->shape[0];
     const int64_t rows = x->numel / in;
     rg_real *d = rg_arena_alloc(&node->ctx->arena, (size_t)(rows * out_f) * sizeof(rg_real));
-    pass a = {.d = d, .d16 = rg_linear_grad_bf16(node->ctx, x, w, rows * out_f), .db = wants_grad(b) ? rg_grad_of(b) : NULL,
-              .g = node->grad, .pre = node->saved, .rows = rows, .n = out_f};
+    pass a = {.d = d, .d16 = rg_linear_grad_bf16(node->ctx, x, w, rows * out_f),
+              .db = wants_grad(b) ? rg_grad_of(b) : NULL, .g = node->grad, .pre = node->saved, .rows = rows,
+              .n = out_f};
     rg_pool_for(out_f, rg_pool_part_min(rows), 16, gelu_grad_bias_part, &a);
     rg_linear_grads(node->ctx, x, w, d, a.d16);
 }
@@ -189,8 +190,9 @@ static void linear_residual_backward(rg_tensor *node)
     const int64_t rows = x->numel / in;
     bool fresh = false;
     rg_real *dres = wants_grad(res) ? rg_grad_fresh(res, &fresh) : NULL;
-    pass a = {.db = wants_grad(b) ? rg_grad_of(b) : NULL, .dres = dres, .g16 = rg_linear_grad_bf16(node->ctx, x, w, rows * out_f),
-              .fresh = fresh, .g = node->grad, .rows = rows, .n = out_f};
+    pass a = {.db = wants_grad(b) ? rg_grad_of(b) : NULL, .dres = dres,
+              .g16 = rg_linear_grad_bf16(node->ctx, x, w, rows * out_f), .fresh = fresh, .g = node->grad, .rows = rows,
+              .n = out_f};
     rg_pool_for(out_f, rg_pool_part_min(rows), 16, residual_grads_part, &a);
     rg_linear_grads(node->ctx, x, w, node->grad, a.g16);
 }
