@@ -2,7 +2,8 @@
  *
  * - the float32 -> bf16 rounding (round to nearest even, NaN and infinities kept): a table of bit patterns; and
  *   every sign/exponent/upper-mantissa pattern with 8 lower halves (ties, near-ties, subnormals, NaNs) through
- *   rg_bf16_from_float (VCVTNEPS2BF16 where the CPU has it) and rg_bf16_round against a remainder-based oracle;
+ *   rg_bf16_from_float (VCVTNEPS2BF16 where the CPU has it), rg_bf16_round and rg_bf16_rows (strided rows with a
+ *   masked tail, whose gaps must stay untouched) against a remainder-based oracle;
  * - the refusal: with oneDNN limited to AVX-512 without BF16 (DNNL_MAX_CPU_ISA=AVX512_CORE, in a child process that
  *   has not asked oneDNN anything yet), or in a build without oneDNN, bf16 is refused with RG_ERR_ARG and a message
  *   and the setting stays fp32;
@@ -130,16 +131,30 @@ static void test_rounding_all_patterns(void **state)
             memcpy(&f[hi * NL + l], &u, 4);
         }
     rg_bf16_from_float(h, f, N);
+    /* rg_bf16_rows: rows of COLS patterns (a masked tail of 13) into rows of LDD, whose gaps must stay untouched */
+    enum { COLS = 29, LDD = 32, ROWS = N / COLS, LAST = N % COLS, SENTINEL = 0xABCD };
+    uint16_t *g = malloc(sizeof(uint16_t) * (ROWS + 1) * LDD);
+    assert_non_null(g);
+    for (int i = 0; i < (ROWS + 1) * LDD; i++) g[i] = SENTINEL;
+    rg_bf16_rows(g, LDD, f, COLS, ROWS, COLS);
+    rg_bf16_rows(g + (int64_t)ROWS * LDD, LDD, f + (int64_t)ROWS * COLS, COLS, 1, LAST);
     int bad = 0;
     for (int i = 0; i < N; i++) {
         uint32_t u;
         memcpy(&u, &f[i], 4);
-        uint16_t want = oracle_round(u), r = rg_bf16_round(f[i]);
-        if ((h[i] != want || r != want) && bad++ < 5)
-            printf("0x%08x: rg_bf16_from_float 0x%04x, rg_bf16_round 0x%04x, want 0x%04x\n", u, h[i], r, want);
+        uint16_t want = oracle_round(u), r = rg_bf16_round(f[i]), row = g[(i / COLS) * LDD + i % COLS];
+        if ((h[i] != want || r != want || row != want) && bad++ < 5)
+            printf("0x%08x: rg_bf16_from_float 0x%04x, rg_bf16_round 0x%04x, rg_bf16_rows 0x%04x, want 0x%04x\n", u,
+                   h[i], r, row, want);
+    }
+    for (int i = 0; i < (ROWS + 1) * LDD; i++) {
+        const int j = i % LDD;
+        if ((j >= COLS || (i / LDD == ROWS && j >= LAST)) && g[i] != SENTINEL && bad++ < 10)
+            printf("rg_bf16_rows wrote 0x%04x at row %d column %d, outside the block\n", g[i], i / LDD, j);
     }
     free(f);
     free(h);
+    free(g);
     assert_int_equal(bad, 0);
 }
 

@@ -104,13 +104,6 @@ RG_VECTORIZE static void softmax_block(rg_real *P, const rg_real *bias, rg_real 
     }
 }
 
-/* dst = bf16 of a head's [T, hd] output block (row stride D), while the block is still in cache */
-RG_VECTORIZE static void head_bf16(uint16_t *restrict dst, const rg_real *restrict src, int T, int hd, int D)
-{
-    for (int i = 0; i < T; i++)
-        for (int x = 0; x < hd; x++) dst[(int64_t)i * D + x] = rg_bf16_round((float)src[(int64_t)i * D + x]);
-}
-
 /* One attention call's operands and kernels, shared by the parts of a parallel loop over the (b, h) pairs. */
 typedef struct {
     const rg_tensor *q, *k, *v, *bias;
@@ -154,7 +147,7 @@ static void attn_forward_part(void *p, int part, int nparts)
         const rg_real *bb = j->bias ? j->bias->data + ((j->bias_batched ? (int64_t)b * H : 0) + h) * TS : NULL;
         softmax_block(Pbh, bb, j->scale, T, S, j->causal);
         rg_mm_run(&j->k2, Pbh, j->v->data + ko, j->out->data + qo);
-        if (j->out16) head_bf16(j->out16 + qo, j->out->data + qo, T, hd, D);
+        if (j->out16) rg_bf16_rows(j->out16 + qo, D, j->out->data + qo, D, T, hd); /* while in cache */
     }
 }
 

@@ -42,8 +42,50 @@ __attribute__((target("avx512f,avx512bf16"))) static void bf16_avx512(uint16_t *
     }
     if (i < n) bf16_portable(dst + i, src + i, n - i);
 }
+#ifndef RG_DOUBLE
+/* rows x cols (strided) with VCVTNEPS2BF16, the column tail masked: every row in one pass of 16-value vectors */
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) static void bf16_rows_avx512(uint16_t *restrict dst,
+    int64_t ldd, const float *restrict src, int64_t lds, int rows, int cols)
+{
+    const __mmask16 tail = (__mmask16)((1u << (cols % 16)) - 1);
+    for (int r = 0; r < rows; r++) {
+        const float *s = src + r * lds;
+        uint16_t *d = dst + r * ldd;
+        int j = 0;
+        for (; j + 16 <= cols; j += 16) {
+            __m256bh h = _mm512_cvtneps_pbh(_mm512_loadu_ps(s + j));
+            memcpy(d + j, &h, 32);
+        }
+        if (tail) {
+            __m256bh h = _mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(tail, s + j));
+            __m256i hi;
+            memcpy(&hi, &h, 32);
+            _mm256_mask_storeu_epi16(d + j, tail, hi);
+        }
+    }
+}
+#endif
 #define HAVE_BF16_ASM 1
 #endif
+
+RG_VECTORIZE static void bf16_rows_portable(uint16_t *restrict dst, int64_t ldd, const rg_real *restrict src,
+                                            int64_t lds, int rows, int cols)
+{
+    for (int r = 0; r < rows; r++)
+        for (int j = 0; j < cols; j++) dst[r * ldd + j] = rg_bf16_round((float)src[r * lds + j]);
+}
+
+void rg_bf16_rows(uint16_t *restrict dst, int64_t ldd, const rg_real *restrict src, int64_t lds, int rows, int cols)
+{
+#if defined(HAVE_BF16_ASM) && !defined(RG_DOUBLE)
+    if (__builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl")) {
+        bf16_rows_avx512(dst, ldd, src, lds, rows, cols);
+        return;
+    }
+#endif
+    bf16_rows_portable(dst, ldd, src, lds, rows, cols);
+}
 
 typedef struct {
     uint16_t *dst;

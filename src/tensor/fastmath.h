@@ -52,7 +52,7 @@ static inline rg_real rg_tanh_fast(rg_real x)
 /* x rounded to bfloat16 (the upper 16 bits of a float32): round to nearest, ties to even; a NaN stays a quiet NaN;
  * a subnormal input becomes +-0, as AVX512_BF16's VCVTNEPS2BF16 does (it treats input denormals as zero), so this
  * scalar form, which the compiler vectorizes, gives the instruction's bits for every input (tests/test_bf16.c).
- * rg_bf16_from_float (dnnl.c) and the passes that write an output's bf16 copy as they produce it use it. */
+ * rg_bf16_from_float and rg_bf16_rows (dnnl.c) use it where the CPU has no AVX512_BF16. */
 static inline uint16_t rg_bf16_round(float x)
 {
     uint32_t u;

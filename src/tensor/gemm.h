@@ -48,17 +48,17 @@ bool rg_gemm_transposes_b(int M, int N, int K);
 /* Linear's products in the precision of rg_set_linear_precision (ops_matmul.c): y [rows, out] = x W^T + beta y
  * (beta 0 or 1) for x [..., in], W [out, in]; and the backward's dx (+)= dy W (written when x's gradient buffer is
  * fresh) and dW += dy^T x, for those of x and W that require a gradient (dy [rows, out]). In bf16, dy16 is dy
- * already rounded (rg_bf16_round) by the pass that wrote dy, or NULL to have it converted here. */
+ * already rounded (rg_bf16_rows) by the pass that wrote or read dy, or NULL to have it converted here. */
 void rg_linear_product(rg_tensor *x, rg_tensor *w, rg_real beta, rg_real *y);
 void rg_linear_grads(rg_ctx *c, rg_tensor *x, rg_tensor *w, const rg_real *dy, const uint16_t *dy16);
 /* When Linear's products run in bf16: the memory of t's bf16 copy [t->numel], claimed for t's present data, for
- * the pass producing t to fill (every element, rg_bf16_round of its value) before t is read, so that a Linear
+ * the pass producing t to fill (every element, rg_bf16_rows of its value) before t is read, so that a Linear
  * taking t does not convert it again ("each activation once, where it is produced"). NULL in fp32, in the float64
  * build, or when the copy is already current: then the producer writes nothing more. */
 uint16_t *rg_linear_bf16_slot(rg_tensor *t);
 /* When Linear (x [..., in], W [out, in]) runs in bf16 and its backward has a product to run (x or W requires a
  * gradient): arena memory (c's) for the bf16 copy of its output gradient dy [n values], for the backward pass that
- * writes or reads dy (the bias gradient's, a fused op's) to fill with rg_bf16_round as it goes and hand to
+ * writes or reads dy (the bias gradient's, a fused op's) to fill with rg_bf16_rows as it goes and hand to
  * rg_linear_grads as dy16. NULL otherwise (fp32, the float64 build, no product): rg_linear_grads gets dy16 NULL. */
 uint16_t *rg_linear_grad_bf16(rg_ctx *c, const rg_tensor *x, const rg_tensor *w, int64_t n);
 
@@ -85,6 +85,10 @@ const char *rg_bf16_isa(void);
 bool rg_dnnl_available(void);
 /* dst[i] = src[i] rounded to bfloat16 (round to nearest even, as oneDNN and PyTorch; NaN stays NaN). */
 void rg_bf16_from_float(uint16_t *restrict dst, const float *restrict src, int64_t n);
+/* The same rounding of a rows x cols block on the calling thread (no pool): dst[r * ldd + j] = bf16(src[r * lds + j]),
+ * VCVTNEPS2BF16 where the CPU has AVX512_BF16 (the tails masked), rg_bf16_round elsewhere. For the passes that write
+ * an output's bf16 copy as they produce it, a row or a head's block at a time while it is in cache. */
+void rg_bf16_rows(uint16_t *restrict dst, int64_t ldd, const rg_real *restrict src, int64_t lds, int rows, int cols);
 float rg_bf16_to_float(uint16_t h);
 /* Row-major C [M, N] (float32) = op(A) op(B) + beta C (beta 0 or 1) with bf16 operands and float32 accumulation,
  * on oneDNN's matmul (one primitive per shape, cached); split by rows over the pool when large. Aborts when

@@ -63,8 +63,7 @@ RG_VECTORIZE static void bias_gelu(rg_real *restrict y, uint16_t *restrict y16, 
             p[j] = v;
             o[j] = (rg_real)0.5 * v * (1 + rg_tanh_fast((rg_real)GELU_C * (v + (rg_real)GELU_A * v * v * v)));
         }
-        if (y16)
-            for (int j = 0; j < n; j++) y16[r * n + j] = rg_bf16_round((float)o[j]);
+        if (y16) rg_bf16_rows(y16 + r * n, n, o, n, 1, n);
     }
 }
 
@@ -89,8 +88,7 @@ RG_VECTORIZE static void gelu_grad_bias(rg_real *restrict d, uint16_t *restrict 
         }
         if (db)
             for (int j = j0; j < j1; j++) db[j] += dr[j];
-        if (d16)
-            for (int j = j0; j < j1; j++) d16[r * n + j] = rg_bf16_round((float)dr[j]);
+        if (d16) rg_bf16_rows(d16 + r * n + j0, n, dr + j0, n, 1, j1 - j0);
     }
 }
 
@@ -120,8 +118,7 @@ RG_VECTORIZE static void residual_grads(rg_real *restrict db, rg_real *restrict 
 {
     for (int64_t r = 0; r < rows; r++) {
         const rg_real *gr = g + r * n;
-        if (g16)
-            for (int j = j0; j < j1; j++) g16[r * n + j] = rg_bf16_round((float)gr[j]);
+        if (g16) rg_bf16_rows(g16 + r * n + j0, n, gr + j0, n, 1, j1 - j0);
         if (db)
             for (int j = j0; j < j1; j++) db[j] += gr[j];
         if (dres && fresh)

@@ -250,8 +250,7 @@ RG_VECTORIZE static void bias_grad(rg_real *restrict db, uint16_t *restrict dy16
     for (int r = 0; r < rows; r++) {
         const rg_real *dr = dy + (int64_t)r * n;
         for (int j = j0; j < j1; j++) db[j] += dr[j];
-        if (dy16)
-            for (int j = j0; j < j1; j++) dy16[(int64_t)r * n + j] = rg_bf16_round((float)dr[j]);
+        if (dy16) rg_bf16_rows(dy16 + (int64_t)r * n + j0, n, dr + j0, n, 1, j1 - j0);
     }
 }
 

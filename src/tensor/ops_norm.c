@@ -50,8 +50,7 @@ RG_VECTORIZE static void layernorm_rows(rg_real *restrict out, uint16_t *restric
             for (j = 0; j < C; j++) o[j] = (in[j] - mu) * s * w[j] + b[j];
         else
             for (j = 0; j < C; j++) o[j] = (in[j] - mu) * s * w[j];
-        if (out16)
-            for (j = 0; j < C; j++) out16[r * C + j] = rg_bf16_round((float)o[j]);
+        if (out16) rg_bf16_rows(out16 + r * C, C, o, C, 1, C); /* the row while in cache */
         mean[r] = mu;
         rstd[r] = s;
     }
