@@ -7,9 +7,9 @@
  * - the refusal: with oneDNN limited to AVX-512 without BF16 (DNNL_MAX_CPU_ISA=AVX512_CORE, in a child process that
  *   has not asked oneDNN anything yet), or in a build without oneDNN, bf16 is refused with RG_ERR_ARG and a message
  *   and the setting stays fp32;
- * - rg_gemm_bf16 in every transpose layout and with beta 0 and 1 against a float64 product of the bf16-rounded
- *   operands: the only error left is float32 accumulation (|err| <= 1e-5 * sum_k |a||b|), so operands really are
- *   bf16 and the accumulation really is float32;
+ * - rg_gemm_bf16 in every transpose layout and with beta 0 and 1, and rg_gemm_bf16_bias with a bias row, against
+ *   a float64 product of the bf16-rounded operands: the only error left is float32 accumulation (|err| <= 1e-5 *
+ *   sum_k |a||b|), so operands really are bf16 and the accumulation really is float32;
  * - rg_gemm's float32 weight-gradient products routed to oneDNN (K > 1024) and their libxsmm neighbours, against
  *   float64 (skipped where oneDNN does not load);
  * - a step on a PyTorch fixture (tests/fixtures/model_rope.h5: its parameters, batch, float64 loss and gradients):
@@ -182,7 +182,11 @@ static void test_gemm_bf16(void **state)
         float *C0 = malloc(sizeof(float) * M * N);
         memcpy(C0, C, sizeof(float) * M * N);
         rg_gemm_bf16(ta, tb, M, N, K, ha, lda, hb, ldb, cases[c].beta, C, N);
-        double worst = 0;
+        /* the bias form: C0's first row as the bias, C's former values ignored (beta 0) */
+        float *Cb = malloc(sizeof(float) * M * N);
+        for (int i = 0; i < M * N; i++) Cb[i] = NAN;
+        rg_gemm_bf16_bias(ta, tb, M, N, K, ha, lda, hb, ldb, C0, Cb, N);
+        double worst = 0, worst_bias = 0;
         for (int i = 0; i < M; i++)
             for (int j = 0; j < N; j++) {
                 double s = 0, mag = 0;
@@ -192,14 +196,15 @@ static void test_gemm_bf16(void **state)
                     s += x * y;
                     mag += fabs(x * y);
                 }
+                worst_bias = tc_max(worst_bias, fabs(Cb[i * N + j] - (s + C0[j])) / (mag + fabs(C0[j])));
                 s += cases[c].beta * C0[i * N + j];
                 mag += fabs(C0[i * N + j]);
                 worst = tc_max(worst, fabs(C[i * N + j] - s) / mag);
             }
-        if (!(worst <= 1e-5))
-            fail_msg("case %zu (ta %d tb %d %dx%dx%d beta %g): worst error %.3g of sum|a||b|", c, ta, tb, M, N, K,
-                     (double)cases[c].beta, worst);
-        free(a); free(b); free(C); free(C0); free(ha); free(hb);
+        if (!(worst <= 1e-5) || !(worst_bias <= 1e-5))
+            fail_msg("case %zu (ta %d tb %d %dx%dx%d beta %g): worst error %.3g (with a bias row %.3g) of "
+                     "sum|a||b|", c, ta, tb, M, N, K, (double)cases[c].beta, worst, worst_bias);
+        free(a); free(b); free(C); free(C0); free(Cb); free(ha); free(hb);
     }
 }
 

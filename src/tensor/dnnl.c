@@ -208,10 +208,10 @@ const char *rg_bf16_isa(void)
 
 typedef struct {
     bool used, ta, tb;
-    int M, N, K, lda, ldb, ldc, beta;
+    int M, N, K, lda, ldb, ldc, beta, bias; /* beta 0 or 1 (the sum post-op); bias: a float32 row [N] added */
     dnnl_data_type_t type;
     dnnl_primitive_t prim;
-    dnnl_memory_t a, b, c;
+    dnnl_memory_t a, b, c, bm;
 } entry;
 
 #define TABLE 2048 /* per thread: train_order's step uses ~400 shapes (micro-batch rows vary) */
@@ -236,6 +236,7 @@ static void release_cache(void *p)
         if (!e->used) continue;
         p_dnnl_primitive_destroy(e->prim);
         p_dnnl_memory_destroy(e->a), p_dnnl_memory_destroy(e->b), p_dnnl_memory_destroy(e->c);
+        if (e->bm) p_dnnl_memory_destroy(e->bm);
     }
     p_dnnl_stream_destroy(tc->stream);
     free(tc->table);
@@ -273,12 +274,13 @@ static void desc(dnnl_memory_desc_t *md, bool trans, int rows, int cols, int ld,
 
 static void create(entry *e)
 {
-    dnnl_memory_desc_t a, b, c;
+    dnnl_memory_desc_t a, b, c, bm;
     desc(&a, e->ta, e->M, e->K, e->lda, e->type);
     desc(&b, e->tb, e->K, e->N, e->ldb, e->type);
     desc(&c, false, e->M, e->N, e->ldc, dnnl_f32);
+    if (e->bias) desc(&bm, false, 1, e->N, e->N, dnnl_f32); /* [1, N], broadcast over the rows */
     dnnl_matmul_desc_t md;
-    CHECK(p_dnnl_matmul_desc_init(&md, &a, &b, NULL, &c));
+    CHECK(p_dnnl_matmul_desc_init(&md, &a, &b, e->bias ? &bm : NULL, &c));
     dnnl_primitive_attr_t attr;
     CHECK(p_dnnl_primitive_attr_create(&attr));
     dnnl_post_ops_t po = NULL;
@@ -293,6 +295,8 @@ static void create(entry *e)
     CHECK(p_dnnl_memory_create(&e->a, &a, engine, DNNL_MEMORY_NONE));
     CHECK(p_dnnl_memory_create(&e->b, &b, engine, DNNL_MEMORY_NONE));
     CHECK(p_dnnl_memory_create(&e->c, &c, engine, DNNL_MEMORY_NONE));
+    e->bm = NULL;
+    if (e->bias) CHECK(p_dnnl_memory_create(&e->bm, &bm, engine, DNNL_MEMORY_NONE));
     CHECK(p_dnnl_primitive_desc_destroy(pd));
     CHECK(p_dnnl_primitive_attr_destroy(attr));
     if (po) CHECK(p_dnnl_post_ops_destroy(po));
@@ -303,7 +307,8 @@ static entry *lookup(const entry *key)
 {
     if (!table) thread_setup();
     uint64_t h = 1469598103934665603ull;
-    const int v[] = {key->ta, key->tb, key->M, key->N, key->K, key->lda, key->ldb, key->ldc, key->beta, key->type};
+    const int v[] = {key->ta,  key->tb,  key->M,    key->N,    key->K,   key->lda,
+                     key->ldb, key->ldc, key->beta, key->bias, key->type};
     for (size_t i = 0; i < sizeof v / sizeof *v; i++) h = (h ^ (uint32_t)v[i]) * 1099511628211ull;
     for (int probe = 0; probe < TABLE; probe++) {
         entry *e = &table[(h + (uint64_t)probe) % TABLE];
@@ -314,28 +319,14 @@ static entry *lookup(const entry *key)
             return e;
         }
         if (e->ta == key->ta && e->tb == key->tb && e->M == key->M && e->N == key->N && e->K == key->K &&
-            e->lda == key->lda && e->ldb == key->ldb && e->ldc == key->ldc && e->beta == key->beta &&
+            e->lda == key->lda && e->ldb == key->ldb && e->ldc == key->ldc && e->beta == key->beta && e->bias == key->bias &&
             e->type == key->type)
             return e;
     }
     RG_FATAL("oneDNN: more than %d product shapes on one thread", TABLE);
 }
 
-static void run(dnnl_data_type_t type, bool ta, bool tb, int M, int N, int K, const void *A, int lda, const void *B,
-                int ldb, float beta, float *C, int ldc)
-{
-    RG_ASSERT(beta == 0 || beta == 1, "oneDNN product: beta %g (must be 0 or 1)", (double)beta);
-    entry key = {false, ta, tb, M, N, K, lda, ldb, ldc, beta != 0, type, NULL, NULL, NULL, NULL};
-    entry *e = lookup(&key);
-    CHECK(p_dnnl_memory_set_data_handle(e->a, (void *)A));
-    CHECK(p_dnnl_memory_set_data_handle(e->b, (void *)B));
-    CHECK(p_dnnl_memory_set_data_handle(e->c, C));
-    dnnl_exec_arg_t args[] = {{DNNL_ARG_SRC, e->a}, {DNNL_ARG_WEIGHTS, e->b}, {DNNL_ARG_DST, e->c}};
-    CHECK(p_dnnl_primitive_execute(e->prim, stream, 3, args));
-    CHECK(p_dnnl_stream_wait(stream));
-}
-
-/* rows [M part / nparts, M (part + 1) / nparts) of one product */
+/* One product (or rows of one): C [M, N] = op(A) op(B) (+ bias row) (+ C when beta is 1). */
 typedef struct {
     dnnl_data_type_t type;
     bool ta, tb;
@@ -343,45 +334,68 @@ typedef struct {
     float beta;
     const char *A;
     const void *B;
+    const float *bias; /* [N] or NULL */
     float *C;
 } job;
 
+/* rows [m0, m1) of j's product on the calling thread, with its primitive */
+static void run_rows(const job *j, int m0, int m1)
+{
+    entry key = {.ta = j->ta, .tb = j->tb, .M = m1 - m0, .N = j->N, .K = j->K, .lda = j->lda, .ldb = j->ldb,
+                 .ldc = j->ldc, .beta = j->beta != 0, .bias = j->bias != NULL, .type = j->type};
+    entry *e = lookup(&key);
+    const char *a = j->A + (j->ta ? (int64_t)m0 : (int64_t)m0 * j->lda) * j->esize;
+    CHECK(p_dnnl_memory_set_data_handle(e->a, (void *)a));
+    CHECK(p_dnnl_memory_set_data_handle(e->b, (void *)j->B));
+    CHECK(p_dnnl_memory_set_data_handle(e->c, j->C + (int64_t)m0 * j->ldc));
+    dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, e->a}, {DNNL_ARG_WEIGHTS, e->b}, {DNNL_ARG_DST, e->c}};
+    int nargs = 3;
+    if (j->bias) {
+        CHECK(p_dnnl_memory_set_data_handle(e->bm, (void *)j->bias));
+        args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, e->bm};
+    }
+    CHECK(p_dnnl_primitive_execute(e->prim, stream, nargs, args));
+    CHECK(p_dnnl_stream_wait(stream));
+}
+
+/* rows [M part / nparts, M (part + 1) / nparts) of one product */
 static void part_fn(void *p, int part, int nparts)
 {
     const job *j = p;
     int m0 = (int)((int64_t)j->M * part / nparts), m1 = (int)((int64_t)j->M * (part + 1) / nparts);
-    if (m1 <= m0) return;
-    const char *a = j->A + (j->ta ? (int64_t)m0 : (int64_t)m0 * j->lda) * j->esize;
-    run(j->type, j->ta, j->tb, m1 - m0, j->N, j->K, a, j->lda, j->B, j->ldb, j->beta, j->C + (int64_t)m0 * j->ldc,
-        j->ldc);
+    if (m1 > m0) run_rows(j, m0, m1);
 }
 
 #define PAR_FLOPS 8e6 /* split over the pool from this size on (a bf16 product runs ~4x faster than float32) */
 
-static void product(dnnl_data_type_t type, int esize, bool ta, bool tb, int M, int N, int K, const void *A, int lda,
-                    const void *B, int ldb, float beta, float *C, int ldc)
+static void product(const job *j)
 {
+    RG_ASSERT(j->beta == 0 || j->beta == 1, "oneDNN product: beta %g (must be 0 or 1)", (double)j->beta);
     double t0 = rg_gemm_profile_enter();
     int nt = rg_pool_threads();
-    if (nt > 1 && 2.0 * M * N * K >= PAR_FLOPS && M >= 32 * nt) {
-        job j = {type, ta, tb, M, N, K, lda, ldb, ldc, esize, beta, A, B, C};
-        rg_pool_run(part_fn, &j, nt);
-    } else {
-        run(type, ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
-    }
+    if (nt > 1 && 2.0 * j->M * j->N * j->K >= PAR_FLOPS && j->M >= 32 * nt)
+        rg_pool_run(part_fn, (void *)j, nt);
+    else
+        run_rows(j, 0, j->M);
     rg_gemm_profile_leave(t0);
 }
 
 void rg_gemm_bf16(bool ta, bool tb, int M, int N, int K, const uint16_t *A, int lda, const uint16_t *B, int ldb,
                   float beta, float *C, int ldc)
 {
-    product(dnnl_bf16, 2, ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
+    product(&(job){dnnl_bf16, ta, tb, M, N, K, lda, ldb, ldc, 2, beta, (const char *)A, B, NULL, C});
+}
+
+void rg_gemm_bf16_bias(bool ta, bool tb, int M, int N, int K, const uint16_t *A, int lda, const uint16_t *B,
+                       int ldb, const float *bias, float *C, int ldc)
+{
+    product(&(job){dnnl_bf16, ta, tb, M, N, K, lda, ldb, ldc, 2, 0, (const char *)A, B, bias, C});
 }
 
 void rg_gemm_dnnl_f32(bool ta, bool tb, int M, int N, int K, const float *A, int lda, const float *B, int ldb,
                       float beta, float *C, int ldc)
 {
-    product(dnnl_f32, 4, ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
+    product(&(job){dnnl_f32, ta, tb, M, N, K, lda, ldb, ldc, 4, beta, (const char *)A, B, NULL, C});
 }
 
 #else /* no oneDNN, or the float64 build */
@@ -405,6 +419,12 @@ void rg_gemm_bf16(bool ta, bool tb, int M, int N, int K, const uint16_t *A, int 
                   float beta, float *C, int ldc)
 {
     RG_FATAL("rg_gemm_bf16: this build has no oneDNN (check rg_bf16_supported first)");
+}
+
+void rg_gemm_bf16_bias(bool ta, bool tb, int M, int N, int K, const uint16_t *A, int lda, const uint16_t *B,
+                       int ldb, const float *bias, float *C, int ldc)
+{
+    RG_FATAL("rg_gemm_bf16_bias: this build has no oneDNN (check rg_bf16_supported first)");
 }
 
 void rg_gemm_dnnl_f32(bool ta, bool tb, int M, int N, int K, const float *A, int lda, const float *B, int ldb,

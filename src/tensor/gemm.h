@@ -95,6 +95,10 @@ float rg_bf16_to_float(uint16_t h);
  * rg_bf16_supported is false. */
 void rg_gemm_bf16(bool trans_a, bool trans_b, int M, int N, int K, const uint16_t *A, int lda, const uint16_t *B,
                   int ldb, float beta, float *C, int ldc);
+/* C [M, N] = op(A) op(B) + bias (a float32 row [N] added to every row, by oneDNN's matmul bias: no broadcast pass
+ * and no read of C), otherwise as rg_gemm_bf16 with beta 0: a bf16 Linear's forward with its bias. */
+void rg_gemm_bf16_bias(bool trans_a, bool trans_b, int M, int N, int K, const uint16_t *A, int lda, const uint16_t *B,
+                       int ldb, const float *bias, float *C, int ldc);
 /* The same product in float32 on oneDNN (aborts when rg_dnnl_available is false). */
 void rg_gemm_dnnl_f32(bool trans_a, bool trans_b, int M, int N, int K, const float *A, int lda, const float *B,
                       int ldb, float beta, float *C, int ldc);

@@ -4,7 +4,8 @@
  * folded into M when b is shared). Backward rules: docs/derivatives.md rows "matmul" and "linear".
  * Linear's three products (here and in ops_fused.c) go through rg_linear_product / rg_linear_grads, which honour
  * rg_set_linear_precision (tensor.h): float32 rg_gemm, or bf16 operands on oneDNN (rg_gemm_bf16) with each
- * operand's bf16 copy made once (tensor.h, field bf16). */
+ * operand's bf16 copy made once (tensor.h, field bf16); rg_linear's bias is broadcast into y before an accumulating
+ * product in float32, and added by oneDNN (rg_gemm_bf16_bias) in bf16. */
 #include "ops.h"
 #include "gemm.h"
 #include "fastmath.h"
@@ -273,6 +274,13 @@ rg_tensor *rg_linear(rg_ctx *c, rg_tensor *x, rg_tensor *w, rg_tensor *bias)
     shape[x->ndim - 1] = out_f;
     rg_tensor *y = rg_node_new(c, &OP_LINEAR, x->ndim, shape, bias ? 3 : 2, (rg_tensor *[]){x, w, bias});
     int rows = (int)(x->numel / in);
+#ifndef RG_DOUBLE
+    if (bias && linear_precision == RG_PRECISION_BF16) { /* oneDNN adds the bias: no broadcast pass, no read of y */
+        rg_gemm_bf16_bias(false, true, rows, out_f, in, bf16_data(x), in, bf16_data(w), in, bias->data, y->data,
+                          out_f);
+        return y;
+    }
+#endif
     if (bias) {
         bias_pass a = {.out = y->data, .b = bias->data, .rows = rows, .n = out_f};
         rg_pool_for(rows, rg_pool_part_min(out_f), 1, broadcast_part, &a);
