@@ -319,8 +319,8 @@ static entry *lookup(const entry *key)
             return e;
         }
         if (e->ta == key->ta && e->tb == key->tb && e->M == key->M && e->N == key->N && e->K == key->K &&
-            e->lda == key->lda && e->ldb == key->ldb && e->ldc == key->ldc && e->beta == key->beta && e->bias == key->bias &&
-            e->type == key->type)
+            e->lda == key->lda && e->ldb == key->ldb && e->ldc == key->ldc && e->beta == key->beta &&
+            e->bias == key->bias && e->type == key->type)
             return e;
     }
     RG_FATAL("oneDNN: more than %d product shapes on one thread", TABLE);
