@@ -296,12 +296,11 @@ static void linear_backward(rg_tensor *node)
     int in = w->shape[1], out_f = w->shape[0];
     int rows = (int)(x->numel / in);
     const rg_real *dy = node->grad;
-    uint16_t *dy16 = NULL;
-    if (wants_grad(bias)) { /* the bias gradient's pass writes dy's bf16 copy as it reads dy (bf16 Linear) */
-        bias_pass a = {.out = rg_grad_of(bias), .dy = dy, .rows = rows, .n = out_f,
-                       .dy16 = rg_linear_grad_bf16(node->ctx, x, w, (int64_t)rows * out_f)};
-        rg_pool_for(out_f, rg_pool_part_min(rows), 16, bias_grad_part, &a);
-        dy16 = a.dy16;
-    }
-    rg_linear_grads(node->ctx, x, w, dy, dy16);
+    /* bf16: the bias gradient's pass writes dy's bf16 copy as it reads dy, so it runs first; fp32 keeps the order
+     * of before (the products, then the bias), which gives the same bits even when x is also the bias */
+    bias_pass a = {.out = wants_grad(bias) ? rg_grad_of(bias) : NULL, .dy = dy, .rows = rows, .n = out_f,
+                   .dy16 = wants_grad(bias) ? rg_linear_grad_bf16(node->ctx, x, w, (int64_t)rows * out_f) : NULL};
+    if (a.dy16) rg_pool_for(out_f, rg_pool_part_min(rows), 16, bias_grad_part, &a);
+    rg_linear_grads(node->ctx, x, w, dy, a.dy16);
+    if (a.out && !a.dy16) rg_pool_for(out_f, rg_pool_part_min(rows), 16, bias_grad_part, &a);
 }
