@@ -1,6 +1,6 @@
 /* dnnl.c: the one file that calls oneDNN (Debian libdnnl-dev 2.6, its 2.x C API; 3.x changed it), behind gemm.h:
  * bf16 matrix products with float32 accumulation and results (rg_gemm_bf16), float32 products (rg_gemm_dnnl_f32,
- * for the per-shape choice in gemm.c), and the float32 -> bf16 conversion (rg_bf16_from_float).
+ * for the per-shape choice in gemm.c), and the float32 -> bf16 conversion (rg_bf16_from_float, rg_bf16_rows).
  *
  * Shapes as rg_gemm: row-major C [M, N] = op(A) [M, K] op(B) [K, N] + beta C, beta 0 or 1 (1: oneDNN's sum
  * post-op). A transposed operand is described to oneDNN by its strides, never copied here. One matmul primitive per
@@ -22,28 +22,19 @@
 #include <stdio.h>
 #include <string.h>
 
-/* round to nearest even on the upper 16 bits (what oneDNN and PyTorch do): rg_bf16_round (fastmath.h) */
-RG_VECTORIZE static void bf16_portable(uint16_t *restrict dst, const float *restrict src, int64_t n)
+/* Round to nearest even on the upper 16 bits (what oneDNN and PyTorch do): rows x cols, strided. One kernel for
+ * every conversion: rg_bf16_from_float's parts are single rows, the producers' rows and head blocks strided. */
+RG_VECTORIZE static void bf16_rows_portable(uint16_t *restrict dst, int64_t ldd, const float *restrict src,
+                                            int64_t lds, int rows, int cols)
 {
-    for (int64_t i = 0; i < n; i++) dst[i] = rg_bf16_round(src[i]);
+    for (int r = 0; r < rows; r++)
+        for (int j = 0; j < cols; j++) dst[r * ldd + j] = rg_bf16_round(src[r * lds + j]);
 }
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 10
 #include <immintrin.h>
-/* AVX512_BF16's VCVTNEPS2BF16: the same bits, 16 values per instruction (subnormal inputs become +-0: the
- * instruction implies DAZ, as ropegrad's steps run anyway: tensor.h, denormals; rg_bf16_round does the same) */
-__attribute__((target("avx512f,avx512bf16"))) static void bf16_avx512(uint16_t *restrict dst,
-                                                                      const float *restrict src, int64_t n)
-{
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        __m256bh h = _mm512_cvtneps_pbh(_mm512_loadu_ps(src + i));
-        memcpy(dst + i, &h, 32);
-    }
-    if (i < n) bf16_portable(dst + i, src + i, n - i);
-}
-#ifndef RG_DOUBLE
-/* rows x cols (strided) with VCVTNEPS2BF16, the column tail masked: every row in one pass of 16-value vectors */
+/* AVX512_BF16's VCVTNEPS2BF16: the same bits as rg_bf16_round, 16 values per instruction, the column tail masked
+ * (subnormal inputs become +-0: the instruction implies DAZ, as ropegrad's steps run anyway: tensor.h) */
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) static void bf16_rows_avx512(uint16_t *restrict dst,
     int64_t ldd, const float *restrict src, int64_t lds, int rows, int cols)
 {
@@ -64,22 +55,15 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) static void bf16
         }
     }
 }
-#endif
 #define HAVE_BF16_ASM 1
 #endif
 
-RG_VECTORIZE static void bf16_rows_portable(uint16_t *restrict dst, int64_t ldd, const rg_real *restrict src,
-                                            int64_t lds, int rows, int cols)
+static void bf16_rows_f32(uint16_t *restrict dst, int64_t ldd, const float *restrict src, int64_t lds, int rows,
+                          int cols)
 {
-    for (int r = 0; r < rows; r++)
-        for (int j = 0; j < cols; j++) dst[r * ldd + j] = rg_bf16_round((float)src[r * lds + j]);
-}
-
-void rg_bf16_rows(uint16_t *restrict dst, int64_t ldd, const rg_real *restrict src, int64_t lds, int rows, int cols)
-{
-#if defined(HAVE_BF16_ASM) && !defined(RG_DOUBLE)
+#ifdef HAVE_BF16_ASM
     if (__builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512vl")) {
+        __builtin_cpu_supports("avx512vl")) { /* libgcc's model: no race */
         bf16_rows_avx512(dst, ldd, src, lds, rows, cols);
         return;
     }
@@ -87,21 +71,30 @@ void rg_bf16_rows(uint16_t *restrict dst, int64_t ldd, const rg_real *restrict s
     bf16_rows_portable(dst, ldd, src, lds, rows, cols);
 }
 
+void rg_bf16_rows(uint16_t *restrict dst, int64_t ldd, const rg_real *restrict src, int64_t lds, int rows, int cols)
+{
+#ifdef RG_DOUBLE /* the float64 build has no bf16 products: nothing calls this there */
+    for (int r = 0; r < rows; r++)
+        for (int j = 0; j < cols; j++) dst[r * ldd + j] = rg_bf16_round((float)src[r * lds + j]);
+#else
+    bf16_rows_f32(dst, ldd, src, lds, rows, cols);
+#endif
+}
+
 typedef struct {
     uint16_t *dst;
     const float *src;
 } bf16_pass;
 
+#define ROW_MAX (1 << 30) /* a part converted as rows of at most this many values (the kernel counts in int) */
+
 static void bf16_part(void *p, int64_t i0, int64_t i1)
 {
     const bf16_pass *a = p;
-#ifdef HAVE_BF16_ASM
-    if (__builtin_cpu_supports("avx512bf16")) { /* libgcc's model: no race */
-        bf16_avx512(a->dst + i0, a->src + i0, i1 - i0);
-        return;
+    for (int64_t i = i0; i < i1; i += ROW_MAX) {
+        const int n = (int)(i1 - i < ROW_MAX ? i1 - i : ROW_MAX);
+        bf16_rows_f32(a->dst + i, n, a->src + i, n, 1, n);
     }
-#endif
-    bf16_portable(a->dst + i0, a->src + i0, i1 - i0);
 }
 
 /* Elementwise, so split over the pool (rg_pool_for) when large with the same bits. */
@@ -215,15 +208,13 @@ typedef struct {
 } entry;
 
 #define TABLE 2048 /* per thread: train_order's step uses ~400 shapes (micro-batch rows vary) */
-static _Thread_local entry *table;
-static _Thread_local dnnl_stream_t stream;
-
 /* A thread's primitives, memories and stream, released when the thread exits (a pool resized by
  * rg_set_num_threads ends its workers; the main thread's stay until the process ends). */
 typedef struct {
-    entry *table;
+    entry *table; /* TABLE entries, open addressing */
     dnnl_stream_t stream;
 } thread_cache;
+static _Thread_local thread_cache *cache;
 static pthread_key_t cache_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static int key_status;
@@ -256,12 +247,13 @@ static void thread_setup(void)
     pthread_once(&key_once, make_key);
     RG_ASSERT(key_status == 0, "oneDNN: no thread key for the primitive tables (%s)", strerror(key_status));
     if (p_omp_set_num_threads) p_omp_set_num_threads(1);
-    CHECK(p_dnnl_stream_create(&stream, engine, dnnl_stream_default_flags));
     thread_cache *tc = malloc(sizeof *tc);
-    table = calloc(TABLE, sizeof *table);
+    entry *table = calloc(TABLE, sizeof *table);
     RG_ASSERT(tc && table, "oneDNN: out of memory for the primitive table");
-    *tc = (thread_cache){table, stream};
+    *tc = (thread_cache){table, NULL};
+    CHECK(p_dnnl_stream_create(&tc->stream, engine, dnnl_stream_default_flags));
     RG_ASSERT(pthread_setspecific(cache_key, tc) == 0, "oneDNN: cannot register the thread's primitive table");
+    cache = tc;
 }
 
 /* rows x cols matrix, transposed or not, as stored with row stride ld */
@@ -305,13 +297,13 @@ static void create(entry *e)
 
 static entry *lookup(const entry *key)
 {
-    if (!table) thread_setup();
+    if (!cache) thread_setup();
     uint64_t h = 1469598103934665603ull;
     const int v[] = {key->ta,  key->tb,  key->M,    key->N,    key->K,   key->lda,
                      key->ldb, key->ldc, key->beta, key->bias, key->type};
     for (size_t i = 0; i < sizeof v / sizeof *v; i++) h = (h ^ (uint32_t)v[i]) * 1099511628211ull;
     for (int probe = 0; probe < TABLE; probe++) {
-        entry *e = &table[(h + (uint64_t)probe) % TABLE];
+        entry *e = &cache->table[(h + (uint64_t)probe) % TABLE];
         if (!e->used) {
             entry k = *key;
             create(&k);
@@ -354,8 +346,8 @@ static void run_rows(const job *j, int m0, int m1)
         CHECK(p_dnnl_memory_set_data_handle(e->bm, (void *)j->bias));
         args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, e->bm};
     }
-    CHECK(p_dnnl_primitive_execute(e->prim, stream, nargs, args));
-    CHECK(p_dnnl_stream_wait(stream));
+    CHECK(p_dnnl_primitive_execute(e->prim, cache->stream, nargs, args));
+    CHECK(p_dnnl_stream_wait(cache->stream));
 }
 
 /* rows [M part / nparts, M (part + 1) / nparts) of one product */
