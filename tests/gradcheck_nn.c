@@ -1,8 +1,9 @@
 /* gradcheck_nn.c (float64 build): finite-difference checks (rg_gradcheck, relative error < 1e-6) of the fused
  * attention op (causal / bidirectional, cross-attention T != S, bias [H, T, S] and [B, H, T, S] requiring grad,
- * fully masked rows), of the Linear / LayerNorm / MLP modules, and of the whole NoPE model's loss with respect to
- * every parameter. Each case prints its worst relative error. Scalar losses are sum(out * w) with a fixed random w,
- * or the model's cross-entropy. */
+ * fully masked rows; causal cases of several blocks of 16 queries and keys: T = S, T < S, and T > S with a block
+ * that sees no key), each forward also against a plain float64 loop, of the Linear / LayerNorm / MLP modules, and
+ * of the whole NoPE model's loss with respect to every parameter. Each case prints its worst relative error.
+ * Scalar losses are sum(out * w) with a fixed random w, or the model's cross-entropy. */
 #include "common.h"
 
 #include <math.h>
@@ -30,6 +31,48 @@ static rg_tensor *attn_fn(rg_ctx *c, rg_tensor **in, void *user)
     return tc_weighted_sum(c, out, a->w);
 }
 
+/* The largest |difference| between rg_attention's output and the formula run as plain loops (torch's
+ * scaled_dot_product_attention: softmax(scale Q K^T + bias, causal mask j <= i + S - T) V; a row with no key
+ * gives 0). */
+static double attention_vs_loops(rg_tensor *const in[4], int H, bool causal, double scale)
+{
+    const rg_tensor *q = in[0], *k = in[1], *v = in[2], *bias = in[3];
+    const int B = q->shape[0], T = q->shape[1], S = k->shape[1], D = q->shape[2], hd = D / H;
+    rg_ctx *c = rg_ctx_new();
+    rg_tensor *out = rg_attention(c, in[0], in[1], in[2], H, in[3], causal, scale);
+    double *p = malloc((size_t)S * sizeof *p), worst = 0;
+#define AT(t, b, L, i, h, d) (t)->data[((int64_t)(b) * (L) + (i)) * D + (h) * hd + (d)] /* [B, L, H*hd] entry */
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++)
+            for (int i = 0; i < T; i++) {
+                double m = -INFINITY, sum = 0;
+                for (int j = 0; j < S; j++) {
+                    double x = -INFINITY;
+                    if (!causal || j <= i + S - T) {
+                        x = 0;
+                        for (int d = 0; d < hd; d++)
+                            x += AT(q, b, T, i, h, d) * AT(k, b, S, j, h, d);
+                        x *= scale;
+                        if (bias)
+                            x += bias->data[(((bias->ndim == 4 ? (int64_t)b * H : 0) + h) * T + i) * S + j];
+                    }
+                    p[j] = x;
+                    if (x > m) m = x;
+                }
+                for (int j = 0; j < S; j++) sum += p[j] = m == -INFINITY ? 0 : exp(p[j] - m);
+                for (int d = 0; d < hd; d++) {
+                    double o = 0;
+                    for (int j = 0; j < S; j++) o += (sum > 0 ? p[j] / sum : 0) * AT(v, b, S, j, h, d);
+                    double e = fabs(o - AT(out, b, T, i, h, d));
+                    if (!(e <= worst)) worst = e;
+                }
+            }
+#undef AT
+    free(p);
+    rg_ctx_free(c);
+    return worst;
+}
+
 /* bias_dims: 0 none, 3 [H, T, S], 4 [B, H, T, S]. */
 static void check_attention(const char *name, int B, int T, int S, int H, int hd, bool causal, int bias_dims,
                             uint64_t seed)
@@ -45,6 +88,9 @@ static void check_attention(const char *name, int B, int T, int S, int H, int hd
     rg_real *w = tc_random_weights((int64_t)B * T * D, &rng);
     attn_case a = {H, causal, 1 / sqrt((double)hd), w};
     int n = bias_dims ? 4 : 3;
+    double fwd = attention_vs_loops(in, H, causal, a.scale);
+    printf("  %-*s forward vs plain loops: max |diff| %.2e\n", NAME_W, name, fwd);
+    assert_true(fwd < 1e-12);
     double rel[4];
     double worst = rg_gradcheck(attn_fn, &a, in, n, H_STEP, rel);
     tc_gradcheck_report(NAME_W, name, worst, rel, n, TOL);
@@ -80,6 +126,22 @@ static void test_attention_masked_rows(void **state)
 {
     /* causal with T 5 > S 3: rows 0 and 1 see no key (zeros, no gradient) */
     check_attention("attention fully masked rows T5 S3 + bias", 2, 5, 3, 2, 3, true, 4, 7);
+}
+
+/* Causal attention runs in blocks of 16 queries and 16 keys (src/nn/attention.c): cases past one block. */
+static void test_attention_blocks(void **state)
+{
+    static const struct {
+        const char *name;
+        int T, S, bias_dims;
+    } cases[] = {
+        {"attention blocks T70 S70 + bias [H,T,S]", 70, 70, 3},
+        {"attention blocks T40 S75 (KV cache) + bias", 40, 75, 4},
+        {"attention blocks T75 S40 (one sees no key)", 75, 40, 4},
+        {"attention blocks T64 S64 (whole blocks)", 64, 64, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        check_attention(cases[i].name, 1, cases[i].T, cases[i].S, 2, 3, true, cases[i].bias_dims, 20 + i);
 }
 
 /* The fully masked rows give exact zeros and the op never produces NaN. */
@@ -230,6 +292,7 @@ int main(void)
         cmocka_unit_test(test_attention_bias3),
         cmocka_unit_test(test_attention_bias4),
         cmocka_unit_test(test_attention_masked_rows),
+        cmocka_unit_test(test_attention_blocks),
         cmocka_unit_test(test_attention_masked_rows_zero),
         cmocka_unit_test(test_linear),
         cmocka_unit_test(test_linear_nobias),

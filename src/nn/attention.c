@@ -10,8 +10,12 @@
  * Backward (docs/derivatives.md, row "attention"; Vaswani et al. 2017 eq. 1 differentiated, softmax Jacobian as in
  * the "softmax" row): dV = P^T dO, dP = dO V^T, dS = P * (dP - rowsum(dP * P)), dQ = scale dS K,
  * dK = scale dS^T Q, dbias = dS (summed over b for a [H, T, S] bias).
- * Every product is one GEMM per (b, h) on a kernel looked up once per shape before the loop (rg_mm_get: libxsmm's
- * JIT kernels for these small shapes, src/tensor/gemm.h); products with a transposed right operand (Q K^T, dO V^T)
+ * The products run per (b, h) on kernels looked up once per call (rg_mm_get: libxsmm's JIT kernels for these small
+ * shapes, src/tensor/gemm.h). Causal products skip the masked upper triangle (about half of a long block's work):
+ * the queries run in blocks of BLOCK rows, each against the keys its last row sees (S and dP, and O and dQ, which
+ * read them), and the keys in blocks of BLOCK, each with the queries that see its first key (dV and dK); what is
+ * skipped are the exact zeros of P and dS. (libxsmm's kernel for a block shape may round a sum differently from the
+ * whole block's kernel: float32 rounding, bench/README.md.) Products with a transposed right operand (Q K^T, dO V^T)
  * first transpose that head's K or V [S, hd] into an [hd, S] arena buffer (libxsmm 1.17 kernels take B untransposed),
  * and the scale is applied in the softmax pass and to dS (the kernels run with alpha = 1). With more than one thread
  * (rg_set_num_threads) the (b, h) pairs are split over the library's pool (src/tensor/pool.h), each part with its
@@ -50,29 +54,31 @@ static void transpose_head(rg_real *restrict dst, const rg_real *restrict src, i
     rg_transpose_block(dst, S, src, D, S, hd, true);
 }
 
-/* One group of up to RG_LANES rows i0.. of a T x S block (row stride S), as lanes.h takes it: off[r] the offset of
- * row i0 + r (the group's last row again for lanes past the block, with n[r] = 0), n[r] its visible keys. */
-static void lane_rows(int i0, int T, int S, bool causal, int64_t off[RG_LANES], int n[RG_LANES])
+/* One group of up to RG_LANES rows i0.. (before row `end`) of a T x S block (row stride S), as lanes.h takes it:
+ * off[r] the offset of row i0 + r (the group's last row again for lanes past `end`, with n[r] = 0), n[r] its
+ * visible keys. */
+static void lane_rows(int i0, int end, int T, int S, bool causal, int64_t off[RG_LANES], int n[RG_LANES])
 {
     for (int r = 0; r < RG_LANES; r++) {
-        const int i = i0 + r < T ? i0 + r : T - 1;
+        const int i = i0 + r < end ? i0 + r : end - 1;
         off[r] = (int64_t)i * S;
-        n[r] = i0 + r < T ? visible_keys(causal, i, T, S) : 0;
+        n[r] = i0 + r < end ? visible_keys(causal, i, T, S) : 0;
     }
 }
 
-/* In-place scale (+ bias, when not NULL) and softmax of the T x S score block (row stride S); entries past the
- * visible prefix become 0. The scale, exp and normalization run along each row (RG_VECTORIZE; rg_expf, expf.h, is
- * libm's expf bit for bit); the row maxima and sums, reductions in key order, run on 16 rows at once (lanes.h), so
- * the bits are those of libm's scalar loop. */
-RG_VECTORIZE static void softmax_block(rg_real *P, const rg_real *bias, rg_real scale, int T, int S, bool causal)
+/* In-place scale (+ bias, when not NULL) and softmax of rows [i_lo, i_hi) of the T x S score block P (row stride
+ * S; bias the same block's); entries past the visible prefix become 0. The scale, exp and normalization run along
+ * each row (RG_VECTORIZE; rg_expf, expf.h, is libm's expf bit for bit); the row maxima and sums, reductions in key
+ * order, run on 16 rows at once (lanes.h), so the bits are those of libm's scalar loop. */
+RG_VECTORIZE static void softmax_block(rg_real *P, const rg_real *bias, rg_real scale, int i_lo, int i_hi, int T,
+                                       int S, bool causal)
 {
-    for (int i0 = 0; i0 < T; i0 += RG_LANES) {
+    for (int i0 = i_lo; i0 < i_hi; i0 += RG_LANES) {
         int64_t off[RG_LANES];
         int n[RG_LANES];
         rg_real m[RG_LANES], s[RG_LANES];
-        lane_rows(i0, T, S, causal, off, n);
-        const int rows = T - i0 < RG_LANES ? T - i0 : RG_LANES;
+        lane_rows(i0, i_hi, T, S, causal, off, n);
+        const int rows = i_hi - i0 < RG_LANES ? i_hi - i0 : RG_LANES;
         for (int r = 0; r < rows; r++) {
             rg_real *row = P + off[r];
             if (bias) {
@@ -104,6 +110,59 @@ RG_VECTORIZE static void softmax_block(rg_real *P, const rg_real *bias, rg_real 
     }
 }
 
+/* Causal products run in blocks of this many queries (or keys): a multiple of RG_LANES, so a block's softmax rows
+ * group into lanes as the whole block's do. 16 and 32 ran alike on the large model's T = 130, 16 faster on T = 34
+ * (bench/README.md). */
+#define BLOCK 16
+
+/* A block of queries [first, first + count) with the n keys its last row sees (the causal prefix of every row in
+ * it; S when not causal), or of keys [first, first + count) with the n queries [T - n, T) that see its first key;
+ * mm[0] and mm[1] its two products' kernels. */
+typedef struct {
+    int first, count, n;
+    rg_mm mm[2];
+} attn_block;
+
+/* The blocks of a call: nb of them, each BLOCK long (the last one the rest); one block of every row when not
+ * causal. Query blocks when `keys` is false, else key blocks. Arena memory. */
+static attn_block *plan_blocks(rg_ctx *c, bool causal, bool keys, int T, int S, int *nb)
+{
+    const int len = keys ? S : T, step = causal ? BLOCK : len;
+    *nb = len > 0 ? (len + step - 1) / step : 0;
+    attn_block *bl = rg_arena_alloc(&c->arena, (size_t)(*nb ? *nb : 1) * sizeof *bl);
+    for (int i = 0; i < *nb; i++) {
+        attn_block *b = &bl[i];
+        b->first = i * step;
+        b->count = len - b->first < step ? len - b->first : step;
+        if (!keys) {
+            b->n = visible_keys(causal, b->first + b->count - 1, T, S);
+        } else { /* query i sees key j when j <= i + S - T: the queries from max(0, j + T - S) */
+            int f = causal ? b->first + T - S : 0;
+            b->n = T - (f < 0 ? 0 : f > T ? T : f);
+        }
+    }
+    return bl;
+}
+
+/* A block's product kernel (rg_mm_get's arguments); none to look up when it has no rows, columns or terms. */
+static rg_mm block_mm(bool trans_a, int M, int N, int K, int lda, int ldb, int ldc, rg_real beta)
+{
+    if (M > 0 && N > 0 && K > 0) return rg_mm_get(trans_a, M, N, K, lda, ldb, ldc, beta);
+    return (rg_mm){.trans_a = trans_a, .M = M, .N = N, .K = K, .lda = lda, .ldb = ldb, .ldc = ldc, .beta = beta};
+}
+
+/* C = op(A) B (+ C): the block product, or, when no term is left (K 0: no query of the block sees a key, or no
+ * query sees the key block), C's zeros for beta 0 and nothing for beta 1. */
+static void block_run(const rg_mm *k, const rg_real *A, const rg_real *B, rg_real *C)
+{
+    if (k->M <= 0 || k->N <= 0) return;
+    if (k->K > 0) {
+        rg_mm_run(k, A, B, C);
+    } else if (k->beta == 0) {
+        for (int r = 0; r < k->M; r++) memset(C + (int64_t)r * k->ldc, 0, (size_t)k->N * sizeof *C);
+    }
+}
+
 /* One attention call's operands and kernels, shared by the parts of a parallel loop over the (b, h) pairs. */
 typedef struct {
     const rg_tensor *q, *k, *v, *bias;
@@ -116,7 +175,8 @@ typedef struct {
     bool causal, bias_batched, rec;
     bool by_head;                /* backward: the parts split the heads (a bias gradient shared by the batch) */
     rg_real scale;
-    rg_mm k1, k2, k3, k4;        /* the products' kernels, looked up once per call */
+    attn_block *qb, *kb;         /* query blocks (S / dP, then O / dQ) and, backward, key blocks (dV, dK) */
+    int nqb, nkb;
 } attn_job;
 
 /* (b, h) pairs of a part: [BH * part / nparts, BH * (part + 1) / nparts) */
@@ -143,10 +203,14 @@ static void attn_forward_part(void *p, int part, int nparts)
         rg_real *Pbh = (rg_real *)j->P + (j->rec ? (int64_t)bh * TS : 0);
         const int64_t qo = (int64_t)b * T * D + h * hd, ko = (int64_t)b * S * D + h * hd;
         transpose_head(kt, j->k->data + ko, S, hd, D);
-        rg_mm_run(&j->k1, j->q->data + qo, kt, Pbh);
         const rg_real *bb = j->bias ? j->bias->data + ((j->bias_batched ? (int64_t)b * H : 0) + h) * TS : NULL;
-        softmax_block(Pbh, bb, j->scale, T, S, j->causal);
-        rg_mm_run(&j->k2, Pbh, j->v->data + ko, j->out->data + qo);
+        for (int x = 0; x < j->nqb; x++) { /* scores, softmax and P V of a query block while it is in cache */
+            const attn_block *qb = &j->qb[x];
+            rg_real *Pq = Pbh + (int64_t)qb->first * S;
+            block_run(&qb->mm[0], j->q->data + qo + (int64_t)qb->first * D, kt, Pq);
+            softmax_block(Pbh, bb, j->scale, qb->first, qb->first + qb->count, T, S, j->causal);
+            block_run(&qb->mm[1], Pq, j->v->data + ko, j->out->data + qo + (int64_t)qb->first * D);
+        }
         if (j->out16) rg_bf16_rows(j->out16 + qo, D, j->out->data + qo, D, T, hd); /* while in cache */
     }
 }
@@ -179,8 +243,12 @@ rg_tensor *rg_attention(rg_ctx *c, rg_tensor *q, rg_tensor *k, rg_tensor *v, int
     attn_job j = {.q = q, .k = k, .v = v, .bias = bias, .out = out, .P = P, .B = B, .T = T, .S = S, .D = D, .H = H,
                   .hd = hd, .causal = causal, .bias_batched = bias_batched, .rec = rec, .scale = (rg_real)scale};
     j.out16 = rg_linear_bf16_slot(out); /* bf16 Linear: the copy o_proj reads, written as each head's block is */
-    j.k1 = rg_mm_get(false, T, S, hd, D, S, S, 0);   /* scores [T, S] = Q [T, hd] K^T [hd, S] */
-    j.k2 = rg_mm_get(false, T, hd, S, S, D, D, 0);   /* out [T, hd] = P [T, S] V [S, hd] */
+    j.qb = plan_blocks(c, causal, false, T, S, &j.nqb);
+    for (int x = 0; x < j.nqb; x++) {
+        attn_block *qb = &j.qb[x];
+        qb->mm[0] = block_mm(false, qb->count, qb->n, hd, D, S, S, 0); /* scores [m, n] = Q [m, hd] K^T [hd, n] */
+        qb->mm[1] = block_mm(false, qb->count, hd, qb->n, S, D, D, 0); /* out [m, hd] = P [m, n] V [n, hd] */
+    }
     /* split the (b, h) pairs over the pool when P is kept per pair (recording) and the work is worth a wake-up */
     int nt = rec && (double)B * H * TS * hd >= PAR_MIN ? rg_pool_threads() : 1;
     j.scratch = rg_arena_alloc(&c->arena, (size_t)nt * hd * S * sizeof(rg_real));
@@ -195,18 +263,19 @@ rg_tensor *rg_attention(rg_ctx *c, rg_tensor *q, rg_tensor *k, rg_tensor *v, int
     return out;
 }
 
-/* dS [T, S] (row stride S, holding dP) = P * (dP - rowsum(dP * P)) (added to dbias when not NULL), then scaled;
- * entries past the visible prefix (P = 0) become 0. The row sums run in key order, 16 rows at once (lanes.h). */
+/* Rows [i_lo, i_hi) of dS [T, S] (row stride S, holding dP) = P * (dP - rowsum(dP * P)) (added to dbias when not
+ * NULL), then scaled; entries past the visible prefix (P = 0) become 0. The row sums run in key order, 16 rows at
+ * once (lanes.h). */
 RG_VECTORIZE static void softmax_grad_block(rg_real *restrict dS, rg_real *restrict db, const rg_real *restrict P,
-                                            rg_real scale, int T, int S, bool causal)
+                                            rg_real scale, int i_lo, int i_hi, int T, int S, bool causal)
 {
-    for (int i0 = 0; i0 < T; i0 += RG_LANES) {
+    for (int i0 = i_lo; i0 < i_hi; i0 += RG_LANES) {
         int64_t off[RG_LANES];
         int n[RG_LANES]; /* P is 0 past the visible prefix */
         rg_real dots[RG_LANES];
-        lane_rows(i0, T, S, causal, off, n);
+        lane_rows(i0, i_hi, T, S, causal, off, n);
         rg_lanes_dot(dS, P, off, n, dots);
-        const int rows = T - i0 < RG_LANES ? T - i0 : RG_LANES;
+        const int rows = i_hi - i0 < RG_LANES ? i_hi - i0 : RG_LANES;
         for (int r = 0; r < rows; r++) {
             rg_real *ds = dS + off[r];
             const rg_real *pr = P + off[r], dot = dots[r];
@@ -234,15 +303,29 @@ static void backward_pair(const attn_job *j, int b, int h, rg_real *dS, rg_real 
     const rg_real *Pbh = j->P + bh * TS;
     const int64_t qo = (int64_t)b * T * D + h * hd, ko = (int64_t)b * S * D + h * hd;
     const rg_real *dObh = j->dO + qo;
-    if (j->dv) rg_mm_run(&j->k1, Pbh, dObh, j->dv + ko);
+    /* dV first, by key blocks (each with the queries [T - n, T) that see it): it also brings P into cache for the
+     * softmax gradient's gathers */
+    for (int x = 0; j->dv && x < j->nkb; x++) {
+        const attn_block *kb = &j->kb[x];
+        const int64_t a = (int64_t)(T - kb->n) * S + kb->first, r = (int64_t)(T - kb->n) * D;
+        block_run(&kb->mm[0], Pbh + a, dObh + r, j->dv + ko + (int64_t)kb->first * D);
+    }
     if (!dS) return;
     transpose_head(vt, j->v->data + ko, S, hd, D);
-    rg_mm_run(&j->k2, dObh, vt, dS);
-    /* dS = P * (dP - rowsum(dP * P)) (to dbias), then scaled for dQ and dK; masked entries have P = 0 */
     rg_real *db = j->dbias ? j->dbias + ((j->bias_batched ? (int64_t)b * H : 0) + h) * TS : NULL;
-    softmax_grad_block(dS, db, Pbh, j->scale, T, S, j->causal);
-    if (j->dq) rg_mm_run(&j->k3, dS, j->k->data + ko, j->dq + qo);
-    if (j->dk) rg_mm_run(&j->k4, dS, j->q->data + qo, j->dk + ko);
+    for (int x = 0; x < j->nqb; x++) { /* a query block: dP, then dS (to dbias), then dQ while in cache */
+        const attn_block *qb = &j->qb[x];
+        rg_real *dSq = dS + (int64_t)qb->first * S;
+        block_run(&qb->mm[0], dObh + (int64_t)qb->first * D, vt, dSq);
+        /* dS = P * (dP - rowsum(dP * P)), then scaled for dQ and dK; masked entries have P = 0 */
+        softmax_grad_block(dS, db, Pbh, j->scale, qb->first, qb->first + qb->count, T, S, j->causal);
+        if (j->dq) block_run(&qb->mm[1], dSq, j->k->data + ko, j->dq + qo + (int64_t)qb->first * D);
+    }
+    for (int x = 0; j->dk && x < j->nkb; x++) {
+        const attn_block *kb = &j->kb[x];
+        const int64_t a = (int64_t)(T - kb->n) * S + kb->first, r = (int64_t)(T - kb->n) * D;
+        block_run(&kb->mm[1], dS + a, j->q->data + qo + r, j->dk + ko + (int64_t)kb->first * D);
+    }
 }
 
 /* A part of the backward: its share of the (b, h) pairs, or, when a bias shared by the batch gathers every b's dS
@@ -285,10 +368,18 @@ static void attention_backward(rg_tensor *node)
     attn_job j = {.q = q, .k = k, .v = v, .bias = bias, .P = P, .dq = dq, .dk = dk, .dv = dv, .dbias = dbias,
                   .dO = dO, .B = B, .T = T, .S = S, .D = D, .H = H, .hd = hd, .causal = causal,
                   .bias_batched = bias_batched, .rec = true, .scale = scale};
-    j.k1 = rg_mm_get(true, S, hd, T, S, D, D, !fv);  /* dV [S, hd] (+)= P^T [S, T] dO [T, hd] */
-    j.k2 = rg_mm_get(false, T, S, hd, D, S, S, 0);   /* dP [T, S] = dO [T, hd] V^T [hd, S] */
-    j.k3 = rg_mm_get(false, T, hd, S, S, D, D, !fq); /* dQ [T, hd] (+)= (scale dS) [T, S] K [S, hd] */
-    j.k4 = rg_mm_get(true, S, hd, T, S, D, D, !fk);  /* dK [S, hd] (+)= (scale dS)^T [S, T] Q [T, hd] */
+    j.qb = plan_blocks(node->ctx, causal, false, T, S, &j.nqb);
+    for (int x = 0; x < j.nqb; x++) {
+        attn_block *qb = &j.qb[x];
+        qb->mm[0] = block_mm(false, qb->count, qb->n, hd, D, S, S, 0);   /* dP [m, n] = dO [m, hd] V^T [hd, n] */
+        qb->mm[1] = block_mm(false, qb->count, hd, qb->n, S, D, D, !fq); /* dQ [m, hd] (+)= (scale dS) [m, n] K */
+    }
+    j.kb = plan_blocks(node->ctx, causal, true, T, S, &j.nkb);
+    for (int x = 0; x < j.nkb; x++) {
+        attn_block *kb = &j.kb[x];
+        kb->mm[0] = block_mm(true, kb->count, hd, kb->n, S, D, D, !fv); /* dV [m, hd] (+)= P^T [m, n] dO [n, hd] */
+        kb->mm[1] = block_mm(true, kb->count, hd, kb->n, S, D, D, !fk); /* dK [m, hd] (+)= (scale dS)^T Q [n, hd] */
+    }
     /* a bias shared by the batch gathers every b's dS into one block per head: the parts split the heads */
     j.by_head = dbias && !bias_batched;
     int nt = (double)B * H * TS * hd >= PAR_MIN ? rg_pool_threads() : 1;

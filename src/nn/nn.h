@@ -86,7 +86,8 @@ rg_tensor *rg_nn_linear_forward_residual(rg_ctx *c, const rg_nn_linear *m, rg_te
 /* Fused scaled-dot-product attention (one op, one backward): q [B, T, H*hd], k and v [B, S, H*hd] with heads as
  * contiguous hd chunks; scores = q_h k_h^T * scale (+ bias), bias [H, T, S] or [B, H, T, S] or NULL (it may
  * require grad); causal masks key j > i + (S - T) (query i sits at the end of the keys, as with a KV cache) with
- * -inf; softmax; out = P v -> [B, T, H*hd]. Saves P for the backward. Each product is a cblas GEMM per (b, h). */
+ * -inf; softmax; out = P v -> [B, T, H*hd]. Saves P for the backward. The products are small GEMMs per (b, h),
+ * causal ones in blocks of queries and keys that skip the masked part (src/nn/attention.c). */
 rg_tensor *rg_attention(rg_ctx *c, rg_tensor *q, rg_tensor *k, rg_tensor *v, int n_heads, rg_tensor *bias,
                         bool causal, double scale);
 
