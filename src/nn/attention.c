@@ -54,6 +54,23 @@ static void transpose_head(rg_real *restrict dst, const rg_real *restrict src, i
     rg_transpose_block(dst, S, src, D, S, hd, true);
 }
 
+/* Causal products run in blocks of this many queries (or keys): a multiple of RG_LANES, so a block's softmax rows
+ * group into lanes as the whole block's do. 16 and 32 ran alike on the large model's T = 130, 16 faster on T = 34
+ * (bench/README.md). */
+#define BLOCK 16
+
+/* The end of the zeros row i of P (and of dS) needs past its visible keys: the products read it up to its query
+ * block's key count (S and P V, dP and dQ) and up to the end of the last key block it sees (dV and dK); nothing
+ * reads further, so the masked rest of a long row is never written. */
+static inline int zeros_end(bool causal, int i, int T, int S)
+{
+    if (!causal) return S;
+    const int last = i / BLOCK * BLOCK + BLOCK - 1, vis = visible_keys(causal, i, T, S);
+    const int nq = visible_keys(causal, last < T ? last : T - 1, T, S), nk = (vis + BLOCK - 1) / BLOCK * BLOCK;
+    const int e = nq > nk ? nq : nk;
+    return e < S ? e : S;
+}
+
 /* One group of up to RG_LANES rows i0.. (before row `end`) of a T x S block (row stride S), as lanes.h takes it:
  * off[r] the offset of row i0 + r (the group's last row again for lanes past `end`, with n[r] = 0), n[r] its
  * visible keys. */
@@ -67,7 +84,8 @@ static void lane_rows(int i0, int end, int T, int S, bool causal, int64_t off[RG
 }
 
 /* In-place scale (+ bias, when not NULL) and softmax of rows [i_lo, i_hi) of the T x S score block P (row stride
- * S; bias the same block's); entries past the visible prefix become 0. The scale, exp and normalization run along
+ * S; bias the same block's); entries past the visible prefix become 0 up to zeros_end (the whole row when it sees
+ * no key). The scale, exp and normalization run along
  * each row (RG_VECTORIZE; rg_expf, expf.h, is libm's expf bit for bit); the row maxima and sums, reductions in key
  * order, run on 16 rows at once (lanes.h), so the bits are those of libm's scalar loop. */
 RG_VECTORIZE static void softmax_block(rg_real *P, const rg_real *bias, rg_real scale, int i_lo, int i_hi, int T,
@@ -105,15 +123,11 @@ RG_VECTORIZE static void softmax_block(rg_real *P, const rg_real *bias, rg_real 
             rg_real *row = P + off[r];
             const rg_real inv = 1 / s[r];
             for (int j = 0; j < n[r]; j++) row[j] *= inv;
-            if (n[r] < S) memset(row + n[r], 0, (size_t)(S - n[r]) * sizeof(rg_real));
+            const int e = zeros_end(causal, i0 + r, T, S);
+            if (n[r] < e) memset(row + n[r], 0, (size_t)(e - n[r]) * sizeof(rg_real));
         }
     }
 }
-
-/* Causal products run in blocks of this many queries (or keys): a multiple of RG_LANES, so a block's softmax rows
- * group into lanes as the whole block's do. 16 and 32 ran alike on the large model's T = 130, 16 faster on T = 34
- * (bench/README.md). */
-#define BLOCK 16
 
 /* A block of queries [first, first + count) with the n keys its last row sees (the causal prefix of every row in
  * it; S when not causal), or of keys [first, first + count) with the n queries [T - n, T) that see its first key;
@@ -264,7 +278,7 @@ rg_tensor *rg_attention(rg_ctx *c, rg_tensor *q, rg_tensor *k, rg_tensor *v, int
 }
 
 /* dS [T, S] (row stride S, holding dP) = P * (dP - rowsum(dP * P)) (added to dbias when not NULL), then scaled;
- * entries past the visible prefix (P = 0) become 0. The row sums run in key order, 16 rows at once (lanes.h). */
+ * entries past the visible prefix (P = 0) become 0 up to zeros_end. The row sums run in key order, 16 rows at once (lanes.h). */
 RG_VECTORIZE static void softmax_grad_block(rg_real *restrict dS, rg_real *restrict db, const rg_real *restrict P,
                                             rg_real scale, int T, int S, bool causal)
 {
@@ -289,7 +303,8 @@ RG_VECTORIZE static void softmax_grad_block(rg_real *restrict dS, rg_real *restr
             } else {
                 for (int x = 0; x < nr; x++) ds[x] = pr[x] * (ds[x] - dot) * scale;
             }
-            if (nr < S) memset(ds + nr, 0, (size_t)(S - nr) * sizeof(rg_real));
+            const int e = zeros_end(causal, i0 + r, T, S);
+            if (nr < e) memset(ds + nr, 0, (size_t)(e - nr) * sizeof(rg_real));
         }
     }
 }
