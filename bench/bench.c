@@ -470,9 +470,9 @@ static void print_header(const bench_run *b)
     printf("- timing: C ms/step is the median wall time, C min its minimum, C cpu min the minimum CPU time of the "
            "calling thread (CLOCK_THREAD_CPUTIME_ID: the step's whole cost at 1 thread, the calling thread's share at "
            "2; time other processes took the core is not in it); PyTorch: median wall time\n");
-    printf("- elem ms (1 thread): the step's CPU time minus the CPU time inside its products and the profiler's "
-           "clock reads (rg_gemm_profile), minimum of 10 profiled steps: GELU, LayerNorm, softmax, RoPE, cross-entropy, AdamW, bias/residual adds, copies, bf16 "
-           "conversions, the tape; elem/floor: that over 2 x arena bytes per step (each intermediate written and "
+    printf("- elem ms (1 thread): the step's time minus the time inside its products and the profiler's clock "
+           "reads (rg_gemm_profile, monotonic clock), minimum of 10 profiled steps: GELU, LayerNorm, softmax, RoPE, "
+           "cross-entropy, AdamW, bias/residual adds, copies, bf16 conversions, the tape; elem/floor: that over 2 x arena bytes per step (each intermediate written and "
            "read once) at the single-thread copy bandwidth of a warm 4 MB buffer (best of 30 memcpy)\n");
     if (b->bf16_why[0])
         printf("- bf16 rows: refused here (%s)\n", b->bf16_why);
