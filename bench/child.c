@@ -297,9 +297,9 @@ static double copy_bandwidth(void)
 
 /* The elementwise share of a step (1 thread only): 10 more steps with rg_gemm_profile on; per step, its time minus
  * the time inside products and minus the cost of the profiling's own clock reads (two per timed product,
- * calibrated), all on rg_gemm_profile_clock (monotonic time: the thread CPU clock cost ~650 ns a read, which the
- * ~27000 products of a large step with causal attention in blocks turned into 36 ms of calibrated guesswork); the
- * minimum over the steps. Everything that is not a product counts:
+ * calibrated), all on the monotonic clock (now_s, rg_gemm_profile_clock: the thread CPU clock cost ~650 ns a read,
+ * which the ~27000 products of a large step with causal attention in blocks turned into 36 ms of calibrated
+ * guesswork); the minimum over the steps. Everything that is not a product counts:
  * GELU, LayerNorm, softmax, RoPE, the cross-entropy, AdamW, bias and residual adds, copies, bf16 conversions and
  * the tape's bookkeeping. Its floor: every byte the step hands out of its arena written once and read back once
  * (2 x arena bytes per step) at the copy bandwidth. */
@@ -317,9 +317,7 @@ static void run_elementwise(trainer *t, int threads, row_measure *r)
     double best = 1e300;
     for (int i = 0; i < 10; i++) {
         rg_gemm_profile(true);
-        double t0 = rg_gemm_profile_clock();
-        train_step(t, &r->loss);
-        double step = rg_gemm_profile_clock() - t0, prod = rg_gemm_profile_seconds();
+        double step = train_step(t, &r->loss), prod = rg_gemm_profile_seconds(); /* rg_train_step's, monotonic */
         long calls = rg_gemm_profile_calls();
         rg_gemm_profile(false);
         /* the step's time minus its products' and minus the two clock reads each timed product added */

@@ -15,14 +15,16 @@
  * the queries run in blocks of BLOCK rows, each against the keys its last row sees (S and dP, and O and dQ, which
  * read them), and the keys in blocks of BLOCK, each with the queries that see its first key (dV and dK); what is
  * skipped are the exact zeros of P and dS. (libxsmm's kernel for a block shape may round a sum differently from the
- * whole block's kernel: float32 rounding, bench/README.md.) Products with a transposed right operand (Q K^T, dO V^T)
- * first transpose that head's K or V [S, hd] into an [hd, S] arena buffer (libxsmm 1.17 kernels take B untransposed),
- * and the scale is applied in the softmax pass and to dS (the kernels run with alpha = 1). With more than one thread
- * (rg_set_num_threads) the (b, h) pairs are split over the library's pool (src/tensor/pool.h), each part with its
- * own scratch; with a bias gradient shared by the batch the backward's parts split the heads instead, each adding
- * its heads' dS over b in order (the bits of one thread). The only memory is arena memory. When Linear runs in bf16
- * (rg_set_linear_precision), each head's output block is also written as bf16, the copy the output projection
- * reads (rg_linear_bf16_slot: converted where produced, not in a separate pass).
+ * whole block's kernel: float32 rounding, bench/README.md. A NaN or inf in V reaches the rows whose blocks read
+ * it, where a full P V, as torch's, spreads it to every row through 0 * NaN.) Products with a transposed right
+ * operand (Q K^T, dO V^T) first transpose that head's K or V [S, hd] into an [hd, S] arena buffer (libxsmm 1.17
+ * kernels take B untransposed), and the scale is applied in the softmax pass and to dS (the kernels run with
+ * alpha = 1). With more than one thread (rg_set_num_threads) the (b, h) pairs are split over the library's pool
+ * (src/tensor/pool.h), each part with its own scratch; with a bias gradient shared by the batch the backward's parts
+ * split the heads instead, each adding its heads' dS over b in order (the bits of one thread). The only memory is
+ * arena memory. When Linear runs in bf16 (rg_set_linear_precision), each head's output block is also written as
+ * bf16, the copy the output projection reads (rg_linear_bf16_slot: converted where produced, not in a separate
+ * pass).
  */
 #include "nn.h"
 #include "../tensor/gemm.h"
@@ -278,7 +280,8 @@ rg_tensor *rg_attention(rg_ctx *c, rg_tensor *q, rg_tensor *k, rg_tensor *v, int
 }
 
 /* dS [T, S] (row stride S, holding dP) = P * (dP - rowsum(dP * P)) (added to dbias when not NULL), then scaled;
- * entries past the visible prefix (P = 0) become 0 up to zeros_end. The row sums run in key order, 16 rows at once (lanes.h). */
+ * entries past the visible prefix (P = 0) become 0 up to zeros_end. The row sums run in key order, 16 rows at once
+ * (lanes.h). */
 RG_VECTORIZE static void softmax_grad_block(rg_real *restrict dS, rg_real *restrict db, const rg_real *restrict P,
                                             rg_real scale, int T, int S, bool causal)
 {

@@ -68,8 +68,8 @@ uint16_t *rg_linear_grad_bf16(rg_ctx *c, const rg_tensor *x, const rg_tensor *w,
  * and from then on every outermost product (rg_gemm, rg_mm_run, rg_gemm_bf16, rg_gemm_dnnl_f32) on the calling
  * thread adds its time (rg_gemm_profile_clock: CLOCK_MONOTONIC seconds, read through the vDSO, so that a step of
  * tens of thousands of small products is not dominated by the clock; meaningful at 1 thread on an otherwise idle
- * CPU) and counts one call; rg_gemm_profile(false) stops. Off, it costs one branch per product. enter/leave bracket a product
- * (enter returns the start, or -1 when not timed). */
+ * CPU) and counts one call; rg_gemm_profile(false) stops. Off, it costs one branch per product. enter/leave
+ * bracket a product (enter returns the start, or -1 when not timed). */
 void rg_gemm_profile(bool on);
 double rg_gemm_profile_seconds(void);
 long rg_gemm_profile_calls(void);
