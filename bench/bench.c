@@ -472,8 +472,9 @@ static void print_header(const bench_run *b)
            "2; time other processes took the core is not in it); PyTorch: median wall time\n");
     printf("- elem ms (1 thread): the step's time minus the time inside its products and the profiler's clock "
            "reads (rg_gemm_profile, monotonic clock), minimum of 10 profiled steps: GELU, LayerNorm, softmax, RoPE, "
-           "cross-entropy, AdamW, bias/residual adds, copies, bf16 conversions, the tape; elem/floor: that over 2 x arena bytes per step (each intermediate written and "
-           "read once) at the single-thread copy bandwidth of a warm 4 MB buffer (best of 30 memcpy)\n");
+           "cross-entropy, AdamW, bias/residual adds, copies, bf16 conversions, the tape; elem/floor: that over 2 x "
+           "arena bytes per step (each intermediate written and read once) at the single-thread copy bandwidth of a "
+           "warm 4 MB buffer (best of 30 memcpy)\n");
     if (b->bf16_why[0])
         printf("- bf16 rows: refused here (%s)\n", b->bf16_why);
     else

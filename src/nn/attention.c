@@ -87,9 +87,9 @@ static void lane_rows(int i0, int end, int T, int S, bool causal, int64_t off[RG
 
 /* In-place scale (+ bias, when not NULL) and softmax of rows [i_lo, i_hi) of the T x S score block P (row stride
  * S; bias the same block's); entries past the visible prefix become 0 up to zeros_end (the whole row when it sees
- * no key). The scale, exp and normalization run along
- * each row (RG_VECTORIZE; rg_expf, expf.h, is libm's expf bit for bit); the row maxima and sums, reductions in key
- * order, run on 16 rows at once (lanes.h), so the bits are those of libm's scalar loop. */
+ * no key). The scale, exp and normalization run along each row (RG_VECTORIZE; rg_expf, expf.h, is libm's expf bit
+ * for bit); the row maxima and sums, reductions in key order, run on 16 rows at once (lanes.h), so the bits are
+ * those of libm's scalar loop. */
 RG_VECTORIZE static void softmax_block(rg_real *P, const rg_real *bias, rg_real scale, int i_lo, int i_hi, int T,
                                        int S, bool causal)
 {
