@@ -3,13 +3,16 @@
  * groups shorter than 16 rows (lanes repeating the last row with n = 0), NaN of both signs, -0, -inf and values of
  * mixed magnitude, where any reordering of a sum changes its bits (checked: a row whose in-order sum is 1 and whose
  * pairwise sum is 0); a NaN result need only be a NaN (lanes.h). On a CPU with AVX-512F the AVX-512 path runs
- * (printed). */
+ * (printed). A row ending at an unreadable page is read without a fault (the tiles' masked loads). */
+#define _DEFAULT_SOURCE 1 /* MAP_ANONYMOUS */
 #include "common.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "tensor/lanes.h"
 
@@ -26,6 +29,7 @@ static const group_case CASES[] = {
     {7, 9, {0, 9, 3, 0, 9, 1, 5}},                                        /* empty rows */
     {1, 1, {1}},
     {16, 20, {20, 0, 20, 0, 20, 0, 20, 0, 20, 0, 20, 0, 20, 0, 20, 0}},
+    {4, 47, {47, 16, 33, 17}},                                            /* 16-entry tiles: full, exact, + 1 */
 };
 
 /* value i of a case: mixed magnitudes and signs; some NaN, -0 and -inf */
@@ -107,11 +111,44 @@ static void test_order_kept(void **state)
     for (int r = 2; r < RG_LANES; r++) assert_true(s[r] == 0.0f && !signbit(s[r]) && m[r] == -INFINITY);
 }
 
+/* Only a row's n[r] entries are read: rows that end at an unreadable page (the AVX-512 path's masked loads of a
+ * 16-entry tile must not touch what lies past the row) give the plain loop's values instead of a fault. */
+static void test_reads_only_the_rows(void **state)
+{
+    (void)state;
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    char *map = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(map != MAP_FAILED);
+    assert_int_equal(mprotect(map + page, page, PROT_NONE), 0);
+    float *end = (float *)(map + page); /* the first unreadable float */
+    const int lens[] = {1, 5, 16, 17, 37};
+    for (size_t t = 0; t < sizeof lens / sizeof *lens; t++) {
+        const int len = lens[t]; /* row 0 ends at the page's end, row 1 (len - 1 entries) one entry before */
+        float *base = end - 2 * len;
+        for (int j = 0; j < 2 * len; j++) base[j] = value((size_t)j, 7u + (unsigned)t);
+        int64_t off[RG_LANES];
+        int n[RG_LANES];
+        for (int r = 0; r < RG_LANES; r++) off[r] = r == 0 ? len : 0, n[r] = r == 0 ? len : r == 1 ? len - 1 : 0;
+        float got[RG_LANES], want[RG_LANES];
+        rg_lanes_max(base, off, n, got);
+        rg_lanes_max_plain(base, off, n, want);
+        assert_true(same_values(got, want));
+        rg_lanes_sum(base, off, n, got);
+        rg_lanes_sum_plain(base, off, n, want);
+        assert_true(same_values(got, want));
+        rg_lanes_dot(base, base, off, n, got);
+        rg_lanes_dot_plain(base, base, off, n, want);
+        assert_true(same_values(got, want));
+    }
+    munmap(map, 2 * page);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_equal_to_plain_loops),
         cmocka_unit_test(test_order_kept),
+        cmocka_unit_test(test_reads_only_the_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
