@@ -1,7 +1,8 @@
 /* test_expf.c (float32): rg_expf (src/tensor/expf.h), the vectorizable expf of attention's softmax, against libm's
  * expf: on a CPU with FMA (where glibc runs its __expf_fma, whose fused multiply-adds rg_expf reproduces) bit for bit
  * over every 251st float bit pattern and a table of edge cases; on a CPU without FMA (glibc's other variant rounds
- * differently in rare cases) within one unit in the last place, with the reason printed. */
+ * differently in rare cases) within one unit in the last place, with the reason printed. On a CPU with AVX-512F,
+ * rg_expf_sub_avx512 (the softmax's row form) equals the scalar rg_expf over the same patterns bit for bit. */
 #include "common.h"
 
 #include <math.h>
@@ -46,6 +47,35 @@ static void check(const float *x, const float *got, int n, bool exact, long *wor
     }
 }
 
+/* The AVX-512 row form (rg_expf_sub_avx512, attention's softmax on such a CPU) against the scalar rg_expf, bit
+ * for bit (NaN as NaN), with m = 0 (x - 0 is x) and every tail length up to 16 (the masked rest). */
+static void check_rows(const float *x, int n)
+{
+#ifdef RG_EXPF_AVX512
+    if (!rg_expf_avx512()) return;
+    static float y[1 << 16];
+    assert_true(n <= (int)(sizeof y / sizeof *y));
+    for (int len = 1; len <= 17 && len <= n; len++) { /* every tail length, from the start of x */
+        memcpy(y, x, (size_t)len * sizeof *y);
+        rg_expf_sub_avx512(y, len, 0.0f);
+        for (int i = 0; i < len; i++) {
+            float want = rg_expf(x[i]);
+            if (memcmp(&y[i], &want, 4) && !(isnan(y[i]) && isnan(want)))
+                fail_msg("rg_expf_sub_avx512 (length %d): %a -> %a, rg_expf %a", len, x[i], y[i], want);
+        }
+    }
+    memcpy(y, x, (size_t)n * sizeof *y);
+    rg_expf_sub_avx512(y, n, 0.0f);
+    for (int i = 0; i < n; i++) {
+        float want = rg_expf(x[i]);
+        if (memcmp(&y[i], &want, 4) && !(isnan(y[i]) && isnan(want)))
+            fail_msg("rg_expf_sub_avx512: %a -> %a, rg_expf %a", x[i], y[i], want);
+    }
+#else
+    (void)x, (void)n;
+#endif
+}
+
 static void test_edges(void **state)
 {
     static const float X[] = {0.0f, -0.0f, 1.0f, -1.0f, 0x1p-149f, -0x1p-149f, 88.0f, 0x1.62e42ep6f, 0x1.62e430p6f,
@@ -56,6 +86,7 @@ static void test_edges(void **state)
     long worst = 0;
     vexp(got, X, N);
     check(X, got, N, cpu_fma(), &worst);
+    check_rows(X, N);
     assert_true(got[19] == 0 && isinf(got[18]) && isnan(got[20]) && got[0] == 1);
 }
 
@@ -74,9 +105,33 @@ static void test_dense(void **state)
         }
         vexp(got, x, m);
         check(x, got, m, exact, &worst);
+        check_rows(x, m);
         n += m;
     }
     printf("test_expf: %ld float bit patterns, largest difference %ld ulp\n", n, worst);
+}
+
+/* The shift m: rg_expf_sub_avx512(x, n, m) is rg_expf(x - m) with the float subtraction, as the softmax computes it. */
+static void test_shifted_rows(void **state)
+{
+#ifdef RG_EXPF_AVX512
+    if (!rg_expf_avx512()) {
+        printf("test_expf: no AVX-512F: the row form is not used on this CPU\n");
+        return;
+    }
+    float x[40], y[40];
+    const float M[] = {0.0f, 3.25f, -17.5f, 88.0f, -1e-3f, INFINITY};
+    for (size_t k = 0; k < sizeof M / sizeof *M; k++)
+        for (int n = 0; n <= 40; n++) {
+            for (int i = 0; i < 40; i++) x[i] = y[i] = (float)((i * 37 + (int)k * 11) % 61) * 1.7f - 50.0f;
+            rg_expf_sub_avx512(y, n, M[k]);
+            for (int i = 0; i < 40; i++) {
+                float want = i < n ? rg_expf(x[i] - M[k]) : x[i]; /* past n: untouched */
+                if (memcmp(&y[i], &want, 4) && !(isnan(y[i]) && isnan(want)))
+                    fail_msg("m %a, n %d, entry %d: %a, want %a", M[k], n, i, y[i], want);
+            }
+        }
+#endif
 }
 
 int main(void)
@@ -84,6 +139,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_edges),
         cmocka_unit_test(test_dense),
+        cmocka_unit_test(test_shifted_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

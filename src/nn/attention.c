@@ -88,11 +88,15 @@ static void lane_rows(int i0, int end, int T, int S, bool causal, int64_t off[RG
 /* In-place scale (+ bias, when not NULL) and softmax of rows [i_lo, i_hi) of the T x S score block P (row stride
  * S; bias the same block's); entries past the visible prefix become 0 up to zeros_end (the whole row when it sees
  * no key). The scale, exp and normalization run along each row (RG_VECTORIZE; rg_expf, expf.h, is libm's expf bit
- * for bit); the row maxima and sums, reductions in key order, run on 16 rows at once (lanes.h), so the bits are
- * those of libm's scalar loop. */
+ * for bit; on a CPU with AVX-512F its row form, 16 at a time with a masked rest, whose bits are the same); the row
+ * maxima and sums, reductions in key order, run on 16 rows at once (lanes.h), so the bits are those of libm's
+ * scalar loop. */
 RG_VECTORIZE static void softmax_block(rg_real *P, const rg_real *bias, rg_real scale, int i_lo, int i_hi, int T,
                                        int S, bool causal)
 {
+#if defined(RG_EXPF_AVX512) && !defined(RG_DOUBLE)
+    const bool avx512 = rg_expf_avx512();
+#endif
     for (int i0 = i_lo; i0 < i_hi; i0 += RG_LANES) {
         int64_t off[RG_LANES];
         int n[RG_LANES];
@@ -116,6 +120,12 @@ RG_VECTORIZE static void softmax_block(rg_real *P, const rg_real *bias, rg_real 
 #ifdef RG_DOUBLE
             for (int j = 0; j < n[r]; j++) row[j] = exp(row[j] - mr);
 #else
+#ifdef RG_EXPF_AVX512
+            if (avx512) {
+                rg_expf_sub_avx512(row, n[r], mr);
+                continue;
+            }
+#endif
             for (int j = 0; j < n[r]; j++) row[j] = rg_expf(row[j] - mr);
 #endif
         }
