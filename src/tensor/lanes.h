@@ -123,8 +123,8 @@ static inline int rg_lanes_longest(const int *n)
 
 /* Lane r: the maximum (max true) or the sum of its row's n[r] entries, in order. Each 16 x 16 tile of the rows is
  * transposed in registers (rg_lanes_transpose), so that column c of the tile is one vector: entry j0 + c of every
- * row, added (or compared) in lane r where j0 + c < n[r]. Before 2026-12-03 a VGATHERDPS read each column: in
- * cache 2-3x slower on AMD Zen 4 (bench/README.md, "The softmax's row reductions without gathers"). */
+ * row, added (or compared) in lane r where j0 + c < n[r]. Until 4f33a32 a VGATHERDPS read each column, 2.5-3x
+ * slower in cache on AMD Zen 4 (bench/README.md, "The softmax's row reductions and exp without gathers ..."). */
 __attribute__((target("avx512f"))) static inline void rg_lanes_reduce_avx512(const float *base, const int64_t *off,
                                                                              const int *n, float *out, bool max)
 {
