@@ -123,12 +123,15 @@ static void test_reads_only_the_rows(void **state)
     float *end = (float *)(map + page); /* the first unreadable float */
     const int lens[] = {1, 5, 16, 17, 37};
     for (size_t t = 0; t < sizeof lens / sizeof *lens; t++) {
-        const int len = lens[t]; /* row 0 ends at the page's end, row 1 (len - 1 entries) one entry before */
+        const int len = lens[t]; /* rows 0 (len entries) and 1 (len - 1, from one entry later) end at the page */
         float *base = end - 2 * len;
         for (int j = 0; j < 2 * len; j++) base[j] = value((size_t)j, 7u + (unsigned)t);
         int64_t off[RG_LANES];
         int n[RG_LANES];
-        for (int r = 0; r < RG_LANES; r++) off[r] = r == 0 ? len : 0, n[r] = r == 0 ? len : r == 1 ? len - 1 : 0;
+        for (int r = 0; r < RG_LANES; r++) {
+            off[r] = r == 0 ? len : r == 1 && len > 1 ? len + 1 : 0;
+            n[r] = r == 0 ? len : r == 1 ? len - 1 : 0;
+        }
         float got[RG_LANES], want[RG_LANES];
         rg_lanes_max(base, off, n, got);
         rg_lanes_max_plain(base, off, n, want);

@@ -14,7 +14,8 @@
  * that waits for each add's latency; 16 chains side by side, one per lane of an AVX-512 register, hide that
  * latency. The rows are read 16 entries at a time as a 16 x 16 tile, transposed in registers, and column c of the
  * tile (entry j0 + c of the 16 rows) is added in lane r where j0 + c < n[r] (a masked VADDPS / VMAXPS).
- * VMAXPS(x, m) is (x > m ? x : m), the plain loop's comparison, NaN and signed zeros alike. The float32 build on a
+ * VMAXPS(x, m) is (x > m ? x : m), the plain loop's comparison, NaN and signed zeros alike (with denormals as
+ * zeros under DAZ, which rg_ctx_new sets, as the plain loop's MAXSS sees them). The float32 build on a
  * CPU with AVX-512F takes that path (checked once per process); every other build and CPU runs the plain loops.
  * tests/test_lanes.c checks both against the plain loops bit for bit (NaN results as NaN). */
 #ifndef RG_LANES_H
