@@ -118,6 +118,12 @@ $(TO_TESTS): $(BUILD)/tests/%: $(BUILD)/f32/tests/%.o $(BUILD)/f32/tests/to_harn
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(PKG_LIBS)
 $(TO_TESTS:$(BUILD)/tests/%=$(BUILD)/f32/tests/%.o) $(BUILD)/f32/tests/to_harness.o: tests/to_harness.h
+# bench/targets.c's verdicts on issue 22's targets (the benchmark itself is never a test)
+$(BUILD)/tests/test_bench_targets: $(BUILD)/f32/tests/test_bench_targets.o $(BUILD)/f32/bench/targets.o \
+                                   $(TEST_COMMON32) $(LIB32)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(PKG_LIBS)
+$(BUILD)/f32/tests/test_bench_targets.o: bench/bench.h
 $(BUILD)/tests/test_%: $(BUILD)/f32/tests/test_%.o $(TEST_COMMON32) $(LIB32)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(PKG_LIBS)
@@ -218,10 +224,11 @@ experiment-grids: all
 # once with the environment as given and once with OPENBLAS_CORETYPE=Haswell. A benchmark, never part of `make test`.
 bench: deps $(BUILD)/bench/bench
 	sh bench/run.sh $(BUILD)/bench/bench $(BENCH_ARGS)
-$(BUILD)/bench/bench: $(BUILD)/f32/bench/bench.o $(BUILD)/f32/bench/child.o $(TASK_LIB) $(LIB32)
+$(BUILD)/bench/bench: $(BUILD)/f32/bench/bench.o $(BUILD)/f32/bench/child.o $(BUILD)/f32/bench/targets.o $(TASK_LIB) \
+                      $(LIB32)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(PKG_LIBS)
-$(BUILD)/f32/bench/bench.o $(BUILD)/f32/bench/child.o: bench/bench.h
+$(BUILD)/f32/bench/bench.o $(BUILD)/f32/bench/child.o $(BUILD)/f32/bench/targets.o: bench/bench.h
 
 # Regenerate the PyTorch fixtures (needs Debian's python3-torch and python3-h5py; CI never does this).
 fixtures:

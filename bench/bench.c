@@ -546,6 +546,24 @@ static void print_footer(const bench_run *b)
     }
 }
 
+/* Issue 22's targets (bench/targets.c) from the 1-thread rows, when the run has them. */
+static void print_targets(const bench_run *b)
+{
+    static bench_cell cells[N_MODELS][N_POS][N_PREC];
+    int ti = 0;
+    while (ti < b->o->n_threads && b->o->threads[ti] != 1) ti++;
+    if (ti == b->o->n_threads) return;
+    for (int mi = 0; mi < N_MODELS; mi++)
+        for (int pi = 0; pi < N_POS; pi++)
+            for (int ri = 0; ri < N_PREC; ri++) {
+                const row_result *r = &b->res[mi][pi][ri][ti];
+                const torch_row *t = b->have_torch ? find_torch(&b->torch, MODELS[mi].name, POS[pi].name,
+                                                                rg_precision_name(PRECS[ri]), 1) : NULL;
+                cells[mi][pi][ri] = (bench_cell){r->ok == 1, r->ms_med, r->elem_ms, r->floor_ms, t ? t->ms_med : NAN};
+            }
+    bench_print_targets(cells);
+}
+
 /* ------------------------------------------------------------------ main */
 
 int main(int argc, char **argv)
@@ -578,5 +596,6 @@ int main(int argc, char **argv)
     print_header(&b);
     print_table(&b);
     print_footer(&b);
+    print_targets(&b);
     return 0;
 }

@@ -1,6 +1,7 @@
-/* bench/bench.h: what the two halves of the training-step benchmark share (bench/README.md). bench/bench.c is the
+/* bench/bench.h: what the parts of the training-step benchmark share (bench/README.md). bench/bench.c is the
  * parent (options, one child process per measurement, the table); bench/child.c is what a child process runs
- * (one training-step row, or the sgemm ceiling) and prints as one tab-separated line on stdout.
+ * (one training-step row, or the sgemm ceiling) and prints as one tab-separated line on stdout; bench/targets.c
+ * checks a run's 1-thread rows against issue 22's targets.
  */
 #ifndef RG_BENCH_H
 #define RG_BENCH_H
@@ -59,5 +60,28 @@ int bench_child_row(int model_i, int pos_i, int threads, int prec_i, const run_p
 /* Child: times `reps` N x N x N cblas_sgemm calls after a warm-up call, prints "SGEMM\tmedian\tbest\tcore"
  * (GFLOP/s). Returns 0, or 1 when out of memory. */
 int bench_child_sgemm(int N, int threads, int reps);
+
+/* One 1-thread row of a run as bench/targets.c checks it: ok when the row ran; its median ms/step, elementwise ms
+ * and memory floor ms (NAN when not measured); PyTorch's median ms/step at the same precision and thread count
+ * (NAN without one). */
+typedef struct {
+    bool ok;
+    double ms_med, elem_ms, floor_ms, torch_ms;
+} bench_cell;
+
+typedef enum { BENCH_MET, BENCH_NOT_MET, BENCH_NOT_MEASURED, BENCH_PARTLY_MEASURED } bench_verdict;
+
+/* The number of issue 22's targets (the list atop bench/targets.c). */
+int bench_n_targets(void);
+
+/* Target i (0 <= i < bench_n_targets()) against the cells [model][pos][prec]: value[p] its measured value for POS[p]
+ * (ms for the exp step's targets, a PyTorch / C ratio for the speedups, elem / floor for the floors; NAN when the
+ * cells do not measure it). BENCH_MET when every encoding was measured and met it; BENCH_NOT_MET when one measured
+ * encoding missed it; BENCH_PARTLY_MEASURED when the measured ones met it and another was not measured;
+ * BENCH_NOT_MEASURED when none was. */
+bench_verdict bench_target_verdict(int i, const bench_cell cells[N_MODELS][N_POS][N_PREC], double value[N_POS]);
+
+/* Prints the targets as a markdown table (target, one value column per encoding, verdict) on stdout. */
+void bench_print_targets(const bench_cell cells[N_MODELS][N_POS][N_PREC]);
 
 #endif
