@@ -6,6 +6,8 @@
 #ifndef RG_BENCH_H
 #define RG_BENCH_H
 
+#include <stdio.h>
+
 #include "ropegrad.h"
 
 typedef struct {
@@ -69,6 +71,7 @@ typedef struct {
     double ms_med, elem_ms, floor_ms, torch_ms;
 } bench_cell;
 
+/* A target's verdict (bench_target_verdict says when each is given). */
 typedef enum { BENCH_MET, BENCH_NOT_MET, BENCH_NOT_MEASURED, BENCH_PARTLY_MEASURED } bench_verdict;
 
 /* The number of issue 22's targets (the list atop bench/targets.c). */
@@ -76,12 +79,13 @@ int bench_n_targets(void);
 
 /* Target i (0 <= i < bench_n_targets()) against the cells [model][pos][prec]: value[p] its measured value for POS[p]
  * (ms for the exp step's targets, a PyTorch / C ratio for the speedups, elem / floor for the floors; NAN when the
- * cells do not measure it). BENCH_MET when every encoding was measured and met it; BENCH_NOT_MET when one measured
- * encoding missed it; BENCH_PARTLY_MEASURED when the measured ones met it and another was not measured;
- * BENCH_NOT_MEASURED when none was. */
+ * cells do not measure it: a row that did not run, a speedup without PyTorch's time (a bf16 one needs PyTorch's
+ * fp32 and bf16 times, the faster being the baseline), a floor without both precisions' rows). BENCH_MET when every
+ * encoding was measured and met it; BENCH_NOT_MET when one measured encoding missed it; BENCH_PARTLY_MEASURED when
+ * the measured ones met it and another was not measured; BENCH_NOT_MEASURED when none was. */
 bench_verdict bench_target_verdict(int i, const bench_cell cells[N_MODELS][N_POS][N_PREC], double value[N_POS]);
 
-/* Prints the targets as a markdown table (target, one value column per encoding, verdict) on stdout. */
-void bench_print_targets(const bench_cell cells[N_MODELS][N_POS][N_PREC]);
+/* Prints the targets as a markdown table (target, one value column per encoding, verdict) to f. */
+void bench_print_targets(FILE *f, const bench_cell cells[N_MODELS][N_POS][N_PREC]);
 
 #endif

@@ -6,7 +6,8 @@
  *   large step fp32 >= 1.5x PyTorch fp32; bf16 >= 2.5x PyTorch's faster of fp32 and autocast bf16
  *   every 1-thread row's elementwise time within 2x of its memory floor
  * A ratio is PyTorch ms / C ms, both medians of the same thread count and OpenBLAS environment. A target whose
- * rows did not run (or have no PyTorch time) is "not measured", never met. */
+ * rows did not run (or have no PyTorch time) is "not measured", never met; an elementwise target needs both
+ * precisions' rows, a bf16 speedup both of PyTorch's times. */
 #include <math.h>
 #include <stdio.h>
 
@@ -35,18 +36,18 @@ static const target TARGETS[] = {
 };
 #define N_TARGETS (int)(sizeof TARGETS / sizeof *TARGETS)
 
-/* The PyTorch time a C row is compared with: the same precision for fp32, the faster of both for bf16. */
+/* The PyTorch time a C row is compared with: the same precision for fp32, the faster of both for bf16 (NAN when
+ * either is missing: the faster is then unknown, and the one present could only make the ratio too high). */
 static double torch_ms(const bench_cell *fp32, const bench_cell *cell, int prec)
 {
-    if (prec == 0) return cell->torch_ms;
+    if (prec == 0) return cell->torch_ms > 0 ? cell->torch_ms : NAN;
     double a = fp32->torch_ms, b = cell->torch_ms;
-    if (!(a > 0)) return b;
-    if (!(b > 0)) return a;
+    if (!(a > 0) || !(b > 0)) return NAN;
     return a < b ? a : b;
 }
 
-/* The value of target t for encoding p (NAN when not measured), and the cell's precision for BY_FLOOR (the worse of
- * the two precisions' ratios). */
+/* The value of target t for encoding p, NAN when not measured. BY_FLOOR: the worse of the fp32 and bf16 rows' ratios,
+ * NAN unless both rows ran with an elementwise time (the worse is unknown with one). */
 static double target_value(const target *t, const bench_cell cells[N_MODELS][N_POS][N_PREC], int p)
 {
     const bench_cell *c = &cells[t->model][p][t->prec < 0 ? 0 : t->prec];
@@ -58,11 +59,12 @@ static double target_value(const target *t, const bench_cell cells[N_MODELS][N_P
         return c->ok && tm > 0 ? tm / c->ms_med : NAN;
     }
     case BY_FLOOR: {
-        double worst = NAN;
+        double worst = -INFINITY;
         for (int r = 0; r < N_PREC; r++) {
             const bench_cell *x = &cells[t->model][p][r];
             double v = x->ok && x->floor_ms > 0 ? x->elem_ms / x->floor_ms : NAN;
-            if (v == v && !(worst >= v)) worst = v;
+            if (v != v) return NAN;
+            if (v > worst) worst = v;
         }
         return worst;
     }
@@ -88,25 +90,25 @@ bench_verdict bench_target_verdict(int i, const bench_cell cells[N_MODELS][N_POS
 
 int bench_n_targets(void) { return N_TARGETS; }
 
-void bench_print_targets(const bench_cell cells[N_MODELS][N_POS][N_PREC])
+void bench_print_targets(FILE *f, const bench_cell cells[N_MODELS][N_POS][N_PREC])
 {
     static const char *VERDICT[] = {"met", "not met", "not measured", "met where measured"};
-    printf("\nIssue 22's targets at 1 thread (speedup = PyTorch ms / C ms, medians; bf16 rows against PyTorch's "
-           "faster of its fp32 and autocast bf16 steps; elem/floor the worse of fp32 and bf16):\n\n");
-    printf("| target |");
-    for (int p = 0; p < N_POS; p++) printf(" %s |", POS[p].name);
-    printf(" verdict |\n|---|");
-    for (int p = 0; p < N_POS; p++) printf("---:|");
-    printf("---|\n");
+    fprintf(f, "\nIssue 22's targets at 1 thread (speedup = PyTorch ms / C ms, medians; bf16 rows against PyTorch's "
+               "faster of its fp32 and autocast bf16 steps; elem/floor the worse of fp32 and bf16):\n\n");
+    fprintf(f, "| target |");
+    for (int p = 0; p < N_POS; p++) fprintf(f, " %s |", POS[p].name);
+    fprintf(f, " verdict |\n|---|");
+    for (int p = 0; p < N_POS; p++) fprintf(f, "---:|");
+    fprintf(f, "---|\n");
     for (int i = 0; i < N_TARGETS; i++) {
         double v[N_POS];
         bench_verdict verdict = bench_target_verdict(i, cells, v);
-        printf("| %s |", TARGETS[i].what);
+        fprintf(f, "| %s |", TARGETS[i].what);
         for (int p = 0; p < N_POS; p++) {
-            if (v[p] != v[p]) printf(" - |");
-            else if (TARGETS[i].kind == BY_MS) printf(" %.2f ms |", v[p]);
-            else printf(" %.2fx |", v[p]);
+            if (v[p] != v[p]) fprintf(f, " - |");
+            else if (TARGETS[i].kind == BY_MS) fprintf(f, " %.2f ms |", v[p]);
+            else fprintf(f, " %.2fx |", v[p]);
         }
-        printf(" %s |\n", VERDICT[verdict]);
+        fprintf(f, " %s |\n", VERDICT[verdict]);
     }
 }
