@@ -10,7 +10,9 @@
  * inf, x < -103.97 is 0, x in [-103.97, -103.28) is the smallest subnormal (glibc's __math_may_uflowf), -inf is 0.
  * tests/test_expf.c compares it with libm's expf over every 251st float bit pattern (all 2^32 of them once, at
  * commit time: 0 differ on this machine's glibc 2.36). libm's expf is not vectorized and was the largest single
- * elementwise cost of the step. */
+ * elementwise cost of the step. rg_expf_sub_avx512 (below) is the same function on a row, 16 at a time in AVX-512
+ * intrinsics, for attention's softmax on a CPU with AVX-512F (the compiler's loop ended short rows in scalar code);
+ * tests/test_expf.c checks it against rg_expf bit for bit. */
 #ifndef RG_EXPF_H
 #define RG_EXPF_H
 
@@ -50,7 +52,6 @@ static inline float rg_expf(float x)
     v = x > 0x1.62e42ep6f ? INFINITY : v;
     return x != x ? x + x : v;
 }
-
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
 #define RG_EXPF_AVX512 1

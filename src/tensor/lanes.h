@@ -114,12 +114,27 @@ __attribute__((target("avx512f"), always_inline)) static inline void rg_lanes_lo
     }
 }
 
+/* The group's longest row. */
 static inline int rg_lanes_longest(const int *n)
 {
     int mx = 0;
     for (int r = 0; r < RG_LANES; r++)
         if (n[r] > mx) mx = n[r];
     return mx;
+}
+
+/* v after the transposed tile's columns c = 0..15, in order: column c (entry j0 + c of each row) is compared
+ * (max true) or added in lane r where c < left[r] = n[r] - j0. */
+__attribute__((target("avx512f"), always_inline)) static inline __m512 rg_lanes_columns(__m512 v,
+                                                                                      const __m512 t[RG_LANES],
+                                                                                      __m512i left, bool max)
+{
+#pragma GCC unroll 16
+    for (int c = 0; c < RG_LANES; c++) {
+        const __mmask16 k = _mm512_cmpgt_epi32_mask(left, _mm512_set1_epi32(c));
+        v = max ? _mm512_mask_max_ps(v, k, t[c], v) : _mm512_mask_add_ps(v, k, v, t[c]);
+    }
+    return v;
 }
 
 /* Lane r: the maximum (max true) or the sum of its row's n[r] entries, in order. Each 16 x 16 tile of the rows is
@@ -136,12 +151,7 @@ __attribute__((target("avx512f"))) static inline void rg_lanes_reduce_avx512(con
         __m512 t[RG_LANES];
         rg_lanes_load(base, off, n, j0, t);
         rg_lanes_transpose(t);
-        const __m512i left = _mm512_sub_epi32(nv, _mm512_set1_epi32(j0));
-#pragma GCC unroll 16
-        for (int c = 0; c < RG_LANES; c++) {
-            const __mmask16 k = _mm512_cmpgt_epi32_mask(left, _mm512_set1_epi32(c));
-            v = max ? _mm512_mask_max_ps(v, k, t[c], v) : _mm512_mask_add_ps(v, k, v, t[c]);
-        }
+        v = rg_lanes_columns(v, t, _mm512_sub_epi32(nv, _mm512_set1_epi32(j0)), max);
     }
     _mm512_storeu_ps(out, v);
 }
@@ -161,12 +171,7 @@ __attribute__((target("avx512f"))) static inline void rg_lanes_dot_avx512(const 
 #pragma GCC unroll 16
         for (int r = 0; r < RG_LANES; r++) t[r] = _mm512_mul_ps(t[r], u[r]);
         rg_lanes_transpose(t);
-        const __m512i left = _mm512_sub_epi32(nv, _mm512_set1_epi32(j0));
-#pragma GCC unroll 16
-        for (int c = 0; c < RG_LANES; c++) {
-            const __mmask16 k = _mm512_cmpgt_epi32_mask(left, _mm512_set1_epi32(c));
-            v = _mm512_mask_add_ps(v, k, v, t[c]);
-        }
+        v = rg_lanes_columns(v, t, _mm512_sub_epi32(nv, _mm512_set1_epi32(j0)), false);
     }
     _mm512_storeu_ps(s, v);
 }
