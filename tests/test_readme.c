@@ -1,5 +1,5 @@
 /* test_readme.c: the README a newcomer starts from (issue 23). README.md is at most 10,000 bytes; every relative
- * link in README.md and the .md files of docs/ resolves (the file exists; a #fragment into a .md file names one of its
+ * link in README.md and the .md files under docs/ and results/ resolves (the file exists; a #fragment into a .md file names one of its
  * headings, as GitHub makes anchors); and the README's compile line builds and runs both its own training script
  * (the first ```c block) and examples/train_tiny.c.
  *
@@ -197,20 +197,40 @@ static int check_links(const char *path)
     return broken;
 }
 
-static void test_links_resolve(void **state)
+/* check_links on every .md file under dir, its subfolders included (results/ holds one folder per experiment, with
+ * figures/ and blocks/ below it); adds the files checked to *files, returns the broken links. */
+static int check_tree(const char *dir, int *files)
 {
-    int broken = check_links("README.md"), files = 1;
-    DIR *d = opendir("docs");
-    assert_non_null(d);
+    DIR *d = opendir(dir);
+    if (!d) fail_msg("cannot open %s", dir);
+    int broken = 0;
     for (struct dirent *e; (e = readdir(d));) {
-        size_t n = strlen(e->d_name);
-        if (n < 4 || strcmp(e->d_name + n - 3, ".md") != 0) continue;
+        if (e->d_name[0] == '.') continue;
         char path[PATH_MAX];
-        snprintf(path, sizeof path, "docs/%s", e->d_name);
-        broken += check_links(path);
-        files++;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        struct stat sb;
+        if (stat(path, &sb) != 0) continue;
+        size_t n = strlen(e->d_name);
+        if (S_ISDIR(sb.st_mode)) broken += check_tree(path, files);
+        else if (n >= 4 && strcmp(e->d_name + n - 3, ".md") == 0) {
+            broken += check_links(path);
+            (*files)++;
+        }
     }
     closedir(d);
+    return broken;
+}
+
+/* Every relative link of README.md and of the .md files under docs/ and results/ resolves. */
+static void test_links_resolve(void **state)
+{
+    int files = 1, broken = check_links("README.md");
+    int before = files;
+    broken += check_tree("docs", &files);
+    if (files == before) fail_msg("no .md file found under docs/: run from the repository's root");
+    before = files;
+    broken += check_tree("results", &files);
+    if (files == before) fail_msg("no .md file found under results/: run from the repository's root");
     print_message("links checked in %d files\n", files);
     if (broken) fail_msg("%d broken relative links (listed above)", broken);
 }
