@@ -191,7 +191,7 @@ run: all
 # The experiment: three tasks, every registered encoding (11 built-ins with kerple-log and kerple-power; and RoPE's
 # scaling types at evaluation), ten seeds per cell, the default protocol (10000 steps): 3 x 11 x 10 = 330 runs,
 # measured 59.7 s of wall per run with 2 jobs on the 2-core Xeon (about 5.5 hours), 149 s on the 2-core EPYC
-# (about 13.7 hours); writes out/experiment/report.md (docs/results-experiment.md: the ten seeds, run in blocks).
+# (about 13.7 hours); writes out/experiment/report.md (results/experiment-10seeds/: the ten seeds, run in blocks).
 # experiment-small keeps the five encodings the literature ranks (none, t5, alibi, rope, fire) on the three tasks
 # with three seeds: 45 runs, about 45 minutes on the Xeon. experiment-variants adds the training variants (rope
 # theta=500k, +rand for every encoding but none, t5 with max_distance 128, rope / rope-half with bf16 angles) at
@@ -212,9 +212,9 @@ experiment-lm: all
 experiment-tricks: all
 	$(BUILD)/examples/train_order --task copy,copy_coupled,copy_hints,reverse,reverse_coupled,reverse_hints --pos learned,rope,alibi,none --seeds 3 --out out/experiment-tricks $(RUN_ARGS)
 
-# The grid comparison (issue 24, docs/grids.md, docs/results-grids.md): grid_copy and grid_lookup trained on grids
+# The grid comparison (issue 24, docs/grids.md, results/grids-800/): grid_copy and grid_lookup trained on grids
 # up to 4x4, tested at 3x3 .. 8x8, 4x8, 8x4, 4x6, 6x4, with NoPE, 1-D RoPE over the raster index, axial 2-D RoPE,
-# M-RoPE and the 2-D absolute / bias encodings; two seeds, 3000 steps (the second run of docs/results-grids.md):
+# M-RoPE and the 2-D absolute / bias encodings; two seeds, 3000 steps (results/grids-3000/):
 # 2 x 8 x 2 = 32 runs, measured 19 min 53 s (1192.7 s) with 2 jobs on the 2-core machine at load average 5-6;
 # writes out/experiment-grids/report.md, heat_<task>.svg, cells_<task>.svg.
 experiment-grids: all

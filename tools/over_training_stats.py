@@ -18,7 +18,7 @@ per-step mean exact match over those lengths), restricted to the steps >= STEP (
 - final < best - 0.1: learned seeds whose band at the last step is more than 0.1 below their best at steps >= STEP.
 
 Zhou et al. 2024 report out-of-distribution accuracy fluctuating across steps after the training loss converged;
-this table is how docs/results-experiment.md measures whether it does here.
+this table is how results/experiment-10seeds/README.md measures whether it does here.
 
 Exit status: 0 success, 1 no readable log, 2 bad usage. Standard library only.
 """

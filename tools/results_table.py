@@ -17,7 +17,7 @@ row and length must give the same numbers (training is deterministic), and print
 With --first K, it lists the cells where the verdict of the first K seeds differs from the verdict of all the
 seeds: a verdict is "never" (no seed reaches exact match 0.5), "always" (every seed does) or "sometimes".
 
-With --interval, one compact table for all tasks (the docs/results-experiment pages): a row per task, encoding
+With --interval, one compact table for all tasks (the results/experiment-* READMEs): a row per task, encoding
 (base variant) and RoPE scaling type in the comma list EXTS (e.g. none,pi), a column per test length in the comma
 list LENS; a cell is "mean [lo, hi] k/N": the exact match mean over the seeds, its 95% Student-t interval clipped to
 [0, 1] (as train_order's report_cells.csv) and the seeds reaching 0.5; "0" where every seed is 0.
