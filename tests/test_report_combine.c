@@ -1,6 +1,6 @@
 /* test_report_combine.c: train_order --combine's library half (combine.c, to_combine_load): the report fixture
  * written as two blocks of seeds reads back as the whole (every cell's mean, interval, k/N, max and median equal to
- * the one-invocation report's), from report.json and from report.csv + report.md as docs/ commits them; the wall
+ * the one-invocation report's), from report.json and from report.csv + report.md as results/ commits them; the wall
  * times summed; a PARTIAL block named; blocks of encodings (the union's settings, a row short of seeds named); refusals (a differing setting named with both values, a run in two blocks, a
  * report without settings) as a table run by one loop; a block's per-position counts and logs carried along, hostile
  * positions files refused. */
@@ -67,16 +67,20 @@ static void write_block(const char *name, int lo, int hi, double lr, bool partia
     write_block_of(name, lo, hi, NULL, NULL, lr, partial, wall);
 }
 
-/* Copies rf_tmpdir/from/report.{csv,md} to rf_tmpdir/docs/<as>.{csv,md} (the layout of the reports in docs/: no
- * report.json, no settings.json beside them). */
-static void as_docs(const char *from, const char *as)
+/* Copies the block written in `from` as results/ keeps a block of a combined report: report.csv and report.md (no
+ * report.json, no runs/) in results/exp/blocks/<as>/. */
+static void as_results_block(const char *from, const char *as)
 {
     char dir[512], a[700], b[700];
-    rf_make_dir(dir, sizeof dir, "docs");
+    rf_make_dir(dir, sizeof dir, "results");
+    rf_make_dir(dir, sizeof dir, "results/exp");
+    rf_make_dir(dir, sizeof dir, "results/exp/blocks");
+    snprintf(b, sizeof b, "results/exp/blocks/%s", as);
+    rf_make_dir(dir, sizeof dir, b);
     const char *ext[2] = {"csv", "md"};
     for (int k = 0; k < 2; k++) {
         snprintf(a, sizeof a, "%s/%s/report.%s", rf_tmpdir, from, ext[k]);
-        snprintf(b, sizeof b, "%s/%s.%s", dir, as, ext[k]);
+        snprintf(b, sizeof b, "%s/report.%s", dir, ext[k]);
         FILE *f = fopen(a, "rb"), *g = fopen(b, "wb");
         assert_non_null(f);
         assert_non_null(g);
@@ -143,23 +147,24 @@ static void test_blocks_combine_to_the_whole(void **state)
     to_combined_free(&c);
 }
 
-/* The reports of docs/: X.csv with X.md beside it (Settings block, provenance, wall time, PARTIAL title). */
-static void test_docs_layout_and_partial(void **state)
+/* The blocks as results/ keeps them: blocks/<name>/report.csv with its report.md beside it (Settings block,
+ * provenance, wall time, PARTIAL title) and no report.json. */
+static void test_results_layout_and_partial(void **state)
 {
     write_block("p12", 1, 2, 1e-3, false, 40);
     write_block("p3to6", 3, 6, 1e-3, true, 60);
-    as_docs("p12", "block_a_report");
-    as_docs("p3to6", "block_b_report");
+    as_results_block("p12", "s12");
+    as_results_block("p3to6", "s3to6-partial");
     char a[600], b[600];
-    snprintf(a, sizeof a, "%s/docs/block_a_report.csv", rf_tmpdir);
-    snprintf(b, sizeof b, "%s/docs/block_b_report.csv", rf_tmpdir);
+    snprintf(a, sizeof a, "%s/results/exp/blocks/s12/report.csv", rf_tmpdir);
+    snprintf(b, sizeof b, "%s/results/exp/blocks/s3to6-partial/report.csv", rf_tmpdir);
     const char *in[2] = {a, b};
     to_combined c;
     assert_int_equal(to_combine_load(in, 2, &c), 0);
     check_equal_to_whole(&c, "report.csv");
     assert_true(fabs(c.wall_seconds - 100) < 1e-6);
     assert_true(c.partial);
-    assert_non_null(strstr(c.sources, "block_b_report.csv`: 5 training runs, seeds 3,4,5,6, tasks copy"));
+    assert_non_null(strstr(c.sources, "s3to6-partial/report.csv`: 5 training runs, seeds 3,4,5,6, tasks copy"));
     assert_non_null(strstr(c.sources, "**PARTIAL**"));
     to_combined_free(&c);
 }
@@ -433,7 +438,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_blocks_combine_to_the_whole),
-        cmocka_unit_test(test_docs_layout_and_partial),
+        cmocka_unit_test(test_results_layout_and_partial),
         cmocka_unit_test(test_blocks_of_encodings),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_blocks_carry_positions_and_logs),
