@@ -78,8 +78,8 @@ typedef struct {
  * output went (out, overwrite, quiet, jobs), and no run (task, encoding, variant, RoPE scaling, seed) in two of
  * them. A different commit, host CPU or BLAS kernels is allowed but named in c->sources and on stderr (the
  * inputs' own Provenance lines say which). Each input's per-position counts come along when its
- * <name>_positions.csv is beside it (X/report.csv: X/report_positions.csv; docs/Y_report.csv:
- * docs/Y_report_positions.csv; to_read_positions_csv, a malformed one refused), and an input named report.csv or
+ * <name>_positions.csv is beside it (X/report.csv: X/report_positions.csv; Y_report.csv:
+ * Y_report_positions.csv; to_read_positions_csv, a malformed one refused), and an input named report.csv or
  * report.json whose folder holds runs/ lends those logs to the loss and over-training plots (res[i].runs_dir);
  * c->sources names both. Returns 0, or -1 with a message naming the file and, for different settings, the setting
  * and both values (c is then empty). 1 <= n <= TO_COMBINE_MAX. */
