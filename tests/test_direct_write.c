@@ -8,7 +8,11 @@
  *     the first tokens with the old values, then the last one with a fresh model holding the new values on the
  *     same cache); no rg_ctx_reset between the decoding forwards, so the forward alone must notice;
  *   - step: forward, loss and backward, write, the same again (logits and every parameter's gradient);
+ *   - train: rg_train_grad (the library's step: 2 length-sorted micro-batches), write, rg_train_grad (the loss and
+ *     every gradient);
  *   - generate: rg_generate, write, rg_generate (the tokens).
+ * And the epochs' hold (rg_derivation_hold): forwards inside it reuse lm_head.weight's transpose (one derivation for
+ * the library's loops, as before epochs), nested holds keep it, and the first forward after it makes it again.
  * The write multiplies every parameter (lm_head.weight, blocks.0.attn.q_proj.weight and all the others) by a factor
  * of 1.25, 1.75 or 2.25; forward and step also check that the write changed the results, so that equal results mean
  * the new values were read. */
@@ -22,16 +26,16 @@
 #include "tensor/gemm.h" /* rg_bf16_supported */
 
 enum { B = 2, T = 6, P = 3 };
-typedef enum { FORWARD, DECODE, STEP, GENERATE } use;
-static const char *const USE_NAME[] = {"forward", "decode", "step", "generate"};
+typedef enum { FORWARD, DECODE, STEP, TRAIN_GRAD, GENERATE } use;
+static const char *const USE_NAME[] = {"forward", "decode", "step", "train", "generate"};
 
 typedef struct {
     use u;
     int threads;
 } mode;
 
-static const mode MODES[] = {{FORWARD, 1}, {FORWARD, 2}, {DECODE, 1}, {DECODE, 2},
-                             {STEP, 1},    {STEP, 2},    {GENERATE, 1}, {GENERATE, 2}};
+static const mode MODES[] = {{FORWARD, 1}, {FORWARD, 2}, {DECODE, 1},     {DECODE, 2},     {STEP, 1},
+                             {STEP, 2},    {TRAIN_GRAD, 1}, {TRAIN_GRAD, 2}, {GENERATE, 1}, {GENERATE, 2}};
 
 static const int32_t TOKENS[B * T] = {1, 5, 3, 0, 6, 2, 4, 4, 2, 6, 1, 3};
 
@@ -96,6 +100,25 @@ static result step(rg_ctx *c, rg_model *m)
     return r;
 }
 
+/* The library's step without the update: rows of lengths 6 and 4, one per micro-batch (the loss and every
+ * gradient). */
+static result train_grad(rg_model *m)
+{
+    static const int LENGTHS[B] = {6, 4};
+    int32_t targets[B * T];
+    for (int i = 0; i < B * T; i++) targets[i] = i % T < LENGTHS[i / T] ? TOKENS[(i + 1) % (B * T)] : -100;
+    rg_batch b = {.tokens = TOKENS, .targets = targets, .lengths = LENGTHS, .B = B, .T = T};
+    rg_step_config cfg = {.micro_batches = 2, .ignore_index = -100};
+    rg_trainer tr;
+    rg_step_stats st;
+    assert_int_equal(rg_trainer_init(&tr), RG_OK);
+    if (rg_train_grad(&tr, m, &b, &cfg, &st)) fail_msg("train_grad: %s", rg_last_error());
+    rg_trainer_free(&tr);
+    result r = copy_of(&(rg_real){(rg_real)st.loss}, 1, (result){0});
+    for (int i = 0; i < m->params.n; i++) r = copy_of(m->params.items[i]->grad, m->params.items[i]->numel, r);
+    return r;
+}
+
 static result generate(rg_model *m)
 {
     enum { G = 4 };
@@ -127,6 +150,7 @@ static result run(rg_pos_kind k, use u, bool fresh, result *before)
         if (u == FORWARD) *before = logits_of(forward(c, m, TOKENS, T, NULL));
         if (u == DECODE) *before = logits_of(decode_two(c, m, &kv));
         if (u == STEP) *before = step(c, m);
+        if (u == TRAIN_GRAD) *before = train_grad(m);
         if (u == GENERATE) *before = generate(m);
         write_params(m);
         w = m;
@@ -139,6 +163,7 @@ static result run(rg_pos_kind k, use u, bool fresh, result *before)
     if (u == FORWARD) r = logits_of(forward(c, w, TOKENS, T, NULL));
     if (u == DECODE) r = logits_of(forward(c, w, TOKENS + P + 1, 1, &kv));
     if (u == STEP) r = step(c, w);
+    if (u == TRAIN_GRAD) r = train_grad(w);
     if (u == GENERATE) r = generate(w);
     if (u == DECODE) rg_kv_cache_free(&kv);
     rg_ctx_free(c);
@@ -156,7 +181,7 @@ static bool check_case(rg_pos_kind k, const mode *md, rg_precision prec)
     for (int64_t i = 0; i < want.n; i++)
         if (!isfinite(want.v[i])) fail_msg("%s %s: a result of the written model is not finite", name,
                                            USE_NAME[md->u]);
-    bool same_input = md->u == FORWARD || md->u == STEP; /* before and after read the same tokens */
+    bool same_input = md->u == FORWARD || md->u == STEP || md->u == TRAIN_GRAD; /* before and after read the same tokens */
     if (same_input && !memcmp(before.v, want.v, (size_t)want.n * sizeof *want.v))
         fail_msg("%s %s: the write does not change the results (the case could not fail)", name, USE_NAME[md->u]);
     int64_t i = 0;
@@ -184,6 +209,37 @@ static void run_all(rg_precision prec)
     if (bad) fail_msg("%s: %d of %d cases read stale values after a direct write", rg_precision_name(prec), bad, n);
 }
 
+static void test_hold(void **state)
+{
+    rg_model *m = build(RG_POS_ROPE);
+    rg_tensor *w = m->lm_head;
+    if (!rg_gemm_transposes_b(B * T, w->shape[0], w->shape[1])) {
+        printf("skipped: lm_head's product does not use a kept transpose here (RG_GEMM=blas?)\n");
+        rg_model_free(m);
+        skip();
+        return;
+    }
+    rg_ctx *c = rg_ctx_new();
+    rg_set_grad_enabled(c, false);
+    rg_derivation_hold(true);
+    forward(c, m, TOKENS, T, NULL);
+    const uint64_t made = w->transposed.epoch;
+    rg_derivation_hold(true); /* nested */
+    rg_ctx_reset(c);
+    forward(c, m, TOKENS, T, NULL);
+    rg_derivation_hold(false);
+    rg_ctx_reset(c);
+    forward(c, m, TOKENS, T, NULL);
+    assert_true(rg_derived_current(w, &w->transposed));
+    assert_true(w->transposed.epoch == made); /* not made again inside the hold */
+    rg_derivation_hold(false);
+    forward(c, m, TOKENS, T, NULL);
+    assert_true(rg_derived_current(w, &w->transposed));
+    assert_true(w->transposed.epoch != made); /* made again by the first forward after it */
+    rg_ctx_free(c);
+    rg_model_free(m);
+}
+
 static void test_fp32(void **state) { run_all(RG_PRECISION_FP32); }
 
 static void test_bf16(void **state)
@@ -200,6 +256,7 @@ static void test_bf16(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hold),
         cmocka_unit_test(test_fp32),
         cmocka_unit_test(test_bf16),
     };
