@@ -201,6 +201,7 @@ rg_ctx *rg_ctx_new(void)
     if (!c) RG_FATAL("out of memory allocating a context");
     c->grad_enabled = true;
     c->generation = 1;
+    rg_derivation_begin(); /* a new context starts a step: parameters as they are now (tensor.h rg_derived) */
     return c;
 }
 

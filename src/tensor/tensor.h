@@ -98,7 +98,7 @@ void rg_arena_free(rg_arena *a);
 /* A copy of a tensor's data in another form (a Linear weight's transpose, a bf16 copy), made by the first product
  * that needs it and reused only while nothing outside the library can have written the data: valid while of == data,
  * version == the tensor's version (the library's in-place writes bump it: AdamW once per step) AND epoch == the
- * calling thread's derivation epoch (rg_derivation_begin). Every rg_ctx_reset and every model forward
+ * calling thread's derivation epoch (rg_derivation_begin). Every rg_ctx_new, rg_ctx_reset and model forward
  * (rg_model_forward*) begins a new epoch, so a plain C store into a parameter's data (p->data[j] = v, which bumps
  * nothing) made between two steps or two forwards is read by the next one, with no call to make. Within one step
  * the backward reads the copies its forward made (in bf16, a weight written between a forward and its own backward
@@ -163,8 +163,9 @@ struct rg_ctx {
     unsigned generation;
 };
 
-/* Creates a context with gradients enabled, and sets flush-to-zero and denormals-are-zero on the calling thread
- * (rg_flush_denormals). Aborts only if the system has no memory. */
+/* Creates a context with gradients enabled, sets flush-to-zero and denormals-are-zero on the calling thread
+ * (rg_flush_denormals), and begins a new derivation epoch (rg_derivation_begin). Aborts only if the system has no
+ * memory. */
 rg_ctx *rg_ctx_new(void);
 void rg_ctx_free(rg_ctx *c);
 /* Empties the arena and the tape (call once per step). Tensors made on the context become invalid. Begins a new
@@ -195,8 +196,8 @@ static inline void rg_tensor_bump_version(rg_tensor *t) { t->version++; }
 
 /* Derivation epochs (rg_derived). Begins a new epoch on the calling thread (a number no thread had before), so that
  * every copy made earlier is made again at its next use; does nothing while the thread holds its epoch
- * (rg_derivation_hold). rg_ctx_reset and rg_model_forward* call it; a program calls it only to have a write seen
- * between two products of one step. */
+ * (rg_derivation_hold). rg_ctx_new, rg_ctx_reset and rg_model_forward* call it; a program calls it only to have a
+ * write seen between two products of one step (its own ops on one context with no reset between). */
 void rg_derivation_begin(void);
 /* rg_derivation_hold(true) begins a new epoch (when not already holding) and keeps it through the rg_ctx_reset and
  * forwards that follow on this thread, until the matching rg_derivation_hold(false) (calls nest). For the library's
