@@ -1,7 +1,7 @@
 /* gradcheck_direct_write.c (float64 build): central finite differences through the whole model, made the way a
  * user checks a gradient by hand: plain stores into a parameter's data (p->data[j] = v +- h) between forwards, and
  * no call to the library other than rg_ctx_reset and rg_model_forward. For every registered encoding (the registry,
- * not a list) and every parameter of a tiny model (entries 0, the middle and the last), the difference quotient of
+ * not a list), at 1 and 2 threads, and every parameter of a tiny model (entries 0, the middle and the last), the difference quotient of
  * the cross-entropy agrees with the analytic gradient of one backward: |num - ana| <= 1e-7 + 1e-6 |ana|. A forward
  * that reused anything derived from the values before the write (a Linear weight's transpose, say) would read a
  * quotient of 0 for that weight. */
@@ -63,8 +63,11 @@ static double check_model(rg_model *m)
 
 static void test_every_encoding(void **state)
 {
+    static const int THREADS[] = {1, 2};
     int bad = 0;
-    for (int k = 0; k < rg_pos_count(); k++) {
+    for (int i = 0; i < 2 * rg_pos_count(); i++) {
+        const int k = i % rg_pos_count(), threads = THREADS[i / rg_pos_count()];
+        rg_set_num_threads(threads);
         rg_model_config cfg = tc_tiny_config((rg_pos_kind)k);
         rg_model *m;
         if (rg_model_new(&cfg, 5, &m)) fail_msg("rg_model_new(%s): %s", rg_pos_name(k), rg_last_error());
@@ -73,12 +76,14 @@ static void test_every_encoding(void **state)
         for (int i = 0; i < m->params.n; i++) /* far from the init, so that attention and positions matter */
             if (m->params.items[i]->ndim == 2) tc_fill_randn(m->params.items[i], &rng, 0.3);
         double worst = check_model(m);
-        print_message("%-20s worst |num - ana| / (%.0e + %.0e |ana|) = %.3g\n", rg_pos_name(k), ATOL, RTOL, worst);
+        print_message("%-20s %d thread(s): worst |num - ana| / (%.0e + %.0e |ana|) = %.3g\n", rg_pos_name(k),
+                      threads, ATOL, RTOL, worst);
         bad += !(worst <= 1);
         rg_model_free(m);
     }
-    if (bad) fail_msg("%d of %d encodings: a finite difference through plain writes disagrees with the gradient", bad,
-                      rg_pos_count());
+    rg_set_num_threads(1);
+    if (bad) fail_msg("%d of %d cases (encodings x 1, 2 threads): a finite difference through plain writes disagrees "
+                      "with the gradient", bad, 2 * rg_pos_count());
 }
 
 int main(void)
