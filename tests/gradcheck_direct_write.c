@@ -1,10 +1,10 @@
 /* gradcheck_direct_write.c (float64 build): central finite differences through the whole model, made the way a
  * user checks a gradient by hand: plain stores into a parameter's data (p->data[j] = v +- h) between forwards, and
  * no call to the library other than rg_ctx_reset and rg_model_forward. For every registered encoding (the registry,
- * not a list), at 1 and 2 threads, and every parameter of a tiny model (entries 0, the middle and the last), the difference quotient of
- * the cross-entropy agrees with the analytic gradient of one backward: |num - ana| <= 1e-7 + 1e-6 |ana|. A forward
- * that reused anything derived from the values before the write (a Linear weight's transpose, say) would read a
- * quotient of 0 for that weight. */
+ * not a list), at 1 and 2 threads, and every parameter of a tiny model (entries 0, the middle and the last), the
+ * difference quotient of the cross-entropy agrees with the analytic gradient of one backward:
+ * |num - ana| <= 1e-7 + 1e-6 |ana|. A forward that reused anything derived from the values before the write (a
+ * Linear weight's transpose, say) would read a quotient of 0 for that weight. */
 #include "common.h"
 
 #include <math.h>
