@@ -252,8 +252,7 @@ rg_model *tc_fx_model(const char *file, const rg_model_config *cfg)
         for (int d = 0; d < ndim; d++)
             if (shape[d] != p->shape[d]) fail_msg("%s %s: dim %d is %d, model has %d", file, path, d, shape[d],
                                                   p->shape[d]);
-        for (int64_t j = 0; j < n; j++) p->data[j] = (rg_real)v[j];
-        rg_tensor_bump_version(p);
+        for (int64_t j = 0; j < n; j++) p->data[j] = (rg_real)v[j]; /* plain stores: the next forward reads them */
         free(v);
     }
     return m;

@@ -34,7 +34,7 @@ static bool same_bits(const rg_real *a, const rg_real *b, int64_t n)
 /* t's bf16 copy is current for its data and equals rg_bf16_from_float(t->data) */
 static void check_copy(const char *what, const rg_tensor *t)
 {
-    if (!t->bf16.p || t->bf16.of != t->data || t->bf16.version != t->version)
+    if (!rg_derived_current(t, &t->bf16))
         fail_msg("%s: no current bf16 copy after the forward", what);
     uint16_t *want = malloc((size_t)t->numel * sizeof *want);
     assert_non_null(want);

@@ -99,11 +99,13 @@ static rg_status generate(rg_model *m, const int32_t *prompts, int n, int prompt
     } else {
         rg_set_grad_enabled(c, false);
         ids_in in = {positions, axes, n, start};
+        rg_derivation_hold(true); /* one derivation of each weight for every token's forward (tensor.h rg_derived) */
         for (int s0 = 0; s0 < n && st == RG_OK; s0 += batch) {
             int B = n - s0 < batch ? n - s0 : batch;
             st = decode_batch(c, m, &kv, prompts + (int64_t)s0 * P, s0, B, P, G, &in, pos, ax, argmax, next,
                               out + (int64_t)s0 * G);
         }
+        rg_derivation_hold(false);
     }
     free(pos);
     free(argmax);

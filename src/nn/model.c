@@ -311,6 +311,7 @@ rg_status rg_model_forward_axes(rg_ctx *c, rg_model *m, const int32_t *tokens, c
     *logits = NULL;
     rg_status st = check_forward_args(c, cfg, tokens, positions, axes, B, T, kv);
     if (st) return st;
+    rg_derivation_begin(); /* the parameters as they are now, whatever was written into them since (tensor.h) */
     const int len = kv ? kv->len : 0;
     const int S = len + T;
     int32_t *pos = rg_arena_alloc(&c->arena, (size_t)B * T * sizeof(int32_t));

@@ -199,8 +199,10 @@ void rg_kv_cache_free(rg_kv_cache *kv);
 
 /* Forward pass. tokens int32 [B, T] (ids in [0, vocab)); positions int32 [B, T] or NULL (0..T-1, or continuing
  * from kv->len); kv NULL for a full forward, else the T new tokens are appended to the cache (needs no-grad mode).
- * Writes logits [B, T, vocab] to *logits. Returns RG_ERR_ARG (nothing recorded that matters) for a token id out
- * of range, a given position outside [0, RG_MAX_POSITION), a position < 0 or >= max_len with learned positions, or a cache overflow. */
+ * Writes logits [B, T, vocab] to *logits. Reads every parameter as it is now: a forward begins a new derivation
+ * epoch (tensor.h rg_derived), so values stored into a parameter's data since the last forward are used, with no call
+ * to make. Returns RG_ERR_ARG (nothing recorded that matters) for a token id out of range, a given position outside
+ * [0, RG_MAX_POSITION), a position < 0 or >= max_len with learned positions, or a cache overflow. */
 rg_status rg_model_forward(rg_ctx *c, rg_model *m, const int32_t *tokens, const int32_t *positions, int B, int T,
                            rg_kv_cache *kv, rg_tensor **logits);
 /* rg_model_forward with each token's axis ids (frame, row, column: pos.h, "position axes"): axes int32

@@ -54,14 +54,17 @@ rg_status rg_model_loss_backward(rg_ctx *c, rg_model *m, const int32_t *tokens, 
     int64_t total = count_targets(targets, (int64_t)B * T, ignore_index);
     double sum = 0;
     int per = (B + chunks - 1) / chunks;
-    for (int lo = 0; lo < B; lo += per) {
+    rg_status st = RG_OK;
+    rg_derivation_hold(true); /* each weight's derived copies made once for all chunks: no caller code runs between */
+    for (int lo = 0; st == RG_OK && lo < B; lo += per) {
         int rows = lo + per <= B ? per : B - lo;
         int64_t off = (int64_t)lo * T, count = count_targets(targets + off, (int64_t)rows * T, ignore_index);
         if (count == 0) continue; /* no target: contributes nothing to the loss or the gradients */
-        rg_status st = run_micro(c, m, tokens + off, targets + off, positions ? positions + off : NULL, NULL, rows, T,
-                                 ignore_index, count, total, &sum);
-        if (st) return st;
+        st = run_micro(c, m, tokens + off, targets + off, positions ? positions + off : NULL, NULL, rows, T,
+                       ignore_index, count, total, &sum);
     }
+    rg_derivation_hold(false);
+    if (st) return st;
     *loss = sum;
     return RG_OK;
 }
@@ -178,7 +181,8 @@ static rg_status run_micro_guarded(micro_args *a)
 /* Micro-batch j of k is computed by rank j % n_ranks (n_ranks <= 1: every one here). Every rank walks all k
  * micro-batches in the same order (so the positions RNG advances identically everywhere) and seeds each backward with
  * its targets over the WHOLE batch's, so the ranks' gradients sum to the batch gradient. */
-rg_status rg_train_grad(rg_trainer *t, rg_model *m, const rg_batch *b, const rg_step_config *cfg, rg_step_stats *out)
+static rg_status train_grad(rg_trainer *t, rg_model *m, const rg_batch *b, const rg_step_config *cfg,
+                            rg_step_stats *out)
 {
     memset(out, 0, sizeof *out);
     rg_flush_denormals(true); /* this thread may not be the one that made the trainer (tensor.h) */
@@ -227,6 +231,17 @@ rg_status rg_train_grad(rg_trainer *t, rg_model *m, const rg_batch *b, const rg_
     out->loss = sum;
     out->lr = cfg->lr;
     return RG_OK;
+}
+
+/* The micro-batches of one step read each weight's derived copies (tensor.h rg_derived) made by the first of them:
+ * no caller code runs between them, so one derivation epoch holds for the whole step, as the copies did before
+ * epochs existed (a write before the step is seen: holding begins a new epoch). */
+rg_status rg_train_grad(rg_trainer *t, rg_model *m, const rg_batch *b, const rg_step_config *cfg, rg_step_stats *out)
+{
+    rg_derivation_hold(true);
+    rg_status st = train_grad(t, m, b, cfg, out);
+    rg_derivation_hold(false);
+    return st;
 }
 
 rg_status rg_train_step(rg_trainer *t, rg_model *m, rg_adamw *opt, const rg_batch *b, const rg_step_config *cfg,

@@ -62,6 +62,7 @@ rg_status rg_lm_evaluate(rg_model *m, const int32_t *tok, int64_t N, int E, rg_l
     if (st == RG_OK && rg_lm_windows(N, E, method, stride, w, n_win) < 0) st = RG_ERR_ARG;
     if (c) rg_set_grad_enabled(c, false);
     const int V = m->cfg.vocab_size;
+    rg_derivation_hold(true); /* one derivation of each weight for every window (tensor.h rg_derived) */
     for (int64_t k0 = 0; st == RG_OK && k0 < n_win; k0 += batch) {
         int B = n_win - k0 < batch ? (int)(n_win - k0) : batch;
         for (int b = 0; b < B; b++) memcpy(in + (int64_t)b * E, tok + w[k0 + b].start, sizeof(int32_t) * (size_t)E);
@@ -70,6 +71,7 @@ rg_status rg_lm_evaluate(rg_model *m, const int32_t *tok, int64_t N, int E, rg_l
         if ((st = rg_model_forward(c, m, in, NULL, B, E, NULL, &logits))) break;
         for (int b = 0; b < B; b++) score_window(logits->data + (int64_t)b * E * V, V, tok, &w[k0 + b], s);
     }
+    rg_derivation_hold(false);
     if (c) rg_ctx_free(c);
     free(in);
     free(w);

@@ -55,8 +55,8 @@ void rg_linear_grads(rg_ctx *c, rg_tensor *x, rg_tensor *w, const rg_real *dy, c
  * the pass producing t to fill (every element, rg_bf16_rows of its value) before t is read, so that a Linear
  * taking t does not convert it again ("each activation once, where it is produced"). NULL in fp32, in the float64
  * build, or when the copy is already current: then the producer writes nothing more. As every derived copy, it
- * holds for t's version: code writing into t afterwards bumps it (rg_tensor_bump_version, tensor.h), else a Linear
- * reads the producer's values. */
+ * holds for t's data, version and derivation epoch (tensor.h rg_derived): a pass writing into t afterwards within the
+ * same step bumps t's version (rg_tensor_bump_version), else a Linear reads the producer's values. */
 uint16_t *rg_linear_bf16_slot(rg_tensor *t);
 /* When Linear (x [..., in], W [out, in]) runs in bf16 and its backward has a product to run (x or W requires a
  * gradient): arena memory (c's) for the bf16 copy of its output gradient dy [n values], for the backward pass that

@@ -35,10 +35,11 @@ rg_precision rg_get_linear_precision(void) { return linear_precision; }
 const char *rg_precision_name(rg_precision p) { return p == RG_PRECISION_BF16 ? "bf16" : "fp32"; }
 
 /* The memory of a derived copy of t (bytes, the same for every version of t): reused for a parameter, fresh arena
- * memory for an intermediate. NULL when d is still valid (nothing to recompute). */
+ * memory for an intermediate. NULL when d is still current (tensor.h rg_derived: same data, version and derivation
+ * epoch; nothing to recompute). */
 static void *derived_memory(rg_tensor *t, rg_derived *d, size_t bytes)
 {
-    if (d->p && d->of == t->data && d->version == t->version) return NULL;
+    if (rg_derived_current(t, d)) return NULL;
     if (t->is_param) {
         if (!d->p && !(d->p = malloc(bytes))) RG_FATAL("a derived copy of %s: out of memory", t->name);
     } else {
@@ -47,6 +48,7 @@ static void *derived_memory(rg_tensor *t, rg_derived *d, size_t bytes)
     }
     d->of = t->data;
     d->version = t->version;
+    d->epoch = rg_derivation_epoch();
     return d->p;
 }
 
@@ -69,7 +71,8 @@ uint16_t *rg_linear_grad_bf16(rg_ctx *c, const rg_tensor *x, const rg_tensor *w,
 }
 
 #ifndef RG_DOUBLE
-/* t's data rounded to bf16, converted once per version of it (unless its producer wrote it: rg_linear_bf16_slot) */
+/* t's data rounded to bf16, converted once per version and derivation epoch (tensor.h rg_derived: once per step or
+ * forward), unless its producer wrote it (rg_linear_bf16_slot) */
 static const uint16_t *bf16_data(rg_tensor *t)
 {
     uint16_t *p = derived_memory(t, &t->bf16, (size_t)t->numel * sizeof(uint16_t));
@@ -78,7 +81,8 @@ static const uint16_t *bf16_data(rg_tensor *t)
 }
 #endif
 
-/* W [out, in] transposed to [in, out], once per version of W (a copy: 8 x 8 AVX blocks, transpose.h) */
+/* W [out, in] transposed to [in, out], once per version and derivation epoch (once per step or forward; a copy: 8 x 8
+ * AVX blocks, transpose.h) */
 static const rg_real *transposed_data(rg_tensor *w)
 {
     const int out_f = w->shape[0], in = w->shape[1];
@@ -98,7 +102,7 @@ void rg_linear_product(rg_tensor *x, rg_tensor *w, rg_real beta, rg_real *y)
 #endif
     if (rg_gemm_transposes_b(rows, out_f, in)) {
         /* the product rg_gemm would run after transposing W into its scratch (the same kernel, the same bits),
-         * with W^T made once per version of W (once per step) instead of once per call */
+         * with W^T made once per step or forward (tensor.h rg_derived) instead of once per call */
         rg_gemm(false, false, rows, out_f, in, 1, x->data, in, transposed_data(w), out_f, beta, y, out_f);
         return;
     }

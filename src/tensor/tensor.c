@@ -6,6 +6,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -200,6 +201,7 @@ rg_ctx *rg_ctx_new(void)
     if (!c) RG_FATAL("out of memory allocating a context");
     c->grad_enabled = true;
     c->generation = 1;
+    rg_derivation_begin(); /* a new context starts a step: parameters as they are now (tensor.h rg_derived) */
     return c;
 }
 
@@ -211,11 +213,42 @@ void rg_ctx_free(rg_ctx *c)
     free(c);
 }
 
+/* Derivation epochs (tensor.h, rg_derived): a thread's epoch is a number taken from one process-wide counter, so
+ * that no two threads (and no two epochs of one thread) share one: a copy made on one thread is never current on
+ * another, and threads running separate models do not make each other's copies again. 0 means "none yet". */
+static atomic_uint_fast64_t epochs_issued;
+static _Thread_local uint64_t epoch;
+static _Thread_local int epoch_held; /* depth of rg_derivation_hold(true) calls */
+
+void rg_derivation_begin(void)
+{
+    if (epoch_held == 0) epoch = atomic_fetch_add_explicit(&epochs_issued, 1, memory_order_relaxed) + 1;
+}
+
+void rg_derivation_hold(bool on)
+{
+    if (on && epoch_held++ == 0) epoch = atomic_fetch_add_explicit(&epochs_issued, 1, memory_order_relaxed) + 1;
+    if (!on) {
+        RG_ASSERT(epoch_held > 0, "rg_derivation_hold(false) without a matching rg_derivation_hold(true)");
+        epoch_held--;
+    }
+}
+
+bool rg_derived_current(const rg_tensor *t, const rg_derived *d)
+{
+    if (epoch == 0) rg_derivation_begin(); /* a thread's first product: an epoch of its own */
+    return d->p && d->of == t->data && d->version == t->version && d->epoch == epoch;
+}
+
+/* The calling thread's epoch, for a copy being made (after rg_derived_current found it stale). */
+uint64_t rg_derivation_epoch(void) { return epoch; }
+
 void rg_ctx_reset(rg_ctx *c)
 {
     rg_arena_reset(&c->arena);
     c->tape_len = 0;
     c->generation++;
+    rg_derivation_begin();
 }
 
 bool rg_set_grad_enabled(rg_ctx *c, bool enabled)

@@ -95,13 +95,20 @@ void rg_arena_free(rg_arena *a);
 
 /* ---------------------------------------------------------------- tensor */
 
-/* A copy of a tensor's data in another form, made by the first product that needs it and reused until the data
- * changes: valid while of == data and version == the tensor's version (in-place writes bump it: AdamW once per
- * step). Arena memory for intermediates; malloc'ed once for a parameter (freed with it). */
+/* A copy of a tensor's data in another form (a Linear weight's transpose, a bf16 copy), made by the first product
+ * that needs it and reused only while nothing outside the library can have written the data: valid while of == data,
+ * version == the tensor's version (the library's in-place writes bump it: AdamW once per step) AND epoch == the
+ * calling thread's derivation epoch (rg_derivation_begin). Every rg_ctx_new, rg_ctx_reset and model forward
+ * (rg_model_forward*) begins a new epoch, so a plain C store into a parameter's data (p->data[j] = v, which bumps
+ * nothing) made between two steps or two forwards is read by the next one, with no call to make. Within one step
+ * the backward reads the copies its forward made (in bf16, a weight written between a forward and its own backward
+ * is seen by the next forward only; PyTorch refuses that write). Arena memory for intermediates; malloc'ed once for
+ * a parameter (freed with it). docs/caches.md lists every cache of the library and what invalidates it. */
 typedef struct {
     void *p;
     const void *of;
     unsigned version;
+    uint64_t epoch;
 } rg_derived;
 
 struct rg_tensor;
@@ -127,7 +134,8 @@ typedef struct rg_tensor {
     bool is_param;            /* persistent storage (rg_param_new); gradient accumulates across backward calls */
     bool packed;              /* data and grad point into a parameter registry's blocks (rg_params_pack in nn.h):
                                * its gradient guard element is 0 (the block's padding), not NaN */
-    unsigned version;         /* bumped by every in-place write (rg_tensor_bump_version) */
+    unsigned version;         /* bumped by the library's in-place writes (rg_tensor_bump_version); a plain store
+                               * into data bumps nothing (rg_derived's epoch covers it) */
     bool output_saved;        /* set by ops whose backward reads this result's own data (exp, tanh, softmax,
                                * log_softmax): rg_backward aborts if the result was written in place since */
     /* graph record, set by ops created on a context with gradients enabled */
@@ -155,11 +163,13 @@ struct rg_ctx {
     unsigned generation;
 };
 
-/* Creates a context with gradients enabled, and sets flush-to-zero and denormals-are-zero on the calling thread
- * (rg_flush_denormals). Aborts only if the system has no memory. */
+/* Creates a context with gradients enabled, sets flush-to-zero and denormals-are-zero on the calling thread
+ * (rg_flush_denormals), and begins a new derivation epoch (rg_derivation_begin). Aborts only if the system has no
+ * memory. */
 rg_ctx *rg_ctx_new(void);
 void rg_ctx_free(rg_ctx *c);
-/* Empties the arena and the tape (call once per step). Tensors made on the context become invalid. */
+/* Empties the arena and the tape (call once per step). Tensors made on the context become invalid. Begins a new
+ * derivation epoch (rg_derivation_begin): copies derived from parameters are made again from their present data. */
 void rg_ctx_reset(rg_ctx *c);
 /* Enables/disables recording (no-grad mode for evaluation and decoding). Returns the previous setting. */
 bool rg_set_grad_enabled(rg_ctx *c, bool enabled);
@@ -180,8 +190,25 @@ rg_tensor *rg_tensor_3d(rg_ctx *c, int d0, int d1, int d2);
 rg_tensor *rg_param_new(const char *name, int ndim, const int *shape);
 void rg_param_free(rg_tensor *p);
 
-/* Marks a tensor as written in place (optimizer step, copy into it); a backward that saved it then aborts. */
+/* Marks a tensor as written in place (optimizer step, copy into it); a backward that saved it then aborts. Derived
+ * copies do not depend on it being called (rg_derived). */
 static inline void rg_tensor_bump_version(rg_tensor *t) { t->version++; }
+
+/* Derivation epochs (rg_derived). Begins a new epoch on the calling thread (a number no thread had before), so that
+ * every copy made earlier is made again at its next use; does nothing while the thread holds its epoch
+ * (rg_derivation_hold). rg_ctx_new, rg_ctx_reset and rg_model_forward* call it; a program calls it only to have a
+ * write seen between two products of one step (its own ops on one context with no reset between). */
+void rg_derivation_begin(void);
+/* rg_derivation_hold(true) begins a new epoch (when not already holding) and keeps it through the rg_ctx_reset and
+ * forwards that follow on this thread, until the matching rg_derivation_hold(false) (calls nest). For the library's
+ * loops of forwards with no caller code between them (the micro-batches of one training step, the windows of an
+ * evaluation, the tokens of rg_generate): each copy is then derived once for the loop, as before epochs existed. */
+void rg_derivation_hold(bool on);
+/* True if d is a copy of t's present data made in the calling thread's present epoch (see rg_derived). */
+bool rg_derived_current(const rg_tensor *t, const rg_derived *d);
+/* The calling thread's present epoch (never 0 once rg_derived_current ran on it): what a copy being made records. */
+uint64_t rg_derivation_epoch(void);
+
 void rg_tensor_set_name(rg_tensor *t, const char *name);
 /* Writes "[2, 3, 4]" into buf (size >= 64). Returns buf. */
 char *rg_shape_str(const rg_tensor *t, char *buf, size_t n);
@@ -231,8 +258,8 @@ void rg_set_num_threads(int n);
 /* The operand precision of Linear's products (rg_linear, rg_linear_gelu, rg_linear_residual: the forward x W^T, the
  * input gradient dy W and the weight gradient dy^T x). RG_PRECISION_FP32 (the default, the reference): float32
  * throughout. RG_PRECISION_BF16, mixed precision as torch.autocast(dtype=torch.bfloat16) does for linear layers:
- * the operands are rounded to bfloat16 (round to nearest even; weights once per optimizer step, as their version
- * changes; each activation and each output gradient once) and multiplied with float32 accumulation and float32
+ * the operands are rounded to bfloat16 (round to nearest even; weights once per training step or forward, see
+ * rg_derived; each activation and each output gradient once) and multiplied with float32 accumulation and float32
  * results on oneDNN's matmul (src/tensor/dnnl.c; AMX or AVX512_BF16). Everything else stays float32: the master
  * weights, their gradients and AdamW, LayerNorm, softmax, the losses, attention's products (libxsmm) and the
  * position encodings. A process-wide setting; set it before a step, not during one. */
