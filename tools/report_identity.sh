@@ -5,7 +5,8 @@
 # a few steps each, so that two builds' report files can be compared byte for byte, time columns aside.
 #   tools/report_identity.sh run BIN OUT       run the grid with train_order BIN into OUT/g1..g4
 #   tools/report_identity.sh compare A B       compare two such folders' text files (dates, wall and run times,
-#                                              and the output folder's name masked); exit 1 on any difference
+#                                              the commit, and the output folder's name masked); exit 1 on any
+#                                              difference
 # The plots' images (.png, .pdf, .svg) and checkpoints are not compared: their .gp and .dat are.
 set -e
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -26,6 +27,7 @@ TIME_COLS = {"train_seconds", "tokens_per_s", "elapsed_s", "eval_seconds", "seco
 def norm(path, root):
     text = open(path, encoding="utf-8", errors="replace").read().replace(root, "OUT")
     text = re.sub(r"(date\W+)\d{4}-\d\d-\d\dT[\d:]+Z", r"\1DATE", text)
+    text = re.sub(r"(commit: |\"commit\":\s*\")[0-9a-f]+(\+dirty)?", r"\1COMMIT", text)
     text = re.sub(r"(wall time: )[\d.]+ s \([\d.]+ min\)", r"\1WALL", text)
     text = re.sub(r'("(wall|train|eval)_seconds":\s*)[-\d.e+]+', r"\1TIME", text)
     text = re.sub(r"`[^`]*train_order[^ `]*", "`train_order", text)

@@ -358,7 +358,7 @@ static int write_md(const to_options *o, const to_table *t, const to_report_meta
         md_table(&w, t, task, true);
         to_md_max_median(&w, t, task);
         md_table(&w, t, task, false);
-        if (rg_task_is_grid(task)) to_md_grid(&w, t, task);
+        if (rg_task_views(task) & RG_TASK_VIEW_GRID) to_md_grid(&w, t, task);
     }
     to_md_tricks(&w, t); /* report_protocol.c */
     char *settings = to_options_json(o);
