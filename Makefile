@@ -157,7 +157,7 @@ $(BUILD)/f32/src/engine/report.o: src/engine/report.c $(BUILD)/git_commit $(wild
 	$(CC) $(CFLAGS_ALL) -DRG_GIT_COMMIT=\"$$(cat $(BUILD)/git_commit)\" -c $< -o $@
 # the report's tests link the engine library, and their shared fixture (tests/report_fixture.c).
 REPORT_TESTS := $(BUILD)/tests/test_report $(BUILD)/tests/test_report_tools $(BUILD)/tests/test_report_notes \
-  $(BUILD)/tests/test_protocol $(BUILD)/tests/test_report_combine
+  $(BUILD)/tests/test_protocol $(BUILD)/tests/test_report_combine $(BUILD)/tests/test_capabilities
 $(REPORT_TESTS:$(BUILD)/tests/%=$(BUILD)/f32/tests/%.o) $(BUILD)/f32/tests/report_fixture.o: tests/report_fixture.h
 $(REPORT_TESTS): $(BUILD)/tests/%: $(BUILD)/f32/tests/%.o $(BUILD)/f32/tests/report_fixture.o $(TEST_COMMON32) $(ENGINE_LIB) $(TASK_LIB) $(LIB32)
 	@mkdir -p $(dir $@)
