@@ -305,21 +305,47 @@ static void test_task_geometry(void **state)
 
 /* ------------------------------------------------------------------ both through the engine */
 
-static int engine_run(const char *task, const char *out, const char *extra)
+/* rg_engine_main with the words of cmd (argv[0] first) in a forked child; its exit status, or -1. */
+static int engine_main(char *cmd)
 {
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "test_capabilities --task %s --pos xrope,t5,xbias --rope-scaling yarn --seeds 1 "
-             "--steps 4 --batch 4 --d-model 8 --n-heads 2 --n-layers 1 --d-ff 16 --train-len 3 --test-lens 3,5 "
-             "--eval-every 0 --extrap-every 0 --ckpt-every 4 --jobs 1 --quiet --out %s %s", task, out, extra);
     char *argv[64];
     int argc = 0;
     for (char *tok = strtok(cmd, " "); tok && argc < 63; tok = strtok(NULL, " ")) argv[argc++] = tok;
     argv[argc] = NULL;
     fflush(NULL);
     pid_t pid = fork();
-    if (pid == 0) _exit(rg_engine_main(argc, argv));
+    if (pid == 0) {
+        if (!freopen("/dev/null", "w", stdout)) _exit(127);
+        _exit(rg_engine_main(argc, argv));
+    }
     int st;
     return pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int engine_run(const char *task, const char *out, const char *extra)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "test_capabilities --task %s --pos xrope,t5,xbias --rope-scaling yarn --seeds 1 "
+             "--steps 4 --batch 4 --d-model 8 --n-heads 2 --n-layers 1 --d-ff 16 --train-len 3 --test-lens 3,5 "
+             "--eval-every 0 --extrap-every 0 --ckpt-every 4 --jobs 1 --quiet --out %s %s", task, out, extra);
+    return engine_main(cmd);
+}
+
+/* A task brings its default training size: --task grid_copy alone is a valid command (4x4), and so is a task
+ * without one (the program's 16); two tasks of different defaults need --train-len. */
+static void test_task_default_size(void **state)
+{
+    static const struct { const char *args; int rc; } C[] = {
+        {"--task grid_copy --pos rope-2d", 0}, {"--task grid_copy,grid_lookup --pos rope-2d", 0},
+        {"--task copy2 --pos rope", 0},      {"--task grid_copy --train-len 16 --pos rope-2d", 2},
+        {"--task frames,grid_copy --pos rope-2d", 2}};
+    for (size_t i = 0; i < sizeof C / sizeof *C; i++) {
+        char cmd[512], *msg;
+        snprintf(cmd, sizeof cmd, "test_capabilities %s --print-config", C[i].args);
+        int rc = RF_CAPTURE(&msg, engine_main(cmd));
+        if (rc != C[i].rc) fail_msg("%s: exit %d, not %d: %s", C[i].args, rc, C[i].rc, msg);
+        free(msg);
+    }
 }
 
 static void test_engine_run(void **state)
@@ -336,6 +362,9 @@ static void test_engine_run(void **state)
     assert_non_null(strstr(md, "the longest training distance is 10, the first to the last fed position of a training sequence of copy2 at L = 3)"));
     assert_non_null(strstr(md, "max_distance 17")); /* T5: the fair value of 10 (at least num_buckets / 2 + 1) */
     assert_non_null(strstr(md, "plots positions_<task>.svg"));
+    /* no data file read (a registered task's sets are generated): the configuration line says so */
+    assert_non_null(strstr(md, "- evaluation: greedy decoding with the KV cache (every test set generated"));
+    assert_null(strstr(md, "KV cache on \n"));
     assert_null(strstr(js, "\"positions\":\tnull")); /* the answer's 2n+1 positions are counted */
     char *dat = rf_slurp(out, "positions_copy2.dat");
     assert_non_null(dat);
@@ -369,6 +398,7 @@ int main(void)
         cmocka_unit_test(test_engine_asks_no_builtin), cmocka_unit_test(test_registered_rotary_encoding),
         cmocka_unit_test(test_registered_styles),      cmocka_unit_test(test_task_geometry),
         cmocka_unit_test(test_engine_run),             cmocka_unit_test(test_task_bug_is_not_usage),
+        cmocka_unit_test(test_task_default_size),
     };
     return cmocka_run_group_tests(tests, setup, rf_teardown);
 }

@@ -308,6 +308,19 @@ static void note_unused_pos_config(const to_options *o)
     }
 }
 
+/* Without --train-len, the selected tasks' own default training size (rg_task_desc.train_len: a grid task's 4x4)
+ * when they agree on one; tasks without one take the program's default, and tasks that disagree need --train-len. */
+static void default_train_len(to_options *o)
+{
+    int v = 0;
+    for (int t = 0; t < rg_task_count(); t++) {
+        int own = o->tasks[t] ? rg_task_get(t)->train_len : 0;
+        if (own && v && own != v) return;
+        if (own) v = own;
+    }
+    if (v) o->train_len = v;
+}
+
 void to_options_check(to_options *o)
 {
     if (o->resume[0] && o->eval[0]) to_usage_error("one of them", "--resume and --eval together");
@@ -316,6 +329,7 @@ void to_options_check(to_options *o)
     o->lr_total = o->steps;
     if (!o->max_position) o->max_position = o->model.max_len; /* the default: the whole learned table */
     if (o->resume[0] || o->eval[0]) from_checkpoint(o);
+    else if (!to_setting_given(to_setting_find("train-len"))) default_train_len(o);
     /* the protocol's defaults that follow the training length (a checkpoint's, with --resume and --eval) */
     /* an encoding's max_distance_setting (T5's max_distance): --pos-config NAME=N (or the checkpoint's), else the
      * fair value of the longest training distance of the selected tasks (a fresh run sets its own task's: to_run) */

@@ -226,7 +226,8 @@ static void md_config(to_out *w, const to_options *o, const to_table *t, const t
     char lr[256];
     lr_schedule_text(o, lr, sizeof lr);
     to_out_printf(w, "- learning-rate schedule: %s\n", lr);
-    to_out_printf(w, "- evaluation: greedy decoding with the KV cache on %s\n", o->data);
+    if (o->data[0]) to_out_printf(w, "- evaluation: greedy decoding with the KV cache on %s\n", o->data);
+    else to_out_printf(w, "- evaluation: greedy decoding with the KV cache (every test set generated: no data file)\n");
     for (int task = 0; task < rg_task_count(); task++) {
         int gen[TO_MAX_TABLE_LENS], ng = generated_lens(t, task, gen);
         if (!t->n_lens[task]) continue;
