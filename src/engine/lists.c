@@ -333,3 +333,20 @@ void to_print_lr_schedule(const to_options *o, char *b, size_t n)
     snprintf(b, n, "%s", o->lr_mode == TO_LR_RESTART ? "restart" : "continue");
 }
 
+/* ------------------------------------------------------------------ --help's lists */
+
+/* Every registered task and encoding (rg_task_register, rg_pos_register before rg_engine_main), the opt-in ones
+ * (named, not in all) marked. */
+void to_print_registries(FILE *f)
+{
+    fprintf(f, "\nTasks (--task values; * opt-in: named, not part of all):\n");
+    for (int t = 0; t < rg_task_count(); t++) {
+        const rg_task_desc *d = rg_task_get(t);
+        fprintf(f, "  %-22s %s%s\n", d->name, d->flags & RG_TASK_OPT_IN ? "* " : "", d->summary ? d->summary : "");
+    }
+    fprintf(f, "\nPosition encodings (--pos values; * opt-in: named, not part of all):\n");
+    for (int p = 0; p < rg_pos_count(); p++) {
+        const rg_pos_encoding *e = rg_pos_encoding_of((rg_pos_kind)p);
+        fprintf(f, "  %-22s %s%s\n", e->name, e->flags & RG_POS_OPT_IN ? "* " : "", e->doc ? e->doc : "");
+    }
+}

@@ -42,42 +42,6 @@ void to_plot_terminal(to_out *g, const char *base, double w_in, double h_in)
                      FONT ",9'\n} }\nset output outfile\n", base, w_in, h_in);
 }
 
-/* The scaling types' styles in a scaling panel (by rg_rope_ext: Okabe-Ito colours, colour-blind safe, yellow
- * darkened for a white background). An encoding's own style is its descriptor's (plot_colour, plot_marker). */
-static const char *const colours[] = {"#000000", "#E69F00", "#56B4E9", "#009E73", "#B59B00", "#0072B2", "#D55E00",
-                                      "#CC79A7", "#7F7F7F", "#8C564B", "#9467BD", "#17BECF", "#E31A1C", "#6A3D9A"};
-static const int markers[] = {7, 5, 9, 11, 13, 15, 6, 4, 8, 10, 12, 14, 1, 2};
-#define N_STYLES 14
-/* The palette of registered encodings without a style of their own: colours no built-in descriptor uses. */
-static const char *const reserved_colours[] = {"#FF7F0E", "#2CA02C", "#D62728", "#1F77B4", "#BCBD22", "#393B79",
-                                               "#AD494A", "#8C6D31", "#7B4173", "#3182BD", "#E6550D", "#31A354",
-                                               "#636363"};
-static const int reserved_markers[] = {3, 1, 2, 4, 6, 8, 10, 12, 14, 5, 7, 9, 11};
-#define N_RESERVED 13
-
-/* The place of an encoding without a style among those before it in the registry. */
-static int unstyled_rank(rg_pos_kind pos)
-{
-    int k = 0;
-    for (int p = 0; p < (int)pos; p++) {
-        const rg_pos_encoding *e = rg_pos_encoding_of((rg_pos_kind)p);
-        k += e && !e->plot_colour;
-    }
-    return k % N_RESERVED;
-}
-
-const char *to_plot_colour(rg_pos_kind pos)
-{
-    const rg_pos_encoding *e = rg_pos_encoding_of(pos);
-    return e && e->plot_colour ? e->plot_colour : reserved_colours[unstyled_rank(pos)];
-}
-
-int to_plot_marker(rg_pos_kind pos)
-{
-    const rg_pos_encoding *e = rg_pos_encoding_of(pos);
-    return e && e->plot_colour ? e->plot_marker : reserved_markers[unstyled_rank(pos)];
-}
-
 /* ------------------------------------------------------------------ running gnuplot */
 
 /* Starts gnuplot with argv in dir (stdin and stdout /dev/null): *err_fd reads its stderr, *st_fd an errno when
@@ -274,8 +238,8 @@ static void curve_panel(to_out *g, const to_table *t, int task, int p, const pan
         if (r->task != (rg_task)task || (panel_of[2 * k] != p && panel_of[2 * k + 1] != p)) continue;
         /* scaling panels: the plain row keeps its encoding's colour, each scaling type gets its own */
         bool own = !scaling || r->ext == RG_ROPE_EXT_NONE;
-        const char *c = own ? to_plot_colour(r->pos) : colours[r->ext % N_STYLES];
-        int marker = own ? to_plot_marker(r->pos) : markers[r->ext % N_STYLES];
+        const char *c = own ? to_plot_colour(r->pos) : to_plot_scaling_colour(r->ext);
+        int marker = own ? to_plot_marker(r->pos) : to_plot_scaling_marker(r->ext);
         int b = block_of[k];
         to_out_printf(g, "%s'curves_%s.dat' index %d using 1:%d:%d with filledcurves fs transparent solid 0.12 "
                          "noborder lc rgb '%s' notitle, \\\n", s ? ", \\\n     " : "", cname, b, ycol + 1, ycol + 2, c);

@@ -262,6 +262,9 @@ int to_gnuplot(const char *dir, const char *script, const char *base);
  * registration), never a built-in's. */
 const char *to_plot_colour(rg_pos_kind pos);
 int to_plot_marker(rg_pos_kind pos);
+/* The colour and marker of scaling type e's curves in a scaling panel (plot_style.c, like the two above). */
+const char *to_plot_scaling_colour(rg_rope_ext e);
+int to_plot_scaling_marker(rg_rope_ext e);
 /* plot_curves.c: positions_<task>.svg (accuracy against output position at the window's lengths, a curve per row,
  * the training length marked) and over_training_<task>.svg (exact match against the step from the runs'
  * runs/<run>/extrap.csv, a curve per encoding and length band). 0 or -1. */

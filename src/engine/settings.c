@@ -454,22 +454,6 @@ void to_options_apply_config(to_options *o, const char *text, const char *src)
 
 /* ------------------------------------------------------------------ the command line */
 
-/* Every registered task and encoding (rg_task_register, rg_pos_register before rg_engine_main), the opt-in ones
- * (named, not in all) marked. */
-static void usage_registries(FILE *f)
-{
-    fprintf(f, "\nTasks (--task values; * opt-in: named, not part of all):\n");
-    for (int t = 0; t < rg_task_count(); t++) {
-        const rg_task_desc *d = rg_task_get(t);
-        fprintf(f, "  %-22s %s%s\n", d->name, d->flags & RG_TASK_OPT_IN ? "* " : "", d->summary ? d->summary : "");
-    }
-    fprintf(f, "\nPosition encodings (--pos values; * opt-in: named, not part of all):\n");
-    for (int p = 0; p < rg_pos_count(); p++) {
-        const rg_pos_encoding *e = rg_pos_encoding_of((rg_pos_kind)p);
-        fprintf(f, "  %-22s %s%s\n", e->name, e->flags & RG_POS_OPT_IN ? "* " : "", e->doc ? e->doc : "");
-    }
-}
-
 static void usage(FILE *f)
 {
     to_options d;
@@ -495,7 +479,7 @@ static void usage(FILE *f)
         if (!strcmp(s->name, "jobs") || !strcmp(s->name, "seed") || !strcmp(s->name, "max-position")) def[0] = 0;
         fprintf(f, "  %-22s %s%s%s%s\n", flag, s->help, def[0] ? " (default " : "", def, def[0] ? ")" : "");
     }
-    usage_registries(f);
+    to_print_registries(f);
     fprintf(f, "\nExit status: 0 success; 1 a run or an output failed, or --out is in use by another train_order (the\n"
                "same command succeeds once that one ends); 2 a bad command line, including an --out holding\n"
                "another invocation's results without --overwrite (nothing written).\n");

@@ -193,6 +193,9 @@ const char *to_label(rg_pos_kind pos, to_variant v, rg_rope_ext e, double factor
 /* The run's name in file names: "copy-rope-seed1", "copy-rope-theta500k-seed1", "copy-alibi-rand-seed1". */
 const char *to_run_name(rg_task task, rg_pos_kind pos, to_variant v, int seed, char *buf, size_t cap);
 
+/* --help's lists: every registered task and encoding with its summary or doc, the opt-in ones marked. */
+void to_print_registries(FILE *f);
+
 /* A test length's name in messages and reports: "n=16" (a 1-D task), "4x8" / "3x4x4" (a grid task's size). */
 const char *to_size_label(rg_task task, int n, char *buf, size_t cap);
 
