@@ -122,10 +122,10 @@ static const setting table[] = {
          "TYPE or TYPE:FACTOR (TYPE linear, pi, ntk, dynamic, yarn, llama3; FACTOR in [1, 1000]), comma-separated, "
          "each once; all; none"),
     LIST("variants", M_NEW, false, to_parse_variants, to_print_variants, "LIST",
-         "training variants: base (the encoding), theta500k (rope/rope-half with\n"
-         "                         rope_theta 500000), rand (randomized positions, every encoding but none),\n"
-         "                         t5max128 (t5 with max_distance 128), bf16angles (rope/rope-half with bf16\n"
-         "                         angles and tables, --rope-angles bf16) | all",
+         "training variants: base (the encoding), theta500k (the rotary encodings: rope,\n"
+         "                         rope-half, mrope, a registered one, with rope_theta 500000), rand (randomized\n"
+         "                         positions, every encoding but none), t5max128 (t5 with max_distance 128),\n"
+         "                         bf16angles (the rotary ones with bf16 angles and tables, --rope-angles bf16) | all",
          "base, theta500k, rand, t5max128, bf16angles (each once), or all"),
     INT("threads", M_ANY, false, threads, 1, 256, "N", "threads per run (OpenBLAS's and ropegrad's pool)"),
     INT("jobs", M_ANY, false, jobs, 1, 256, "N", "runs in parallel (default: online CPUs)"),
