@@ -352,13 +352,16 @@ static void test_engine_run(void **state)
 {
     char out[512];
     rf_make_dir(out, sizeof out, "run");
-    assert_int_equal(engine_run("copy2", out, "--overwrite"), 0);
+    assert_int_equal(engine_run("copy2", out, "--overwrite --variants base,theta500k"), 0);
     char *csv = rf_slurp(out, "report.csv"), *md = rf_slurp(out, "report.md"), *js = rf_slurp(out, "report.json");
     assert_non_null(csv);
     assert_non_null(md);
     assert_non_null(js);
     assert_non_null(strstr(csv, "copy2,xrope,base,yarn,")); /* the rotary encoding's --rope-scaling rows */
     assert_null(strstr(csv, "copy2,xbias,base,yarn,"));
+    assert_non_null(strstr(csv, "copy2,xrope,theta500k,none,")); /* and the theta variant, with its scaling rows */
+    assert_non_null(strstr(csv, "copy2,xrope,theta500k,yarn,"));
+    assert_null(strstr(csv, ",t5,theta500k,"));
     assert_non_null(strstr(md, "the longest training distance is 10, the first to the last fed position of a training sequence of copy2 at L = 3)"));
     assert_non_null(strstr(md, "max_distance 17")); /* T5: the fair value of 10 (at least num_buckets / 2 + 1) */
     assert_non_null(strstr(md, "plots positions_<task>.svg"));
