@@ -101,27 +101,50 @@ void to_md_encoding_settings(to_out *w, const to_options *o, const to_rows_held 
                       o->max_position);
 }
 
+/* The settings bullet of the tasks whose longest training distance is d (rg_task_longest_distance at the table's
+ * L): each encoding's note against d, under the max_distance a run of those tasks had (to_set_fair_max_distance),
+ * naming the tasks when the table's tasks differ in it. */
+static void settings_of_distance(to_out *w, const to_options *o, const to_table *t, int d, bool several)
+{
+    static to_options og;
+    og = *o;
+    to_rows_held h = {{{false}}};
+    char why[512] = "", names[384] = "", size[32];
+    int first = -1;
+    for (int k = 0; k < t->n_rows; k++) {
+        rg_task task = t->rows[k].task;
+        if (rg_task_longest_distance(task, t->train_len) != d) continue;
+        h.held[t->rows[k].pos][t->rows[k].variant] = true;
+        to_set_fair_max_distance(&og, task, t->rows[k].pos);
+        if (first < 0) first = task;
+        char item[48];
+        snprintf(item, sizeof item, "%s%s", names[0] ? ", " : "", rg_task_name(task));
+        if (!strstr(names, item + (names[0] ? 2 : 0)) && strlen(names) + strlen(item) < sizeof names)
+            strcat(names, item);
+    }
+    if (d == 2 * t->train_len + 1) snprintf(why, sizeof why, "2 L + 1 for L = %d", t->train_len);
+    else snprintf(why, sizeof why, "the first to the last fed position of a training sequence of %s at L = %s",
+                  rg_task_name(first), rg_task_size_text(first, t->train_len, size, sizeof size));
+    if (several) snprintf(why + strlen(why), sizeof why - strlen(why), "; the rows of %s", names);
+    to_md_encoding_settings(w, &og, &h, d, why);
+}
+
 void to_md_protocol(to_out *w, const to_options *o, const to_table *t)
 {
     char b[160];
     budget_text(t, b, sizeof b);
     to_out_printf(w, "- budget: %s; a row marked ✗ had that same budget (docs/protocol.md: why this budget)\n", b);
-    to_rows_held h = {{{false}}};
-    for (int k = 0; k < t->n_rows; k++) h.held[t->rows[k].pos][t->rows[k].variant] = true;
-    /* the longest training distance: the tasks' own (rg_task_longest_distance), the longest of them */
-    int dmax = -1, longest = 0;
+    /* the longest training distance: the tasks' own (rg_task_longest_distance); a bullet per distinct one */
+    int dist[RG_TASK_MAX], n_dist = 0;
     bool positions = false;
     for (int task = 0; task < rg_task_count(); task++) {
         if (!t->n_lens[task]) continue;
-        int d = rg_task_longest_distance(task, t->train_len);
-        if (d > dmax) { dmax = d; longest = task; }
+        int d = rg_task_longest_distance(task, t->train_len), k = 0;
+        while (k < n_dist && dist[k] != d) k++;
+        if (k == n_dist) dist[n_dist++] = d;
         positions |= (rg_task_views(task) & RG_TASK_VIEW_POSITIONS) != 0;
     }
-    char why[160], size[32];
-    if (dmax == 2 * t->train_len + 1) snprintf(why, sizeof why, "2 L + 1 for L = %d", t->train_len);
-    else snprintf(why, sizeof why, "the first to the last fed position of a training sequence of %s at L = %s",
-                  rg_task_name(longest), rg_task_size_text(longest, t->train_len, size, sizeof size));
-    to_md_encoding_settings(w, o, &h, dmax, why);
+    for (int k = 0; k < n_dist; k++) settings_of_distance(w, o, t, dist[k], n_dist > 1);
     if (positions)
         to_out_printf(w, "- per-position accuracy: report_positions.csv (per run, test length and output position) "
                          "and report.json \"positions\" (per cell: accuracy of each output position over seeds, the "
