@@ -364,6 +364,7 @@ static void test_engine_run(void **state)
     assert_null(strstr(csv, ",t5,theta500k,"));
     assert_non_null(strstr(md, "the longest training distance is 10, the first to the last fed position of a training sequence of copy2 at L = 3)"));
     assert_non_null(strstr(md, "max_distance 17")); /* T5: the fair value of 10 (at least num_buckets / 2 + 1) */
+    assert_non_null(strstr(md, "; copy2: s = T(n)/12 and 12 (T(n) its sequence length)")); /* 3 + 2 + 7 tokens */
     assert_non_null(strstr(md, "plots positions_<task>.svg"));
     /* no data file read (a registered task's sets are generated): the configuration line says so */
     assert_non_null(strstr(md, "- evaluation: greedy decoding with the KV cache (every test set generated"));

@@ -238,10 +238,15 @@ static void md_config(to_out *w, const to_options *o, const to_table *t, const t
                                                                                           sizeof size));
         to_out_printf(w, "%s\n", ng ? "" : "none");
     }
+    char T[320] = ""; /* a task of another geometry: its own sequence length T (run.c scales by T(n) / T(L)) */
+    for (int task = 0; task < rg_task_count(); task++)
+        if (t->n_lens[task] && rg_task_total_len(task, L) != 2 * L + 3 && strlen(T) < sizeof T - 96)
+            snprintf(T + strlen(T), sizeof T - strlen(T), "; %s: s = T(n)/%d and %d (T(n) its sequence length)",
+                     rg_task_name(task), rg_task_total_len(task, L), rg_task_total_len(task, L));
     if (h->scaled)
         to_out_printf(w, "- RoPE scaling (rows rope+TYPE, --rope-scaling, HF rope_type names) per test length: beyond "
-                         "the training length with factor s = (2n+3)/%d and original_max_position_embeddings %d; at "
-                         "n <= %d s = 1 and they equal plain RoPE\n", 2 * L + 3, 2 * L + 3, L);
+                         "the training length with factor s = (2n+3)/%d and original_max_position_embeddings %d%s; at "
+                         "n <= %d s = 1 and they equal plain RoPE\n", 2 * L + 3, 2 * L + 3, T, L);
     if (h->fixed)
         to_out_printf(w, "- RoPE scaling with a fixed factor (rows rope+TYPE:F): the factor F at every test length, as "
                          "an HF rope_scaling config does, with original_max_position_embeddings %d\n", 2 * L + 3);
