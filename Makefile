@@ -157,7 +157,7 @@ $(BUILD)/f32/src/engine/report.o: src/engine/report.c $(BUILD)/git_commit $(wild
 	$(CC) $(CFLAGS_ALL) -DRG_GIT_COMMIT=\"$$(cat $(BUILD)/git_commit)\" -c $< -o $@
 # the report's tests link the engine library, and their shared fixture (tests/report_fixture.c).
 REPORT_TESTS := $(BUILD)/tests/test_report $(BUILD)/tests/test_report_tools $(BUILD)/tests/test_report_notes \
-  $(BUILD)/tests/test_protocol $(BUILD)/tests/test_report_combine
+  $(BUILD)/tests/test_protocol $(BUILD)/tests/test_report_combine $(BUILD)/tests/test_capabilities
 $(REPORT_TESTS:$(BUILD)/tests/%=$(BUILD)/f32/tests/%.o) $(BUILD)/f32/tests/report_fixture.o: tests/report_fixture.h
 $(REPORT_TESTS): $(BUILD)/tests/%: $(BUILD)/f32/tests/%.o $(BUILD)/f32/tests/report_fixture.o $(TEST_COMMON32) $(ENGINE_LIB) $(TASK_LIB) $(LIB32)
 	@mkdir -p $(dir $@)
@@ -273,10 +273,11 @@ install-files:
 	ln -sf libropegrad.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libropegrad.so
 	install -m 755 $(BUILD)/examples/train_order $(DESTDIR)$(BINDIR)/train_order
 	install -m 644 data/eval_sets.h5 $(DESTDIR)$(DATADIR)/eval_sets.h5
+	printf '/* ropegrad.h: the umbrella header under the name README.md'"'"'s script includes ("ropegrad.h", with\n * -I$${includedir}); the same as <ropegrad/ropegrad.h>. */\n#include <ropegrad/ropegrad.h>\n' > $(DESTDIR)$(INCLUDEDIR)/ropegrad.h
 	printf '$(PC_COMMON)Name: ropegrad\nDescription: reverse-mode autodiff, transformers and the length-extrapolation engine (float32)\nCflags: -I$${includedir}\nLibs: -L$${libdir} -lropegrad_engine -lropegrad_tasks -lropegrad $(CJSON_LIBS) $(MPI_LIBS) -lm -lpthread\n' > $(DESTDIR)$(LIBDIR)/pkgconfig/ropegrad.pc
 	printf '$(PC_COMMON)Name: ropegrad-f64\nDescription: ropegrad, the float64 build (gradient checks)\nCflags: -I$${includedir} -DRG_DOUBLE\nLibs: -L$${libdir} -lropegrad_f64 -lm -lpthread\n' > $(DESTDIR)$(LIBDIR)/pkgconfig/ropegrad-f64.pc
 uninstall:
-	rm -f $(PUBLIC_HEADERS:src/%=$(DESTDIR)$(INCLUDEDIR)/ropegrad/%)
+	rm -f $(PUBLIC_HEADERS:src/%=$(DESTDIR)$(INCLUDEDIR)/ropegrad/%) $(DESTDIR)$(INCLUDEDIR)/ropegrad.h
 	for d in tensor autograd nn io task engine; do rmdir $(DESTDIR)$(INCLUDEDIR)/ropegrad/$$d 2>/dev/null; done; true
 	rmdir $(DESTDIR)$(INCLUDEDIR)/ropegrad 2>/dev/null || true
 	rm -f $(INSTALLED_LIBS:%=$(DESTDIR)$(LIBDIR)/%) $(DESTDIR)$(LIBDIR)/libropegrad.so.$(SOVERSION) \

@@ -151,12 +151,17 @@ static void test_compare_and_replot(void **state)
     assert_true(th_exists(out, "curves_recall.dat"));
 }
 
-/* --help lists the program's own task with its summary. */
+/* --help lists every registered task and encoding, the program's own task with its summary and the opt-in ones
+ * marked, and the max_distance runs use (the default task's longest training distance, not the declared 128). */
 static void test_help_lists_task(void **state)
 {
     assert_int_equal(th_run("--help"), 0);
-    assert_contains("--help", th_logbuf, "Tasks this program registered");
+    assert_contains("--help", th_logbuf, "Tasks (--task values");
     assert_contains("--help", th_logbuf, "recall                 associative recall");
+    assert_contains("--help", th_logbuf, "grid_copy              * copy an H x W grid");
+    assert_contains("--help", th_logbuf, "mrope                  * M-RoPE");
+    assert_contains("--help", th_logbuf, "alibi-2d-euclidean     * ALiBi");
+    assert_contains("--help", th_logbuf, "t5_max_distance=33");
 }
 
 int main(void)

@@ -97,11 +97,12 @@ static void test_default_test_lens(void **state)
  * and every longer distance reads the last bucket (for L >= 8); 128 makes test distances read buckets training never reached. */
 static void test_t5_fair_max_distance(void **state)
 {
-    assert_int_equal(to_t5_fair_max_distance(16, 32), 33);
-    assert_int_equal(to_t5_fair_max_distance(32, 32), 65);
-    assert_int_equal(to_t5_fair_max_distance(4, 32), 17); /* the model's floor num_buckets / 2 + 1 */
+    rg_model_config c = {0}; /* the declared defaults: 32 buckets */
+    assert_int_equal(to_fair_max_distance(&c, RG_POS_T5, 2 * 16 + 1), 33);
+    assert_int_equal(to_fair_max_distance(&c, RG_POS_T5, 2 * 32 + 1), 65);
+    assert_int_equal(to_fair_max_distance(&c, RG_POS_T5, 2 * 4 + 1), 17); /* the model's floor num_buckets / 2 + 1 */
     for (int L = 8; L <= 64; L *= 2) { /* below 8 the exact buckets 2L+2..15 are never trained: no max_distance helps */
-        int d = to_t5_fair_max_distance(L, 32);
+        int d = to_fair_max_distance(&c, RG_POS_T5, 2 * L + 1);
         bool trained[32] = {false}, legacy[32] = {false};
         for (int k = 0; k <= 2 * L + 1; k++) {
             trained[rg_t5_bucket(-k, false, 32, d)] = true;

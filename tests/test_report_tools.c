@@ -201,6 +201,24 @@ static void test_compare_two_reports(void **state)
         fprintf(f, "copy,t5,none,%d,300,0.1,10,8,0.5,0.9,16\n", s);
     }
     fclose(f);
+    /* one seed each: the same value is "the same", a different one has no interval to compare */
+    char c1[512], c2[512];
+    snprintf(c1, sizeof c1, "%s/c1.csv", rf_tmpdir);
+    snprintf(c2, sizeof c2, "%s/c2.csv", rf_tmpdir);
+    for (int k = 0; k < 2; k++) {
+        FILE *g = fopen(k ? c2 : c1, "w");
+        fprintf(g, "task,encoding,rope_ext,seed,steps,final_loss,train_seconds,n,exact_match,token_acc,train_len\n"
+                   "copy,alibi,none,1,300,0.1,10,8,1,1,16\ncopy,alibi,none,1,300,0.1,10,24,%g,0.5,16\n", k ? 0.25 : 0.5);
+        fclose(g);
+    }
+    char *one = rf_compare_text(c1, c2);
+    if (!strstr(one, "1/1                        yes (every seed of both the same value)\n") ||
+        !strstr(one, "n/a (needs 2 seeds each)\n"))
+    {
+        fprintf(stderr, "%s", one);
+        fail_msg("one seed each: the verdicts above");
+    }
+    free(one);
     char *t = rf_compare_text(a, b);
     const char *must[] = {
         /* the maximum over seeds and the median since issue 20 */

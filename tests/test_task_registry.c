@@ -103,7 +103,7 @@ static rg_status toy_sample(const rg_task_desc *t, rg_rng *rng, int n, int32_t *
     return RG_OK;
 }
 static const rg_task_desc toy = {"first", "the first symbol", TOY_VOCAB, toy_prompt_len, toy_target_len, toy_sample,
-                                 NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL};
+                                 NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, 0, 0};
 
 static rg_status bad_token_sample(const rg_task_desc *t, rg_rng *rng, int n, int32_t *prompt, int32_t *target)
 {
@@ -118,17 +118,17 @@ static int zero_len(int n) { return 0; }
 static void test_register_errors(void **state)
 {
     static const rg_task_desc bad[] = {
-        {"", "", 10, toy_prompt_len, toy_target_len, toy_sample, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL},
-        {NULL, "", 10, toy_prompt_len, toy_target_len, toy_sample, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL},
-        {"Upper", "", 10, toy_prompt_len, toy_target_len, toy_sample, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL},
-        {"has-dash", "", 10, toy_prompt_len, toy_target_len, toy_sample, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL},
-        {"all", "", 10, toy_prompt_len, toy_target_len, toy_sample, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL},
-        {"copy", "", 10, toy_prompt_len, toy_target_len, toy_sample, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL},
-        {"a_name_of_thirty_two_characters_", "", 10, toy_prompt_len, toy_target_len, toy_sample, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL},
-        {"nohook", "", 10, toy_prompt_len, toy_target_len, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL},
-        {"nolen", "", 10, NULL, toy_target_len, toy_sample, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL},
-        {"tinyvocab", "", 1, toy_prompt_len, toy_target_len, toy_sample, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL},
-        {"zerolen", "", 10, toy_prompt_len, zero_len, toy_sample, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL},
+        {"", "", 10, toy_prompt_len, toy_target_len, toy_sample, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, 0, 0},
+        {NULL, "", 10, toy_prompt_len, toy_target_len, toy_sample, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, 0, 0},
+        {"Upper", "", 10, toy_prompt_len, toy_target_len, toy_sample, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, 0, 0},
+        {"has-dash", "", 10, toy_prompt_len, toy_target_len, toy_sample, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, 0, 0},
+        {"all", "", 10, toy_prompt_len, toy_target_len, toy_sample, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, 0, 0},
+        {"copy", "", 10, toy_prompt_len, toy_target_len, toy_sample, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, 0, 0},
+        {"a_name_of_thirty_two_characters_", "", 10, toy_prompt_len, toy_target_len, toy_sample, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, 0, 0},
+        {"nohook", "", 10, toy_prompt_len, toy_target_len, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, 0, 0},
+        {"nolen", "", 10, NULL, toy_target_len, toy_sample, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, 0, 0},
+        {"tinyvocab", "", 1, toy_prompt_len, toy_target_len, toy_sample, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, 0, 0},
+        {"zerolen", "", 10, toy_prompt_len, zero_len, toy_sample, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, 0, 0},
     };
     int before = rg_task_count();
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
@@ -217,11 +217,12 @@ static void test_registered_task(void **state)
 static void test_broken_hooks(void **state)
 {
     static const rg_task_desc bad_token = {"badtoken", "", TOY_VOCAB, toy_prompt_len, toy_target_len,
-                                           bad_token_sample, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL};
+                                           bad_token_sample, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL,
+                                           NULL, 0, 0};
     static const rg_task_desc bad_scorer = {"badscore", "", TOY_VOCAB, toy_prompt_len, toy_target_len, toy_sample,
-                                            bad_score, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL};
+                                            bad_score, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, 0, 0};
     static const rg_task_desc shrinking = {"shrinking", "", TOY_VOCAB, shrinking_prompt_len, toy_target_len,
-                                           toy_sample, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL};
+                                           toy_sample, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, 0, 0};
     rg_task a, b, c;
     assert_int_equal(rg_task_register(&bad_token, &a), RG_OK);
     assert_int_equal(rg_task_register(&bad_scorer, &b), RG_OK);
@@ -230,7 +231,7 @@ static void test_broken_hooks(void **state)
     rg_rng_seed(&r, 1, 1);
     int32_t p[16], g[16];
     assert_int_equal(rg_task_draw(a, &r, 4, p, g), RG_ERR_FORMAT);
-    assert_err_contains("task 'badtoken' n=4: target[0] = 12 outside its tokens 1..11");
+    assert_err_contains("task 'badtoken' n=4: its sample hook wrote target[0] = 12, outside its tokens 1..11");
     rg_evalset e;
     assert_int_equal(rg_task_evalset(a, 4, 3, 1, &e), RG_ERR_FORMAT);
     assert_null(e.prompt);

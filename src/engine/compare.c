@@ -502,10 +502,12 @@ static int compare_metric(const to_table *a, const to_table *b, bool exact, FILE
                 cell_text(&sa, exact, ta, sizeof ta);
                 cell_text(&sb, exact, tb, sizeof tb);
                 const char *ov;
-                if (sa.n < 2 || sb.n < 2) ov = sa.n && sb.n ? "n/a (needs 2 seeds each)" : "n/a (one report only)";
-                else if (sa.lo == sa.hi && sb.lo == sb.hi)
-                    ov = sa.mean == sb.mean ? "yes (every seed of both the same value)"
-                                            : "both sets of seeds agree exactly; no interval to compare";
+                /* a cell whose seeds all hold one value: one seed, or an interval of zero width */
+                bool ca = sa.n == 1 || (sa.n >= 2 && sa.lo == sa.hi), cb = sb.n == 1 || (sb.n >= 2 && sb.lo == sb.hi);
+                if (!sa.n || !sb.n) ov = "n/a (one report only)";
+                else if (ca && cb && sa.mean == sb.mean) ov = "yes (every seed of both the same value)";
+                else if (sa.n < 2 || sb.n < 2) ov = "n/a (needs 2 seeds each)";
+                else if (ca && cb) ov = "both sets of seeds agree exactly; no interval to compare";
                 else if (sa.hi < sb.lo || sb.hi < sa.lo) { ov = "NO"; differ++; }
                 else ov = "yes";
                 fprintf(out, "%-8s %-18s %6d  %-49s  %-49s  %s\n", rg_task_name(r->task),

@@ -229,32 +229,53 @@ int to_ext_parse(const char *text, rg_rope_ext *e, double *factor)
 
 /* ------------------------------------------------------------------ training variants */
 
-static const char *const VARIANT_NAMES[TO_VAR_COUNT] = {"base", "theta500k", "rand", "t5max128", "bf16angles"};
+/* The training variants: the name (CSV, JSON, file names), the label's suffix, and the capability of the encoding's
+ * descriptor that the variant changes (pos.h): theta500k and bf16angles set RoPE fields of the config, so they
+ * apply to the rotary encodings; rand, to every encoding that reads positions; t5max128 sets the encoding's
+ * max_distance_setting to TO_T5_LEGACY_MAX_DISTANCE. */
+static const struct { const char *name, *label; } VARIANTS[TO_VAR_COUNT] = {
+    [TO_VAR_BASE] = {"base", ""}, [TO_VAR_THETA500K] = {"theta500k", " θ=500k"}, [TO_VAR_RAND] = {"rand", "+rand"},
+    [TO_VAR_T5MAX128] = {"t5max128", " max_distance=128"}, [TO_VAR_BF16ANGLES] = {"bf16angles", " bf16 angles"}};
 
-const char *to_variant_name(to_variant v) { return (unsigned)v < TO_VAR_COUNT ? VARIANT_NAMES[v] : "?"; }
+const char *to_variant_name(to_variant v) { return (unsigned)v < TO_VAR_COUNT ? VARIANTS[v].name : "?"; }
 
 int to_variant_parse(const char *name, to_variant *v)
 {
     for (int i = 0; i < TO_VAR_COUNT; i++)
-        if (strcmp(name, VARIANT_NAMES[i]) == 0) { *v = (to_variant)i; return 0; }
+        if (strcmp(name, VARIANTS[i].name) == 0) { *v = (to_variant)i; return 0; }
     return -1;
 }
 
 bool to_variant_applies(to_variant v, rg_pos_kind pos)
 {
-    if (v == TO_VAR_THETA500K || v == TO_VAR_BF16ANGLES) return pos == RG_POS_ROPE || pos == RG_POS_ROPE_HALF;
-    if (v == TO_VAR_RAND) return pos != RG_POS_NONE; /* NoPE reads no positions: +rand would be the same model */
-    if (v == TO_VAR_T5MAX128) return pos == RG_POS_T5;
-    return true;
+    const rg_pos_encoding *e = rg_pos_encoding_of(pos);
+    if (v == TO_VAR_BASE) return true;
+    if (!e) return false;
+    if (v == TO_VAR_THETA500K || v == TO_VAR_BF16ANGLES) return e->flags & RG_POS_ROTARY;
+    if (v == TO_VAR_RAND) return !(e->flags & RG_POS_POSITIONLESS); /* +rand of NoPE would be the same model */
+    return e->max_distance_setting != NULL;
+}
+
+bool to_pos_rotary(rg_pos_kind pos)
+{
+    const rg_pos_encoding *e = rg_pos_encoding_of(pos);
+    return e && (e->flags & RG_POS_ROTARY);
+}
+
+bool to_pos_bounded(rg_pos_kind pos)
+{
+    const rg_pos_encoding *e = rg_pos_encoding_of(pos);
+    return e && e->max_position;
 }
 
 to_variant to_variant_of(const to_options *o, rg_pos_kind pos)
 {
+    const rg_pos_encoding *e = rg_pos_encoding_of(pos);
     if (o->random_positions && to_variant_applies(TO_VAR_RAND, pos)) return TO_VAR_RAND;
     if (o->model.rope_base == TO_THETA_500K && to_variant_applies(TO_VAR_THETA500K, pos)) return TO_VAR_THETA500K;
     if (o->model.rope_bf16_angles && to_variant_applies(TO_VAR_BF16ANGLES, pos)) return TO_VAR_BF16ANGLES;
-    if (rg_pos_config_get(&o->model, "t5_max_distance") == TO_T5_LEGACY_MAX_DISTANCE &&
-        to_variant_applies(TO_VAR_T5MAX128, pos))
+    if (e && e->max_distance_setting &&
+        rg_pos_config_get(&o->model, e->max_distance_setting) == TO_T5_LEGACY_MAX_DISTANCE)
         return TO_VAR_T5MAX128;
     return TO_VAR_BASE;
 }
@@ -278,7 +299,7 @@ void to_print_variants(const to_options *o, char *b, size_t n)
 {
     b[0] = 0;
     for (int i = 0; i < TO_VAR_COUNT; i++)
-        if (o->variants[i]) snprintf(b + strlen(b), n - strlen(b), "%s%s", b[0] ? "," : "", VARIANT_NAMES[i]);
+        if (o->variants[i]) snprintf(b + strlen(b), n - strlen(b), "%s%s", b[0] ? "," : "", VARIANTS[i].name);
 }
 
 const char *to_label(rg_pos_kind pos, to_variant v, rg_rope_ext e, double factor, char *buf, size_t cap)
@@ -288,9 +309,7 @@ const char *to_label(rg_pos_kind pos, to_variant v, rg_rope_ext e, double factor
         ext[0] = '+';
         to_ext_text(e, factor, ext + 1, sizeof ext - 1);
     }
-    snprintf(buf, cap, "%s%s%s", rg_pos_name(pos),
-             v == TO_VAR_THETA500K ? " θ=500k" : v == TO_VAR_RAND ? "+rand" : v == TO_VAR_T5MAX128 ? " max_distance=128"
-             : v == TO_VAR_BF16ANGLES ? " bf16 angles" : "", ext);
+    snprintf(buf, cap, "%s%s%s", rg_pos_name(pos), (unsigned)v < TO_VAR_COUNT ? VARIANTS[v].label : "", ext);
     return buf;
 }
 
@@ -314,3 +333,20 @@ void to_print_lr_schedule(const to_options *o, char *b, size_t n)
     snprintf(b, n, "%s", o->lr_mode == TO_LR_RESTART ? "restart" : "continue");
 }
 
+/* ------------------------------------------------------------------ --help's lists */
+
+/* Every registered task and encoding (rg_task_register, rg_pos_register before rg_engine_main), the opt-in ones
+ * (named, not in all) marked. */
+void to_print_registries(FILE *f)
+{
+    fprintf(f, "\nTasks (--task values; * opt-in: named, not part of all):\n");
+    for (int t = 0; t < rg_task_count(); t++) {
+        const rg_task_desc *d = rg_task_get(t);
+        fprintf(f, "  %-22s %s%s\n", d->name, d->flags & RG_TASK_OPT_IN ? "* " : "", d->summary ? d->summary : "");
+    }
+    fprintf(f, "\nPosition encodings (--pos values; * opt-in: named, not part of all):\n");
+    for (int p = 0; p < rg_pos_count(); p++) {
+        const rg_pos_encoding *e = rg_pos_encoding_of((rg_pos_kind)p);
+        fprintf(f, "  %-22s %s%s\n", e->name, e->flags & RG_POS_OPT_IN ? "* " : "", e->doc ? e->doc : "");
+    }
+}

@@ -21,8 +21,7 @@ static const double ratios[TO_LM_NRATIOS] = {1, 1.25, 1.5, 2, 4, 8};
 
 bool to_lm_task(rg_task task)
 {
-    const rg_task_desc *d = rg_task_get(task);
-    return d == &rg_task_desc_lm || d == &rg_task_desc_lm_en;
+    return rg_task_views(task) & RG_TASK_VIEW_PERPLEXITY;
 }
 
 int to_lm_context(int train_len, int k) { return (int)lround(ratios[k] * train_len); }
@@ -68,7 +67,7 @@ int to_lm_evaluate_run(const to_options *o, rg_model *m, rg_task task, const cha
             rg_lm_score s = {0, 0, meth ? NULL : pos_nll + (size_t)k * Emax, meth ? NULL : pos_n + (size_t)k * Emax};
             rg_status st = rg_lm_evaluate(m, c->valid, c->n_valid, E, (rg_lm_method)meth, S, LM_BATCH, &s);
             double ppl = st ? NAN : rg_lm_perplexity(&s);
-            if (st && !(st == RG_ERR_ARG && m->cfg.pos == RG_POS_LEARNED)) { /* past the learned table: n/a */
+            if (st && !(st == RG_ERR_ARG && to_pos_bounded(m->cfg.pos))) { /* past a learned table: n/a */
                 fprintf(stderr, "%s: perplexity at context %d: %s\n", tag, E, rg_last_error());
                 to_out_discard(&csv);
                 free(pos_nll); free(pos_n);

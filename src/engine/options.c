@@ -168,15 +168,20 @@ static void check_lengths(const to_options *o)
     for (int t = 0; t < rg_task_count(); t++)
         if (o->tasks[t] && rg_task_total_len(t, o->train_len) > T) T = rg_task_total_len(t, o->train_len);
     bool rand = o->random_positions || o->variants[TO_VAR_RAND];
-    if (o->pos[RG_POS_LEARNED] && T > o->model.max_len)
-        to_usage_error("2 train_len + 3 <= max_len with learned positions", "%strain_len %d: sequences of %d tokens "
-                       "pass the learned position table (max_len %d)", src, o->train_len, T, o->model.max_len);
+    for (int p = 0; p < rg_pos_count(); p++) { /* an encoding with a largest position (a learned table) */
+        const rg_pos_encoding *e = rg_pos_encoding_of((rg_pos_kind)p);
+        if (!o->pos[p] || !e->max_position) continue;
+        int top = e->max_position(&o->model);
+        if (T > top + 1)
+            to_usage_error("2 train_len + 3 <= max_len with learned positions", "%strain_len %d: sequences of %d "
+                           "tokens pass the %s position table (max_len %d)", src, o->train_len, T, e->name, top + 1);
+        if (rand && o->max_position > top + 1)
+            to_usage_error("max_position <= max_len with learned positions", "%smax_position %d: random positions "
+                           "pass the %s position table (max_len %d)", src, o->max_position, e->name, top + 1);
+    }
     if (rand && T > o->max_position)
         to_usage_error("2 train_len + 3 <= max_position with random positions", "%strain_len %d: sequences of %d "
                        "tokens need more random positions than [0, %d) has", src, o->train_len, T, o->max_position);
-    if (rand && o->pos[RG_POS_LEARNED] && o->max_position > o->model.max_len)
-        to_usage_error("max_position <= max_len with learned positions", "%smax_position %d: random positions pass "
-                       "the learned position table (max_len %d)", src, o->max_position, o->model.max_len);
     for (int p = 0; p < rg_pos_count(); p++) {
         rg_model_config c = o->model;
         c.pos = (rg_pos_kind)p;
@@ -229,7 +234,12 @@ static void check_data(const to_options *o)
         for (int i = 0; o->tasks[t] && i < o->n_test_lens; i++) {
             rg_evalset es;
             bool generated;
-            if (to_evalset_get(o, (rg_task)t, o->test_lens[i], &es, &generated))
+            rg_status st = to_evalset_get(o, (rg_task)t, o->test_lens[i], &es, &generated);
+            if (st == RG_ERR_FORMAT && generated) { /* the task's own hooks broke their contract: not the command */
+                fprintf(stderr, "train_order: %s\n", rg_last_error());
+                exit(1);
+            }
+            if (st)
                 to_usage_error("lengths the data file has, or any other (generated)", "--test-lens / --data: %s",
                                rg_last_error());
             rg_evalset_free(&es);
@@ -263,10 +273,13 @@ static void check_variants(const to_options *o)
     if (o->model.rope_bf16_angles && o->model.rope_base == TO_THETA_500K)
         to_usage_error("one variant per run: --rope-angles bf16 or --rope-theta 500000", "--rope-angles bf16 with "
                        "--rope-theta 500000");
-    if (to_pos_value_given(&o->model, "t5_max_distance") &&
-        rg_pos_config_get(&o->model, "t5_max_distance") == TO_T5_LEGACY_MAX_DISTANCE && o->variants[TO_VAR_T5MAX128])
-        to_usage_error("--variants t5max128 with the default T5 max_distance", "--pos-config t5_max_distance=128 "
-                       "with --variants t5max128: the base t5 rows would be the t5max128 rows");
+    for (int p = 0; p < rg_pos_count() && o->variants[TO_VAR_T5MAX128]; p++) {
+        const char *md = rg_pos_encoding_of((rg_pos_kind)p)->max_distance_setting;
+        if (o->pos[p] && md && to_pos_value_given(&o->model, md) &&
+            rg_pos_config_get(&o->model, md) == TO_T5_LEGACY_MAX_DISTANCE)
+            to_usage_error("--variants t5max128 with the default T5 max_distance", "--pos-config %s=128 with "
+                           "--variants t5max128: the base %s rows would be the t5max128 rows", md, rg_pos_name(p));
+    }
 }
 
 /* A --pos-config value (other than its declared default) that no encoding of --pos reads has no effect: a note on
@@ -295,6 +308,19 @@ static void note_unused_pos_config(const to_options *o)
     }
 }
 
+/* Without --train-len, the selected tasks' own default training size (rg_task_desc.train_len: a grid task's 4x4)
+ * when they agree on one; tasks without one take the program's default, and tasks that disagree need --train-len. */
+static void default_train_len(to_options *o)
+{
+    int v = 0;
+    for (int t = 0; t < rg_task_count(); t++) {
+        int own = o->tasks[t] ? rg_task_get(t)->train_len : 0;
+        if (own && v && own != v) return;
+        if (own) v = own;
+    }
+    if (v) o->train_len = v;
+}
+
 void to_options_check(to_options *o)
 {
     if (o->resume[0] && o->eval[0]) to_usage_error("one of them", "--resume and --eval together");
@@ -303,16 +329,22 @@ void to_options_check(to_options *o)
     o->lr_total = o->steps;
     if (!o->max_position) o->max_position = o->model.max_len; /* the default: the whole learned table */
     if (o->resume[0] || o->eval[0]) from_checkpoint(o);
+    else if (!to_setting_given(to_setting_find("train-len"))) default_train_len(o);
     /* the protocol's defaults that follow the training length (a checkpoint's, with --resume and --eval) */
-    /* T5's max_distance: --pos-config t5_max_distance=N (or the checkpoint's), else the fair 2 train_len + 1 */
-    int L_t5 = o->train_len; /* a grid task: the length whose 2 L + 1 is its longest training distance T - 2 */
-    for (int t = 0; t < rg_task_count(); t++)
-        if (o->tasks[t] && rg_task_is_grid(t) && rg_task_total_len(t, o->train_len) > 0)
-            L_t5 = (rg_task_total_len(t, o->train_len) - 3) / 2 > 1 ? (rg_task_total_len(t, o->train_len) - 3) / 2 : 1;
-    if (!to_pos_value_given(&o->model, "t5_max_distance") &&
-        rg_pos_config_set(&o->model, "t5_max_distance", to_t5_fair_max_distance(L_t5,
-                          (int)rg_pos_config_get(&o->model, "t5_num_buckets"))))
-        to_usage_error("an encoding settings list with room for T5's max_distance", "%s", rg_last_error());
+    /* an encoding's max_distance_setting (T5's max_distance): --pos-config NAME=N (or the checkpoint's), else the
+     * fair value of the longest training distance of the selected tasks (a fresh run sets its own task's: to_run) */
+    int dmax = -1;
+    for (int t = 0; t < rg_task_count(); t++) {
+        int d = o->tasks[t] ? rg_task_longest_distance(t, o->train_len) : -1;
+        if (d > dmax) dmax = d;
+    }
+    for (int p = 0; p < rg_pos_count() && dmax >= 0; p++) {
+        const char *md = rg_pos_encoding_of((rg_pos_kind)p)->max_distance_setting;
+        if (!md || to_pos_value_given(&o->model, md)) continue;
+        if (rg_pos_config_set(&o->model, md, to_fair_max_distance(&o->model, (rg_pos_kind)p, dmax)))
+            to_usage_error("an encoding settings list with room for T5's max_distance", "%s", rg_last_error());
+        o->fair_max_distance = true;
+    }
     if (!to_setting_given(to_setting_find("test-lens"))) o->n_test_lens = to_default_test_lens(o->train_len, o->test_lens);
     check_grids(o);
     if (o->resume[0]) check_resume_target(o);
@@ -320,7 +352,7 @@ void to_options_check(to_options *o)
     if (o->ckpt_every > o->steps) o->ckpt_every = o->steps;
     check_lengths(o);
     bool ordering = false; /* only the ordering tasks read the file; a registered task's sets are generated */
-    for (int t = 0; t < RG_TASK_BUILTIN; t++) ordering |= o->tasks[t];
+    for (int t = 0; t < rg_task_count(); t++) ordering |= o->tasks[t] && rg_evalset_has(t);
     if (ordering || o->data[0]) find_data(o);
     check_data(o);
 }

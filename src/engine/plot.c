@@ -42,14 +42,6 @@ void to_plot_terminal(to_out *g, const char *base, double w_in, double h_in)
                      FONT ",9'\n} }\nset output outfile\n", base, w_in, h_in);
 }
 
-/* Okabe-Ito colours (colour-blind safe), yellow darkened for a white background; then extras. */
-static const char *const colours[] = {"#000000", "#E69F00", "#56B4E9", "#009E73", "#B59B00", "#0072B2", "#D55E00",
-                                      "#CC79A7", "#7F7F7F", "#8C564B", "#9467BD", "#17BECF", "#E31A1C", "#6A3D9A"};
-static const int markers[] = {7, 5, 9, 11, 13, 15, 6, 4, 8, 10, 12, 14, 1, 2};
-#define N_STYLES 14 /* the eleven built-in encodings each their own colour, and three registered ones */
-
-static const char *colour_of(int i) { return colours[i % N_STYLES]; }
-
 /* ------------------------------------------------------------------ running gnuplot */
 
 /* Starts gnuplot with argv in dir (stdin and stdout /dev/null): *err_fd reads its stderr, *st_fd an errno when
@@ -167,11 +159,12 @@ static int run_gnuplot(const char *dir, const char *script, const char *name, in
 /* ------------------------------------------------------------------ curves_<task>.* */
 
 /* The group of a row's panel: 0 the encodings (base, no scaling), 1 the training variants (no scaling), then per
- * RoPE layout and variant its plain row with its scaling types: 2 + 2 * variant + (rope-half). */
-#define N_GROUPS (2 + 2 * TO_VAR_COUNT)
+ * variant and rotary encoding (RG_POS_ROTARY) its plain row with its scaling types: 2 + RG_POS_MAX variant + pos. */
+#define N_GROUPS (2 + RG_POS_MAX * TO_VAR_COUNT)
+#define MAX_CURVE_PANELS 96
 static int group_of(const to_row *r)
 {
-    if (r->ext != RG_ROPE_EXT_NONE) return 2 + 2 * (int)r->variant + (r->pos == RG_POS_ROPE_HALF);
+    if (r->ext != RG_ROPE_EXT_NONE) return 2 + RG_POS_MAX * (int)r->variant + (int)r->pos;
     return r->variant == TO_VAR_BASE ? 0 : 1;
 }
 
@@ -180,14 +173,14 @@ static int group_of(const to_row *r)
  * their layout has scaling rows, again in that layout's panel (in_also). Returns the number of panels. */
 typedef struct {
     int n;
-    int first_group[2 * N_GROUPS * 4];
-    char title[2 * N_GROUPS * 4][96];
+    int first_group[MAX_CURVE_PANELS];
+    char title[MAX_CURVE_PANELS][96];
 } panels;
 
 static bool in_scaling_group(const to_table *t, const to_row *r, int grp)
 {
-    if (r->ext != RG_ROPE_EXT_NONE || (r->pos != RG_POS_ROPE && r->pos != RG_POS_ROPE_HALF)) return false;
-    if (grp != 2 + 2 * (int)r->variant + (r->pos == RG_POS_ROPE_HALF)) return false;
+    if (r->ext != RG_ROPE_EXT_NONE || !to_pos_rotary(r->pos)) return false;
+    if (grp != 2 + RG_POS_MAX * (int)r->variant + (int)r->pos) return false;
     for (int k = 0; k < t->n_rows; k++)
         if (t->rows[k].task == r->task && group_of(&t->rows[k]) == grp) return true;
     return false;
@@ -203,8 +196,8 @@ static void make_panels(const to_table *t, int task, int *panel_of, panels *pl)
         for (int k = 0; k < t->n_rows; k++)
             if (t->rows[k].task == (rg_task)task)
                 n += group_of(&t->rows[k]) == grp || in_scaling_group(t, &t->rows[k], grp);
-        if (!n) continue;
-        int chunks = (n + TO_PLOT_MAX_SERIES - 1) / TO_PLOT_MAX_SERIES, per = (n + chunks - 1) / chunks, i = 0;
+        int chunks = (n + TO_PLOT_MAX_SERIES - 1) / TO_PLOT_MAX_SERIES, per = n ? (n + chunks - 1) / chunks : 1, i = 0;
+        if (!n || pl->n + chunks > MAX_CURVE_PANELS) continue; /* (a table of far more rows than a plot shows) */
         for (int k = 0; k < t->n_rows; k++) {
             const to_row *r = &t->rows[k];
             if (r->task != (rg_task)task) continue;
@@ -244,13 +237,14 @@ static void curve_panel(to_out *g, const to_table *t, int task, int p, const pan
         const to_row *r = &t->rows[k];
         if (r->task != (rg_task)task || (panel_of[2 * k] != p && panel_of[2 * k + 1] != p)) continue;
         /* scaling panels: the plain row keeps its encoding's colour, each scaling type gets its own */
-        int style = scaling ? (r->ext == RG_ROPE_EXT_NONE ? (int)r->pos : (int)r->ext) : (int)r->pos;
-        const char *c = colour_of(style);
+        bool own = !scaling || r->ext == RG_ROPE_EXT_NONE;
+        const char *c = own ? to_plot_colour(r->pos) : to_plot_scaling_colour(r->ext);
+        int marker = own ? to_plot_marker(r->pos) : to_plot_scaling_marker(r->ext);
         int b = block_of[k];
         to_out_printf(g, "%s'curves_%s.dat' index %d using 1:%d:%d with filledcurves fs transparent solid 0.12 "
                          "noborder lc rgb '%s' notitle, \\\n", s ? ", \\\n     " : "", cname, b, ycol + 1, ycol + 2, c);
         to_out_printf(g, "     '' index %d using 1:%d with linespoints lw 1.5 pt %d ps 0.7 dt %d lc rgb '%s' title '%s', "
-                         "\\\n", b, ycol, markers[style % N_STYLES], 1 + (int)r->variant, c,
+                         "\\\n", b, ycol, marker, 1 + (int)r->variant, c,
                       to_row_label(r, label, sizeof label));
         to_out_printf(g, "     '' index %d using 1:%d with points pt 6 ps 0.35 lc rgb '%s' notitle", b + 1,
                       exact ? 2 : 3, c);
@@ -478,7 +472,7 @@ static int write_loss(const to_table *t, const char *dir, const char *runs_dir, 
             to_out_printf(&d, "\n\n");
             if (n > 0) { /* one colour per encoding, one dash type per training variant */
                 to_out_printf(&g, "%s'%s' index %d using 1:2 with lines lw 1 dt %d lc rgb '%s' ",
-                              drawn ? ", \\\n     " : "", dname, block, 1 + (int)r->variant, colour_of((int)r->pos));
+                              drawn ? ", \\\n     " : "", dname, block, 1 + (int)r->variant, to_plot_colour(r->pos));
                 if (titled[r->pos][r->variant]) to_out_printf(&g, "notitle");
                 else to_out_printf(&g, "title '%s'", label);
                 titled[r->pos][r->variant] = true;
@@ -546,7 +540,6 @@ int to_gnuplot(const char *dir, const char *script, const char *base)
     return 0;
 }
 
-const char *to_plot_colour(int i) { return colour_of(i); }
 
 int to_replot_results(const char *report_csv, const to_result *res, int n_res, int train_len, const char *out_dir)
 {

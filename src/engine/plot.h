@@ -1,5 +1,6 @@
 /* plot.h: what the figure files of the report share (plot.c: running gnuplot in every format, the curves and
- * losses, the entry points; plot_heat.c: the heatmaps). Internal to the engine (prefix to_). */
+ * losses, the entry points; plot_heat.c: the heatmaps; plot_style.c: each curve's colour and marker). Internal to
+ * the engine (prefix to_). */
 #ifndef TO_PLOT_H
 #define TO_PLOT_H
 

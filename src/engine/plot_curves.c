@@ -1,6 +1,7 @@
 /* plot_curves.c: the figures of issue 20, drawn by gnuplot through plot.c's to_gnuplot (same checks, same SVG
  * style), each with its .dat and .gp kept beside it:
- * - positions_<task>.svg: top, the accuracy of each output position (1..n+1, n+1 the EOS; mean over seeds) at the
+ * - positions_<task>.svg (tasks with the per-position view): top, the accuracy of each output position (1..G, the
+ *   answer's G = target_len(n) tokens: 1..n+1 for the ordering tasks, n+1 the EOS; mean over seeds) at the
  *   window's test lengths (ceil(1.5 L), 2L, 4L: those the report has per-position counts for); bottom, the fraction
  *   of samples whose first wrong token is at that position. A curve per row (RoPE scaling rows left out), the
  *   training length L marked: a model that fails at exactly position L+1 reads positions (absolute), a smooth
@@ -54,23 +55,25 @@ static int write_positions(const to_table *t, const char *dir, int task, const i
     to_out d, g;
     if (to_out_open(&d, dir, dname)) return -1;
     if (to_out_open(&g, dir, gname)) { to_out_discard(&d); return -1; }
-    int L = t->train_len, block = 0, base[MAX_PANELS];
+    int L = t->train_len, block = 0, base[MAX_PANELS], GL = rg_task_target_len((rg_task)task, L);
     to_out_printf(&g, "# %s: per-position accuracy and first wrong position (data: %s, one block per panel and row)\n"
                       , cname, dname);
+    char what[96]; /* the answer: n + 1 tokens (EOS last) for the ordering tasks, the task's target_len otherwise */
+    if (GL == L + 1) snprintf(what, sizeof what, "output position n+1 is the EOS");
+    else snprintf(what, sizeof what, "an answer of %d output positions at L", GL);
     /* the key once per row of panels, outside the last one (eleven encodings would cover the curves inside) */
     to_plot_terminal(&g, name, (520.0 * n_panels + 80) / 100 + 1.6, 9); /* plot.c: SVG, PDF and PNG */
-    to_out_printf(&g, "set multiplot layout 2,%d title '%s: where the output breaks (training length L = %d, output "
-                      "position n+1 is the EOS)' font ',9'\nset grid lc rgb '#dddddd' lw 0.5 dt 3\n", n_panels,
-                  cname, L);
+    to_out_printf(&g, "set multiplot layout 2,%d title '%s: where the output breaks (training length L = %d, %s)' "
+                      "font ',9'\nset grid lc rgb '#dddddd' lw 0.5 dt 3\n", n_panels, cname, L, what);
     for (int m = 0; m < 2; m++)
         for (int p = 0; p < n_panels; p++) {
-            int n = lens[p];
+            int n = lens[p], G = rg_task_target_len((rg_task)task, n);
             to_out_printf(&g, "%s\n", p == n_panels - 1 ? "set key outside right top vertical font ',8'" : "unset key");
             to_out_printf(&g, "set title 'n = %d: %s'\nset xlabel 'output position'\nset ylabel '%s'\n"
                               "set xrange [0.5:%d.5]\nset yrange [0:1.02]\nset arrow 1 from %g, graph 0 to %g, graph 1 "
                               "nohead lw 2 dt 2 lc rgb 'black'\nset label 1 'L = %d' at %g, graph 0.95 left offset "
                               "0.5,0\nplot ", n, m ? "first wrong position (fraction of samples)" :
-                          "accuracy of each position", m ? "fraction" : "accuracy", n + 1, L + 0.5, L + 0.5, L, L + 0.5);
+                          "accuracy of each position", m ? "fraction" : "accuracy", G, GL - 0.5, GL - 0.5, L, GL - 0.5);
             int drawn = 0;
             if (m == 0) base[p] = block;
             for (int k = 0; k < t->n_rows; k++) {
@@ -81,13 +84,13 @@ static int write_positions(const to_table *t, const char *dir, int task, const i
                 if (m == 0) { /* the data once, for the top panels; the bottom ones read column 3 */
                     to_out_printf(&d, "# %s %s n=%d: position accuracy first_wrong\n", cname,
                                   to_row_label(r, label, sizeof label), n);
-                    for (int q = 0; q <= n; q++) to_out_printf(&d, "%d %.6g %.6g\n", q + 1, acc[q], fw[q]);
+                    for (int q = 0; q < G; q++) to_out_printf(&d, "%d %.6g %.6g\n", q + 1, acc[q], fw[q]);
                     to_out_printf(&d, "\n\n");
                 }
                 int idx = base[p] + drawn;
                 to_out_printf(&g, "%s'%s' index %d using 1:%d with linespoints pt 7 ps 0.4 lw 1.5 dt %d lc rgb '%s' "
                                   "title '%s'", drawn ? ", \\\n     " : "", dname, idx, m ? 3 : 2, 1 + (int)r->variant,
-                              to_plot_colour((int)r->pos), to_row_label(r, label, sizeof label));
+                              to_plot_colour(r->pos), to_row_label(r, label, sizeof label));
                 drawn++;
             }
             to_out_printf(&g, "\n");
@@ -256,7 +259,7 @@ static int write_over_training(const to_table *t, const char *dir, const char *r
                 size_t len = strlen(plot[m]);
                 snprintf(plot[m] + len, sizeof plot[m] - len, "%s'%s' index %d using 1:%d with lines lw 1.8 dt %d lc "
                          "rgb '%s' %s%s%s", len ? ", \\\n     " : "", dname, block, 2 + m, dts[b],
-                         to_plot_colour((int)r->pos), b == keyed ? "title '" : "notitle", b == keyed ? label : "",
+                         to_plot_colour(r->pos), b == keyed ? "title '" : "notitle", b == keyed ? label : "",
                          b == keyed ? "'" : "");
             }
         drawn += has[0] || has[1] || has[2];

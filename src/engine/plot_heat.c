@@ -67,8 +67,10 @@ static void heat_panel(to_out *g, const to_table *t, int task, int block, int sl
     if (xb > -0.5 && xb < nc - 0.5) {
         to_out_printf(g, "set arrow from %g, graph 0 to %g, graph 1.04 nohead lw 2 lc rgb 'black' front\n", xb, xb);
         if (exact)
-            to_out_printf(g, "set label 'training length n <= %d' at %g, graph 1.04 right offset -0.8,0 font ',7'\n"
-                             "set label 'longer: extrapolation' at %g, graph 1.04 left offset 0.8,0 font ',7'\n",
+            /* above the table's top border by character units (a fraction of the graph is a few points on a table
+             * of few rows, and the text sat on the border) */
+            to_out_printf(g, "set label 'training length n <= %d' at %g, graph 1 right offset -0.8,0.8 font ',7'\n"
+                             "set label 'longer: extrapolation' at %g, graph 1 left offset 0.8,0.8 font ',7'\n",
                           t->train_len, xb, xb);
     }
     int col = exact ? 3 : 4, lab = exact ? 5 : 6;

@@ -57,10 +57,26 @@ int to_default_grid_sizes(rg_task task, int L, int *lens)
     return n;
 }
 
-int to_t5_fair_max_distance(int L, int num_buckets)
+int to_fair_max_distance(const rg_model_config *cfg, rg_pos_kind pos, int d)
 {
-    int d = 2 * L + 1, floor_d = num_buckets / 2 + 1;
-    return d > floor_d ? d : floor_d;
+    const rg_pos_encoding *e = rg_pos_encoding_of(pos);
+    const rg_pos_setting *s = e && e->max_distance_setting ? rg_pos_setting_find(e->max_distance_setting) : NULL;
+    if (!s) return -1;
+    rg_model_config c = *cfg;
+    c.pos = pos;
+    int v = d > s->lo ? d : (int)s->lo;
+    /* the encoding's own lower limit (T5: above num_buckets / 2): the first value its validate accepts */
+    for (int k = 0; k < (1 << 20) && v < s->hi; k++, v++)
+        if (rg_pos_config_set(&c, s->name, v) == RG_OK && (!e->validate || e->validate(&c) == RG_OK)) break;
+    return v;
+}
+
+void to_set_fair_max_distance(to_options *o, rg_task task, rg_pos_kind pos)
+{
+    const rg_pos_encoding *e = rg_pos_encoding_of(pos);
+    int d = rg_task_longest_distance(task, o->train_len);
+    if (o->fair_max_distance && e && e->max_distance_setting && d >= 0)
+        rg_pos_config_set(&o->model, e->max_distance_setting, to_fair_max_distance(&o->model, pos, d));
 }
 
 void to_position_count(const int32_t *gen, const int32_t *want, int count, int m, uint16_t *right,

@@ -226,7 +226,8 @@ static void md_config(to_out *w, const to_options *o, const to_table *t, const t
     char lr[256];
     lr_schedule_text(o, lr, sizeof lr);
     to_out_printf(w, "- learning-rate schedule: %s\n", lr);
-    to_out_printf(w, "- evaluation: greedy decoding with the KV cache on %s\n", o->data);
+    if (o->data[0]) to_out_printf(w, "- evaluation: greedy decoding with the KV cache on %s\n", o->data);
+    else to_out_printf(w, "- evaluation: greedy decoding with the KV cache (every test set generated: no data file)\n");
     for (int task = 0; task < rg_task_count(); task++) {
         int gen[TO_MAX_TABLE_LENS], ng = generated_lens(t, task, gen);
         if (!t->n_lens[task]) continue;
@@ -237,10 +238,15 @@ static void md_config(to_out *w, const to_options *o, const to_table *t, const t
                                                                                           sizeof size));
         to_out_printf(w, "%s\n", ng ? "" : "none");
     }
+    char T[320] = ""; /* a task of another geometry: its own sequence length T (run.c scales by T(n) / T(L)) */
+    for (int task = 0; task < rg_task_count(); task++)
+        if (t->n_lens[task] && rg_task_total_len(task, L) != 2 * L + 3 && strlen(T) < sizeof T - 96)
+            snprintf(T + strlen(T), sizeof T - strlen(T), "; %s: s = T(n)/%d and %d (T(n) its sequence length)",
+                     rg_task_name(task), rg_task_total_len(task, L), rg_task_total_len(task, L));
     if (h->scaled)
         to_out_printf(w, "- RoPE scaling (rows rope+TYPE, --rope-scaling, HF rope_type names) per test length: beyond "
-                         "the training length with factor s = (2n+3)/%d and original_max_position_embeddings %d; at "
-                         "n <= %d s = 1 and they equal plain RoPE\n", 2 * L + 3, 2 * L + 3, L);
+                         "the training length with factor s = (2n+3)/%d and original_max_position_embeddings %d%s; at "
+                         "n <= %d s = 1 and they equal plain RoPE\n", 2 * L + 3, 2 * L + 3, T, L);
     if (h->fixed)
         to_out_printf(w, "- RoPE scaling with a fixed factor (rows rope+TYPE:F): the factor F at every test length, as "
                          "an HF rope_scaling config does, with original_max_position_embeddings %d\n", 2 * L + 3);
@@ -358,7 +364,7 @@ static int write_md(const to_options *o, const to_table *t, const to_report_meta
         md_table(&w, t, task, true);
         to_md_max_median(&w, t, task);
         md_table(&w, t, task, false);
-        if (rg_task_is_grid(task)) to_md_grid(&w, t, task);
+        if (rg_task_views(task) & RG_TASK_VIEW_GRID) to_md_grid(&w, t, task);
     }
     to_md_tricks(&w, t); /* report_protocol.c */
     char *settings = to_options_json(o);

@@ -212,13 +212,13 @@ void to_md_provenance(to_out *w, const to_provenance *p, const char *command, do
 
 /* The (encoding, training variant) pairs a report's rows hold. */
 typedef struct { bool held[RG_POS_MAX][TO_VAR_COUNT]; } to_rows_held;
-/* report.md's bullet of each held encoding's extrapolation-relevant settings (T5 buckets and max_distance, ALiBi
- * slopes, rope_theta, FIRE's L, the learned table, +rand's range; any other encoding, a registered one included:
- * its descriptor's line and declared settings), against dmax, the longest distance training reaches (why: how). */
+/* report.md's bullet of each held encoding's extrapolation-relevant settings: each descriptor's report_note (in
+ * note_order; T5 buckets and max_distance, ALiBi slopes, rope_theta, FIRE's L, the learned table), or without one
+ * its doc and declared settings; +rand's range; against dmax, the longest distance training reaches (why: how). */
 void to_md_encoding_settings(to_out *w, const to_options *o, const to_rows_held *h, int dmax, const char *why);
 /* report.md bullets: every row's budget (a row marked ✗ had the same), each encoding's extrapolation-relevant
- * settings (T5 buckets and max_distance, ALiBi slopes, rope_theta, FIRE's L, the learned table, +rand's range),
- * where the per-position and over-training data are. */
+ * settings against the tasks' longest training distance (rg_task_longest_distance), where the per-position data
+ * (and plots, when a task has the view) and the over-training data are. */
 void to_md_protocol(to_out *w, const to_options *o, const to_table *t);
 /* report.md's section "Tricks against their base tasks": for every task of t whose descriptor names a base task
  * (copy_hints, copy_coupled: copy) that t also holds, a table per pair: each encoding's trick row beside its base
@@ -257,8 +257,14 @@ int to_plot(const to_table *t, const char *dir, const char *runs_dir);
 /* Runs gnuplot on script (a file in dir) writing the SVG name in dir (plot.c's checked temporary-then-rename).
  * 0, 1 when gnuplot is not installed, -1 on failure (message on stderr). */
 int to_gnuplot(const char *dir, const char *script, const char *base);
-/* The figures' colour i (Okabe-Ito, then extras, cycled): "#RRGGBB". */
-const char *to_plot_colour(int i);
+/* An encoding's colour "#RRGGBB" and gnuplot point type in every figure: its descriptor's plot_colour and
+ * plot_marker, or for an encoding without them a pair of a palette reserved for such encodings (by their order of
+ * registration), never a built-in's. */
+const char *to_plot_colour(rg_pos_kind pos);
+int to_plot_marker(rg_pos_kind pos);
+/* The colour and marker of scaling type e's curves in a scaling panel (plot_style.c, like the two above). */
+const char *to_plot_scaling_colour(rg_rope_ext e);
+int to_plot_scaling_marker(rg_rope_ext e);
 /* plot_curves.c: positions_<task>.svg (accuracy against output position at the window's lengths, a curve per row,
  * the training length marked) and over_training_<task>.svg (exact match against the step from the runs'
  * runs/<run>/extrap.csv, a curve per encoding and length band). 0 or -1. */

@@ -133,7 +133,7 @@ static int write_cells_csv(const to_table *t, const char *dir)
     to_out_printf(&w, "task,encoding,variant,rope_ext,size,n,row,col,count,right\n");
     for (int k = 0; k < t->n_rows; k++) {
         const to_row *r = &t->rows[k];
-        if (!rg_task_is_grid(r->task)) continue;
+        if (!(rg_task_views(r->task) & RG_TASK_VIEW_GRID)) continue;
         for (int j = 0; j < t->n_lens[r->task]; j++) {
             int n = t->lens[r->task][j];
             double count[TO_GRID_CELLS], right[TO_GRID_CELLS];
@@ -319,11 +319,11 @@ static int write_cells(const to_table *t, const char *dir, int task, char *base,
 int to_plot_grids(const to_table *t, const char *dir)
 {
     bool any = false;
-    for (int task = 0; task < rg_task_count(); task++) any |= t->n_lens[task] && rg_task_is_grid(task);
+    for (int task = 0; task < rg_task_count(); task++) any |= t->n_lens[task] && (rg_task_views(task) & RG_TASK_VIEW_GRID);
     if (!any) return 0;
     if (write_cells_csv(t, dir)) return -1;
     for (int task = 0; task < rg_task_count(); task++) {
-        if (!t->n_lens[task] || !rg_task_is_grid(task)) continue;
+        if (!t->n_lens[task] || !(rg_task_views(task) & RG_TASK_VIEW_GRID)) continue;
         char base[2][96];
         int drawn[2] = {write_heat(t, dir, task, base[0], sizeof base[0]), write_cells(t, dir, task, base[1],
                                                                                        sizeof base[1])};

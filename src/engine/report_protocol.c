@@ -3,7 +3,8 @@
  * report_cells.csv (one line per table cell: every statistic over seeds), and the per-position accounting
  * (report_positions.csv, one line per run, test length and output position; report.json "positions" per cell).
  *
- * Per-position values of a cell (to_cell_positions): output position p = 1..n+1 (n+1 the EOS). accuracy[p] is the
+ * Per-position values of a cell (to_cell_positions), for a task with that view (RG_TASK_VIEW_POSITIONS): output
+ * position p = 1..G, the answer's G = target_len(n) tokens (n+1 for the ordering tasks, the EOS last). accuracy[p] is the
  * mean over the row's seeds of each seed's fraction of samples with position p right; first_wrong[p] is the
  * fraction, pooled over the seeds' samples, whose first wrong token is at p; all_right the pooled fraction with
  * none wrong (so first_wrong sums with all_right to 1).
@@ -14,12 +15,12 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "nn/pos_ext.h"
 
 /* ------------------------------------------------------------------ the protocol statement (report.md) */
 
@@ -44,70 +45,54 @@ static bool has_row(const to_rows_held *h, rg_pos_kind pos, int variant)
     return false;
 }
 
+/* The notes' order: each encoding's note_order (0: after those with one), then the registry's. */
+static int held_in_note_order(const to_rows_held *t, int *order)
+{
+    int n = 0;
+    for (int p = 0; p < rg_pos_count(); p++) {
+        if (!has_row(t, (rg_pos_kind)p, -1)) continue;
+        int key = rg_pos_encoding_of((rg_pos_kind)p)->note_order, k = n++;
+        key = key > 0 ? key : INT_MAX;
+        for (; k > 0; k--) { /* insertion: stable, so ties keep the registry's order */
+            int prev = rg_pos_encoding_of((rg_pos_kind)order[k - 1])->note_order;
+            if ((prev > 0 ? prev : INT_MAX) <= key) break;
+            order[k] = order[k - 1];
+        }
+        order[k] = p;
+    }
+    return n;
+}
+
+/* The note of encoding p: its descriptor's report_note (which may write nothing), or without one its doc and the
+ * values of the settings it declares. */
+static void note_of(const to_options *o, const to_rows_held *t, rg_pos_kind p, int dmax, char *buf, size_t cap)
+{
+    const rg_pos_encoding *e = rg_pos_encoding_of(p);
+    rg_pos_note_info in = {dmax, has_row(t, p, TO_VAR_BASE), has_row(t, p, TO_VAR_T5MAX128)};
+    buf[0] = 0;
+    if (e->report_note) { e->report_note(&o->model, &in, buf, cap); return; }
+    size_t w = (size_t)snprintf(buf, cap, "%s: %s", e->name, e->doc ? e->doc : "(no description)");
+    for (int k = 0; k < e->n_settings && w < cap; k++)
+        w += (size_t)snprintf(buf + w, cap - w, "%s%s %g", k ? ", " : "; settings: ", e->settings[k].name,
+                              rg_pos_config_get(&o->model, e->settings[k].name));
+}
+
 void to_md_encoding_settings(to_out *w, const to_options *o, const to_rows_held *t, int dmax, const char *why)
 {
-    const rg_model_config *c = &o->model;
-    int H = c->n_heads;
-    int nb = (int)rg_pos_config_get(c, "t5_num_buckets"), md = (int)rg_pos_config_get(c, "t5_max_distance");
     to_out_printf(w, "- extrapolation-relevant settings of each encoding (the longest training distance is %d, "
                      "%s):\n", dmax, why);
-    int b = rg_t5_bucket(-dmax, false, nb, md); /* the farthest bucket training reaches */
-    if (has_row(t, RG_POS_T5, TO_VAR_BASE) && dmax >= nb / 2 && b == nb - 1)
-        to_out_printf(w, "  - t5: %d causal buckets (the first %d exact), max_distance %d: training distances reach "
-                         "the last bucket %d, so every longer distance reads a trained bucket\n", nb, nb / 2, md, b);
-    else if (has_row(t, RG_POS_T5, TO_VAR_BASE) && dmax >= nb / 2)
-        to_out_printf(w, "  - t5: %d causal buckets (the first %d exact), max_distance %d: training distances reach "
-                         "bucket %d only; buckets %d..%d are never trained and are read at test distances past %d\n",
-                      nb, nb / 2, md, b, b + 1, nb - 1, dmax);
-    else if (has_row(t, RG_POS_T5, TO_VAR_BASE))
-        to_out_printf(w, "  - t5: %d causal buckets (the first %d exact), max_distance %d: training distances reach "
-                         "exact bucket %d only, so test distances %d..%d read untrained exact buckets (no max_distance "
-                         "helps: a longest training distance below %d never reaches the log buckets)\n", nb, nb / 2,
-                      md, dmax, dmax + 1, nb / 2 - 1, nb / 2);
-    if (has_row(t, RG_POS_T5, TO_VAR_T5MAX128))
-        to_out_printf(w, "  - t5 max_distance=128 (variant t5max128, the setting before issue 20): training distances "
-                         "reach bucket %d only; buckets %d..%d are never trained and are read at test distances "
-                         "past %d\n", rg_t5_bucket(-dmax, false, nb, TO_T5_LEGACY_MAX_DISTANCE),
-                      rg_t5_bucket(-dmax, false, nb, TO_T5_LEGACY_MAX_DISTANCE) + 1,
-                      nb - 1, dmax);
-    if (has_row(t, RG_POS_ALIBI, -1)) {
-        double m[256];
-        rg_alibi_slopes(H <= 256 ? H : 256, m);
-        to_out_printf(w, "  - alibi: %d heads, slopes", H);
-        for (int h = 0; h < H && h < 256; h++) to_out_printf(w, "%s1/%g", h ? ", " : " ", 1 / m[h]);
-        to_out_printf(w, " (Press et al. 2022: 2^(-8h/H))\n");
-    }
-    if (has_row(t, RG_POS_ROPE, -1) || has_row(t, RG_POS_ROPE_HALF, -1))
-        to_out_printf(w, "  - rope: rope_theta %g (rows θ=500k: 500000), rotary dim %d of head_dim %d; rope-half "
-                         "rotates half of it\n", c->rope_base == TO_THETA_500K ? 10000.0 : c->rope_base,
-                      rg_rope_dim(c), c->d_model / H);
-    if (has_row(t, RG_POS_FIRE, -1)) {
-        rg_fire_config f = rg_fire_config_of(c);
-        to_out_printf(w, "  - fire: MLP of %d hidden units, L = %g (positions below L share the normalizer psi(L): "
-                         "every test position here is below it), initial c %g\n", f.mlp_width, f.init_L, f.init_c);
-    }
-    if (has_row(t, RG_POS_LEARNED, -1))
-        to_out_printf(w, "  - learned: a table of %d positions (rows past position %d are never trained; n/a past "
-                         "the table)\n", c->max_len, dmax);
-    if (has_row(t, RG_POS_SINUSOIDAL, -1))
-        to_out_printf(w, "  - sinusoidal: absolute, base 10000 (Vaswani et al. 2017)\n");
-    if (has_row(t, RG_POS_XL, -1))
-        to_out_printf(w, "  - xl: Transformer-XL relative sinusoidal terms with learned u, v and r_proj per layer\n");
-    if (has_row(t, RG_POS_NONE, -1)) to_out_printf(w, "  - none: no position information (causal mask only)\n");
-    /* every other encoding of the table (kerple-log, kerple-power, a program's registered one): its descriptor's
-     * formula line and the values of the settings it declares (through the registry, not a case here) */
-    static const rg_pos_kind told[] = {RG_POS_T5, RG_POS_ALIBI, RG_POS_ROPE, RG_POS_ROPE_HALF, RG_POS_FIRE,
-                                       RG_POS_LEARNED, RG_POS_SINUSOIDAL, RG_POS_XL, RG_POS_NONE};
-    for (int p = 0; p < rg_pos_count(); p++) {
-        bool known = false;
-        for (size_t k = 0; k < sizeof told / sizeof *told; k++) known |= told[k] == (rg_pos_kind)p;
-        const rg_pos_encoding *e = rg_pos_encoding_of((rg_pos_kind)p);
-        if (known || !e || !has_row(t, (rg_pos_kind)p, -1)) continue;
-        to_out_printf(w, "  - %s: %s", e->name, e->doc ? e->doc : "(no description)");
-        for (int k = 0; k < e->n_settings; k++)
-            to_out_printf(w, "%s%s %g", k ? ", " : "; settings: ", e->settings[k].name,
-                          rg_pos_config_get(c, e->settings[k].name));
-        to_out_printf(w, "\n");
+    int order[RG_POS_MAX], n = held_in_note_order(t, order);
+    static char note[8192], prev[8192];
+    prev[0] = 0;
+    for (int i = 0; i < n; i++) {
+        note_of(o, t, (rg_pos_kind)order[i], dmax, note, sizeof note);
+        if (!note[0] || strcmp(note, prev) == 0) continue; /* one line for two layouts of one encoding */
+        for (const char *line = note; *line;) {
+            size_t len = strcspn(line, "\n");
+            to_out_printf(w, "  - %.*s\n", (int)len, line);
+            line += len + (line[len] == '\n');
+        }
+        strcpy(prev, note);
     }
     bool rand = false;
     for (int p = 0; p < RG_POS_MAX; p++) rand |= t->held[p][TO_VAR_RAND];
@@ -116,19 +101,57 @@ void to_md_encoding_settings(to_out *w, const to_options *o, const to_rows_held 
                       o->max_position);
 }
 
+/* The settings bullet of the tasks whose longest training distance is d (rg_task_longest_distance at the table's
+ * L): each encoding's note against d, under the max_distance a run of those tasks had (to_set_fair_max_distance),
+ * naming the tasks when the table's tasks differ in it. */
+static void settings_of_distance(to_out *w, const to_options *o, const to_table *t, int d, bool several)
+{
+    static to_options og;
+    og = *o;
+    to_rows_held h = {{{false}}};
+    char why[512] = "", names[384] = "", size[32];
+    int first = -1;
+    for (int k = 0; k < t->n_rows; k++) {
+        rg_task task = t->rows[k].task;
+        if (rg_task_longest_distance(task, t->train_len) != d) continue;
+        h.held[t->rows[k].pos][t->rows[k].variant] = true;
+        to_set_fair_max_distance(&og, task, t->rows[k].pos);
+        if (first < 0) first = task;
+        char item[48];
+        snprintf(item, sizeof item, "%s%s", names[0] ? ", " : "", rg_task_name(task));
+        if (!strstr(names, item + (names[0] ? 2 : 0)) && strlen(names) + strlen(item) < sizeof names)
+            strcat(names, item);
+    }
+    if (d == 2 * t->train_len + 1) snprintf(why, sizeof why, "2 L + 1 for L = %d", t->train_len);
+    else snprintf(why, sizeof why, "the first to the last fed position of a training sequence of %s at L = %s",
+                  rg_task_name(first), rg_task_size_text(first, t->train_len, size, sizeof size));
+    if (several) snprintf(why + strlen(why), sizeof why - strlen(why), "; the rows of %s", names);
+    to_md_encoding_settings(w, &og, &h, d, why);
+}
+
 void to_md_protocol(to_out *w, const to_options *o, const to_table *t)
 {
     char b[160];
     budget_text(t, b, sizeof b);
     to_out_printf(w, "- budget: %s; a row marked ✗ had that same budget (docs/protocol.md: why this budget)\n", b);
-    to_rows_held h = {{{false}}};
-    for (int k = 0; k < t->n_rows; k++) h.held[t->rows[k].pos][t->rows[k].variant] = true;
-    char why[48];
-    snprintf(why, sizeof why, "2 L + 1 for L = %d", t->train_len);
-    to_md_encoding_settings(w, o, &h, 2 * t->train_len + 1, why);
-    to_out_printf(w, "- per-position accuracy: report_positions.csv (per run, test length and output position) and "
-                     "report.json \"positions\" (per cell: accuracy of each output position over seeds, the "
-                     "distribution of the first wrong position); plots positions_<task>.svg\n");
+    /* the longest training distance: the tasks' own (rg_task_longest_distance); a bullet per distinct one */
+    int dist[RG_TASK_MAX], n_dist = 0;
+    bool positions = false;
+    for (int task = 0; task < rg_task_count(); task++) {
+        if (!t->n_lens[task]) continue;
+        int d = rg_task_longest_distance(task, t->train_len), k = 0;
+        while (k < n_dist && dist[k] != d) k++;
+        if (k == n_dist) dist[n_dist++] = d;
+        positions |= (rg_task_views(task) & RG_TASK_VIEW_POSITIONS) != 0;
+    }
+    for (int k = 0; k < n_dist; k++) settings_of_distance(w, o, t, dist[k], n_dist > 1);
+    if (positions)
+        to_out_printf(w, "- per-position accuracy: report_positions.csv (per run, test length and output position) "
+                         "and report.json \"positions\" (per cell: accuracy of each output position over seeds, the "
+                         "distribution of the first wrong position); plots positions_<task>.svg\n");
+    else
+        to_out_printf(w, "- per-position accuracy: report_positions.csv (per run, test length and output position; "
+                         "no task of this report has the per-position view)\n");
     if (o->extrap_every)
         to_out_printf(w, "- extrapolation over training: every %d steps, exact match and token accuracy at every "
                          "test length on the first %d samples of its evaluation set (runs/<run>/extrap.csv); plots "
@@ -272,10 +295,10 @@ static int pos_slot(const to_result *x, int n)
 int to_cell_positions(const to_table *t, const to_row *r, int n, double *accuracy, double *first_wrong,
                       double *all_right)
 {
-    int m = n + 1, seeds = 0;
-    /* the view is defined for targets of n + 1 tokens (n symbols and the EOS); other tasks (the grids: their cell
-     * images, report_grid.c) have their counts in report_positions.csv only */
-    if (m > TO_POS_MAX || rg_task_target_len(r->task, n) != m) return 0;
+    int m = rg_task_target_len(r->task, n), seeds = 0;
+    /* the view of a task that asks for it (RG_TASK_VIEW_POSITIONS: the answer's m tokens); other tasks (the grids:
+     * their cell images, report_grid.c) have their counts in report_positions.csv only */
+    if (!(rg_task_views(r->task) & RG_TASK_VIEW_POSITIONS) || m < 1 || m > TO_POS_MAX) return 0;
     double pooled = 0;
     for (int p = 0; p < m; p++) accuracy[p] = first_wrong[p] = 0;
     *all_right = 0;
@@ -326,8 +349,9 @@ void *to_json_positions(const to_table *t, const to_row *r, int n)
     if (!seeds) return cJSON_CreateNull();
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "n_seeds", seeds);
-    cJSON_AddItemToObject(o, "accuracy", cJSON_CreateDoubleArray(acc, n + 1));
-    cJSON_AddItemToObject(o, "first_wrong", cJSON_CreateDoubleArray(fw, n + 1));
+    int m = rg_task_target_len(r->task, n); /* the answer's tokens */
+    cJSON_AddItemToObject(o, "accuracy", cJSON_CreateDoubleArray(acc, m));
+    cJSON_AddItemToObject(o, "first_wrong", cJSON_CreateDoubleArray(fw, m));
     cJSON_AddNumberToObject(o, "all_right", all);
     return o;
 }

@@ -27,7 +27,7 @@ double to_now_seconds(void)
 rg_status to_evalset_get(const to_options *o, rg_task task, int n, rg_evalset *es, bool *generated)
 {
     *generated = true;
-    for (int i = 0; task < RG_TASK_BUILTIN && i < RG_EVAL_NLENS; i++) /* the file holds the ordering tasks' sets */
+    for (int i = 0; rg_evalset_has(task) && i < RG_EVAL_NLENS; i++) /* the file holds the ordering tasks' sets */
         if (rg_eval_lengths[i] == n) *generated = false;
     if (!*generated) return rg_evalset_load(o->data, rg_task_name(task), n, es);
     return rg_task_evalset(task, n, RG_EVAL_COUNT, RG_EVAL_SEED, es);
@@ -506,7 +506,7 @@ static int evaluate_variant(const to_options *o, rg_model *m, const rg_run_state
         int n = o->test_lens[i];
         r->lens[i] = n;
         double s = (double)rg_task_total_len(r->task, n) / (double)L_tokens;
-        if (r->pos == RG_POS_ROPE || r->pos == RG_POS_ROPE_HALF) {
+        if (to_pos_rotary(r->pos)) {
             /* per test length: s beyond the training length (none at or below it); fixed: the factor everywhere */
             bool on = v != 0 && (r->ext_factor > 0 || s > 1);
             rg_rope_scaling sc = rg_model_rope_scaling(m);
@@ -536,8 +536,8 @@ static int evaluate_variant(const to_options *o, rg_model *m, const rg_run_state
         if (no_positions) {
             r->exact[i] = r->token_acc[i] = NAN; /* longer than --max-position: n/a */
             if (!o->quiet) fprintf(stderr, "%s: n/a at n=%d (not evaluated): %s\n", tag, n, rg_last_error());
-        } else if (st == RG_ERR_ARG && r->pos == RG_POS_LEARNED) {
-            r->exact[i] = r->token_acc[i] = NAN; /* a position past the learned table: n/a */
+        } else if (st == RG_ERR_ARG && to_pos_bounded(r->pos)) {
+            r->exact[i] = r->token_acc[i] = NAN; /* a position past the encoding's largest (a learned table): n/a */
         } else if (st) {
             fprintf(stderr, "%s: evaluation at n=%d: %s\n", tag, n, rg_last_error());
             return -1;
@@ -564,7 +564,9 @@ int to_run(const to_options *o_in, const to_job *job, to_result *res)
     if (!o->resume[0] && !o->eval[0]) {
         if (job->variant == TO_VAR_RAND) ov.random_positions = true;
         if (job->variant == TO_VAR_THETA500K) ov.model.rope_base = TO_THETA_500K;
-        if (job->variant == TO_VAR_T5MAX128) rg_pos_config_set(&ov.model, "t5_max_distance", TO_T5_LEGACY_MAX_DISTANCE);
+        to_set_fair_max_distance(&ov, job->task, job->pos); /* the job's own task's longest distance */
+        const char *md = rg_pos_encoding_of(job->pos)->max_distance_setting;
+        if (job->variant == TO_VAR_T5MAX128 && md) rg_pos_config_set(&ov.model, md, TO_T5_LEGACY_MAX_DISTANCE);
         if (job->variant == TO_VAR_BF16ANGLES) ov.model.rope_bf16_angles = true;
     }
     if (to_lm_task(job->task)) ov.eval_every = ov.extrap_every = 0; /* no greedy decoding: perplexity after training */
@@ -601,7 +603,7 @@ int to_run(const to_options *o_in, const to_job *job, to_result *res)
         goto done;
     }
     double train_s = to_now_seconds() - t0;
-    bool rope = pos == RG_POS_ROPE || pos == RG_POS_ROPE_HALF;
+    bool rope = to_pos_rotary(pos); /* the rope_scaling rows */
     int n_var = to_mpi_writes() ? 1 + (rope ? o->n_exts : 0) : 0; /* data-parallel: rank 0 evaluates */
     for (int v = 0; v < n_var; v++) {
         to_result *r = &res[v];

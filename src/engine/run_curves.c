@@ -37,7 +37,7 @@ int to_curveset_measure(const to_curveset *c, rg_model *m, int64_t step, FILE *c
         int count = es->count < TO_CURVE_COUNT ? es->count : TO_CURVE_COUNT;
         double em = NAN, acc = NAN;
         rg_status st = c->na[i] ? RG_ERR_ARG : to_evaluate_set(m, es, count, c->pos[i], &em, &acc, NULL, 0);
-        if (st && !(st == RG_ERR_ARG && (c->na[i] || m->cfg.pos == RG_POS_LEARNED))) {
+        if (st && !(st == RG_ERR_ARG && (c->na[i] || to_pos_bounded(m->cfg.pos)))) {
             fprintf(stderr, "%s: measurement at n=%d, step %lld: %s\n", tag, es->n, (long long)step, rg_last_error());
             return -1;
         }

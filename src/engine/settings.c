@@ -59,7 +59,8 @@ static const setting table[] = {
          "kerple-power, and a program's own), all, or a comma list"),
     LIST("pos-config", M_NEW, false, to_parse_pos_config, to_print_pos_config, "LIST",
          "the encodings' own settings NAME=VALUE, comma-separated (t5_num_buckets,\n"
-         "                         t5_max_distance, fire_*, kerple_eps, a registered encoding's)",
+         "                         t5_max_distance: the task's longest training distance unless given, fire_*,\n"
+         "                         kerple_eps, a registered encoding's)",
          "NAME=VALUE items, comma-separated, NAME a setting a registered encoding declares, VALUE within its limits"),
     LIST("seed", M_NEW, false, to_parse_seed, to_print_seeds, "S", "one seed S", "an integer from 1 to 1000000"),
     LIST("seeds", M_NEW, false, to_parse_seeds, to_print_seeds, "N|LIST", "seeds 1..N, or a comma list of seeds",
@@ -121,10 +122,10 @@ static const setting table[] = {
          "TYPE or TYPE:FACTOR (TYPE linear, pi, ntk, dynamic, yarn, llama3; FACTOR in [1, 1000]), comma-separated, "
          "each once; all; none"),
     LIST("variants", M_NEW, false, to_parse_variants, to_print_variants, "LIST",
-         "training variants: base (the encoding), theta500k (rope/rope-half with\n"
-         "                         rope_theta 500000), rand (randomized positions, every encoding but none),\n"
-         "                         t5max128 (t5 with max_distance 128), bf16angles (rope/rope-half with bf16\n"
-         "                         angles and tables, --rope-angles bf16) | all",
+         "training variants: base (the encoding), theta500k (the rotary encodings: rope,\n"
+         "                         rope-half, mrope, a registered one, with rope_theta 500000), rand (randomized\n"
+         "                         positions, every encoding but none), t5max128 (t5 with max_distance 128),\n"
+         "                         bf16angles (the rotary ones with bf16 angles and tables, --rope-angles bf16) | all",
          "base, theta500k, rand, t5max128, bf16angles (each once), or all"),
     INT("threads", M_ANY, false, threads, 1, 256, "N", "threads per run (OpenBLAS's and ropegrad's pool)"),
     INT("jobs", M_ANY, false, jobs, 1, 256, "N", "runs in parallel (default: online CPUs)"),
@@ -196,7 +197,7 @@ static const setting *find_key(const char *key)
 void to_options_default(to_options *o)
 {
     memset(o, 0, sizeof *o);
-    o->tasks[RG_TASK_COPY] = true;
+    o->tasks[0] = true; /* the first registered task: copy */
     char all[] = "all";
     to_parse_pos(o, all); /* the default is --pos all: every encoding but the opt-in ones (the grid encodings) */
     o->seed_list[0] = 1;
@@ -457,6 +458,12 @@ static void usage(FILE *f)
 {
     to_options d;
     to_options_default(&d);
+    /* the defaults a run uses: an encoding's max distance follows the default task's longest training distance */
+    for (int p = 0; p < rg_pos_count(); p++) {
+        const char *md = rg_pos_encoding_of((rg_pos_kind)p)->max_distance_setting;
+        int dist = rg_task_longest_distance(0, d.train_len);
+        if (md && dist >= 0) rg_pos_config_set(&d.model, md, to_fair_max_distance(&d.model, (rg_pos_kind)p, dist));
+    }
     fprintf(f, "usage: train_order [options]\n"
                "Trains the reference transformer on copy/reverse/sort with n <= --train-len and reports exact-match\n"
                "accuracy at longer test lengths for each position encoding. Option names are exact (no\n"
@@ -472,9 +479,7 @@ static void usage(FILE *f)
         if (!strcmp(s->name, "jobs") || !strcmp(s->name, "seed") || !strcmp(s->name, "max-position")) def[0] = 0;
         fprintf(f, "  %-22s %s%s%s%s\n", flag, s->help, def[0] ? " (default " : "", def, def[0] ? ")" : "");
     }
-    if (rg_task_count() > RG_TASK_BUILTIN) fprintf(f, "\nTasks this program registered (--task values too):\n");
-    for (int t = RG_TASK_BUILTIN; t < rg_task_count(); t++) /* rg_task_register before rg_engine_main */
-        fprintf(f, "  %-22s %s\n", rg_task_name(t), rg_task_get(t)->summary ? rg_task_get(t)->summary : "");
+    to_print_registries(f);
     fprintf(f, "\nExit status: 0 success; 1 a run or an output failed, or --out is in use by another train_order (the\n"
                "same command succeeds once that one ends); 2 a bad command line, including an --out holding\n"
                "another invocation's results without --overwrite (nothing written).\n");

@@ -137,7 +137,7 @@ uint64_t to_cell_seed(rg_task task, rg_pos_kind pos, rg_rope_ext ext, int n, boo
 {
     /* splitmix64 finalizer over the packed identity; a registered task by its name's stream, so that its
      * intervals do not depend on the order of registration */
-    uint64_t tk = task < RG_TASK_BUILTIN ? (uint64_t)task << 56 : rg_task_stream(task, 0) * 0x9e3779b97f4a7c15ULL;
+    uint64_t tk = rg_evalset_has(task) ? (uint64_t)task << 56 : rg_task_stream(task, 0) * 0x9e3779b97f4a7c15ULL;
     uint64_t z = tk ^ ((uint64_t)pos << 48) ^ ((uint64_t)ext << 40) ^ ((uint64_t)exact << 32) ^
                  (uint64_t)(uint32_t)n;
     z += 0x9e3779b97f4a7c15ULL;

@@ -52,10 +52,10 @@
 #define TO_LEARNED_EXACT 0.99
 
 /* The training variants of a run (--variants; issue 15): the encoding as configured; RoPE with rope_theta
- * TO_THETA_500K (Llama 3's base; rope and rope-half only); randomized positions (Ruoss et al. 2023; every encoding
- * that reads positions, i.e. all but none); T5 with max_distance TO_T5_LEGACY_MAX_DISTANCE (t5max128; t5 only);
- * RoPE with bf16 angles and tables (bf16angles, rg_model_config.rope_bf16_angles; rope and rope-half only; issue
- * 22's ablation). A variant is part of a result's identity: its label is in every table, CSV, JSON, plot and
+ * TO_THETA_500K (Llama 3's base; the rotary encodings only); randomized positions (Ruoss et al. 2023; every encoding
+ * that reads positions, i.e. all but none); the max_distance_setting at TO_T5_LEGACY_MAX_DISTANCE (t5max128; T5);
+ * RoPE with bf16 angles and tables (bf16angles, rg_model_config.rope_bf16_angles; the rotary encodings only; issue
+ * 22's ablation). Which encoding takes which variant is its descriptor's answer (to_variant_applies). A variant is part of a result's identity: its label is in every table, CSV, JSON, plot and
  * comparison. */
 typedef enum {
     TO_VAR_BASE = 0, TO_VAR_THETA500K, TO_VAR_RAND, TO_VAR_T5MAX128, TO_VAR_BF16ANGLES, TO_VAR_COUNT
@@ -81,6 +81,8 @@ typedef struct {
     int n_exts;
     bool variants[TO_VAR_COUNT];    /* the training variants of the grid (--variants) */
     bool random_positions;
+    bool fair_max_distance;         /* the encodings' max_distance_setting follows the tasks' longest training
+                                     * distance (not given: to_set_fair_max_distance) */
     int max_position;          /* random positions are drawn from [0, max_position) */
     int threads, jobs;
     rg_precision precision;    /* --precision: Linear's products fp32 (default) or bf16 (rg_set_linear_precision) */
@@ -171,8 +173,15 @@ void to_print_variants(const to_options *o, char *b, size_t n);
 /* Variants and labels (one home for every name a result is shown under). */
 const char *to_variant_name(to_variant v);               /* "base", "theta500k", "rand": CSV, JSON, file names */
 int to_variant_parse(const char *name, to_variant *v);   /* 0, or -1 for an unknown name */
-bool to_variant_applies(to_variant v, rg_pos_kind pos);  /* theta500k, bf16angles: rope, rope-half; rand: all but
-                                                            none; t5max128: t5 */
+/* Whether variant v applies to encoding pos, by its descriptor's capabilities (pos.h): theta500k, bf16angles the
+ * rotary encodings (RG_POS_ROTARY); rand every encoding but a POSITIONLESS one; t5max128 an encoding with a
+ * max_distance_setting. */
+bool to_variant_applies(to_variant v, rg_pos_kind pos);
+/* A rotary encoding (RG_POS_ROTARY): evaluated with the --rope-scaling rows too. */
+bool to_pos_rotary(rg_pos_kind pos);
+/* An encoding with a largest position (a max_position hook: a learned table): an RG_ERR_ARG of its forward at a
+ * test length is n/a, not an error. */
+bool to_pos_bounded(rg_pos_kind pos);
 /* The variant a run with settings o and encoding pos is (randomized positions win; then rope_theta 500000). */
 to_variant to_variant_of(const to_options *o, rg_pos_kind pos);
 /* "yarn" (per test length) or "yarn:4" (fixed factor 4): the rope_ext text of CSV/JSON and --rope-scaling. */
@@ -183,6 +192,9 @@ int to_ext_parse(const char *text, rg_rope_ext *e, double *factor);
 const char *to_label(rg_pos_kind pos, to_variant v, rg_rope_ext e, double factor, char *buf, size_t cap);
 /* The run's name in file names: "copy-rope-seed1", "copy-rope-theta500k-seed1", "copy-alibi-rand-seed1". */
 const char *to_run_name(rg_task task, rg_pos_kind pos, to_variant v, int seed, char *buf, size_t cap);
+
+/* --help's lists: every registered task and encoding with its summary or doc, the opt-in ones marked. */
+void to_print_registries(FILE *f);
 
 /* A test length's name in messages and reports: "n=16" (a 1-D task), "4x8" / "3x4x4" (a grid task's size). */
 const char *to_size_label(rg_task task, int n, char *buf, size_t cap);
@@ -199,10 +211,14 @@ int to_default_test_lens(int L, int *lens);
  * with 4x8, 8x4 and 8x8; frames F x H x W: F, F+1, 2F frames at H x W and 2H x 2W. Returns the count (0 when L is
  * not a size of the task). */
 int to_default_grid_sizes(rg_task task, int L, int *lens);
-/* The T5 max_distance of training length L: 2 L + 1, the longest query-key distance of a training sequence
- * (2 L + 2 input tokens), but at least num_buckets / 2 + 1 (the model's lower limit; below it every training
- * distance has its own exact bucket anyway). */
-int to_t5_fair_max_distance(int L, int num_buckets);
+/* The fair value of encoding pos's max_distance_setting (T5's max_distance) for the longest training distance d
+ * (rg_task_longest_distance: 2 L + 1 for the ordering tasks): d, raised to the setting's lower limit and then to
+ * the first value the encoding's validate accepts under cfg (T5: num_buckets / 2 + 1; below it every training
+ * distance has its own exact bucket anyway). -1 for an encoding without a max_distance_setting. */
+int to_fair_max_distance(const rg_model_config *cfg, rg_pos_kind pos, int d);
+/* With o->fair_max_distance: sets encoding pos's max_distance_setting in o->model to the fair value of task's
+ * longest training distance at o->train_len (a run's own task: to_run); nothing otherwise. */
+void to_set_fair_max_distance(to_options *o, rg_task task, rg_pos_kind pos);
 /* Per-position accounting of `count` greedy outputs gen [count, m] against want [count, m] (row-major; m = n + 1
  * output positions, EOS last): right[p] += rows with gen[.][p] == want[.][p]; first_wrong[p] += rows whose first
  * wrong position is p (0-based), first_wrong[m] += rows with every position right. right has m entries,

@@ -21,7 +21,15 @@
 #include <string.h>
 
 /* NoPE: no position signal, every hook absent. */
-const rg_pos_encoding rg_pos_enc_none = {.name = "none", .doc = "NoPE: no position signal (Kazemnejad et al. 2023)"};
+/* The report's note: nothing to set. */
+static void none_note(const rg_model_config *c, const rg_pos_note_info *in, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "none: no position information (causal mask only)");
+}
+
+const rg_pos_encoding rg_pos_enc_none = {.name = "none", .doc = "NoPE: no position signal (Kazemnejad et al. 2023)",
+                                         .flags = RG_POS_POSITIONLESS, .report_note = none_note, .note_order = 8,
+                                         .plot_colour = "#000000", .plot_marker = 7};
 
 static const rg_pos_encoding *const BUILTINS[RG_POS_BUILTIN_COUNT] = {
     [RG_POS_NONE] = &rg_pos_enc_none,
@@ -92,6 +100,25 @@ static rg_status check_setting(const rg_pos_encoding *enc, int j)
     return RG_OK;
 }
 
+/* The capability fields a program reads: a max_distance_setting among the encoding's INT settings, a plot colour
+ * "#RRGGBB" with a gnuplot point type 1..15 (or neither). */
+static rg_status check_capabilities(const rg_pos_encoding *enc)
+{
+    const char *m = enc->max_distance_setting;
+    bool found = !m;
+    for (int j = 0; m && j < enc->n_settings; j++)
+        found |= strcmp(enc->settings[j].name, m) == 0 && enc->settings[j].type == RG_POS_SETTING_INT;
+    if (!found)
+        return rg_error(RG_ERR_ARG, "rg_pos_register '%s': max_distance_setting %s is not one of its INT settings",
+                        enc->name, m);
+    const char *c = enc->plot_colour;
+    bool hex = c && strlen(c) == 7 && c[0] == '#' && strspn(c + 1, "0123456789abcdefABCDEF") == 6;
+    if ((c && !hex) || (c ? enc->plot_marker < 1 || enc->plot_marker > 15 : enc->plot_marker != 0))
+        return rg_error(RG_ERR_ARG, "rg_pos_register '%s': plot_colour must be \"#RRGGBB\" with a plot_marker of "
+                        "1..15, or NULL with 0", enc->name);
+    return RG_OK;
+}
+
 static rg_status add(const rg_pos_encoding *enc, rg_pos_kind *id)
 {
     if (!enc || !valid_name(enc->name, true))
@@ -110,6 +137,8 @@ static rg_status add(const rg_pos_encoding *enc, rg_pos_kind *id)
         rg_status st = check_setting(enc, j);
         if (st) return st;
     }
+    rg_status st = check_capabilities(enc);
+    if (st) return st;
     if (id) *id = (rg_pos_kind)n_reg;
     reg[n_reg++] = enc;
     return RG_OK;
@@ -185,6 +214,15 @@ double rg_pos_config_get(const rg_model_config *cfg, const char *name)
     return d->def;
 }
 
+/* The first registered encoding declaring setting name (two may share one: the kerple variants' kerple_eps). */
+static int first_declarer(const char *name)
+{
+    for (int i = 0; i < n_reg; i++)
+        for (int j = 0; j < reg[i]->n_settings; j++)
+            if (strcmp(reg[i]->settings[j].name, name) == 0) return i;
+    return -1;
+}
+
 /* RG_ERR_ARG unless v fits the declaration of name */
 static rg_status check_value(const char *name, double v)
 {
@@ -193,8 +231,7 @@ static rg_status check_value(const char *name, double v)
         char known[RG_POS_MAX * 2 * RG_POS_NAME_MAX] = "";
         for (int i = 0; i < n_reg; i++)
             for (int j = 0; j < reg[i]->n_settings; j++)
-                if (find_setting(reg[i]->settings[j].name) == &reg[i]->settings[j] &&
-                    strlen(known) + RG_POS_NAME_MAX + 2 < sizeof known)
+                if (first_declarer(reg[i]->settings[j].name) == i && strlen(known) + RG_POS_NAME_MAX + 2 < sizeof known)
                     strcat(strcat(known, known[0] ? ", " : ""), reg[i]->settings[j].name);
         return rg_error(RG_ERR_ARG, "config: unknown encoding setting '%s' (declared: %s)", name, known);
     }

@@ -117,6 +117,7 @@ static inline const int32_t *rg_pos_k_axis(const rg_pos_summary *s, int a)
 /* ------------------------------------------------------------------ the descriptor of one encoding */
 struct rg_model_config;
 struct rg_params;
+struct rg_pos_note_info;
 
 /* Where add_params is called while the model registers its parameters (this fixes the state_dict order):
  * after tok_emb.weight; in each block after ln1 (before q_proj) and after o_proj; after the last block (before
@@ -185,7 +186,9 @@ typedef struct rg_pos_encoding {
      * may change between forwards). The result is handed to rotate_qk and score_bias. */
     void *(*prepare)(rg_ctx *c, void *state, const struct rg_model_config *cfg, const rg_pos_summary *s);
     /* q and k [B, T, d] replaced by their rotated versions (values are never rotated). With a KV cache, k holds
-     * the new tokens only (the cache keeps rotated keys). */
+     * the new tokens only, and they sit at the query positions s->q_pos (the new keys are the new queries' tokens):
+     * rotate both with the same rows of prep; the cache keeps keys already rotated, so a hook never rotates a
+     * cached key again. */
     void (*rotate_qk)(rg_ctx *c, const void *prep, rg_tensor **q, rg_tensor **k);
     /* The additive bias on the scaled scores q k^T / sqrt(head_dim) of `layer` for queries q [B, T, d] against keys
      * k [B, S, d] (S = cached + new keys; positions s->q_pos [B*T], s->k_pos [B*S]): [H, T, S] when the bias is the
@@ -194,12 +197,49 @@ typedef struct rg_pos_encoding {
     rg_tensor *(*score_bias)(rg_ctx *c, void *state, const void *prep, int layer, const rg_pos_summary *s,
                              rg_tensor *q, rg_tensor *k);
     void (*state_free)(void *state);
-    unsigned flags;             /* RG_POS_OPT_IN, or 0 */
+    unsigned flags;             /* RG_POS_OPT_IN, RG_POS_ROTARY, RG_POS_POSITIONLESS (or 0) */
+
+    /* ---- capabilities: what a program running experiments (the engine of train_order, src/engine) asks of an
+     * encoding. The built-ins answer through these fields exactly as a registered encoding does; every one is
+     * optional (zero / NULL: the default each line states). */
+    /* The INT setting (one of `settings`) that caps the relative distance the encoding tells apart (T5's
+     * t5_max_distance), or NULL. The engine sets it to the task's longest training distance unless the user gave
+     * it, and offers the training variant that sets it to 128 (t5max128). */
+    const char *max_distance_setting;
+    /* The largest position the encoding represents under cfg (a learned table: max_len - 1), or NULL: every
+     * position. The engine refuses training sequences that pass it, and reports a test length whose forward the
+     * encoding refuses (RG_ERR_ARG of input) as n/a rather than as an error. */
+    int (*max_position)(const struct rg_model_config *cfg);
+    /* The report's note on the encoding's extrapolation-relevant settings: writes one or more lines (separated by
+     * '\n', no list marker, no final newline) into buf[cap] (cap >= 4096), or nothing (buf[0] = 0: no line, e.g.
+     * T5 when only its +rand rows are in the report). NULL: the report writes doc and the values of the declared
+     * settings. Two encodings writing the same text one after the other share one line (rope and rope-half). */
+    void (*report_note)(const struct rg_model_config *cfg, const struct rg_pos_note_info *info, char *buf,
+                        size_t cap);
+    int note_order;             /* the note's place among the notes (ascending, then registry order); 0: after
+                                 * every encoding with a place */
+    /* The colour ("#RRGGBB") and gnuplot point type (1..15) of the encoding's curves in plots, or NULL / 0: the
+     * engine gives a registered encoding a colour and marker of a palette reserved for registered encodings (by
+     * registration order), never a built-in's. */
+    const char *plot_colour;
+    int plot_marker;
 } rg_pos_encoding;
 
+/* What a report knows when it asks an encoding for its note (rg_pos_encoding.report_note). */
+typedef struct rg_pos_note_info {
+    int longest_distance;       /* the longest distance between two positions of a training sequence */
+    bool base_rows;             /* the report has rows of the encoding as configured (no training variant) */
+    bool capped_rows;           /* the report has rows trained with max_distance_setting = 128 (variant t5max128) */
+} rg_pos_note_info;
+
 /* rg_pos_encoding.flags. OPT_IN: not selected by train_order's --pos all (name it): the grid encodings, which read
- * the position axes and are meant for the grid tasks. */
+ * the position axes and are meant for the grid tasks. ROTARY: rotates q and k with tables of the config's RoPE
+ * fields (rg_rope_table_new: rope_base, rope_scaling, rope_bf16_angles), so evaluation-time rope_scaling applies
+ * (train_order's --rope-scaling rows) and the training variants theta500k and bf16angles. POSITIONLESS: reads no
+ * position (NoPE), so randomized positions would train the same model (no +rand variant). */
 #define RG_POS_OPT_IN 1u
+#define RG_POS_ROTARY 2u
+#define RG_POS_POSITIONLESS 4u
 
 /* ------------------------------------------------------------------ the registry */
 

@@ -9,6 +9,7 @@
 #include "nn.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 void rg_alibi_slopes(int n_heads, double *out)
@@ -69,6 +70,18 @@ static rg_tensor *alibi_score_bias(rg_ctx *c, void *state, const void *prep, int
     return rg_pos_alibi_bias(c, st->slopes, st->n_heads, s);
 }
 
+/* The report's note: the head slopes, as 1/x (2^(-8h/H) for H a power of two). */
+static void alibi_note(const rg_model_config *c, const rg_pos_note_info *in, char *buf, size_t cap)
+{
+    int H = c->n_heads, w = snprintf(buf, cap, "alibi: %d heads, slopes", H);
+    double m[256];
+    rg_alibi_slopes(H <= 256 ? H : 256, m);
+    for (int h = 0; h < H && h < 256 && w >= 0 && (size_t)w < cap; h++)
+        w += snprintf(buf + w, cap - (size_t)w, "%s1/%g", h ? ", " : " ", 1 / m[h]);
+    if (w >= 0 && (size_t)w < cap) snprintf(buf + w, cap - (size_t)w, " (Press et al. 2022: 2^(-8h/H))");
+}
+
 const rg_pos_encoding rg_pos_enc_alibi = {
     .name = "alibi", .doc = "ALiBi bias -m_h (p_i - p_j), fixed geometric slopes (Press et al. 2022)",
-    .state_new = alibi_new, .score_bias = alibi_score_bias, .state_free = free};
+    .state_new = alibi_new, .score_bias = alibi_score_bias, .state_free = free, .report_note = alibi_note,
+    .note_order = 2, .plot_colour = "#0072B2", .plot_marker = 15};

@@ -334,7 +334,16 @@ static const rg_pos_setting FIRE_SETTINGS[] = {
     {"fire_eps", RG_POS_SETTING_DOUBLE, 0, 0, DBL_MAX, "added to the normalizer psi(max(L, p_i)) (0: 1e-6)"},
 };
 
+/* The report's note: the MLP width, the threshold L and the initial c. */
+static void fire_note(const rg_model_config *c, const rg_pos_note_info *in, char *buf, size_t cap)
+{
+    rg_fire_config f = rg_fire_config_of(c);
+    snprintf(buf, cap, "fire: MLP of %d hidden units, L = %g (positions below L share the normalizer psi(L): every "
+             "test position here is below it), initial c %g", f.mlp_width, f.init_L, f.init_c);
+}
+
 const rg_pos_encoding rg_pos_enc_fire = {
     .name = "fire", .doc = "FIRE learned bias f(psi(i-j)/psi(max(L,i))) per layer (Li et al. 2023)",
     .settings = FIRE_SETTINGS, .n_settings = 4, .validate = rg_fire_validate, .state_new = fire_new,
-    .add_params = fire_params, .score_bias = fire_score_bias, .state_free = free};
+    .add_params = fire_params, .score_bias = fire_score_bias, .state_free = free, .report_note = fire_note,
+    .note_order = 4, .plot_colour = "#7F7F7F", .plot_marker = 8};

@@ -7,6 +7,7 @@
  * and rg_add. No backward of its own (docs/derivatives.md rows "embedding" and "add"). */
 #include "nn.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 rg_status rg_pos_learned(rg_ctx *c, rg_tensor *tok, rg_tensor *table, const int32_t *pos, rg_tensor **h)
@@ -50,6 +51,18 @@ static rg_status learned_input(rg_ctx *c, void *state, const rg_pos_summary *s, 
     return rg_pos_learned(c, tok, *(rg_tensor **)state, s->q_pos, h);
 }
 
+/* The table holds positions 0 .. max_len - 1. */
+static int learned_max_position(const rg_model_config *c) { return c->max_len - 1; }
+
+/* The report's note: the table's size, and the rows training never reaches. */
+static void learned_note(const rg_model_config *c, const rg_pos_note_info *in, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "learned: a table of %d positions (rows past position %d are never trained; n/a past the "
+             "table)", c->max_len, in->longest_distance);
+}
+
 const rg_pos_encoding rg_pos_enc_learned = {
     .name = "learned", .doc = "h = tok + pos_emb.weight[p], a learned absolute table (Gehring et al. 2017)",
-    .state_new = learned_new, .add_params = learned_params, .input = learned_input, .state_free = free};
+    .state_new = learned_new, .add_params = learned_params, .input = learned_input, .state_free = free,
+    .max_position = learned_max_position, .report_note = learned_note, .note_order = 5, .plot_colour = "#56B4E9",
+    .plot_marker = 9};

@@ -94,4 +94,5 @@ const rg_pos_encoding rg_pos_enc_learned_2d = {
     .name = "learned-2d",
     .doc = "h = tok + pos_emb_row.weight[r] + pos_emb_col.weight[c], learned row and column tables (ViT's 2-D)",
     .settings = LEARNED_2D_SETTINGS, .n_settings = 2, .state_new = learned_2d_new, .add_params = learned_2d_params,
-    .input = learned_2d_input, .state_free = free, .flags = RG_POS_OPT_IN};
+    .input = learned_2d_input, .state_free = free, .flags = RG_POS_OPT_IN, .plot_colour = "#000000",
+    .plot_marker = 7};

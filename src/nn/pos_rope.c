@@ -35,6 +35,7 @@
 #include "../tensor/pool.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -346,9 +347,19 @@ static void rope_rotate_qk(rg_ctx *c, const void *prep, rg_tensor **q, rg_tensor
 
 /* Their settings are the model config's own RoPE fields (rope_base, rotary_dim, rope_scaling...: HF keeps them in
  * the model config too, and M-RoPE and the evaluation-time extensions read them). */
+/* The report's note, one line for both layouts: the base (the config's, unless it is the theta500k variant's),
+ * the rotary dimension. */
+static void rope_note(const rg_model_config *c, const rg_pos_note_info *in, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "rope: rope_theta %g (rows θ=500k: 500000), rotary dim %d of head_dim %d; rope-half rotates "
+             "half of it", c->rope_base == 500000 ? 10000.0 : c->rope_base, rg_rope_dim(c), c->d_model / c->n_heads);
+}
+
 const rg_pos_encoding rg_pos_enc_rope = {
     .name = "rope", .doc = "RoPE, interleaved pairs (2i, 2i+1) rotated by p theta_i (Su et al. 2021)",
-    .rope_layout = "interleaved", .prepare = prepare_interleaved, .rotate_qk = rope_rotate_qk};
+    .rope_layout = "interleaved", .prepare = prepare_interleaved, .rotate_qk = rope_rotate_qk,
+    .flags = RG_POS_ROTARY, .report_note = rope_note, .note_order = 3, .plot_colour = "#D55E00", .plot_marker = 6};
 const rg_pos_encoding rg_pos_enc_rope_half = {
     .name = "rope-half", .doc = "RoPE, half-split pairs (i, i + d/2) as GPT-NeoX / HF rotate_half (Su et al. 2021)",
-    .rope_layout = "half", .prepare = prepare_half, .rotate_qk = rope_rotate_qk};
+    .rope_layout = "half", .prepare = prepare_half, .rotate_qk = rope_rotate_qk, .flags = RG_POS_ROTARY,
+    .report_note = rope_note, .note_order = 3, .plot_colour = "#CC79A7", .plot_marker = 4};

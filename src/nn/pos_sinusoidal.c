@@ -8,6 +8,7 @@
 #include "nn.h"
 
 #include <math.h>
+#include <stdio.h>
 
 void rg_sinusoidal_pe(int d_model, int32_t p, double *out)
 {
@@ -44,6 +45,13 @@ static rg_status sinusoidal_input(rg_ctx *c, void *state, const rg_pos_summary *
     return RG_OK;
 }
 
+/* The report's note (no setting: the base is fixed). */
+static void sinusoidal_note(const rg_model_config *c, const rg_pos_note_info *in, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "sinusoidal: absolute, base 10000 (Vaswani et al. 2017)");
+}
+
 const rg_pos_encoding rg_pos_enc_sinusoidal = {
     .name = "sinusoidal", .doc = "h = tok sqrt(d) + PE(p), PE = sin/cos(p / 10000^(2i/d)) (Vaswani et al. 2017)",
-    .scaled_embedding = true, .input = sinusoidal_input};
+    .scaled_embedding = true, .input = sinusoidal_input, .report_note = sinusoidal_note, .note_order = 6,
+    .plot_colour = "#E69F00", .plot_marker = 5};

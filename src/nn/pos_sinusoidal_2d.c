@@ -62,4 +62,4 @@ const rg_pos_encoding rg_pos_enc_sinusoidal_2d = {
     .name = "sinusoidal-2d",
     .doc = "h = tok sqrt(d) + [sin, cos](c w) | [sin, cos](r w), w = 10000^(-4k/d) (MAE get_2d_sincos_pos_embed)",
     .scaled_embedding = true, .validate = sinusoidal_2d_validate, .input = sinusoidal_2d_input,
-    .flags = RG_POS_OPT_IN};
+    .flags = RG_POS_OPT_IN, .plot_colour = "#E69F00", .plot_marker = 5};

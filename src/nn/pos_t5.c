@@ -11,6 +11,7 @@
 #include "nn.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -151,7 +152,35 @@ static const rg_pos_setting T5_SETTINGS[] = {
      "distance of the last logarithmic bucket (HF max_distance; > t5_num_buckets/2)"},
 };
 
+/* The report's note: which buckets the longest training distance reaches under the config's max_distance (the
+ * buckets past it are never trained), and the same under 128, the rows of the variant that keeps that value. */
+static void t5_note(const rg_model_config *c, const rg_pos_note_info *in, char *buf, size_t cap)
+{
+    int nb = (int)rg_pos_config_get(c, "t5_num_buckets"), md = (int)rg_pos_config_get(c, "t5_max_distance");
+    int dmax = in->longest_distance, b = rg_t5_bucket(-dmax, false, nb, md), w = 0;
+    buf[0] = 0;
+    if (in->base_rows && dmax >= nb / 2 && b == nb - 1)
+        w = snprintf(buf, cap, "t5: %d causal buckets (the first %d exact), max_distance %d: training distances reach "
+                     "the last bucket %d, so every longer distance reads a trained bucket", nb, nb / 2, md, b);
+    else if (in->base_rows && dmax >= nb / 2)
+        w = snprintf(buf, cap, "t5: %d causal buckets (the first %d exact), max_distance %d: training distances reach "
+                     "bucket %d only; buckets %d..%d are never trained and are read at test distances past %d", nb,
+                     nb / 2, md, b, b + 1, nb - 1, dmax);
+    else if (in->base_rows)
+        w = snprintf(buf, cap, "t5: %d causal buckets (the first %d exact), max_distance %d: training distances reach "
+                     "exact bucket %d only, so test distances %d..%d read untrained exact buckets (no max_distance "
+                     "helps: a longest training distance below %d never reaches the log buckets)", nb, nb / 2, md,
+                     dmax, dmax + 1, nb / 2 - 1, nb / 2);
+    if (w < 0 || (size_t)w >= cap) w = 0;
+    int b128 = rg_t5_bucket(-dmax, false, nb, 128);
+    if (in->capped_rows)
+        snprintf(buf + w, cap - (size_t)w, "%st5 max_distance=128 (variant t5max128, the setting before issue 20): "
+                 "training distances reach bucket %d only; buckets %d..%d are never trained and are read at test "
+                 "distances past %d", w ? "\n" : "", b128, b128 + 1, nb - 1, dmax);
+}
+
 const rg_pos_encoding rg_pos_enc_t5 = {
     .name = "t5", .doc = "T5 bucketed relative bias rel_bias.weight[bucket(j-i), h] (Raffel et al. 2020)",
     .settings = T5_SETTINGS, .n_settings = 2, .validate = t5_validate, .state_new = t5_new, .add_params = t5_params,
-    .score_bias = t5_score_bias, .state_free = free};
+    .score_bias = t5_score_bias, .state_free = free, .max_distance_setting = "t5_max_distance",
+    .report_note = t5_note, .note_order = 1, .plot_colour = "#009E73", .plot_marker = 11};

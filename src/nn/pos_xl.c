@@ -292,6 +292,13 @@ static rg_tensor *xl_score_bias(rg_ctx *c, void *state, const void *prep, int la
     return rg_pos_xl_bias(c, q, k, st->layer[layer].u, st->layer[layer].v, st->layer[layer].r_proj, st->n_heads, s);
 }
 
+/* The report's note (no setting). */
+static void xl_note(const rg_model_config *c, const rg_pos_note_info *in, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "xl: Transformer-XL relative sinusoidal terms with learned u, v and r_proj per layer");
+}
+
 const rg_pos_encoding rg_pos_enc_xl = {
     .name = "xl", .doc = "Transformer-XL relative attention with u, v, r_proj per layer (Dai et al. 2019)",
-    .state_new = xl_new, .add_params = xl_params, .score_bias = xl_score_bias, .state_free = free};
+    .state_new = xl_new, .add_params = xl_params, .score_bias = xl_score_bias, .state_free = free,
+    .report_note = xl_note, .note_order = 7, .plot_colour = "#B59B00", .plot_marker = 13};

@@ -15,6 +15,8 @@ const int rg_eval_lengths[RG_EVAL_NLENS] = {8, 16, 24, 32, 48, 64};
 
 /* ------------------------------------------------------------------ canonical evaluation sets */
 
+bool rg_evalset_has(rg_task task) { return task >= 0 && task < RG_TASK_BUILTIN; }
+
 rg_status rg_evalset_make(rg_task task, int n, int count, int32_t *x, int32_t *y)
 {
     rg_status st;

@@ -147,7 +147,8 @@ static rg_status map_axes(const rg_task_desc *d, int n, const int32_t *prompt, i
 #define GRID_TASK(NAME, SUMMARY, TARGET, MAP)                                                                       \
     {.name = NAME, .summary = SUMMARY, .vocab_size = RG_GRID_VOCAB, .prompt_len = map_prompt_len,                  \
      .target_len = TARGET, .sample = map_sample, .token_char = rg_grid_token_char, .user = (void *)&maps[MAP],     \
-     .flags = RG_TASK_OPT_IN, .shape = grid_shape, .train_size = grid_train_size, .axes = map_axes}
+     .flags = RG_TASK_OPT_IN, .shape = grid_shape, .train_size = grid_train_size, .axes = map_axes,              \
+     .train_len = 144 /* 4x4 */}
 
 const rg_task_desc rg_task_desc_grid_copy =
     GRID_TASK("grid_copy", "copy an H x W grid (rows end in '/'; axes frame, row, column)", copy_target_len, MAP_COPY);
@@ -209,7 +210,7 @@ const rg_task_desc rg_task_desc_grid_lookup = {
     .name = "grid_lookup", .summary = "an H x W grid, then queries (r, c) answered by the symbol there",
     .vocab_size = RG_GRID_VOCAB, .prompt_len = lookup_prompt_len, .target_len = lookup_target_len,
     .sample = lookup_sample, .token_char = rg_grid_token_char, .flags = RG_TASK_OPT_IN, .shape = grid_shape,
-    .train_size = grid_train_size, .axes = lookup_axes};
+    .train_size = grid_train_size, .axes = lookup_axes, .train_len = 144 /* 4x4 */};
 
 rg_status rg_task_register_grids(void)
 {

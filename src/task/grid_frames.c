@@ -100,4 +100,4 @@ const rg_task_desc rg_task_desc_frames = {
     .name = "frames", .summary = "F frames of H x W, each the previous shifted by one step; predict the next frame",
     .vocab_size = RG_GRID_VOCAB, .prompt_len = frames_prompt_len, .target_len = frames_target_len,
     .sample = frames_sample, .token_char = rg_grid_token_char, .flags = RG_TASK_OPT_IN, .shape = frames_shape,
-    .train_size = frames_train_size, .axes = frames_axes};
+    .train_size = frames_train_size, .axes = frames_axes, .train_len = 344 /* 3x4x4 */};

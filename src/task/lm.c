@@ -168,11 +168,13 @@ static char en_char(int32_t tok) { return tok >= 32 && tok <= 126 ? (char)tok : 
 const rg_task_desc rg_task_desc_lm = {
     .name = "lm", .summary = "next-token prediction on a synthetic language (order-2 Markov chain + copied spans)",
     .vocab_size = RG_TASK_VOCAB, .prompt_len = lm_prompt_len, .target_len = lm_target_len, .sample = lm_sample,
-    .token_char = rg_task_token_char, .user = &corpus_lm, .flags = RG_TASK_OPT_IN | RG_TASK_FULL_LEN};
+    .token_char = rg_task_token_char, .user = &corpus_lm, .flags = RG_TASK_OPT_IN | RG_TASK_FULL_LEN,
+    .views = RG_TASK_VIEW_PERPLEXITY};
 const rg_task_desc rg_task_desc_lm_en = {
     .name = "lm_en", .summary = "next-byte prediction on English text (Debian fortunes-min)",
     .vocab_size = RG_LM_EN_VOCAB, .prompt_len = lm_prompt_len, .target_len = lm_target_len, .sample = lm_sample,
-    .token_char = en_char, .user = &corpus_en, .flags = RG_TASK_OPT_IN | RG_TASK_FULL_LEN};
+    .token_char = en_char, .user = &corpus_en, .flags = RG_TASK_OPT_IN | RG_TASK_FULL_LEN,
+    .views = RG_TASK_VIEW_PERPLEXITY};
 
 rg_status rg_lm_register(void)
 {

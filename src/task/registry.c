@@ -134,8 +134,9 @@ static rg_status check_tokens(const rg_task_desc *d, const char *what, int n, co
 {
     for (int j = 0; j < len; j++)
         if (tok[j] < 1 || tok[j] >= d->vocab_size)
-            return rg_error(RG_ERR_FORMAT, "task '%s' n=%d: %s[%d] = %d outside its tokens 1..%d", d->name, n, what, j,
-                            (int)tok[j], d->vocab_size - 1);
+            return rg_error(RG_ERR_FORMAT, "task '%s' n=%d: its sample hook wrote %s[%d] = %d, outside its tokens "
+                            "1..%d (vocab_size %d): a bug of the task's sample hook", d->name, n, what, j, (int)tok[j],
+                            d->vocab_size - 1, d->vocab_size);
     return RG_OK;
 }
 
@@ -167,6 +168,37 @@ rg_status rg_task_positions(rg_task task, rg_rng *rng, int n, int32_t *pos)
             return rg_error(RG_ERR_FORMAT, "task '%s' n=%d: position[%d] = %d outside 0..%d", d->name, n, t,
                             (int)pos[t], RG_TASK_MAX_POSITION - 1);
     return RG_OK;
+}
+
+unsigned rg_task_views(rg_task task)
+{
+    const rg_task_desc *d = rg_task_get(task);
+    if (!d) return 0;
+    if (d->views) return d->shape ? d->views : d->views & ~RG_TASK_VIEW_GRID; /* cell images need a grid's shape */
+    return RG_TASK_VIEW_EXACT | (d->shape ? RG_TASK_VIEW_GRID : RG_TASK_VIEW_POSITIONS);
+}
+
+int rg_task_longest_distance(rg_task task, int n)
+{
+    rg_status st;
+    const rg_task_desc *d = task_at(task, n, &st);
+    if (!d) return -1;
+    if (d->longest_distance) {
+        int v = d->longest_distance(d, n);
+        if (v < 0) rg_error(RG_ERR_FORMAT, "task '%s' n=%d: longest_distance is %d (negative)", d->name, n, v);
+        return v < 0 ? -1 : v;
+    }
+    int T = d->prompt_len(n) + d->target_len(n);
+    int32_t *pos = malloc(sizeof *pos * (size_t)T);
+    if (!pos) return rg_error(RG_ERR_NOMEM, "task '%s': %d position ids", d->name, T), -1;
+    int lo = INT32_MAX, hi = 0;
+    st = rg_task_positions(task, NULL, n, pos);
+    for (int t = 0; !st && t < T - 1; t++) { /* the last token is never fed */
+        if (pos[t] < lo) lo = pos[t];
+        if (pos[t] > hi) hi = pos[t];
+    }
+    free(pos);
+    return st ? -1 : T < 2 ? 0 : hi - lo;
 }
 
 rg_status rg_task_score_rows(rg_task task, int n, rg_task_score *s, const int32_t *prompts, const int32_t *gen,

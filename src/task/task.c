@@ -115,7 +115,7 @@ static rg_status sort_sample(const rg_task_desc *t, rg_rng *rng, int n, int32_t 
 
 #define ORDERING_TASK(NAME, SUMMARY, SAMPLE) \
     {NAME, SUMMARY, RG_TASK_VOCAB, ordering_prompt_len, ordering_target_len, SAMPLE, NULL, rg_task_token_char, NULL, \
-     NULL, NULL, 0, NULL, NULL, NULL}
+     NULL, NULL, 0, NULL, NULL, NULL, NULL, 0, 0}
 const rg_task_desc rg_task_desc_copy = ORDERING_TASK("copy", "y = x", copy_sample);
 const rg_task_desc rg_task_desc_reverse = ORDERING_TASK("reverse", "y = x reversed", reverse_sample);
 const rg_task_desc rg_task_desc_sort = ORDERING_TASK("sort", "y = x sorted ascending (repeats kept)", sort_sample);

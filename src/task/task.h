@@ -125,12 +125,41 @@ struct rg_task_desc {
     bool (*shape)(const rg_task_desc *task, int n, rg_grid_shape *s);
     int (*train_size)(const rg_task_desc *task, rg_rng *rng, int L_train);
     rg_status (*axes)(const rg_task_desc *task, int n, const int32_t *prompt, int32_t *axes, int64_t stride);
+    /* Geometry, as a program running experiments (train_order's engine) asks it; all optional. The answer of a
+     * sample of size n starts at index prompt_len(n) of the sequence and is target_len(n) tokens long.
+     *   longest_distance(task, n): the longest distance between the position ids of two tokens a training sequence
+     *     of size n feeds the model (its first prompt_len(n) + target_len(n) - 1 tokens). NULL: derived from the
+     *     position ids (rg_task_longest_distance). T5's fair max_distance and the report's sentence on the longest
+     *     training distance read it.
+     *   views: the report's views of the task, RG_TASK_VIEW_* (0: derived, rg_task_views).
+     *   train_len: the training size --train-len defaults to for this task (a grid task's size code, e.g. 144 for
+     *     4x4), or 0: the program's own default. */
+    int (*longest_distance)(const rg_task_desc *task, int n);
+    unsigned views;
+    int train_len;
 };
 
 /* rg_task_desc.flags. OPT_IN: not selected by train_order's --task all (name it). FULL_LEN: every training row has
  * n = L_train (rg_task_batch_sample draws no n), as a language model trains at a fixed context. */
 #define RG_TASK_OPT_IN 1u
 #define RG_TASK_FULL_LEN 2u
+/* rg_task_desc.views: EXACT exact match and token accuracy by test length (greedy decoding of the answer: tables,
+ * curves, heatmaps); POSITIONS the accuracy of each answer position (target_len(n) of them) and where the answer
+ * first goes wrong; PERPLEXITY perplexity by context length instead of greedy decoding (a language model); GRID the
+ * per-cell accuracy images of a grid task. */
+#define RG_TASK_VIEW_EXACT 1u
+#define RG_TASK_VIEW_POSITIONS 2u
+#define RG_TASK_VIEW_PERPLEXITY 4u
+#define RG_TASK_VIEW_GRID 8u
+/* The views of a task: its descriptor's views (GRID only for a grid task: the shape hook), or when 0, EXACT | GRID
+ * for a grid task and EXACT | POSITIONS for any other; 0 for an unknown task. */
+unsigned rg_task_views(rg_task task);
+/* The longest distance between two position ids of a training sequence of size n: the task's longest_distance
+ * hook, else the largest minus the smallest of the first total_len(n) - 1 ids of rg_task_positions (evaluation's
+ * ids; a random training offset shifts them all alike): 2n + 1 for the ordering tasks. -1 (with rg_error) for an
+ * unknown task, a bad n, or a hook's error or negative result. */
+int rg_task_longest_distance(rg_task task, int n);
+
 /* Position ids a positions hook may give: [0, 2^20), nn.h's RG_MAX_POSITION. */
 #define RG_TASK_MAX_POSITION (1 << 20)
 
@@ -334,6 +363,10 @@ extern const int rg_eval_lengths[RG_EVAL_NLENS];
 /* The PCG32 stream of (task, n) of an ordering task: 1000 * task + n (copy 0, reverse 1, sort 2), seeded with
  * RG_EVAL_SEED (rg_task_stream for any task). */
 static inline uint64_t rg_eval_stream(rg_task task, int n) { return 1000u * (uint64_t)task + (uint64_t)n; }
+
+/* True when the evaluation file (rg_evalset_generate) holds sets of the task: the ordering tasks; a registered
+ * task's sets are built from a seed (rg_task_evalset). */
+bool rg_evalset_has(rg_task task);
 
 /* Makes the evaluation samples of (task, n) in memory exactly as the file holds them: rg_rng_seed(rng,
  * RG_EVAL_SEED, rg_eval_stream(task, n)), then for i = 0..count-1 rg_task_sample (row i of x [count, n] and
