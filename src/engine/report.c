@@ -226,6 +226,9 @@ static void md_config(to_out *w, const to_options *o, const to_table *t, const t
     char lr[256];
     lr_schedule_text(o, lr, sizeof lr);
     to_out_printf(w, "- learning-rate schedule: %s\n", lr);
+    char sources[2048]; /* --resume / --eval: which settings the checkpoint gave (a new run: every one its own) */
+    if ((o->resume[0] || o->eval[0]) && to_settings_sources(sources, sizeof sources)[0])
+        to_out_printf(w, "- settings sources: %s\n", sources);
     to_out_printf(w, "- evaluation: greedy decoding with the KV cache on %s\n", o->data);
     for (int task = 0; task < rg_task_count(); task++) {
         int gen[TO_MAX_TABLE_LENS], ng = generated_lens(t, task, gen);

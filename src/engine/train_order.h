@@ -235,6 +235,15 @@ int to_settings_to_run(const to_options *o, rg_task task, int seed, rg_run_state
  * (a file written before task, train_len and seed moved to /run is refused so). Exits 2 with a message naming the
  * checkpoint and the value. */
 void to_settings_from_checkpoint(to_options *o, const char *ckpt, const rg_model_config *cfg, const rg_run_state *rs);
+/* The same /run values (the table's /run rows and the evaluation settings test_lens, rope_scaling, eval_every,
+ * extrap_every; the defaults for those a checkpoint written before they were stored lacks) into o, returning instead
+ * of exiting: 0, or -1 with err = "/run KEY ... (allowed: ...)" (the caller names the file). Used by --continue and
+ * rg_engine_run_settings. */
+int to_settings_read_run(to_options *o, const rg_run_state *rs, char *err, size_t cap);
+/* Where the settings of the last to_settings_from_checkpoint came from, one line of text for the report: the
+ * checkpoint's keys, those the command line or --config gave, those the checkpoint lacks (defaults). "" when no
+ * checkpoint was read. Returns buf. */
+const char *to_settings_sources(char *buf, size_t cap);
 /* The optimizer settings a checkpoint loaded into opt (beta1, beta2, eps, weight_decay), checked against the limits
  * of their flags. 0, or -1 with a message naming the checkpoint. */
 int to_settings_check_optim(const rg_adamw *opt, const char *ckpt);
