@@ -140,6 +140,11 @@ static const setting table[] = {
          "evaluation sets (default: data/eval_sets.h5 of the repository, the installed copy, or $ROPEGRAD_DATA)"),
     PATH("resume", M_ANY, resume, "CKPT", "continue a run from its checkpoint to --steps, then evaluate"),
     PATH("eval", M_ANY, eval, "CKPT", "evaluate a saved checkpoint only"),
+    PATH("continue", M_ANY, cont, "OUT",
+         "continue the interrupted invocation whose --out was OUT, with its settings: finished\n"
+         "                         runs kept, unfinished ones resumed from their last checkpoint, the rest\n"
+         "                         started; the same report as an uninterrupted invocation (only --jobs and\n"
+         "                         --quiet may be given with it)"),
     PATH("replot", M_TOOL, replot, "CSV",
          "re-draw the plots of a report.csv into --out (default: the CSV's folder), no training"),
     PATH("compare", M_TOOL, compare[0], "A B",
