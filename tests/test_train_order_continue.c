@@ -182,10 +182,107 @@ static void test_killed_and_continued_gives_the_same_report(void **state)
     }
 }
 
+/* ------------------------------------------------------------------ hostile folders */
+
+typedef enum { REMOVE, TRUNCATE, FLIP, WRITE, COPY, MKDIR } edit_kind;
+
+/* Copies folder from to `to` (cp -a, started without a shell). */
+static void copy_tree(const char *from, const char *to)
+{
+    pid_t pid = fork();
+    if (pid == 0) { execlp("cp", "cp", "-a", from, to, (char *)NULL); _exit(127); }
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+/* One edit of file path: n a byte count or offset, text the bytes to write or the file to copy. */
+static void edit(const char *path, edit_kind k, long n, const char *text)
+{
+    if (k == REMOVE || k == MKDIR) assert_int_equal(unlink(path), 0);
+    if (k == MKDIR) assert_int_equal(mkdir(path, 0755), 0);
+    if (k == TRUNCATE) assert_int_equal(truncate(path, n), 0);
+    if (k == COPY) th_copy_file(text, path);
+    if (k == WRITE) {
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fputs(text, f);
+        assert_int_equal(fclose(f), 0);
+    }
+    if (k == FLIP) {
+        FILE *f = fopen(path, "r+b");
+        assert_non_null(f);
+        assert_int_equal(fseek(f, n, SEEK_SET), 0);
+        int c = fgetc(f);
+        assert_true(c != EOF);
+        assert_int_equal(fseek(f, n, SEEK_SET), 0);
+        fputc(c ^ 0x5a, f);
+        assert_int_equal(fclose(f), 0);
+    }
+}
+
+#define HEAD "{\"format\": \"train_order invocation\", \"version\": "
+
+static void test_hostile_folders_are_refused(void **state)
+{
+    /* the base: the grid killed while evaluating its third run: two results files, the third run's final
+       checkpoint, no file of the fourth */
+    char base[300], alibi2[400], alibi1_ckpt[400];
+    snprintf(base, sizeof base, "%s/hostile_base", th_tmpdir);
+    int st = run_grid(base, 1, "eval:1:copy-rope-seed1");
+    assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+    snprintf(alibi2, sizeof alibi2, "%s/out/results/copy-alibi-seed2.bin", base);
+    snprintf(alibi1_ckpt, sizeof alibi1_ckpt, "%s/out/ckpt/copy-alibi-seed1.h5", base);
+    struct { const char *file; edit_kind k; long n; const char *text, *args, *says; } CASES[] = {
+        {"invocation.json", REMOVE, 0, NULL, NULL, "invocation.json No such file or directory"},
+        {"invocation.json", WRITE, 0, "", NULL, "invocation.json: not a JSON object"},
+        {"invocation.json", TRUNCATE, 100, NULL, NULL, "invocation.json: not a JSON object"},
+        {"invocation.json", WRITE, 0, "{\"format\": \"something else\"}", NULL, "invocation.json: its format is not"},
+        {"invocation.json", WRITE, 0, HEAD "2, \"command\": \"x\", \"settings\": {}}", NULL, "another version"},
+        {"invocation.json", WRITE, 0, HEAD "1, \"settings\": {}}", NULL, "invocation.json: no command line"},
+        {"invocation.json", WRITE, 0, HEAD "1, \"command\": \"x\", \"settings\": {\"steps\": -5}}", NULL,
+         "invocation.json: settings: steps"},
+        {"invocation.json", WRITE, 0, HEAD "1, \"command\": \"x\", \"settings\": {\"bogus\": 1}}", NULL,
+         "invocation.json: settings: bogus: unknown setting"},
+        {"invocation.json", WRITE, 0, HEAD "1, \"command\": \"x\", \"settings\": {\"eval\": \"a.h5\"}}", NULL,
+         "invocation.json: settings of a --resume, --eval or --continue invocation"},
+        {"results/copy-alibi-seed1.bin", TRUNCATE, 1000, NULL, NULL, "copy-alibi-seed1.bin: 1 records in 1000 bytes"},
+        {"results/copy-alibi-seed1.bin", FLIP, 5000, NULL, NULL, "copy-alibi-seed1.bin: its records do not match"},
+        {"results/copy-alibi-seed1.bin", FLIP, 20, NULL, NULL, "copy-alibi-seed1.bin: written by another version"},
+        {"results/copy-alibi-seed1.bin", FLIP, 3, NULL, NULL, "copy-alibi-seed1.bin: not a train_order results"},
+        {"results/copy-alibi-seed1.bin", COPY, 0, alibi2, NULL, "copy-alibi-seed1.bin: record 1 is not row alibi"},
+        {"results/copy-alibi-seed1.bin", MKDIR, 0, NULL, NULL, "copy-alibi-seed1.bin: not a regular file"},
+        {"results/copy-alibi-seed1.bin", WRITE, 0, "hello", NULL, "copy-alibi-seed1.bin: 5 bytes, but a results"},
+        {"ckpt/copy-rope-seed1.h5", TRUNCATE, 2000, NULL, NULL, "copy-rope-seed1.h5: corrupt file: 2000 bytes"},
+        {"ckpt/copy-rope-seed1.h5", FLIP, 3000, NULL, NULL, "copy-rope-seed1.h5: corrupt file: its bytes have CRC-32"},
+        {"ckpt/copy-rope-seed1.h5", COPY, 0, alibi1_ckpt, NULL, "copy-rope-seed1.h5: config mismatch"},
+        {"ckpt/copy-rope-seed1.h5", WRITE, 0, "", NULL, "copy-rope-seed1.h5: empty"},
+        {NULL, REMOVE, 0, NULL, "--continue out --steps 9", "--steps does not apply with --continue"},
+        {NULL, REMOVE, 0, NULL, "--continue out --overwrite", "--overwrite does not apply with --continue"},
+    };
+    for (size_t i = 0; i < sizeof CASES / sizeof *CASES; i++) {
+        char dir[300], path[400];
+        snprintf(dir, sizeof dir, "%s/hostile%zu", th_tmpdir, i);
+        copy_tree(base, dir);
+        snprintf(path, sizeof path, "%s/out/%s", dir, CASES[i].file ? CASES[i].file : "");
+        if (CASES[i].file) edit(path, CASES[i].k, CASES[i].n, CASES[i].text);
+        int rc = th_run_in(dir, "%s", CASES[i].args ? CASES[i].args : "--continue out");
+        if (rc != 2 || !strstr(th_logbuf, CASES[i].says))
+            fail_msg("case %zu (%s): exit %d, expected 2 and '%s':\n%s", i, CASES[i].file ? CASES[i].file :
+                     CASES[i].args, rc, CASES[i].says, th_logbuf);
+        if (th_exists(dir, "out/report.md") && !strstr(th_logbuf, "--continue"))
+            fail_msg("case %zu: the message does not say --continue:\n%s", i, th_logbuf);
+    }
+    /* the base itself continues */
+    int rc = th_run_in(base, "--continue out");
+    if (rc != 0) fail_msg("the untouched folder: exit %d:\n%s", rc, th_logbuf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_killed_and_continued_gives_the_same_report, th_reset),
+        cmocka_unit_test_setup(test_hostile_folders_are_refused, th_reset),
     };
     return cmocka_run_group_tests(tests, group_setup, getenv("KEEP") ? NULL : th_teardown);
 }

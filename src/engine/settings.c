@@ -466,7 +466,8 @@ static void usage(FILE *f)
                "Trains the reference transformer on copy/reverse/sort with n <= --train-len and reports exact-match\n"
                "accuracy at longer test lengths for each position encoding. Option names are exact (no\n"
                "abbreviations). --resume and --eval take the run's settings from the checkpoint: options that set\n"
-               "them are refused there.\n\n");
+               "them are refused there; its evaluation settings too, unless given. --continue OUT takes an\n"
+               "interrupted invocation up where it stopped, with the settings recorded in OUT.\n\n");
     for (int i = 0; i < N_SETTINGS; i++) {
         const setting *s = &table[i];
         if (!s->name) continue;
@@ -482,7 +483,8 @@ static void usage(FILE *f)
         fprintf(f, "  %-22s %s\n", rg_task_name(t), rg_task_get(t)->summary ? rg_task_get(t)->summary : "");
     fprintf(f, "\nExit status: 0 success; 1 a run or an output failed, or --out is in use by another train_order (the\n"
                "same command succeeds once that one ends); 2 a bad command line, including an --out holding\n"
-               "another invocation's results without --overwrite (nothing written).\n");
+               "another invocation's results without --overwrite, or a --continue folder holding a file that\n"
+               "cannot be used (named; nothing written).\n");
 }
 
 /* The option token as typed (argv element), to refuse abbreviations: getopt_long accepts any unique prefix. */
