@@ -146,6 +146,9 @@ static void same_parameters(const char *a, const char *b, const char *what)
     rg_model_free(mb);
 }
 
+typedef enum { REMOVE, TRUNCATE, FLIP, WRITE, COPY, MKDIR, REPLACE } edit_kind;
+static void edit(const char *path, edit_kind k, long n, const char *text);
+
 static void test_killed_and_continued_gives_the_same_report(void **state)
 {
     static const struct { const char *kill_at; int jobs; } KILLS[] = {
@@ -165,8 +168,12 @@ static void test_killed_and_continued_gives_the_same_report(void **state)
         snprintf(what, sizeof what, "killed at %s (--jobs %d)", KILLS[k].kill_at, KILLS[k].jobs);
         int st = run_grid(dir, KILLS[k].jobs, KILLS[k].kill_at);
         if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGKILL) fail_msg("%s: the grid was not killed (status %d)", what, st);
+        char stale[400]; /* a report file a killed process left half written (pid past any pid_max) */
+        snprintf(stale, sizeof stale, "%s/report.md.tmp.999999999", out);
+        edit(stale, WRITE, 0, "# Length extrap");
         int rc = th_run_in(dir, "--continue out");
         if (rc != 0) fail_msg("%s: --continue exited %d:\n%s", what, rc, th_logbuf);
+        if (access(stale, F_OK) == 0) fail_msg("%s: %s is left", what, stale);
         for (size_t f = 0; f < sizeof FILES / sizeof *FILES; f++) same_file(whole, out, FILES[f], what);
         for (size_t r = 0; r < sizeof RUNS / sizeof *RUNS; r++) {
             const char *logs[] = {"train.csv", "eval.csv", "extrap.csv"};
@@ -183,8 +190,6 @@ static void test_killed_and_continued_gives_the_same_report(void **state)
 }
 
 /* ------------------------------------------------------------------ hostile folders */
-
-typedef enum { REMOVE, TRUNCATE, FLIP, WRITE, COPY, MKDIR } edit_kind;
 
 /* Copies folder from to `to` (cp -a, started without a shell). */
 static void copy_tree(const char *from, const char *to)
@@ -208,6 +213,17 @@ static void edit(const char *path, edit_kind k, long n, const char *text)
         assert_non_null(f);
         fputs(text, f);
         assert_int_equal(fclose(f), 0);
+    }
+    if (k == REPLACE) { /* text "OLD|NEW": the first OLD replaced */
+        static char buf[1 << 16], out[1 << 16];
+        th_read_text(path, buf, sizeof buf);
+        const char *bar = strchr(text, '|');
+        char old[64];
+        snprintf(old, sizeof old, "%.*s", (int)(bar - text), text);
+        char *hit = strstr(buf, old);
+        assert_non_null(hit);
+        snprintf(out, sizeof out, "%.*s%s%s", (int)(hit - buf), buf, bar + 1, hit + strlen(old));
+        edit(path, WRITE, 0, out);
     }
     if (k == FLIP) {
         FILE *f = fopen(path, "r+b");
@@ -246,6 +262,9 @@ static void test_hostile_folders_are_refused(void **state)
          "invocation.json: settings: bogus: unknown setting"},
         {"invocation.json", WRITE, 0, HEAD "1, \"command\": \"x\", \"settings\": {\"eval\": \"a.h5\"}}", NULL,
          "invocation.json: settings of a --resume, --eval or --continue invocation"},
+        {"invocation.json", REPLACE, 0, "\"copy\"|\"copy\\u0000sort\"", NULL, "invocation.json: a \\u0000 escape"},
+        {"invocation.json", REPLACE, 0, "\"lr\":\t0.001|\"lr\":\t0.002", NULL,
+         "copy-alibi-seed1.bin: written by an invocation with other settings"},
         {"results/copy-alibi-seed1.bin", TRUNCATE, 1000, NULL, NULL, "copy-alibi-seed1.bin: 1 records in 1000 bytes"},
         {"results/copy-alibi-seed1.bin", FLIP, 5000, NULL, NULL, "copy-alibi-seed1.bin: its records do not match"},
         {"results/copy-alibi-seed1.bin", FLIP, 20, NULL, NULL, "copy-alibi-seed1.bin: written by another version"},
@@ -284,5 +303,5 @@ int main(void)
         cmocka_unit_test_setup(test_killed_and_continued_gives_the_same_report, th_reset),
         cmocka_unit_test_setup(test_hostile_folders_are_refused, th_reset),
     };
-    return cmocka_run_group_tests(tests, group_setup, getenv("KEEP") ? NULL : th_teardown);
+    return cmocka_run_group_tests(tests, group_setup, th_teardown);
 }

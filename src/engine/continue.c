@@ -15,8 +15,10 @@
 #include "settings.h"
 #include "mpi.h"
 #include "lm_run.h"
+#include "io/guard.h"
 
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -92,6 +94,19 @@ int to_continue_record(const to_options *o, const char *cmd)
     return st ? -1 : 0;
 }
 
+uint32_t to_settings_digest(const to_options *o)
+{
+    static to_options d;
+    d = *o; /* how and where the invocation runs is not what it computes */
+    d.jobs = 1;
+    d.quiet = d.overwrite = d.continuing = false;
+    snprintf(d.out, sizeof d.out, ".");
+    char *text = to_options_json(&d);
+    uint32_t crc = text ? rg_crc32(0, text, strlen(text)) : 0;
+    cJSON_free(text);
+    return crc;
+}
+
 /* The text of path (at most MAX_JSON bytes, no NUL byte) into a malloc'ed string; exits 2 naming it otherwise. */
 static char *read_json_text(const char *path)
 {
@@ -112,6 +127,9 @@ static char *read_json_text(const char *path)
     text[n] = 0;
     if (strlen(text) != n) to_usage_error("invocation.json as train_order wrote it", "--continue: %s: a NUL byte at "
                                           "byte %zu", path, strlen(text));
+    const char *esc = strstr(text, "\\u0000"); /* cJSON would end a string there, dropping the rest silently */
+    if (esc) to_usage_error("invocation.json as train_order wrote it", "--continue: %s: a \\u0000 escape at byte %ld",
+                            path, (long)(esc - text));
     return text;
 }
 
@@ -225,6 +243,13 @@ static const char *check_checkpoint(const to_options *o, const to_job *j, const 
     else if (rs.step < 1 || rs.step > ov.steps || opt.step != rs.step)
         snprintf(why, cap, "step %lld (optimizer step %lld), but the run trains 1..%d steps", (long long)rs.step,
                  (long long)opt.step, ov.steps);
+    else if (rs.lr.peak != ov.lr || rs.lr.warmup != ov.warmup || rs.lr.total != ov.lr_total ||
+             rs.lr.min_frac != ov.min_lr_frac || rs.lr.grad_clip != ov.clip || opt.beta1 != ov.beta1 ||
+             opt.beta2 != ov.beta2 || opt.eps != ov.eps || opt.weight_decay != ov.weight_decay)
+        snprintf(why, cap, "its schedule or optimizer settings (/optim) are not this invocation's (lr %g, warmup %lld, "
+                 "total %lld, min_lr_frac %g, clip %g, betas %g %g, eps %g, weight_decay %g)", rs.lr.peak,
+                 (long long)rs.lr.warmup, (long long)rs.lr.total, rs.lr.min_frac, rs.lr.grad_clip, opt.beta1,
+                 opt.beta2, opt.eps, opt.weight_decay);
     rg_run_state_init(&want);
     if (!why[0] && to_settings_to_run(&ov, j->task, j->seed, &want)) snprintf(why, cap, "%s", rg_last_error());
     for (int i = 0; !why[0] && i < want.n_attrs; i++) {
@@ -238,6 +263,29 @@ static const char *check_checkpoint(const to_options *o, const to_job *j, const 
     return why[0] ? why : NULL;
 }
 
+void to_continue_resume_source(to_options *ov, const to_job *job)
+{
+    char name[128], ckpt[TO_PATH + 160];
+    to_run_name(job->task, job->pos, to_variant_of(ov, job->pos), job->seed, name, sizeof name);
+    snprintf(ckpt, sizeof ckpt, "%.*s/ckpt/%s.h5", TO_PATH - 1, ov->out, name);
+    if (access(ckpt, F_OK) == 0 && strlen(ckpt) < sizeof ov->resume) snprintf(ov->resume, sizeof ov->resume, "%s", ckpt);
+}
+
+/* The temporary files the interrupted invocation's report left in OUT ("<name>.tmp.<pid>" of a process that no
+ * longer runs: a report killed while being written); the report is written again. */
+static void remove_stale_report_files(const char *out)
+{
+    DIR *d = opendir(out);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        const char *tmp = strstr(e->d_name, ".tmp.");
+        char base[TO_PATH + 300];
+        if (!tmp || strlen(out) + (size_t)(tmp - e->d_name) + 2 > sizeof base) continue;
+        snprintf(base, sizeof base, "%s/%.*s", out, (int)(tmp - e->d_name), e->d_name);
+        rg_atomic_remove_stale(base); /* only files of dead processes, only that name */
+    }
+    if (d) closedir(d);
+}
+
 typedef enum { RUN_NEW, RUN_RESUME, RUN_DONE } run_state_kind;
 
 /* Sorts the jobs of OUT into finished (records into done + k * (1 + TO_MAX_EXTS), counts[k]), interrupted and not
@@ -246,6 +294,7 @@ static void scan(const to_options *o, const to_job *jobs, int n_jobs, run_state_
                  int *counts)
 {
     rg_checkpoint_set_max_params((int64_t)TO_MAX_PARAMS);
+    uint32_t digest = to_settings_digest(o);
     for (int k = 0; k < n_jobs; k++) {
         char name[128], path[TO_PATH + 192], why[1024];
         static to_options ov;
@@ -256,7 +305,7 @@ static void scan(const to_options *o, const to_job *jobs, int n_jobs, run_state_
         kind[k] = RUN_NEW;
         counts[k] = 0;
         if (lstat(path, &st) == 0) {
-            counts[k] = to_results_load(&ov, &jobs[k], path, done + k * (1 + TO_MAX_EXTS), why, sizeof why);
+            counts[k] = to_results_load(&ov, digest, &jobs[k], path, done + k * (1 + TO_MAX_EXTS), why, sizeof why);
             if (counts[k] < 0) to_usage_error("the results files train_order wrote (or remove the file to run the "
                                               "run again)", "--continue: %s: %s", path, why);
             kind[k] = RUN_DONE;
@@ -320,6 +369,7 @@ int to_continue_pool_run(const to_options *o, const to_job *jobs, int n_jobs, to
         failed = n_jobs;
     } else {
         scan(o, jobs, n_jobs, kind, done, counts);
+        remove_stale_report_files(o->out);
         for (int k = 0; k < n_jobs; k++) {
             if (kind[k] != RUN_DONE) left[todo++] = jobs[k];
             resumed += kind[k] == RUN_RESUME;

@@ -26,6 +26,8 @@ typedef struct {
     uint32_t record_bytes;   /* sizeof(to_result) of the version that wrote the file */
     uint32_t count;          /* records (0 for an LM task's run: its results are lm_report's files) */
     uint32_t crc;            /* rg_crc32 of the records' bytes */
+    uint32_t settings;       /* to_settings_digest of the invocation that ran it */
+    uint32_t spare;
 } header;
 
 void to_results_path(const to_options *o, const char *name, char *buf, size_t cap)
@@ -33,7 +35,7 @@ void to_results_path(const to_options *o, const char *name, char *buf, size_t ca
     snprintf(buf, cap, "%.*s/results/%s.bin", TO_PATH - 1, o->out, name);
 }
 
-int to_results_save(const to_options *o, const char *name, const to_result *res, int n)
+int to_results_save(const to_options *o, uint32_t digest, const char *name, const to_result *res, int n)
 {
     char dir[TO_PATH + 16], path[TO_PATH + 160];
     snprintf(dir, sizeof dir, "%.*s/results", TO_PATH - 1, o->out);
@@ -48,7 +50,8 @@ int to_results_save(const to_options *o, const char *name, const to_result *res,
     to_result *rec = (to_result *)(buf + sizeof(header));
     memcpy(rec, res, sizeof *res * (size_t)n);
     for (int i = 0; i < n; i++) rec[i].runs_dir = NULL; /* a pointer: meaningless in a file */
-    header h = {MAGIC, VERSION, (uint32_t)sizeof *res, (uint32_t)n, rg_crc32(0, rec, sizeof *res * (size_t)n)};
+    header h = {MAGIC, VERSION, (uint32_t)sizeof *res, (uint32_t)n, rg_crc32(0, rec, sizeof *res * (size_t)n),
+                digest, 0};
     memcpy(buf, &h, sizeof h);
     rg_status st = rg_atomic_write("results of the run", path, buf, bytes);
     free(buf);
@@ -129,7 +132,8 @@ static unsigned char *read_bytes(const char *path, size_t most, size_t *n, char 
     return buf;
 }
 
-int to_results_load(const to_options *o, const to_job *j, const char *path, to_result *res, char *why, size_t cap)
+int to_results_load(const to_options *o, uint32_t digest, const to_job *j, const char *path, to_result *res,
+                    char *why, size_t cap)
 {
     bool rope = j->pos == RG_POS_ROPE || j->pos == RG_POS_ROPE_HALF;
     int want = to_lm_task(j->task) ? 0 : 1 + (rope ? o->n_exts : 0);
@@ -148,6 +152,8 @@ int to_results_load(const to_options *o, const to_job *j, const char *path, to_r
                  sizeof h + sizeof *res * (size_t)want);
     else if (rg_crc32(0, rec, sizeof *res * (size_t)want) != h.crc)
         snprintf(why, cap, "its records do not match their CRC-32 (corrupted, or edited after the run wrote them)");
+    else if (h.settings != digest)
+        snprintf(why, cap, "written by an invocation with other settings (a folder reused with --overwrite?)");
     else why[0] = 0;
     for (int k = 0; !why[0] && k < want; k++) check_record(o, j, &rec[k], k, why, cap);
     if (!why[0]) {

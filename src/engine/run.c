@@ -575,22 +575,12 @@ void to_run_options(const to_options *o, const to_job *job, to_options *ov)
     if (to_lm_task(job->task)) ov->eval_every = ov->extrap_every = 0; /* no greedy decoding: perplexity after training */
 }
 
-/* A continued invocation (continue.c): a run with a checkpoint in <out>/ckpt resumes from it (checked by
- * to_continue_pool_run before any run started). */
-static void resume_if_interrupted(to_options *ov, const to_job *job)
-{
-    char name[128], ckpt[TO_PATH + 160];
-    to_run_name(job->task, job->pos, to_variant_of(ov, job->pos), job->seed, name, sizeof name);
-    snprintf(ckpt, sizeof ckpt, "%.*s/ckpt/%s.h5", TO_PATH - 1, ov->out, name);
-    if (access(ckpt, F_OK) == 0 && strlen(ckpt) < sizeof ov->resume) snprintf(ov->resume, sizeof ov->resume, "%s", ckpt);
-}
-
 int to_run(const to_options *o_in, const to_job *job, to_result *res)
 {
     static to_options ov;
     to_run_options(o_in, job, &ov);
     const to_options *o = &ov;
-    if (o->continuing) resume_if_interrupted(&ov, job);
+    if (o->continuing) to_continue_resume_source(&ov, job); /* its checkpoint, if it has one */
     rg_task task = job->task;
     rg_pos_kind pos = job->pos;
     int seed = job->seed;
@@ -622,7 +612,8 @@ int to_run(const to_options *o_in, const to_job *job, to_result *res)
     if (!o->eval[0] && train(o, task, m, &opt, &rs, ckpt, tag, name, &final_loss, &steps_to_learn)) goto done;
     if (to_lm_task(task)) { /* perplexity by context, reported in lm_report.* (no rows of report.md) */
         n_res = to_mpi_writes() && to_lm_evaluate_run(o, m, task, name, tag) ? -1 : 0;
-        if (n_res == 0 && to_mpi_writes() && !o_in->resume[0] && !o_in->eval[0] && to_results_save(o, name, res, 0))
+        if (n_res == 0 && to_mpi_writes() && !o_in->resume[0] && !o_in->eval[0] &&
+            to_results_save(o, to_settings_digest(o_in), name, res, 0))
             n_res = -1;
         goto done;
     }
@@ -640,7 +631,9 @@ int to_run(const to_options *o_in, const to_job *job, to_result *res)
     }
     n_res = n_var;
     /* a finished run's results on disk, so that --continue keeps them (a new run of a grid, or a continued one) */
-    if (to_mpi_writes() && !o_in->resume[0] && !o_in->eval[0] && to_results_save(o, name, res, n_res)) n_res = -1;
+    if (to_mpi_writes() && !o_in->resume[0] && !o_in->eval[0] &&
+        to_results_save(o, to_settings_digest(o_in), name, res, n_res))
+        n_res = -1;
 done:
     rg_adamw_free(&opt);
     rg_model_free(m);

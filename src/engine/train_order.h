@@ -353,17 +353,21 @@ int to_curveset_measure(const to_curveset *c, rg_model *m, int64_t step, FILE *c
 
 /* <out>/results/<name>.bin into buf. */
 void to_results_path(const to_options *o, const char *name, char *buf, size_t cap);
-/* Writes the n result records of run `name` atomically to its results file (the folder made if needed). 0, or -1
- * with a message naming the file. */
-int to_results_save(const to_options *o, const char *name, const to_result *res, int n);
+/* Writes the n result records of run `name` atomically to its results file (the folder made if needed), marked with
+ * digest (to_settings_digest of the invocation). 0, or -1 with a message naming the file. */
+int to_results_save(const to_options *o, uint32_t digest, const char *name, const to_result *res, int n);
 /* Reads the results file at path as job j's under settings o (the job's variant applied: to_run_options): format,
- * version and record size, exact length, CRC-32, and every record checked against the run (its row, test lengths,
+ * version and record size, exact length, CRC-32, the invocation's digest, and every record checked against the run (its row, test lengths,
  * steps, ranges of scores and counts). Returns the number of records written to res (room for 1 + TO_MAX_EXTS),
  * or -1 with why (what is wrong, for a message naming the file). */
-int to_results_load(const to_options *o, const to_job *j, const char *path, to_result *res, char *why, size_t cap);
+int to_results_load(const to_options *o, uint32_t digest, const to_job *j, const char *path, to_result *res,
+                    char *why, size_t cap);
 
 /* ------------------------------------------------------------------ continue.c: --continue OUT */
 
+/* CRC-32 of the settings JSON of o with how and where it runs (jobs, quiet, overwrite, out) left out: equal for an
+ * invocation and its --continue. */
+uint32_t to_settings_digest(const to_options *o);
 /* Writes <out>/invocation.json atomically (the command line and the resolved settings) for an invocation of new
  * runs (nothing for --resume, --eval or --continue itself). 0, or -1 with a message naming the file. */
 int to_continue_record(const to_options *o, const char *cmd);
@@ -377,6 +381,9 @@ void to_continue_load(to_options *o, char *cmd, size_t cap);
  * to_run). Results in job order, as for an uninterrupted invocation. */
 int to_continue_pool_run(const to_options *o, const to_job *jobs, int n_jobs, to_result *all, int *n_all,
                          void (*on_partial)(const to_options *o, const to_result *res, int n, void *ctx), void *ctx);
+/* In a continued invocation, run job's settings ov (to_run_options) resume from the run's checkpoint in
+ * <out>/ckpt when there is one (checked by to_continue_pool_run before any run started): ov->resume names it. */
+void to_continue_resume_source(to_options *ov, const to_job *job);
 /* The training loop's loss window (the mean loss of train.csv's rows and the run's final loss: the sum and count
  * of the losses since the last row, and the last row's mean, NaN before the first) kept in the run state at each
  * checkpoint, so that a continued run ends with the loss an uninterrupted one has. 0, or -1 (rg_last_error). */
