@@ -2,7 +2,8 @@
  *   - a tiny grid (2 encodings x 2 seeds, RoPE scaling, held-out and extrapolation measurements) run without
  *     interruption, with --jobs 1 and --jobs 2; then the same grid killed with SIGKILL (the whole process group,
  *     through the test hook TRAIN_ORDER_KILL) during training, inside a checkpoint save, during evaluation and
- *     while the final report is written, in the first run and in a later one, and continued: the report (report.md,
+ *     while the final report is written, in the first run and in a later one (and twice: the --continue killed
+ *     too), and continued: the report (report.md,
  *     .csv, .json, the cells and positions files, the plots' data) is the uninterrupted one byte for byte but for
  *     its time columns, every run's logs are the same but for theirs, and every final checkpoint holds the same
  *     parameters bit for bit (one table of kill points, one loop);
@@ -30,15 +31,16 @@
              "--quiet --out out --jobs "
 static const char *const RUNS[] = {"copy-alibi-seed1", "copy-alibi-seed2", "copy-rope-seed1", "copy-rope-seed2"};
 
-/* Runs the grid in folder dir/ (made here) with `jobs` jobs and TRAIN_ORDER_KILL=kill_at (NULL: none), in a
- * process group of its own (the kill hook kills the group, not this test). Returns the wait status. */
-static int run_grid(const char *dir, int jobs, const char *kill_at)
+/* Runs train_order with the space-separated arguments text in folder dir/ (made here) and TRAIN_ORDER_KILL=kill_at
+ * (NULL: none), in a process group of its own (the kill hook kills the group, not this test). Returns the wait
+ * status. */
+static int spawn(const char *dir, const char *text, const char *kill_at)
 {
     static char args[1024];
     char *argv[64], log[600];
     int argc = 0;
     mkdir(dir, 0755);
-    snprintf(args, sizeof args, GRID "%d", jobs);
+    snprintf(args, sizeof args, "%s", text);
     snprintf(log, sizeof log, "%s/log", dir);
     argv[argc++] = (char *)th_exe;
     for (char *p = strtok(args, " "); p && argc < 63; p = strtok(NULL, " ")) argv[argc++] = p;
@@ -61,6 +63,14 @@ static int run_grid(const char *dir, int jobs, const char *kill_at)
     assert_int_equal(waitpid(pid, &st, 0), pid);
     for (int i = 0; i < 500 && kill(-pid, 0) == 0; i++) usleep(10000); /* the group's other members (--jobs 2) */
     return st;
+}
+
+/* The grid in dir/out with `jobs` jobs, killed at kill_at (NULL: not). */
+static int run_grid(const char *dir, int jobs, const char *kill_at)
+{
+    char args[1024];
+    snprintf(args, sizeof args, GRID "%d", jobs);
+    return spawn(dir, args, kill_at);
 }
 
 static int group_setup(void **state)
@@ -151,11 +161,14 @@ static void edit(const char *path, edit_kind k, long n, const char *text);
 
 static void test_killed_and_continued_gives_the_same_report(void **state)
 {
-    static const struct { const char *kill_at; int jobs; } KILLS[] = {
-        {"train:3", 1}, {"save:4", 1}, {"eval:2", 1}, {"report:2", 1},
-        {"train:5:copy-rope-seed2", 1},   /* three runs finished: kept */
-        {"save:6:copy-alibi-seed2", 1},   /* the last save of a run: it resumes at its end and only evaluates */
-        {"train:3", 2}, {"save:2:copy-rope-seed1", 2}, {"eval:1:copy-rope-seed1", 2}, {"report:4", 2},
+    /* again: the --continue itself killed there, then continued once more */
+    static const struct { const char *kill_at; int jobs; const char *again; } KILLS[] = {
+        {"train:3", 1, NULL}, {"save:4", 1, NULL}, {"eval:2", 1, NULL}, {"report:2", 1, NULL},
+        {"train:5:copy-rope-seed2", 1, NULL},   /* three runs finished: kept */
+        {"save:6:copy-alibi-seed2", 1, NULL},   /* the last save of a run: it resumes at its end and only evaluates */
+        {"train:3", 2, NULL}, {"save:2:copy-rope-seed1", 2, NULL}, {"eval:1:copy-rope-seed1", 2, NULL},
+        {"report:4", 2, NULL},
+        {"train:1:copy-alibi-seed2", 1, "train:5:copy-rope-seed1"}, {"train:2", 2, "save:6:copy-rope-seed2"},
     };
     static const char *const FILES[] = {"report.md", "report.csv", "report.json", "report_cells.csv",
                                         "report_positions.csv", "curves_copy.dat", "over_training_copy.dat",
@@ -171,6 +184,9 @@ static void test_killed_and_continued_gives_the_same_report(void **state)
         char stale[400]; /* a report file a killed process left half written (pid past any pid_max) */
         snprintf(stale, sizeof stale, "%s/report.md.tmp.999999999", out);
         edit(stale, WRITE, 0, "# Length extrap");
+        if (KILLS[k].again && (!WIFSIGNALED(st = spawn(dir, "--continue out", KILLS[k].again)) ||
+                               WTERMSIG(st) != SIGKILL))
+            fail_msg("%s: the --continue was not killed at %s (status %d)", what, KILLS[k].again, st);
         int rc = th_run_in(dir, "--continue out");
         if (rc != 0) fail_msg("%s: --continue exited %d:\n%s", what, rc, th_logbuf);
         if (access(stale, F_OK) == 0) fail_msg("%s: %s is left", what, stale);
