@@ -60,7 +60,8 @@ typedef struct {
 /* Fills *s from rs (a run state read from a checkpoint train_order wrote), each value checked against the limits of
  * its train_order flag; the task must be registered (rg_task_register) in this program. Returns RG_OK, or
  * RG_ERR_FORMAT with rg_last_error() = "run state: /run KEY ... (allowed: ...)" when a setting is missing, of the
- * wrong type or outside its limits (prefix the message with the file's name); *s is then unspecified. */
+ * wrong type or outside its limits (prefix the message with the file's name); *s is then unspecified. Not
+ * thread-safe (it works in static storage). */
 rg_status rg_engine_run_settings(const rg_run_state *rs, rg_engine_settings *s);
 
 #endif

@@ -119,6 +119,14 @@ static int run_value(const setting *s, const rg_run_attr *a, bool one_item, to_o
     return 0;
 }
 
+/* The default test lengths of o's task at its train_len (a grid task's sizes). */
+static int default_lens(to_options *o)
+{
+    for (int t = 0; t < rg_task_count(); t++)
+        if (o->tasks[t] && rg_task_is_grid(t)) return to_default_grid_sizes(t, o->train_len, o->test_lens);
+    return to_default_test_lens(o->train_len, o->test_lens);
+}
+
 /* The /run rows of the table and the evaluation settings of rs into o. user: the command line's values win (the
  * training settings --steps, --ckpt-every, --log-every of a resume, and every evaluation setting given), and where
  * each value came from is recorded for to_settings_sources. 0, or -1 with *why (a missing row, a bad value). */
@@ -152,8 +160,7 @@ static int run_values(to_options *o, const rg_run_state *rs, bool user, bad_valu
         if (given) add_key(src_user, sizeof src_user, key);
         else if (!a && user) add_key(src_missing, sizeof src_missing, key);
         else if (a && user) add_key(src_ckpt, sizeof src_ckpt, key);
-        if (!a && !given && !strcmp(s->name, "test-lens")) o->n_test_lens = to_default_test_lens(o->train_len,
-                                                                                                 o->test_lens);
+        if (!a && !given && !strcmp(s->name, "test-lens")) o->n_test_lens = default_lens(o);
         if (a && !given && run_value(s, a, false, o, why)) return -1;
         stored_eval[i] = a && !given;
     }
