@@ -569,10 +569,12 @@ void to_run_options(const to_options *o, const to_job *job, to_options *ov)
     if (!o->resume[0] && !o->eval[0]) {
         if (job->variant == TO_VAR_RAND) ov->random_positions = true;
         if (job->variant == TO_VAR_THETA500K) ov->model.rope_base = TO_THETA_500K;
-        if (job->variant == TO_VAR_T5MAX128) rg_pos_config_set(&ov->model, "t5_max_distance", TO_T5_LEGACY_MAX_DISTANCE);
+        if (job->variant == TO_VAR_T5MAX128)
+            rg_pos_config_set(&ov->model, "t5_max_distance", TO_T5_LEGACY_MAX_DISTANCE);
         if (job->variant == TO_VAR_BF16ANGLES) ov->model.rope_bf16_angles = true;
     }
-    if (to_lm_task(job->task)) ov->eval_every = ov->extrap_every = 0; /* no greedy decoding: perplexity after training */
+    if (to_lm_task(job->task)) /* no greedy decoding: perplexity after training */
+        ov->eval_every = ov->extrap_every = 0;
 }
 
 int to_run(const to_options *o_in, const to_job *job, to_result *res)

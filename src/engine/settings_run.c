@@ -107,9 +107,9 @@ static int run_value(const setting *s, const rg_run_attr *a, bool one_item, to_o
     if (parsed && one_item) s->print(&scratch, back, sizeof back);
     if (!parsed || (one_item && (strchr(a->s, ',') || strcmp(back, a->s) != 0))) {
         if (one_item)
-            snprintf(why->allowed, sizeof why->allowed, "the value train_order writes for one run (a task: a registered "
-                     "one; a program's own task must be registered with rg_task_register before rg_engine_main, see "
-                     "docs/extending.md)");
+            snprintf(why->allowed, sizeof why->allowed, "the value train_order writes for one run (a task: a "
+                     "registered one; a program's own task must be registered with rg_task_register before "
+                     "rg_engine_main, see docs/extending.md)");
         else to_setting_allowed(s, why->allowed, sizeof why->allowed);
         snprintf(why->msg, sizeof why->msg, "/run %s = '%s' is not %s value of --%s", key, a->s,
                  one_item ? "one" : "a", flag);
