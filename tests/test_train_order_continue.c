@@ -266,7 +266,7 @@ static void test_hostile_folders_are_refused(void **state)
     snprintf(alibi2, sizeof alibi2, "%s/out/results/copy-alibi-seed2.bin", base);
     snprintf(alibi1_ckpt, sizeof alibi1_ckpt, "%s/out/ckpt/copy-alibi-seed1.h5", base);
     struct { const char *file; edit_kind k; long n; const char *text, *args, *says; } CASES[] = {
-        {"invocation.json", REMOVE, 0, NULL, NULL, "invocation.json No such file or directory"},
+        {"invocation.json", REMOVE, 0, NULL, NULL, "invocation.json: No such file or directory"},
         {"invocation.json", WRITE, 0, "", NULL, "invocation.json: not a JSON object"},
         {"invocation.json", TRUNCATE, 100, NULL, NULL, "invocation.json: not a JSON object"},
         {"invocation.json", WRITE, 0, "{\"format\": \"something else\"}", NULL, "invocation.json: its format is not"},

@@ -114,7 +114,7 @@ static char *read_json_text(const char *path)
     struct stat st;
     if (!f || fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode))
         to_usage_error("the output folder of a train_order invocation (it holds invocation.json)", "--continue: "
-                       "%s %s", path, !f ? strerror(errno) : "is not a regular file");
+                       "%s: %s", path, !f ? strerror(errno) : "not a regular file");
     char *text = st.st_size <= MAX_JSON ? malloc((size_t)st.st_size + 1) : NULL;
     size_t n = text ? fread(text, 1, (size_t)st.st_size, f) : 0;
     bool whole = text && n == (size_t)st.st_size && fgetc(f) == EOF;
