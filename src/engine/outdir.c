@@ -146,8 +146,12 @@ int to_outdir_claim(const to_options *o)
     }
     first_result(o->out, entry, sizeof entry);
     if (entry[0] && !o->overwrite && !o->continuing) { /* --continue: this invocation's own results */
+        char inv[TO_PATH + 32];
+        snprintf(inv, sizeof inv, "%s/invocation.json", o->out);
         fprintf(stderr, "train_order: --out %s already holds results of another invocation (%s/%s); choose another "
-                        "--out, or add --overwrite to write into it\n", o->out, o->out, entry);
+                        "--out, or add --overwrite to write into it%s%s%s\n", o->out, o->out, entry,
+                access(inv, F_OK) == 0 ? ", or take that invocation up where it stopped with --continue " : "",
+                access(inv, F_OK) == 0 ? o->out : "", access(inv, F_OK) == 0 ? " if it was interrupted" : "");
         close(fd);
         return -2;
     }
