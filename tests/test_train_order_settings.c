@@ -64,25 +64,26 @@ static void setting_text(const char *dir, const char *key, char *buf, size_t cap
 /* --eval and --resume of the checkpoint: every stored setting is the source run's. */
 static void test_every_stored_setting_is_used(void **state)
 {
-    const char *modes[] = {"--eval %s --quiet --out %s", "--resume %s --steps 6 --quiet --out %s"};
+    const char *modes[] = {"--eval %s --quiet --out %s", "--resume %s --steps 6 --quiet --out %s"},
+               *names[] = {"--eval", "--resume"};
     for (int m = 0; m < 2; m++) {
         char out[300], value[512], md[1 << 15], path[600];
         snprintf(out, sizeof out, "%s/mode%d", th_tmpdir, m);
         int rc = th_run_in(NULL, modes[m], ckpt, out);
-        if (rc != 0) fail_msg("%s exited %d:\n%s", modes[m], rc, th_logbuf);
+        if (rc != 0) fail_msg("%s exited %d:\n%s", names[m], rc, th_logbuf);
         for (size_t i = 0; i < N_STORED; i++) {
             if (m == 1 && STORED[i].train) continue;
             setting_text(out, STORED[i].key, value, sizeof value);
             if (strcmp(value, STORED[i].value) != 0)
-                fail_msg("%s: %s is %s, but the checkpoint stores %s", modes[m], STORED[i].key, value,
+                fail_msg("%s: %s is %s, but the checkpoint stores %s", names[m], STORED[i].key, value,
                          STORED[i].value);
         }
         snprintf(path, sizeof path, "%s/report.md", out);
         th_read_text(path, md, sizeof md);
         if (!strstr(md, "- settings sources: from the checkpoint ") || !strstr(md, "test_lens, rope_scaling, "
                                                                                    "eval_every, extrap_every"))
-            fail_msg("%s: report.md does not say which settings came from the checkpoint:\n%s", modes[m], md);
-        if (strstr(md, "not in the checkpoint")) fail_msg("%s: a stored setting reported missing:\n%s", modes[m], md);
+            fail_msg("%s: report.md does not say which settings came from the checkpoint:\n%s", names[m], md);
+        if (strstr(md, "not in the checkpoint")) fail_msg("%s: a stored setting reported missing:\n%s", names[m], md);
     }
 }
 
