@@ -118,6 +118,13 @@ $(TO_TESTS): $(BUILD)/tests/%: $(BUILD)/f32/tests/%.o $(BUILD)/f32/tests/to_harn
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(PKG_LIBS)
 $(TO_TESTS:$(BUILD)/tests/%=$(BUILD)/f32/tests/%.o) $(BUILD)/f32/tests/to_harness.o: tests/to_harness.h
+# end-to-end tests that also call the engine library (rg_engine_run_settings; the --continue files)
+TO_ENGINE_TESTS := $(BUILD)/tests/test_train_order_settings $(BUILD)/tests/test_train_order_continue
+$(TO_ENGINE_TESTS): $(BUILD)/tests/%: $(BUILD)/f32/tests/%.o $(BUILD)/f32/tests/to_harness.o $(TEST_COMMON32) \
+                    $(ENGINE_LIB) $(TASK_LIB) $(LIB32)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(PKG_LIBS) $(CJSON_LIBS) $(MPI_LIBS)
+$(TO_ENGINE_TESTS:$(BUILD)/tests/%=$(BUILD)/f32/tests/%.o): tests/to_harness.h
 # bench/targets.c's verdicts on issue 22's targets (the benchmark itself is never a test)
 $(BUILD)/tests/test_bench_targets: $(BUILD)/f32/tests/test_bench_targets.o $(BUILD)/f32/bench/targets.o \
                                    $(TEST_COMMON32) $(LIB32)

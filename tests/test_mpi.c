@@ -8,7 +8,9 @@
  *     after 12 steps at lr 1e-3, measured 1.2e-5), and not bitwise (else the second rank took no part);
  *   - a data-parallel run resumed with the same ranks ends bit-identical to the straight run;
  *   - a rank that fails (TRAIN_ORDER_MPI_FAIL=1:3) ends the whole job, grid or data-parallel, non-zero, with a
- *     message naming the rank and the run, well within the timeout.
+ *     message naming the rank and the run, well within the timeout;
+ *   - a grid over 3 ranks killed with SIGKILL during a run and continued over 3 ranks (--continue) writes the
+ *     single process's report.csv.
  * Skipped with a message when mpirun is not on PATH. Under AddressSanitizer (make sanitize) the ranks run with
  * ASAN_OPTIONS=detect_leaks=0 (OpenMPI's own allocations at exit are reported as leaks), every other check on. */
 #define _DEFAULT_SOURCE /* realpath, setenv */
@@ -259,10 +261,31 @@ static void test_failed_rank_ends_the_job(void **state)
     }
 }
 
+/* A grid over 3 ranks killed with SIGKILL (mpirun and every rank: the kill hook kills the process group) in its
+ * second run, then `--continue` over 3 ranks: the single process's report.csv. */
+static void test_continue_over_ranks(void **state)
+{
+    if (skip_why) { print_message("skipped: %s\n", skip_why); skip(); }
+    static char want[1 << 14], got[1 << 14];
+    const char *grid = "--task copy --pos rope,alibi,none --steps 12 --batch 8 --test-lens 8 --rope-ext none --quiet "
+                       "--ckpt-every 4";
+    assert_int_equal(run(0, NULL, NULL, "%s --jobs 1 --out c1", grid), 0);
+    report_cells("c1", want, sizeof want);
+    int rc = run(3, "TRAIN_ORDER_KILL=train:6:copy-alibi-seed1", NULL, "%s --out c3", grid);
+    assert_true(rc != 0);
+    double s;
+    assert_int_equal(run(3, NULL, &s, "--continue c3"), 0);
+    report_cells("c3", got, sizeof got);
+    print_message("grid over 3 ranks killed at step 6 of a run, continued (%.1f s): report.csv %s the single "
+                  "process's\n", s, strcmp(got, want) ? "DIFFERS from" : "equals");
+    assert_string_equal(got, want);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_grid_over_ranks), cmocka_unit_test(test_data_parallel),
                                        cmocka_unit_test(test_data_parallel_resume),
-                                       cmocka_unit_test(test_failed_rank_ends_the_job)};
+                                       cmocka_unit_test(test_failed_rank_ends_the_job),
+                                       cmocka_unit_test(test_continue_over_ranks)};
     return cmocka_run_group_tests(tests, setup, th_teardown);
 }

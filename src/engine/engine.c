@@ -161,6 +161,7 @@ int rg_engine_main(int argc, char **argv)
     static char cmd[8192];
     command_line(argc, argv, cmd, sizeof cmd);
     if (o.combine[0]) return combine_tool(&o, cmd);
+    if (o.cont[0]) to_continue_load(&o, cmd, sizeof cmd); /* the folder's settings and command line (continue.c) */
     to_options_check(&o);
     to_mpi_check(&o);
     if (o.print_config) { to_options_print(&o, stdout); return 0; }
@@ -172,7 +173,7 @@ int rg_engine_main(int argc, char **argv)
 
     int lock = to_outdir_claim(&o);
     if (lock < 0) return lock == -2 ? 2 : 1; /* 2: a folder of another invocation's results */
-    if (write_settings(&o)) return 1;
+    if (!o.continuing && (write_settings(&o) || to_continue_record(&o, cmd))) return 1;
     to_job *jobs = calloc((size_t)RG_TASK_MAX * rg_pos_count() * TO_VAR_COUNT * (size_t)o.n_seeds, sizeof *jobs);
     int n_jobs = jobs ? make_jobs(&o, jobs) : 0;
     to_result *all = calloc((size_t)n_jobs * (1 + TO_MAX_EXTS) + 1, sizeof *all);
@@ -182,9 +183,11 @@ int rg_engine_main(int argc, char **argv)
 
     report_ctx ctx = {cmd, to_now_seconds(), 0, n_jobs};
     int n_all = 0;
-    int failed = to_mpi_pool_run(&o, jobs, n_jobs, all, &n_all, partial_report, &ctx);
+    int failed = (o.continuing ? to_continue_pool_run : to_mpi_pool_run)(&o, jobs, n_jobs, all, &n_all,
+                                                                        partial_report, &ctx);
     double wall = to_now_seconds() - ctx.t0;
     int rc = failed ? 1 : 0;
+    to_kill_arm_report(); /* tests only (continue.c) */
     bool reported = n_all && to_report(&o, all, n_all, &(to_report_meta){wall, cmd, false, n_jobs - failed, n_jobs,
                                                                          NULL}) == 0;
     if (n_all && !reported) rc = 1;

@@ -26,6 +26,10 @@
 #ifndef RG_ENGINE_H
 #define RG_ENGINE_H
 
+#include <stdbool.h>
+
+#include "../io/checkpoint.h"
+
 /* Runs the experiment the command line describes (argv[0] names the program in messages; argv must be main's argv:
  * on CPUs that Debian's OpenBLAS does not recognize the process re-executes itself once with a faster kernel set,
  * see rg_blas_prefer_fast_kernels). Register the program's tasks before the call. Returns the process exit status:
@@ -33,5 +37,31 @@
  * (nothing written); --help, --print-config and a bad command line may exit the process from inside the call with
  * those statuses. Under mpirun it also initializes and finalizes MPI. Not reentrant: call it once per process. */
 int rg_engine_main(int argc, char **argv);
+
+/* The settings train_order stored in a checkpoint's /run group, for a program that reloads the checkpoint itself
+ * (rg_checkpoint_open(path, &m, &opt, &rs), then this call on rs): the run's identity, its training settings and the
+ * evaluation settings --eval and --resume use (docs/checkpoint.md lists which come from where). */
+#define RG_ENGINE_MAX_LENS 32
+#define RG_ENGINE_MAX_SCALINGS 8
+typedef struct {
+    char task[64];              /* the task's name ("copy"; a registered task's own) */
+    int seed, train_len, steps, batch, micro_batches, ckpt_every, log_every, lr_start, max_position;
+    bool random_positions;
+    int n_test_lens;            /* the test lengths (a grid task's size codes, rg_size_parse) */
+    int test_lens[RG_ENGINE_MAX_LENS];
+    int n_rope_scaling;         /* the RoPE scaling rows evaluated: type and factor (0: s per test length) */
+    rg_rope_ext rope_type[RG_ENGINE_MAX_SCALINGS];
+    double rope_factor[RG_ENGINE_MAX_SCALINGS];
+    int eval_every, extrap_every;
+    char defaulted[128];        /* evaluation settings the file lacks (written before they were stored), comma-
+                                   separated, whose defaults were filled in; "" when every one was stored */
+} rg_engine_settings;
+
+/* Fills *s from rs (a run state read from a checkpoint train_order wrote), each value checked against the limits of
+ * its train_order flag; the task must be registered (rg_task_register) in this program. Returns RG_OK, or
+ * RG_ERR_FORMAT with rg_last_error() = "run state: /run KEY ... (allowed: ...)" when a setting is missing, of the
+ * wrong type or outside its limits (prefix the message with the file's name); *s is then unspecified. Not
+ * thread-safe (it works in static storage). */
+rg_status rg_engine_run_settings(const rg_run_state *rs, rg_engine_settings *s);
 
 #endif

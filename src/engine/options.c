@@ -217,8 +217,9 @@ static void check_grids(to_options *o)
             to_usage_error("a size of the task: HxW for the grids, FxHxW (F >= 2) for frames", "--train-len %s: not "
                            "a size of grid task '%s'", rg_task_size_text(t, o->train_len, text, sizeof text),
                            rg_task_name(t));
-        if (!to_setting_given(to_setting_find("test-lens"))) o->n_test_lens = to_default_grid_sizes(t, o->train_len,
-                                                                                                   o->test_lens);
+        bool stored = (o->resume[0] || o->eval[0]) && to_setting_stored(to_setting_find("test-lens"));
+        if (!to_setting_given(to_setting_find("test-lens")) && !stored)
+            o->n_test_lens = to_default_grid_sizes(t, o->train_len, o->test_lens);
         for (int i = 0; i < o->n_test_lens; i++)
             if (rg_task_shape(t, o->test_lens[i], NULL))
                 to_usage_error("sizes of the task: HxW for the grids, FxHxW (F >= 2) for frames", "--test-lens: %s is "
@@ -345,7 +346,11 @@ void to_options_check(to_options *o)
             to_usage_error("an encoding settings list with room for T5's max_distance", "%s", rg_last_error());
         o->fair_max_distance = true;
     }
-    if (!to_setting_given(to_setting_find("test-lens"))) o->n_test_lens = to_default_test_lens(o->train_len, o->test_lens);
+    /* the default test lengths follow the training length; a checkpoint's own (or its train_len's defaults) are set
+     * already by from_checkpoint */
+    bool ckpt = o->resume[0] || o->eval[0];
+    if (!ckpt && !to_setting_given(to_setting_find("test-lens")))
+        o->n_test_lens = to_default_test_lens(o->train_len, o->test_lens);
     check_grids(o);
     if (o->resume[0]) check_resume_target(o);
     if (o->warmup > o->lr_total - o->lr_start) o->warmup = o->lr_total - o->lr_start;

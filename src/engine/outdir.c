@@ -33,13 +33,14 @@ int to_make_dir(const char *path)
 }
 
 /* The rank of name among those an invocation writes at the top of its folder (report.md, report.csv, report.json,
- * settings.json, ckpt/, runs/, report_cells.csv, report_positions.csv, then the plots: extrapolation, curves_<task>,
+ * settings.json, ckpt/, runs/, report_cells.csv, report_positions.csv, invocation.json, results/ (--continue's
+ * files), then the plots: extrapolation, curves_<task>,
  * loss_<task>, positions_<task>, over_training_<task> with .svg, .gp, .dat), or
  * -1 for any other name. */
 static int result_rank(const char *name)
 {
     const char *exact[] = {"report.md", "report.csv", "report.json", "settings.json", "ckpt", "runs",
-                           "report_cells.csv", "report_positions.csv"};
+                           "report_cells.csv", "report_positions.csv", "invocation.json", "results"};
     for (int i = 0; i < (int)(sizeof exact / sizeof *exact); i++)
         if (!strcmp(name, exact[i])) return i;
     const char *stems[] = {"extrapolation.", "curves_", "loss_", "positions_", "over_training_"},
@@ -144,9 +145,13 @@ int to_outdir_claim(const to_options *o)
         return -1;
     }
     first_result(o->out, entry, sizeof entry);
-    if (entry[0] && !o->overwrite) {
+    if (entry[0] && !o->overwrite && !o->continuing) { /* --continue: this invocation's own results */
+        char inv[TO_PATH + 32];
+        snprintf(inv, sizeof inv, "%s/invocation.json", o->out);
         fprintf(stderr, "train_order: --out %s already holds results of another invocation (%s/%s); choose another "
-                        "--out, or add --overwrite to write into it\n", o->out, o->out, entry);
+                        "--out, or add --overwrite to write into it%s%s%s\n", o->out, o->out, entry,
+                access(inv, F_OK) == 0 ? ", or take that invocation up where it stopped with --continue " : "",
+                access(inv, F_OK) == 0 ? o->out : "", access(inv, F_OK) == 0 ? " if it was interrupted" : "");
         close(fd);
         return -2;
     }

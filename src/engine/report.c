@@ -61,6 +61,7 @@ int to_out_close(to_out *w)
         fprintf(stderr, "train_order: cannot write %s: %s\n", w->path, strerror(e));
         return -1;
     }
+    to_kill_report_file(); /* tests only (continue.c) */
     return 0;
 }
 
@@ -226,6 +227,9 @@ static void md_config(to_out *w, const to_options *o, const to_table *t, const t
     char lr[256];
     lr_schedule_text(o, lr, sizeof lr);
     to_out_printf(w, "- learning-rate schedule: %s\n", lr);
+    char sources[2048]; /* --resume / --eval: which settings the checkpoint gave (a new run: every one its own) */
+    if ((o->resume[0] || o->eval[0]) && to_settings_sources(sources, sizeof sources)[0])
+        to_out_printf(w, "- settings sources: %s\n", sources);
     if (o->data[0]) to_out_printf(w, "- evaluation: greedy decoding with the KV cache on %s\n", o->data);
     else to_out_printf(w, "- evaluation: greedy decoding with the KV cache (every test set generated: no data file)\n");
     for (int task = 0; task < rg_task_count(); task++) {

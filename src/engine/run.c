@@ -243,6 +243,7 @@ static char *source_history(const trainer *t, const char *file, const char *head
     FILE *f = to_fopen_read(path);
     size_t cap = 1 << 16, n = 0;
     char *rows = f ? malloc(cap) : NULL;
+    if (rows) rows[0] = 0; /* a log with no row up to the resume step is the header alone */
     bool ok = rows && fgets(line, sizeof line, f) && strcmp(line, header) == 0;
     while (ok && fgets(line, sizeof line, f)) {
         char *end;
@@ -411,6 +412,8 @@ static int train(const to_options *o, rg_task task, rg_model *m, rg_adamw *opt, 
     trainer t = {.o = o, .task = task, .m = m, .opt = opt, .rs = rs, .tag = tag, .name = name, .ckpt = ckpt,
                  .row_loss = NAN, .steps_to_learn = *steps_to_learn};
     int rc = trainer_init(&t) ? -1 : 0;
+    if (o->continuing && o->resume[0]) /* the window of losses the interrupted run had (its final loss: the mean) */
+        to_loss_window_load(rs, &t.win_loss, &t.win_steps, &t.row_loss);
     while (rc == 0 && rs->step < o->steps) {
         double loss, grad_norm, lr = lr_at(o, rs->step);
         int64_t tokens = 0;
@@ -426,10 +429,13 @@ static int train(const to_options *o, rg_task task, rg_model *m, rg_adamw *opt, 
             log_step(&t, loss, lr, grad_norm, tokens);
             if (measure(&t)) { rc = -1; break; }
         }
-        if ((rs->step % o->ckpt_every == 0 || rs->step == o->steps) && to_mpi_writes() &&
-            rg_checkpoint_save(ckpt, m, opt, rs)) {
-            fprintf(stderr, "%s: %s\n", tag, rg_last_error());
-            rc = -1;
+        to_kill_point("train", rs->step); /* tests only (continue.c) */
+        if ((rs->step % o->ckpt_every == 0 || rs->step == o->steps) && to_mpi_writes()) {
+            to_kill_point("save", rs->step);
+            if (to_loss_window_store(rs, t.win_loss, t.win_steps, t.row_loss) || rg_checkpoint_save(ckpt, m, opt, rs)) {
+                fprintf(stderr, "%s: %s\n", tag, rg_last_error());
+                rc = -1;
+            }
         }
     }
     *final_loss = t.row_loss; /* the mean over the last log window (at most --log-every steps) */
@@ -542,6 +548,7 @@ static int evaluate_variant(const to_options *o, rg_model *m, const rg_run_state
             fprintf(stderr, "%s: evaluation at n=%d: %s\n", tag, n, rg_last_error());
             return -1;
         }
+        if (v == 0) to_kill_point("eval", i + 1); /* tests only (continue.c) */
         char ext[48] = "";
         if (v) to_ext_text(r->ext, r->ext_factor, ext, sizeof ext);
         char size[32];
@@ -554,22 +561,29 @@ static int evaluate_variant(const to_options *o, rg_model *m, const rg_run_state
     return 0;
 }
 
+void to_run_options(const to_options *o, const to_job *job, to_options *ov)
+{
+    /* the invocation's settings with the job's training variant applied (a checkpoint's run is the variant its own
+       settings make it) */
+    *ov = *o;
+    if (!o->resume[0] && !o->eval[0]) {
+        if (job->variant == TO_VAR_RAND) ov->random_positions = true;
+        if (job->variant == TO_VAR_THETA500K) ov->model.rope_base = TO_THETA_500K;
+        to_set_fair_max_distance(ov, job->task, job->pos); /* the job's own task's longest distance */
+        const char *md = rg_pos_encoding_of(job->pos)->max_distance_setting;
+        if (job->variant == TO_VAR_T5MAX128 && md) rg_pos_config_set(&ov->model, md, TO_T5_LEGACY_MAX_DISTANCE);
+        if (job->variant == TO_VAR_BF16ANGLES) ov->model.rope_bf16_angles = true;
+    }
+    if (to_lm_task(job->task)) /* no greedy decoding: perplexity after training */
+        ov->eval_every = ov->extrap_every = 0;
+}
+
 int to_run(const to_options *o_in, const to_job *job, to_result *res)
 {
-    /* the settings of this run: the invocation's, with the job's training variant applied (a checkpoint's run is
-       the variant its own settings make it) */
     static to_options ov;
-    ov = *o_in;
+    to_run_options(o_in, job, &ov);
     const to_options *o = &ov;
-    if (!o->resume[0] && !o->eval[0]) {
-        if (job->variant == TO_VAR_RAND) ov.random_positions = true;
-        if (job->variant == TO_VAR_THETA500K) ov.model.rope_base = TO_THETA_500K;
-        to_set_fair_max_distance(&ov, job->task, job->pos); /* the job's own task's longest distance */
-        const char *md = rg_pos_encoding_of(job->pos)->max_distance_setting;
-        if (job->variant == TO_VAR_T5MAX128 && md) rg_pos_config_set(&ov.model, md, TO_T5_LEGACY_MAX_DISTANCE);
-        if (job->variant == TO_VAR_BF16ANGLES) ov.model.rope_bf16_angles = true;
-    }
-    if (to_lm_task(job->task)) ov.eval_every = ov.extrap_every = 0; /* no greedy decoding: perplexity after training */
+    if (o->continuing) to_continue_resume_source(&ov, job); /* its checkpoint, if it has one */
     rg_task task = job->task;
     rg_pos_kind pos = job->pos;
     int seed = job->seed;
@@ -585,6 +599,7 @@ int to_run(const to_options *o_in, const to_job *job, to_result *res)
     snprintf(tag, sizeof tag, "%s/%s/seed%d", rg_task_name(task),
              to_label(pos, variant, RG_ROPE_EXT_NONE, 0, label, sizeof label), seed);
     to_run_name(task, pos, variant, seed, name, sizeof name);
+    to_kill_run(name); /* tests only (continue.c) */
     snprintf(ckpt, sizeof ckpt, "%.*s/ckpt/%s.h5", TO_PATH - 1, o->out, name);
     int n_res = -1;
     double final_loss = NAN, t0 = to_now_seconds();
@@ -600,6 +615,9 @@ int to_run(const to_options *o_in, const to_job *job, to_result *res)
     if (!o->eval[0] && train(o, task, m, &opt, &rs, ckpt, tag, name, &final_loss, &steps_to_learn)) goto done;
     if (to_lm_task(task)) { /* perplexity by context, reported in lm_report.* (no rows of report.md) */
         n_res = to_mpi_writes() && to_lm_evaluate_run(o, m, task, name, tag) ? -1 : 0;
+        if (n_res == 0 && to_mpi_writes() && !o_in->resume[0] && !o_in->eval[0] &&
+            to_results_save(o, to_settings_digest(o_in), name, res, 0))
+            n_res = -1;
         goto done;
     }
     double train_s = to_now_seconds() - t0;
@@ -615,6 +633,10 @@ int to_run(const to_options *o_in, const to_job *job, to_result *res)
         if (evaluate_variant(o, m, &rs, tag, v, r)) goto done;
     }
     n_res = n_var;
+    /* a finished run's results on disk, so that --continue keeps them (a new run of a grid, or a continued one) */
+    if (to_mpi_writes() && !o_in->resume[0] && !o_in->eval[0] &&
+        to_results_save(o, to_settings_digest(o_in), name, res, n_res))
+        n_res = -1;
 done:
     rg_adamw_free(&opt);
     rg_model_free(m);

@@ -141,6 +141,11 @@ static const setting table[] = {
          "evaluation sets (default: data/eval_sets.h5 of the repository, the installed copy, or $ROPEGRAD_DATA)"),
     PATH("resume", M_ANY, resume, "CKPT", "continue a run from its checkpoint to --steps, then evaluate"),
     PATH("eval", M_ANY, eval, "CKPT", "evaluate a saved checkpoint only"),
+    PATH("continue", M_ANY, cont, "OUT",
+         "continue the interrupted invocation whose --out was OUT, with its settings: finished\n"
+         "                         runs kept, unfinished ones resumed from their last checkpoint, the rest\n"
+         "                         started; the same report as an uninterrupted invocation (only --jobs and\n"
+         "                         --quiet may be given with it)"),
     PATH("replot", M_TOOL, replot, "CSV",
          "re-draw the plots of a report.csv into --out (default: the CSV's folder), no training"),
     PATH("compare", M_TOOL, compare[0], "A B",
@@ -468,7 +473,8 @@ static void usage(FILE *f)
                "Trains the reference transformer on copy/reverse/sort with n <= --train-len and reports exact-match\n"
                "accuracy at longer test lengths for each position encoding. Option names are exact (no\n"
                "abbreviations). --resume and --eval take the run's settings from the checkpoint: options that set\n"
-               "them are refused there.\n\n");
+               "them are refused there; its evaluation settings too, unless given. --continue OUT takes an\n"
+               "interrupted invocation up where it stopped, with the settings recorded in OUT.\n\n");
     for (int i = 0; i < N_SETTINGS; i++) {
         const setting *s = &table[i];
         if (!s->name) continue;
@@ -482,7 +488,8 @@ static void usage(FILE *f)
     to_print_registries(f);
     fprintf(f, "\nExit status: 0 success; 1 a run or an output failed, or --out is in use by another train_order (the\n"
                "same command succeeds once that one ends); 2 a bad command line, including an --out holding\n"
-               "another invocation's results without --overwrite (nothing written).\n");
+               "another invocation's results without --overwrite, or a --continue folder holding a file that\n"
+               "cannot be used (named; nothing written).\n");
 }
 
 /* The option token as typed (argv element), to refuse abbreviations: getopt_long accepts any unique prefix. */

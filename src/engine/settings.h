@@ -45,5 +45,8 @@ void to_setting_allowed(const setting *s, char *buf, size_t n);
 int to_setting_set_number(const setting *s, to_options *o, double v);
 /* Whether the row was given on the command line or in --config (after to_options_parse). */
 bool to_setting_given(const setting *s);
+/* Whether the row's value came from the checkpoint of --resume / --eval (settings_run.c): a /run row, or an
+ * evaluation setting the checkpoint stored and the command line did not give. */
+bool to_setting_stored(const setting *s);
 
 #endif

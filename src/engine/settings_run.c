@@ -3,15 +3,44 @@
  * them back, with the /optim schedule and the model's /config, each checked against its flag's limits before
  * anything is built from it (a file is user input). */
 #include "settings.h"
+#include "engine.h"
 
 #include <stdio.h>
 #include <string.h>
 
 /* The evaluation settings a checkpoint also keeps in /run, so that --resume and --eval evaluate as the source run
- * did unless the command line or --config gives them (older checkpoints without them: the defaults). */
-static const char *const EVAL_SETTINGS[] = {"test-lens", "rope-scaling", "eval-every"};
-#define N_EVAL_SETTINGS 3
+ * did unless the command line or --config gives them (older checkpoints without them: the defaults, said on stderr
+ * and in the report). */
+static const char *const EVAL_SETTINGS[] = {"test-lens", "rope-scaling", "eval-every", "extrap-every"};
+#define N_EVAL_SETTINGS ((int)(sizeof EVAL_SETTINGS / sizeof *EVAL_SETTINGS))
 
+/* Where each setting of a --resume / --eval came from, as lists of /run keys (to_settings_sources). */
+static char src_ckpt[1024], src_user[512], src_missing[512], src_file[TO_PATH];
+static bool stored_eval[N_EVAL_SETTINGS]; /* the evaluation setting came from the checkpoint */
+
+bool to_setting_stored(const setting *s)
+{
+    for (int i = 0; i < N_EVAL_SETTINGS; i++)
+        if (s == to_setting_find(EVAL_SETTINGS[i])) return stored_eval[i];
+    return s->run && src_file[0];
+}
+
+static void add_key(char *list, size_t cap, const char *key)
+{
+    size_t n = strlen(list);
+    snprintf(list + n, cap - n, "%s%s", n ? ", " : "", key);
+}
+
+const char *to_settings_sources(char *buf, size_t cap)
+{
+    buf[0] = 0;
+    if (!src_file[0]) return buf;
+    snprintf(buf, cap, "from the checkpoint %s: %s, the model and encoding settings (/config), the schedule (/optim)"
+             "%s%s%s%s", src_file, src_ckpt, src_user[0] ? "; from the command line or --config: " : "", src_user,
+             src_missing[0] ? "; not in the checkpoint (written before they were stored), the defaults: " : "",
+             src_missing);
+    return buf;
+}
 int to_settings_to_run(const to_options *o, rg_task task, int seed, rg_run_state *rs)
 {
     static to_options run; /* o with this run's task and seed (one process per run: see pool.c, mpi.c) */
@@ -47,102 +76,150 @@ int to_settings_to_run(const to_options *o, rg_task task, int seed, rg_run_state
     return 0;
 }
 
-/* The evaluation settings of the checkpoint's /run (EVAL_SETTINGS), where present and not given by the user; each
- * read by its flag's own parser and limits. --rope-ext is the older name of --rope-scaling. */
-static void eval_settings_from_run(to_options *o, const char *ckpt, const rg_run_state *rs)
+/* Why a value of the checkpoint was refused: the message (after "checkpoint FILE: ") and what is allowed. */
+typedef struct { char msg[RG_CKPT_STR_LEN + 256], allowed[256]; } bad_value;
+
+/* One value of /run (attribute a of row s, the table's type: lists a string, the rest an integer), checked against
+ * the limits of the flag and stored in o (lists: read by the flag's own parser; one_item: exactly the text this table
+ * writes for one run, so the task "sort", not "all" or "copy,sort"). 0, or -1 with *why (o unchanged). */
+static int run_value(const setting *s, const rg_run_attr *a, bool one_item, to_options *o, bad_value *why)
+{
+    static to_options scratch;
+    char key[64], text[RG_CKPT_STR_LEN], back[RG_CKPT_STR_LEN] = "";
+    to_setting_key(s, key, sizeof key);
+    const char *flag = s->name ? s->name : s->key, *dashes = s->name ? "--" : "";
+    bool list = s->kind == K_LIST;
+    if (a->type != (list ? RG_RUN_ATTR_STRING : RG_RUN_ATTR_INT)) {
+        snprintf(why->allowed, sizeof why->allowed, list ? "a string attribute" : "an integer attribute");
+        snprintf(why->msg, sizeof why->msg, "/run %s is not %s", key, list ? "a string" : "an integer");
+        return -1;
+    }
+    scratch = *o;
+    if (!list) {
+        if (to_setting_set_number(s, &scratch, (double)a->i) == 0) return to_setting_set_number(s, o, (double)a->i);
+        to_setting_allowed(s, why->allowed, sizeof why->allowed);
+        snprintf(why->msg, sizeof why->msg, "/run %s = %lld is outside the limits of %s%s", key, (long long)a->i,
+                 dashes, flag);
+        return -1;
+    }
+    snprintf(text, sizeof text, "%s", a->s); /* the parser writes into its argument */
+    bool parsed = s->parse(&scratch, text) == 0;
+    if (parsed && one_item) s->print(&scratch, back, sizeof back);
+    if (!parsed || (one_item && (strchr(a->s, ',') || strcmp(back, a->s) != 0))) {
+        if (one_item)
+            snprintf(why->allowed, sizeof why->allowed, "the value train_order writes for one run (a task: a "
+                     "registered one; a program's own task must be registered with rg_task_register before "
+                     "rg_engine_main, see docs/extending.md)");
+        else to_setting_allowed(s, why->allowed, sizeof why->allowed);
+        snprintf(why->msg, sizeof why->msg, "/run %s = '%s' is not %s value of --%s", key, a->s,
+                 one_item ? "one" : "a", flag);
+        return -1;
+    }
+    *o = scratch;
+    return 0;
+}
+
+/* The default test lengths of o's task at its train_len (a grid task's sizes). */
+static int default_lens(to_options *o)
+{
+    for (int t = 0; t < rg_task_count(); t++)
+        if (o->tasks[t] && rg_task_is_grid(t)) return to_default_grid_sizes(t, o->train_len, o->test_lens);
+    return to_default_test_lens(o->train_len, o->test_lens);
+}
+
+/* The /run rows of the table and the evaluation settings of rs into o. user: the command line's values win (the
+ * training settings --steps, --ckpt-every, --log-every of a resume, and every evaluation setting given), and where
+ * each value came from is recorded for to_settings_sources. 0, or -1 with *why (a missing row, a bad value). */
+static int run_values(to_options *o, const rg_run_state *rs, bool user, bad_value *why)
+{
+    const setting *s;
+    for (int i = 0; (s = to_setting_at(i)); i++) {
+        if (!s->run) continue;
+        char key[64];
+        to_setting_key(s, key, sizeof key);
+        const rg_run_attr *a = rg_run_state_attr(rs, key);
+        if (!a) {
+            snprintf(why->allowed, sizeof why->allowed, "a checkpoint written by this version of train_order (older "
+                     "ones kept the task, train_len and seed in /config: train again)");
+            snprintf(why->msg, sizeof why->msg, "/run %s is missing", key);
+            return -1;
+        }
+        bool wins = user && to_setting_given(s) && s->mode == M_TRAIN;
+        static to_options scratch;
+        scratch = *o;
+        if (run_value(s, a, s->kind == K_LIST, wins ? &scratch : o, why)) return -1;
+        if (user) add_key(wins ? src_user : src_ckpt, wins ? sizeof src_user : sizeof src_ckpt, key);
+    }
+    for (int i = 0; i < N_EVAL_SETTINGS; i++) {
+        s = to_setting_find(EVAL_SETTINGS[i]);
+        char key[64];
+        to_setting_key(s, key, sizeof key);
+        const rg_run_attr *a = rg_run_state_attr(rs, key);
+        bool given = user && (to_setting_given(s) || (!strcmp(s->name, "rope-scaling") &&
+                                                      to_setting_given(to_setting_find("rope-ext"))));
+        if (given) add_key(src_user, sizeof src_user, key);
+        else if (!a && user) add_key(src_missing, sizeof src_missing, key);
+        else if (a && user) add_key(src_ckpt, sizeof src_ckpt, key);
+        if (!a && !given && !strcmp(s->name, "test-lens")) o->n_test_lens = default_lens(o);
+        if (a && !given && run_value(s, a, false, o, why)) return -1;
+        stored_eval[i] = a && !given;
+    }
+    return 0;
+}
+
+/* A value the command line gives over a different stored one, and a setting the checkpoint lacks: said on stderr,
+ * so that a difference from the source run is never silent. */
+static void note_differences(const to_options *o, const char *ckpt, const rg_run_state *rs)
 {
     for (int i = 0; i < N_EVAL_SETTINGS; i++) {
         const setting *s = to_setting_find(EVAL_SETTINGS[i]);
-        char key[64], where[96];
+        char key[64], now[1024] = "";
         to_setting_key(s, key, sizeof key);
-        snprintf(where, sizeof where, "/run %s", key);
         const rg_run_attr *a = rg_run_state_attr(rs, key);
-        bool given = to_setting_given(s) || (i == 1 && to_setting_given(to_setting_find("rope-ext")));
-        if (!a || given) continue;
-        if (s->kind != K_LIST) {
-            if (a->type != RG_RUN_ATTR_INT)
-                to_usage_error("an integer attribute", "checkpoint %s: %s is not an integer", ckpt, where);
-            static to_options scratch;
-            scratch = *o;
-            if (to_setting_set_number(s, &scratch, (double)a->i) == 0) { to_setting_set_number(s, o, (double)a->i); continue; }
-            char allowed[256];
-            to_setting_allowed(s, allowed, sizeof allowed);
-            to_usage_error(allowed, "checkpoint %s: %s = %lld is outside the limits of --%s", ckpt, where,
-                           (long long)a->i, s->name);
-        }
-        if (a->type != RG_RUN_ATTR_STRING)
-            to_usage_error("a string attribute", "checkpoint %s: %s is not a string", ckpt, where);
-        static to_options scratch;
-        char text[RG_CKPT_STR_LEN];
-        scratch = *o;
-        snprintf(text, sizeof text, "%s", a->s); /* the parser writes into its argument */
-        if (s->parse(&scratch, text) != 0) {
-            char allowed[256];
-            to_setting_allowed(s, allowed, sizeof allowed);
-            to_usage_error(allowed, "checkpoint %s: %s = '%s' is not a value of --%s", ckpt, where, a->s, s->name);
-        }
-        snprintf(text, sizeof text, "%s", a->s);
-        s->parse(o, text);
+        if (s->kind == K_LIST) s->print(o, now, sizeof now);
+        else snprintf(now, sizeof now, "%d", *(const int *)((const char *)o + s->off));
+        char stored[RG_CKPT_STR_LEN];
+        if (a && a->type == RG_RUN_ATTR_STRING) snprintf(stored, sizeof stored, "%s", a->s);
+        else if (a) snprintf(stored, sizeof stored, "%lld", (long long)a->i);
+        if (!a)
+            fprintf(stderr, "train_order: note: checkpoint %s has no /run %s (written before it was stored): the "
+                    "%s %s is used\n", ckpt, key, strstr(src_user, key) ? "given" : "default", now);
+        else if (strcmp(stored, now) != 0)
+            fprintf(stderr, "train_order: note: %s %s replaces the checkpoint's %s\n", key, now, stored);
     }
 }
 
-/* One number from the checkpoint, checked against the flag's limits; stored unless the command line gave the
- * setting for this mode (--steps, --ckpt-every, --log-every with --resume). */
+/* One number of /optim or /config, checked against the flag's limits and stored (the command line cannot give
+ * these with --resume or --eval: settings.c refuses the flags). */
 static void from_ckpt(const setting *s, to_options *o, double v, const char *ckpt, const char *where)
 {
     static to_options scratch;
     scratch = *o;
     if (to_setting_set_number(s, &scratch, v) == 0) {
-        if (!(to_setting_given(s) && s->mode == M_TRAIN)) to_setting_set_number(s, o, v);
+        to_setting_set_number(s, o, v);
         return;
     }
     char allowed[256];
     to_setting_allowed(s, allowed, sizeof allowed);
-    to_usage_error(allowed, "checkpoint %s: %s = %.17g is outside the limits of %s%s", ckpt, where, v,
-                   s->name ? "--" : "", s->name ? s->name : s->key);
+    to_usage_error(allowed, "checkpoint %s: %s = %.17g is outside the limits of --%s", ckpt, where, v, s->name);
 }
 
-/* One text value from the checkpoint (a K_LIST row): one item (no comma list), read by the flag's own parser, and
- * exactly what this table writes for one run (the task "sort", not "all" or "copy,sort"). */
-static void from_ckpt_text(const setting *s, to_options *o, const char *v, const char *ckpt, const char *where)
+int to_settings_read_run(to_options *o, const rg_run_state *rs, char *err, size_t cap)
 {
-    static to_options scratch;
-    char text[RG_CKPT_STR_LEN], back[RG_CKPT_STR_LEN] = "";
-    scratch = *o;
-    snprintf(text, sizeof text, "%s", v); /* the parser writes into its argument */
-    bool parsed = s->parse(&scratch, text) == 0;
-    if (parsed) s->print(&scratch, back, sizeof back);
-    snprintf(text, sizeof text, "%s", v);
-    if (!parsed || strchr(v, ',') || strcmp(back, v) != 0)
-        to_usage_error("the value train_order writes for one run (a task: a registered one; a program's own task "
-                       "must be registered with rg_task_register before rg_engine_main, see docs/extending.md)",
-                       "checkpoint %s: %s = '%s' is not one value of --%s", ckpt, where, v, s->name);
-    s->parse(o, text);
+    bad_value why;
+    if (run_values(o, rs, false, &why) == 0) return 0;
+    snprintf(err, cap, "%s (allowed: %s)", why.msg, why.allowed);
+    return -1;
 }
 
 void to_settings_from_checkpoint(to_options *o, const char *ckpt, const rg_model_config *cfg, const rg_run_state *rs)
 {
     /* the /run group: every row of the table marked run, present and of its type (lists: a string) */
-    const setting *s;
-    for (int i = 0; (s = to_setting_at(i)); i++) {
-        if (!s->run) continue;
-        char key[64], where[96];
-        to_setting_key(s, key, sizeof key);
-        snprintf(where, sizeof where, "/run %s", key);
-        const rg_run_attr *a = rg_run_state_attr(rs, key);
-        rg_run_attr_type want = s->kind == K_LIST ? RG_RUN_ATTR_STRING : RG_RUN_ATTR_INT;
-        if (!a)
-            to_usage_error("a checkpoint written by this version of train_order (older ones kept the task, "
-                           "train_len and seed in /config: train again)", "checkpoint %s: %s is missing", ckpt,
-                           where);
-        if (a->type != want)
-            to_usage_error(want == RG_RUN_ATTR_INT ? "an integer attribute" : "a string attribute",
-                           "checkpoint %s: %s is not %s", ckpt, where, want == RG_RUN_ATTR_INT ? "an integer" :
-                           "a string");
-        if (s->kind == K_LIST) from_ckpt_text(s, o, a->s, ckpt, where);
-        else from_ckpt(s, o, (double)a->i, ckpt, where);
-    }
-    eval_settings_from_run(o, ckpt, rs);
+    src_ckpt[0] = src_user[0] = src_missing[0] = 0;
+    snprintf(src_file, sizeof src_file, "%s", ckpt);
+    bad_value why;
+    if (run_values(o, rs, true, &why)) to_usage_error(why.allowed, "checkpoint %s: %s", ckpt, why.msg);
+    note_differences(o, ckpt, rs);
     o->n_seeds = 1; /* the run's seed, from /run seed */
     /* the model's token set is its task's (an embedding of another size is not a model of that task) */
     for (int t = 0; t < rg_task_count(); t++)
@@ -192,4 +269,28 @@ int to_settings_check_optim(const rg_adamw *opt, const char *ckpt)
         return -1;
     }
     return 0;
+}
+
+rg_status rg_engine_run_settings(const rg_run_state *rs, rg_engine_settings *s)
+{
+    static to_options o;
+    char err[RG_CKPT_STR_LEN + 512];
+    to_options_default(&o);
+    memset(s, 0, sizeof *s);
+    if (to_settings_read_run(&o, rs, err, sizeof err)) return rg_error(RG_ERR_FORMAT, "run state: %s", err);
+    *s = (rg_engine_settings){.seed = o.seed_list[0], .train_len = o.train_len, .steps = o.steps, .batch = o.batch,
+                              .micro_batches = o.micro_batches, .ckpt_every = o.ckpt_every, .log_every = o.log_every,
+                              .lr_start = o.lr_start, .max_position = o.max_position,
+                              .random_positions = o.random_positions, .n_test_lens = o.n_test_lens,
+                              .n_rope_scaling = o.n_exts, .eval_every = o.eval_every, .extrap_every = o.extrap_every};
+    for (int t = 0; t < rg_task_count(); t++)
+        if (o.tasks[t]) snprintf(s->task, sizeof s->task, "%s", rg_task_name((rg_task)t));
+    memcpy(s->test_lens, o.test_lens, sizeof(int) * (size_t)o.n_test_lens);
+    for (int i = 0; i < o.n_exts; i++) { s->rope_type[i] = o.exts[i]; s->rope_factor[i] = o.ext_factor[i]; }
+    for (int i = 0; i < N_EVAL_SETTINGS; i++) {
+        char key[64];
+        to_setting_key(to_setting_find(EVAL_SETTINGS[i]), key, sizeof key);
+        if (!rg_run_state_attr(rs, key)) add_key(s->defaulted, sizeof s->defaulted, key);
+    }
+    return RG_OK;
 }

@@ -102,6 +102,8 @@ typedef struct {
     char replot[TO_PATH];      /* --replot CSV: re-draw a report's plots into out, nothing trained */
     char compare[2][TO_PATH];  /* --compare A B: print the cell-by-cell comparison of two reports */
     char combine[TO_PATH];     /* --combine A,B,...: one report in out from reports of one grid's blocks of seeds */
+    char cont[TO_PATH];        /* --continue OUT: the interrupted invocation whose folder is OUT (continue.c) */
+    bool continuing;           /* these are the settings of OUT read by --continue (cont is then "") */
     bool quiet, overwrite, print_config;
     bool steps_given;          /* --steps on the command line or in --config */
     bool data_parallel;        /* --data-parallel: every MPI rank computes a share of each batch (mpi.h) */
@@ -251,6 +253,15 @@ int to_settings_to_run(const to_options *o, rg_task task, int seed, rg_run_state
  * (a file written before task, train_len and seed moved to /run is refused so). Exits 2 with a message naming the
  * checkpoint and the value. */
 void to_settings_from_checkpoint(to_options *o, const char *ckpt, const rg_model_config *cfg, const rg_run_state *rs);
+/* The same /run values (the table's /run rows and the evaluation settings test_lens, rope_scaling, eval_every,
+ * extrap_every; the defaults for those a checkpoint written before they were stored lacks) into o, returning instead
+ * of exiting: 0, or -1 with err = "/run KEY ... (allowed: ...)" (the caller names the file). Used by --continue and
+ * rg_engine_run_settings. */
+int to_settings_read_run(to_options *o, const rg_run_state *rs, char *err, size_t cap);
+/* Where the settings of the last to_settings_from_checkpoint came from, one line of text for the report: the
+ * checkpoint's keys, those the command line or --config gave, those the checkpoint lacks (defaults). "" when no
+ * checkpoint was read. Returns buf. */
+const char *to_settings_sources(char *buf, size_t cap);
 /* The optimizer settings a checkpoint loaded into opt (beta1, beta2, eps, weight_decay), checked against the limits
  * of their flags. 0, or -1 with a message naming the checkpoint. */
 int to_settings_check_optim(const rg_adamw *opt, const char *ckpt);
@@ -306,6 +317,10 @@ rg_status to_evalset_get(const to_options *o, rg_task task, int n, rg_evalset *e
  * message on stderr. With o->resume or o->eval set, task, pos, seed and the variant come from that checkpoint. */
 int to_run(const to_options *o, const to_job *job, to_result *res);
 
+/* The settings run `job` trains with: o with the job's training variant applied (none for a checkpoint's run).
+ * ov may not be o. */
+void to_run_options(const to_options *o, const to_job *job, to_options *ov);
+
 /* Greedy decoding of the first `count` samples of an evaluation set and its scores: exact match and token
  * accuracy through the task's score hook (token equality without one), and, when r is not NULL and the target
  * length <= TO_POS_MAX, the per-position accounting of r's slot (to_position_count). At positions 0.., or at row i
@@ -349,6 +364,60 @@ void to_curveset_free(to_curveset *c);
 /* One measurement at `step`: a row step,n,exact_match,token_acc per test length into csv (empty values for n/a).
  * 0, or -1 with a message on stderr naming tag. */
 int to_curveset_measure(const to_curveset *c, rg_model *m, int64_t step, FILE *csv, const char *tag);
+
+/* ------------------------------------------------------------------ results_file.c: a finished run's results */
+
+/* <out>/results/<name>.bin into buf. */
+void to_results_path(const to_options *o, const char *name, char *buf, size_t cap);
+/* Writes the n result records of run `name` atomically to its results file (the folder made if needed), marked with
+ * digest (to_settings_digest of the invocation). 0, or -1 with a message naming the file. */
+int to_results_save(const to_options *o, uint32_t digest, const char *name, const to_result *res, int n);
+/* Reads the results file at path as job j's under settings o (the job's variant applied: to_run_options): format,
+ * version and record size, exact length, CRC-32, the invocation's digest, and every record checked against the run
+ * (its row, test lengths, steps, ranges of scores and counts). Returns the number of records written to res (room
+ * for 1 + TO_MAX_EXTS), or -1 with why (what is wrong, for a message naming the file). */
+int to_results_load(const to_options *o, uint32_t digest, const to_job *j, const char *path, to_result *res,
+                    char *why, size_t cap);
+
+/* ------------------------------------------------------------------ continue.c: --continue OUT */
+
+/* CRC-32 of the settings JSON of o with how and where it runs (jobs, quiet, overwrite, out) left out: equal for an
+ * invocation and its --continue. */
+uint32_t to_settings_digest(const to_options *o);
+/* Writes <out>/invocation.json atomically (the command line and the resolved settings) for an invocation of new
+ * runs (nothing for --resume, --eval or --continue itself). 0, or -1 with a message naming the file. */
+int to_continue_record(const to_options *o, const char *cmd);
+/* For --continue OUT (o->cont): refuses every flag but --jobs and --quiet, then replaces o by the settings of
+ * OUT/invocation.json (checked as --config's are; --jobs and --quiet given win; out = OUT; continuing set) and cmd
+ * by its command line. Exits 2 with a message naming the file when it is missing or not one train_order wrote. */
+void to_continue_load(to_options *o, char *cmd, size_t cap);
+/* to_pool_run's contract for a continued invocation: each job's files in o->out are checked first (exit 2 naming
+ * the first that cannot be used: a results file or a checkpoint that is not this run's, corrupt, truncated or of
+ * another version); finished jobs' stored records are used, the others run (a checkpoint's run resumes from it:
+ * to_run). Results in job order, as for an uninterrupted invocation. */
+int to_continue_pool_run(const to_options *o, const to_job *jobs, int n_jobs, to_result *all, int *n_all,
+                         void (*on_partial)(const to_options *o, const to_result *res, int n, void *ctx), void *ctx);
+/* In a continued invocation, run job's settings ov (to_run_options) resume from the run's checkpoint in
+ * <out>/ckpt when there is one (checked by to_continue_pool_run before any run started): ov->resume names it. */
+void to_continue_resume_source(to_options *ov, const to_job *job);
+/* The training loop's loss window (the mean loss of train.csv's rows and the run's final loss: the sum and count
+ * of the losses since the last row, and the last row's mean, NaN before the first) kept in the run state at each
+ * checkpoint, so that a continued run ends with the loss an uninterrupted one has. 0, or -1 (rg_last_error). */
+int to_loss_window_store(rg_run_state *rs, double sum, int64_t steps, double row);
+/* Reads it back (a checkpoint without it: an empty window, row NaN). */
+void to_loss_window_load(const rg_run_state *rs, double *sum, int64_t *steps, double *row);
+/* Checks what a checkpoint's run state keeps for the training loop of a run with settings ov: steps_to_learn (-1
+ * or a step from 1 to rs->step) and the loss window (finite values, at most log_every steps). 0, or -1 with why. */
+int to_run_check_state(const rg_run_state *rs, const to_options *ov, char *why, size_t cap);
+/* Test hooks: with TRAIN_ORDER_KILL=WHERE:N in the environment, the invocation's process group is killed with
+ * SIGKILL at that point: "train:S" after training step S, "save:S" inside the checkpoint save of step S (its
+ * temporary file complete, not yet renamed), "eval:I" after test length I of a run's evaluation, "report:F" after
+ * the F-th file of the final report (armed by to_kill_arm_report; counted by to_kill_report_file); WHERE:N:RUN
+ * only in run RUN (its to_run_name, set by to_run through to_kill_run). */
+void to_kill_point(const char *where, int64_t n);
+void to_kill_run(const char *name);
+void to_kill_arm_report(void);
+void to_kill_report_file(void);
 
 /* The report (to_report, to_replot, to_compare) is declared in report.h. */
 
