@@ -21,7 +21,8 @@
 #include <string.h>
 
 /* NoPE: no position signal, every hook absent. */
-const rg_pos_encoding rg_pos_enc_none = {.name = "none", .doc = "NoPE: no position signal (Kazemnejad et al. 2023)"};
+const rg_pos_encoding rg_pos_enc_none = {.name = "none", .doc = "NoPE: no position signal (Kazemnejad et al. 2023)",
+                                    .flags = RG_POS_RELATIVE};
 
 static const rg_pos_encoding *const BUILTINS[RG_POS_BUILTIN_COUNT] = {
     [RG_POS_NONE] = &rg_pos_enc_none,

@@ -200,6 +200,10 @@ typedef struct rg_pos_encoding {
 /* rg_pos_encoding.flags. OPT_IN: not selected by train_order's --pos all (name it): the grid encodings, which read
  * the position axes and are meant for the grid tasks. */
 #define RG_POS_OPT_IN 1u
+/* RELATIVE: the logits do not change when every position is shifted by the same amount (a relative encoding:
+ * T5, ALiBi, RoPE, KERPLE, ...; not absolute positions, nor FIRE, which normalizes by the query's position). The
+ * conformance check (pos_conformance.h) tests it. */
+#define RG_POS_RELATIVE 2u
 
 /* ------------------------------------------------------------------ the registry */
 

@@ -71,4 +71,4 @@ static rg_tensor *alibi_score_bias(rg_ctx *c, void *state, const void *prep, int
 
 const rg_pos_encoding rg_pos_enc_alibi = {
     .name = "alibi", .doc = "ALiBi bias -m_h (p_i - p_j), fixed geometric slopes (Press et al. 2022)",
-    .state_new = alibi_new, .score_bias = alibi_score_bias, .state_free = free};
+    .state_new = alibi_new, .score_bias = alibi_score_bias, .state_free = free, .flags = RG_POS_RELATIVE};

@@ -348,7 +348,8 @@ static void rope_rotate_qk(rg_ctx *c, const void *prep, rg_tensor **q, rg_tensor
  * the model config too, and M-RoPE and the evaluation-time extensions read them). */
 const rg_pos_encoding rg_pos_enc_rope = {
     .name = "rope", .doc = "RoPE, interleaved pairs (2i, 2i+1) rotated by p theta_i (Su et al. 2021)",
-    .rope_layout = "interleaved", .prepare = prepare_interleaved, .rotate_qk = rope_rotate_qk};
+    .rope_layout = "interleaved", .prepare = prepare_interleaved, .rotate_qk = rope_rotate_qk,
+    .flags = RG_POS_RELATIVE};
 const rg_pos_encoding rg_pos_enc_rope_half = {
     .name = "rope-half", .doc = "RoPE, half-split pairs (i, i + d/2) as GPT-NeoX / HF rotate_half (Su et al. 2021)",
-    .rope_layout = "half", .prepare = prepare_half, .rotate_qk = rope_rotate_qk};
+    .rope_layout = "half", .prepare = prepare_half, .rotate_qk = rope_rotate_qk, .flags = RG_POS_RELATIVE};

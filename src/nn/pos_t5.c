@@ -154,4 +154,4 @@ static const rg_pos_setting T5_SETTINGS[] = {
 const rg_pos_encoding rg_pos_enc_t5 = {
     .name = "t5", .doc = "T5 bucketed relative bias rel_bias.weight[bucket(j-i), h] (Raffel et al. 2020)",
     .settings = T5_SETTINGS, .n_settings = 2, .validate = t5_validate, .state_new = t5_new, .add_params = t5_params,
-    .score_bias = t5_score_bias, .state_free = free};
+    .score_bias = t5_score_bias, .state_free = free, .flags = RG_POS_RELATIVE};

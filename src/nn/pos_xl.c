@@ -294,4 +294,5 @@ static rg_tensor *xl_score_bias(rg_ctx *c, void *state, const void *prep, int la
 
 const rg_pos_encoding rg_pos_enc_xl = {
     .name = "xl", .doc = "Transformer-XL relative attention with u, v, r_proj per layer (Dai et al. 2019)",
-    .state_new = xl_new, .add_params = xl_params, .score_bias = xl_score_bias, .state_free = free};
+    .state_new = xl_new, .add_params = xl_params, .score_bias = xl_score_bias, .state_free = free,
+    .flags = RG_POS_RELATIVE};
