@@ -5,7 +5,7 @@ CC ?= cc
 PKGS := libxsmm openblas hdf5
 # Recursive (=) so that pkg-config runs when a recipe needs it, after `deps` has installed the packages.
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) cmocka)
-PKG_LIBS = $(shell pkg-config --libs $(PKGS)) -lm -lpthread
+PKG_LIBS = $(shell pkg-config --libs $(PKGS)) -lm -lpthread -ldl
 CMOCKA_LIBS = $(shell pkg-config --libs cmocka)
 # oneDNN (Debian libdnnl-dev 2.x, optional; src/tensor/dnnl.c is its only user, and loads libdnnl.so.2 at run time,
 # so nothing links -ldnnl): bf16 products (--precision bf16) and oneDNN's float32 products. Compiled in when dnnl.h
@@ -54,7 +54,10 @@ TEST32 := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/test_*.c))
 TEST64 := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/gradcheck_*.c))
 TEST_COMMON32 := $(BUILD)/f32/tests/common.o
 TEST_COMMON64 := $(BUILD)/f64/tests/common.o
-EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c)) $(BUILD)/examples/train_order
+# examples/plugin_*.c are plugins (src/engine/plugin.h): shared libraries that train_order loads with --plugin.
+PLUGINS := $(patsubst examples/%.c,$(BUILD)/examples/%.so,$(wildcard examples/plugin_*.c))
+EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(filter-out examples/plugin_%.c,$(wildcard examples/*.c))) \
+  $(BUILD)/examples/train_order $(PLUGINS)
 # The experiment engine (src/engine, public header engine.h): everything train_order does, as a library; the program
 # examples/train_order/main.c is one call of rg_engine_main.
 ENGINE_LIB := $(BUILD)/libropegrad_engine.a
@@ -127,6 +130,12 @@ $(BUILD)/f32/tests/test_bench_targets.o: bench/bench.h
 $(BUILD)/tests/test_%: $(BUILD)/f32/tests/test_%.o $(TEST_COMMON32) $(LIB32)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(PKG_LIBS)
+# the conformance check of every encoding, and of the example plugin's xpos compiled in float64 (with the task
+# registry it registers into)
+$(BUILD)/tests/gradcheck_conformance: $(BUILD)/f64/tests/gradcheck_conformance.o $(BUILD)/f64/examples/plugin_xpos_addition.o \
+                                      $(patsubst %.c,$(BUILD)/f64/%.o,$(wildcard src/task/*.c)) $(TEST_COMMON64) $(LIB64)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -DRG_DOUBLE $^ -o $@ $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(PKG_LIBS)
 $(BUILD)/tests/gradcheck_%: $(BUILD)/f64/tests/gradcheck_%.o $(TEST_COMMON64) $(LIB64)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -DRG_DOUBLE $^ -o $@ $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(PKG_LIBS)
@@ -141,9 +150,16 @@ MPI_LIBS = $(if $(MPICC_FOUND),$(shell mpicc --showme:link))
 $(BUILD)/f32/src/engine/mpi.o: src/engine/mpi.c $(wildcard src/*/*.h) $(BUILD)/flags
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(MPI_CFLAGS) -c $< -o $@
+# A plugin calls the library functions of the program that loads it: train_order exports every symbol of the
+# library and the tasks library (-rdynamic, the whole archives, not only the objects main pulls in).
 $(BUILD)/examples/train_order: $(BUILD)/f32/examples/train_order/main.o $(ENGINE_LIB) $(TASK_LIB) $(LIB32)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(PKG_LIBS) $(CJSON_LIBS) $(MPI_LIBS)
+	$(CC) $(CFLAGS_ALL) -rdynamic $< $(ENGINE_LIB) -Wl,--whole-archive $(TASK_LIB) $(LIB32) -Wl,--no-whole-archive \
+	  -o $@ $(LDFLAGS_ALL) $(PKG_LIBS) $(CJSON_LIBS) $(MPI_LIBS)
+# A plugin: compiled against the headers, not linked to the library (the program that loads it provides it).
+$(BUILD)/examples/%.so: examples/%.c $(wildcard src/*.h src/*/*.h) $(BUILD)/flags | $(BUILD)/include/ropegrad
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -shared $< -o $@ $(LDFLAGS_ALL)
 # The report's provenance names the commit: build/git_commit holds `git rev-parse --short HEAD` ("+dirty" with
 # uncommitted changes to tracked files, "unknown" outside a git checkout) and changes only when that does.
 $(BUILD)/git_commit: FORCE
@@ -256,7 +272,7 @@ BINDIR ?= $(PREFIX)/bin
 DATADIR ?= $(PREFIX)/share/ropegrad
 PUBLIC_HEADERS := src/ropegrad.h src/version.h src/tensor/tensor.h src/tensor/ops.h src/tensor/rng.h src/tensor/blas.h \
   src/autograd/autograd.h src/nn/nn.h src/nn/pos.h src/nn/pos_ext.h src/nn/pos_grid_bias.h src/nn/generate.h src/io/checkpoint.h src/io/atomic.h \
-  src/task/task.h src/engine/engine.h
+  src/task/task.h src/engine/engine.h src/engine/plugin.h src/nn/pos_conformance.h
 INSTALLED_LIBS := libropegrad.a libropegrad_f64.a libropegrad_tasks.a libropegrad_engine.a libropegrad.so.$(VERSION)
 .PHONY: install install-files uninstall
 install: lib $(BUILD)/examples/train_order

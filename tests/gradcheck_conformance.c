@@ -1,8 +1,10 @@
 /* gradcheck_conformance.c (float64 build): the conformance check (nn/pos_conformance.h) of every registered
- * encoding, one loop over the registry (the opt-in grid encodings included), each check printed with its error and
- * bound; and a mutant, an encoding registered here whose backward is wrong, which must fail it. */
+ * encoding, one loop over the registry (the opt-in grid encodings included, and the example plugin's xpos, its source
+ * examples/plugin_xpos_addition.c compiled in float64 and its entry point called here), each check printed with its
+ * error and bound; and a mutant, an encoding registered here whose backward is wrong, which must fail it. */
 #include "common.h"
 #include "nn/pos_conformance.h"
+#include "engine/plugin.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -80,6 +82,8 @@ static void test_every_encoding(void **state)
         assert_int_equal(st, RG_OK);
         failed_total += failed;
     }
+    rg_pos_kind x;
+    assert_int_equal(rg_pos_parse("xpos", &x), RG_OK); /* the plugin's encoding was in the loop */
     assert_int_equal(failed_total, 0);
 }
 
@@ -112,7 +116,7 @@ static void test_unknown_name(void **state)
 
 int main(void)
 {
-    if (rg_pos_register(&MUTANT, NULL)) {
+    if (rg_plugin_init() || rg_pos_register(&MUTANT, NULL)) {
         fprintf(stderr, "%s\n", rg_last_error());
         return 1;
     }

@@ -6,6 +6,8 @@
 #include "report.h"
 #include "mpi.h"
 #include "lm_run.h"
+#include "plugin_load.h"
+#include "nn/pos_conformance.h"
 #include "task/lm.h"
 #include "task/tricks.h"
 #include "task/grid.h"
@@ -146,17 +148,38 @@ static void command_line(int argc, char **argv, char *cmd, size_t cap)
     if (!whole) snprintf(cmd + at, cap - at, "%s", cut);
 }
 
+/* --check-pos NAME: the conformance check in this program's precision; 0 all checks pass, 1 one fails, 2 an
+ * unknown encoding. */
+static int check_pos(const char *name)
+{
+    int failed = 0;
+    rg_status st = rg_pos_conformance(name, &(rg_pos_report){stdout, NULL, NULL}, &failed);
+    if (st == RG_ERR_ARG && rg_pos_parse(name, &(rg_pos_kind){0}) != RG_OK)
+        to_usage_error("a registered encoding (see --help; a plugin's with --plugin PATH)", "--check-pos: %s",
+                       rg_last_error());
+    if (st) {
+        fprintf(stderr, "%s: --check-pos %s: %s\n", to_prog(), name, rg_last_error());
+        return 1;
+    }
+    printf("%s: %s: %s (%s checks; docs/extending.md)\n", to_prog(), name, failed ? "FAILED" : "conforms",
+           rg_build_real());
+    return failed ? 1 : fflush(stdout) == 0 ? 0 : 1;
+}
+
 int rg_engine_main(int argc, char **argv)
 {
+    to_set_prog(argc > 0 ? argv[0] : NULL); /* messages and --help name the program */
     rg_blas_prefer_fast_kernels(argv); /* OpenBLAS 0.3.21 runs SSE3 kernels on CPUs it does not know */
     to_mpi_start(&argc, &argv); /* MPI_Init only under mpirun (mpi.h) */
     if (rg_task_register_tricks() || rg_lm_register() || rg_task_register_grids()) { /* opt-in: tricks.h, lm.h, grid.h */
-        fprintf(stderr, "train_order: %s\n", rg_last_error());
+        fprintf(stderr, "%s: %s\n", to_prog(), rg_last_error());
         return 1;
     }
+    to_plugins_load(argc, argv); /* before parsing: --pos and --task take the plugins' names */
     to_options o;
     to_options_default(&o);
     to_options_parse(argc, argv, &o);
+    if (o.check_pos[0]) return check_pos(o.check_pos);
     if (o.replot[0] || o.compare[0][0]) return report_tool(&o);
     static char cmd[8192];
     command_line(argc, argv, cmd, sizeof cmd);

@@ -147,6 +147,14 @@ static const setting table[] = {
     PATH("combine", M_TOOL, combine, "LIST",
          "one report in --out from a comma list of reports of one grid run in blocks of seeds, tasks or encodings "
          "(every other setting checked equal)"),
+    LIST("plugin", M_ANY, false, to_parse_plugin, to_print_plugin, "PATH",
+         "load a plugin (a shared library of encodings and tasks, plugin.h) before the other\n"
+         "                         options are read; repeatable; also $ROPEGRAD_PLUGINS, a ':'-separated list",
+         "a plugin file loaded by --plugin on the command line or by ROPEGRAD_PLUGINS (a --config file cannot load "
+         "one)"),
+    PATH("check-pos", M_ANY, check_pos, "NAME",
+         "run the conformance check of a registered encoding (gradients, KV cache, checkpoint,\n"
+         "                         shift, rope_scaling; docs/extending.md) in this program's precision; no training"),
     BOOL("quiet", M_ANY, false, quiet, "no progress output"),
     BOOL("print-config", M_ANY, false, print_config, "print the resolved settings as JSON and exit"),
     ACTION("help", NULL, "this text"),
@@ -601,6 +609,7 @@ char *to_options_json(const to_options *o)
         if (!strcmp(s->name, "seed") && o->n_seeds != 1) continue;
         if (!strcmp(s->name, "seeds") && o->n_seeds == 1) continue;
         if (!strcmp(s->name, "rope-ext")) continue; /* printed as rope_scaling */
+        if (!strcmp(s->name, "plugin") || !strcmp(s->name, "check-pos")) continue; /* not settings of a run */
         if (s->mode == M_RESUME && !o->resume[0]) continue; /* not used in this mode */
         const char *p = (const char *)o + s->off;
         char key[64], text[8192];

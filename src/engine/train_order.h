@@ -100,6 +100,7 @@ typedef struct {
     char replot[TO_PATH];      /* --replot CSV: re-draw a report's plots into out, nothing trained */
     char compare[2][TO_PATH];  /* --compare A B: print the cell-by-cell comparison of two reports */
     char combine[TO_PATH];     /* --combine A,B,...: one report in out from reports of one grid's blocks of seeds */
+    char check_pos[TO_PATH];   /* --check-pos NAME: the encoding's conformance check (pos_conformance.h), no run */
     bool quiet, overwrite, print_config;
     bool steps_given;          /* --steps on the command line or in --config */
     bool data_parallel;        /* --data-parallel: every MPI rank computes a share of each batch (mpi.h) */
@@ -146,7 +147,9 @@ typedef struct {
  * back to that text. */
 int to_parse_task(to_options *o, char *v);        /* copy | reverse | sort | all, or a comma list */
 int to_parse_pos(to_options *o, char *v);         /* encodings, or all */
-int to_parse_pos_config(to_options *o, char *v);  /* NAME=VALUE,... encoding settings into o->model */
+int to_parse_pos_config(to_options *o, char *v);
+int to_parse_plugin(to_options *o, char *v);      /* a path to_plugins_load loaded (plugin_load.h) */
+void to_print_plugin(const to_options *o, char *b, size_t n);  /* NAME=VALUE,... encoding settings into o->model */
 int to_parse_seed(to_options *o, char *v);        /* one seed 1..1000000 */
 int to_parse_seeds(to_options *o, char *v);       /* N (1..N) or a comma list of distinct seeds */
 /* True if cfg holds a value of encoding setting `name` (set with --pos-config or read from a checkpoint), false
