@@ -4,6 +4,7 @@
  * beside the executable, then through $ROPEGRAD_DATA). */
 #include "train_order.h"
 #include "settings.h"
+#include "plugin_load.h"
 
 #include <errno.h>
 #include <libgen.h>
@@ -121,6 +122,7 @@ static void from_checkpoint(to_options *o)
     rg_model_config cfg;
     static rg_run_state rs;
     rg_checkpoint_set_max_params((int64_t)TO_MAX_PARAMS); /* the largest model train_order builds */
+    to_plugin_hint(ck, flag); /* an encoding or task of a plugin that is not loaded: which --plugin to pass */
     if (rg_checkpoint_read_config(ck, &cfg, &rs))
         to_usage_error("a checkpoint written by train_order", "%s: %s", flag, rg_last_error());
     to_settings_from_checkpoint(o, ck, &cfg, &rs);

@@ -3,6 +3,7 @@
  * plugin file (FIPS 180-4) for checkpoints and the MPI ranks' check. */
 #include "plugin_load.h"
 #include "plugin.h"
+#include "../io/checkpoint.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -221,4 +222,47 @@ void to_print_plugin(const to_options *o, char *b, size_t n)
     b[0] = 0;
     for (int i = 0; i < n_plugins; i++)
         snprintf(b + strlen(b), n - strlen(b), "%s%s", i ? ":" : "", plugins[i].path);
+}
+
+/* ------------------------------------------------------------------ the checkpoint's record */
+
+int to_plugin_record(rg_run_state *rs, int pos, int task)
+{
+    char text[RG_CKPT_STR_LEN] = "";
+    const to_plugin *pp = to_plugin_of_pos(pos), *pt = to_plugin_of_task(task);
+    if (pp)
+        snprintf(text, sizeof text, "encoding %s %s sha256:%s\n", rg_pos_name((rg_pos_kind)pos), pp->file, pp->sha256);
+    if (pt)
+        snprintf(text + strlen(text), sizeof text - strlen(text), "task %s %s sha256:%s\n", rg_task_name(task),
+                 pt->file, pt->sha256);
+    return text[0] && rg_run_state_set_str(rs, TO_PLUGIN_ATTR, text) ? -1 : 0;
+}
+
+void to_plugin_hint(const char *ckpt, const char *flag)
+{
+    static rg_run_state rs;
+    const rg_run_attr *a;
+    if (rg_checkpoint_read_run(ckpt, &rs) || !(a = rg_run_state_attr(&rs, TO_PLUGIN_ATTR)) ||
+        a->type != RG_RUN_ATTR_STRING)
+        return; /* no record: the usual checks say what is wrong */
+    char text[RG_CKPT_STR_LEN];
+    snprintf(text, sizeof text, "%s", a->s);
+    for (char *save = NULL, *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char kind[16], name[64], file[256], hex[65];
+        if (sscanf(line, "%15s %63s %255s sha256:%64s", kind, name, file, hex) != 4) continue;
+        bool is_task = !strcmp(kind, "task");
+        int id = -1;
+        if (is_task) { rg_task t; if (rg_task_parse(name, &t) == RG_OK) id = t; }
+        else { rg_pos_kind k; if (rg_pos_parse(name, &k) == RG_OK) id = (int)k; }
+        const to_plugin *p = id < 0 ? NULL : is_task ? to_plugin_of_task(id) : to_plugin_of_pos(id);
+        if (id < 0) {
+            fprintf(stderr, "%s: %s: checkpoint %s: its %s '%s' was registered by the plugin %s (sha256 %.16s...), "
+                    "which is not loaded: pass --plugin PATH/%s (a checkpoint never loads code itself)\n", to_prog(),
+                    flag, ckpt, kind, name, file, hex, file);
+            exit(2);
+        }
+        if (p && strcmp(p->sha256, hex))
+            fprintf(stderr, "%s: note: %s: checkpoint %s: its %s '%s' came from %s sha256 %.16s..., the loaded %s is "
+                    "sha256 %.16s...\n", to_prog(), flag, ckpt, kind, name, file, hex, p->file, p->sha256);
+    }
 }

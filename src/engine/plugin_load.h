@@ -38,6 +38,17 @@ const to_plugin *to_plugin_at(int i);
 const to_plugin *to_plugin_of_pos(int id);
 const to_plugin *to_plugin_of_task(int id);
 
+/* The checkpoint's record of the plugins behind a run: the /run string attribute TO_PLUGIN_ATTR, one line per
+ * encoding or task a plugin registered, "encoding NAME FILE sha256:HEX" / "task NAME FILE sha256:HEX" (absent when
+ * neither came from a plugin). to_plugin_record writes it for the run of encoding pos and task (0, or -1 with
+ * rg_last_error). to_plugin_hint reads a checkpoint's record before --eval / --resume builds anything: an encoding
+ * or task it names that is not registered stops the program with exit status 2 and a message naming the plugin's
+ * file and digest and the --plugin to pass; a registered one from a plugin of another digest gets a note. */
+#define TO_PLUGIN_ATTR "plugins"
+struct rg_run_state;
+int to_plugin_record(struct rg_run_state *rs, int pos, int task);
+void to_plugin_hint(const char *ckpt, const char *flag);
+
 /* SHA-256 of the file at path into hex[65]. 0, or -1 (errno set) if it cannot be read. */
 int to_sha256_file(const char *path, char hex[65]);
 

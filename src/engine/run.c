@@ -4,6 +4,7 @@
  * (rg_model_set_rope_scaling) at s = (2n+3) / (2 L_train + 3) per test length, or at a fixed factor. A run is one
  * training variant (to_variant): the encoding as configured, rope_theta 500000, or randomized positions. */
 #include "train_order.h"
+#include "plugin_load.h"
 #include "mpi.h"
 #include "lm_run.h"
 
@@ -490,7 +491,7 @@ static int build(const to_options *o, rg_task task, rg_pos_kind *pos, int seed, 
     if (src && to_settings_check_optim(opt, src)) return -1; /* the caller frees m and opt */
     /* the schedule and settings this invocation runs with (a resume may extend --steps or restart the schedule) */
     rs->lr = (rg_lr_state){rs->step, o->lr, o->warmup, o->lr_total, o->min_lr_frac, o->clip};
-    if (to_settings_to_run(o, task, seed, rs)) {
+    if (to_settings_to_run(o, task, seed, rs) || to_plugin_record(rs, (*m)->cfg.pos, task)) {
         fprintf(stderr, "train_order: %s\n", rg_last_error());
         return -1;
     }
