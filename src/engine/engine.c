@@ -75,7 +75,7 @@ static int combine_tool(const to_options *o, const char *cmd)
         to_report(&m, c.res, c.n_res, &(to_report_meta){c.wall_seconds, cmd, false, 0, 0, c.sources}))
         rc = 1;
     if (!m.quiet)
-        fprintf(stderr, "train_order: --combine: %d training runs, %d seeds, from %d reports%s; report in %s/report.md\n",
+        to_err("--combine: %d training runs, %d seeds, from %d reports%s; report in %s/report.md\n",
                 c.runs, c.n_seeds, n, c.partial ? " (one or more PARTIAL)" : "", m.out);
     to_combined_free(&c);
     close(lock);
@@ -111,7 +111,7 @@ static int write_settings(const to_options *o)
     FILE *f = fopen(path, "w");
     if (f) to_options_print(o, f);
     if (!f || fclose(f) != 0) {
-        fprintf(stderr, "train_order: cannot write %s\n", path);
+        to_err("cannot write %s\n", path);
         return -1;
     }
     return 0;
@@ -188,7 +188,7 @@ int rg_engine_main(int argc, char **argv)
     to_mpi_check(&o);
     if (o.print_config) { to_options_print(&o, stdout); return 0; }
     if (rg_set_linear_precision(o.precision)) { /* before any run (and on every MPI rank) */
-        fprintf(stderr, "train_order: --%s\n", rg_last_error()); /* "precision bf16: <why>" */
+        to_err("--%s\n", rg_last_error()); /* "precision bf16: <why>" */
         return 1;
     }
     if (to_mpi_rank() > 0) return to_mpi_worker(&o); /* MPI ranks 1..N-1 serve rank 0 (mpi.h) */
@@ -199,7 +199,7 @@ int rg_engine_main(int argc, char **argv)
     to_job *jobs = calloc((size_t)RG_TASK_MAX * rg_pos_count() * TO_VAR_COUNT * (size_t)o.n_seeds, sizeof *jobs);
     int n_jobs = jobs ? make_jobs(&o, jobs) : 0;
     to_result *all = calloc((size_t)n_jobs * (1 + TO_MAX_EXTS) + 1, sizeof *all);
-    if (!jobs || !all) { fprintf(stderr, "train_order: out of memory\n"); return 1; }
+    if (!jobs || !all) { to_err("out of memory\n"); return 1; }
     if (o.jobs > n_jobs) o.jobs = n_jobs;
     rg_set_num_threads(o.threads);
 
@@ -213,7 +213,7 @@ int rg_engine_main(int argc, char **argv)
     if (n_all && !reported) rc = 1;
     if (to_lm_report(&o, jobs, n_jobs, cmd, wall)) rc = 1; /* the LM tasks' perplexity report (lm_run.h) */
     if (!o.quiet) /* names report.md only when written (LM tasks alone write lm_report.md, named by to_lm_report) */
-        fprintf(stderr, "train_order: %d run(s), %d failed, %.1f s%s%s%s\n", n_jobs, failed, wall,
+        to_err("%d run(s), %d failed, %.1f s%s%s%s\n", n_jobs, failed, wall,
                 reported ? "; report in " : "", reported ? o.out : "", reported ? "/report.md" : "");
     free(all);
     free(jobs);

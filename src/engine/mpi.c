@@ -88,7 +88,7 @@ void to_mpi_start(int *argc, char ***argv)
 {
     if (!launched_by_mpirun()) return;
     if (MPI_Init(argc, argv) != MPI_SUCCESS) {
-        fprintf(stderr, "train_order: MPI_Init failed\n");
+        to_err("MPI_Init failed\n");
         exit(1);
     }
     g.active = true;
@@ -115,7 +115,7 @@ bool to_mpi_writes(void) { return !(g.active && g.data_parallel && g.rank > 0); 
 static _Noreturn void fail_run(const to_job *j)
 {
     char label[96];
-    fprintf(stderr, "train_order: rank %d of %d (%s): run %s/%s/seed%d failed; ending the MPI job\n", g.rank,
+    to_err("rank %d of %d (%s): run %s/%s/seed%d failed; ending the MPI job\n", g.rank,
             g.size, g.host, rg_task_name(j->task), to_label(j->pos, j->variant, RG_ROPE_EXT_NONE, 0, label,
             sizeof label), j->seed);
     fflush(stderr);
@@ -180,7 +180,7 @@ static int grid_master(const to_options *o, const to_job *jobs, int n_jobs, to_r
         }
     }
     int rc = counts && slots ? 0 : -1;
-    if (rc) fprintf(stderr, "train_order: rank 0: out of memory for the results\n");
+    if (rc) to_err("rank 0: out of memory for the results\n");
     free(counts);
     free(slots);
     return rc;
@@ -213,7 +213,7 @@ static int dp_jobs(const to_options *o, const to_job *jobs, int n_jobs, to_resul
     MPI_Bcast(&n_jobs, 1, MPI_INT, 0, MPI_COMM_WORLD);
     to_job *list = malloc(sizeof *list * (size_t)(n_jobs > 0 ? n_jobs : 1));
     if (!list) {
-        fprintf(stderr, "train_order: rank %d: out of memory\n", g.rank);
+        to_err("rank %d: out of memory\n", g.rank);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     if (g.rank == 0) memcpy(list, jobs, sizeof *list * (size_t)n_jobs);
@@ -247,7 +247,7 @@ static rg_status dp_reduce(rg_real *grad, int64_t n, double *loss, void *ctx)
         dp.losses = malloc(sizeof(double) * (size_t)g.size);
         dp.cap = dp.all && dp.losses ? n : 0;
         if (!dp.cap) {
-            fprintf(stderr, "train_order: rank 0: out of memory for %d gradient blocks of %lld elements\n", g.size,
+            to_err("rank 0: out of memory for %d gradient blocks of %lld elements\n", g.size,
                     (long long)n);
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
@@ -325,7 +325,7 @@ int to_mpi_pool_run(const to_options *o, const to_job *jobs, int n_jobs, to_resu
 void to_mpi_start(int *argc, char ***argv)
 {
     if (!launched_by_mpirun()) return;
-    fprintf(stderr, "train_order: started by mpirun, but this build has no MPI (mpicc was not found when it was "
+    to_err("started by mpirun, but this build has no MPI (mpicc was not found when it was "
             "built); install libopenmpi-dev and openmpi-bin (make deps) and rebuild\n");
     exit(2);
 }

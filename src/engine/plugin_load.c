@@ -266,3 +266,18 @@ void to_plugin_hint(const char *ckpt, const char *flag)
                     "sha256 %.16s...\n", to_prog(), flag, ckpt, kind, name, file, hex, p->file, p->sha256);
     }
 }
+
+void to_plugins_usage(FILE *f)
+{
+    if (n_plugins) fprintf(f, "\nPlugins loaded (--plugin, ROPEGRAD_PLUGINS):\n");
+    for (int i = 0; i < n_plugins; i++) {
+        const to_plugin *p = &plugins[i];
+        fprintf(f, "  %s (sha256 %.16s...)\n", p->path, p->sha256);
+        for (int k = p->pos_first; k < p->pos_end; k++) {
+            const rg_pos_encoding *e = rg_pos_encoding_of((rg_pos_kind)k);
+            fprintf(f, "    --pos %-16s %s\n", e->name, e->doc ? e->doc : "");
+        }
+        for (int t = p->task_first; t < p->task_end; t++)
+            fprintf(f, "    --task %-15s %s\n", rg_task_name(t), rg_task_get(t)->summary ? rg_task_get(t)->summary : "");
+    }
+}

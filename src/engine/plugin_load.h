@@ -7,6 +7,8 @@
 #include "../nn/pos.h"
 #include "../task/task.h"
 
+#include <stdio.h>
+
 #define TO_PLUGIN_MAX 16
 
 typedef struct {
@@ -30,6 +32,9 @@ void to_set_prog(const char *argv0);
 void to_plugins_load(int argc, char **argv);
 /* 0 when path (a --plugin value seen by the parser) was loaded by to_plugins_load, else -1. */
 int to_plugin_loaded(const char *path);
+
+/* --help's lines on the plugins loaded (file, digest, the encodings and tasks each registered); nothing without. */
+void to_plugins_usage(FILE *f);
 
 /* The plugins loaded, in order. */
 int to_plugin_count(void);

@@ -5,6 +5,7 @@
  * loop over this table, so a flag, a config key and a checkpoint value of the same setting share one set of
  * limits. */
 #include "settings.h"
+#include "plugin_load.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -253,7 +254,8 @@ static void format_value(const setting *s, const to_options *o, char *b, size_t 
 
 void to_setting_allowed(const setting *s, char *b, size_t n)
 {
-    if (s->allowed) snprintf(b, n, "%s", s->allowed);
+    if (s->parse == to_parse_task || s->parse == to_parse_pos) to_allowed_names(s->parse == to_parse_task, b, n);
+    else if (s->allowed) snprintf(b, n, "%s", s->allowed);
     else if (s->kind == K_INT) snprintf(b, n, "an integer from %.0f to %.0f", s->lo, s->hi);
     else if (s->kind == K_DOUBLE) snprintf(b, n, "a number in %s%g, %g]", s->lo_open ? "(" : "[", s->lo, s->hi);
     else if (s->kind == K_BOOL) snprintf(b, n, "true or false");
@@ -292,7 +294,7 @@ int to_setting_set_number(const setting *s, to_options *o, double v)
  * came from, for the message. Exits 2 on a bad value. */
 static void apply(const setting *s, to_options *o, const char *value, const char *origin)
 {
-    char allowed[256], buf[8192];
+    char allowed[1024], buf[8192];
     to_setting_allowed(s, allowed, sizeof allowed);
     int bad = 0;
     if (s->kind == K_BOOL) {
@@ -411,7 +413,7 @@ static void config_text(to_options *o, const char *text, const char *src)
         }
         seen[s - table] = true;
         if (!json_type_fits(s, item)) {
-            char allowed[256];
+            char allowed[1024];
             to_setting_allowed(s, allowed, sizeof allowed);
             cJSON_Delete(root);
             to_usage_error(allowed, "%s: a JSON %s, but --%s takes %s", origin,
@@ -465,11 +467,11 @@ static void usage(FILE *f)
 {
     to_options d;
     to_options_default(&d);
-    fprintf(f, "usage: train_order [options]\n"
+    fprintf(f, "usage: %s [options]\n"
                "Trains the reference transformer on copy/reverse/sort with n <= --train-len and reports exact-match\n"
                "accuracy at longer test lengths for each position encoding. Option names are exact (no\n"
                "abbreviations). --resume and --eval take the run's settings from the checkpoint: options that set\n"
-               "them are refused there.\n\n");
+               "them are refused there.\n\n", to_prog());
     for (int i = 0; i < N_SETTINGS; i++) {
         const setting *s = &table[i];
         if (!s->name) continue;
@@ -483,9 +485,10 @@ static void usage(FILE *f)
     if (rg_task_count() > RG_TASK_BUILTIN) fprintf(f, "\nTasks this program registered (--task values too):\n");
     for (int t = RG_TASK_BUILTIN; t < rg_task_count(); t++) /* rg_task_register before rg_engine_main */
         fprintf(f, "  %-22s %s\n", rg_task_name(t), rg_task_get(t)->summary ? rg_task_get(t)->summary : "");
-    fprintf(f, "\nExit status: 0 success; 1 a run or an output failed, or --out is in use by another train_order (the\n"
+    to_plugins_usage(f);
+    fprintf(f, "\nExit status: 0 success; 1 a run or an output failed, or --out is in use by another run of %s (the\n"
                "same command succeeds once that one ends); 2 a bad command line, including an --out holding\n"
-               "another invocation's results without --overwrite (nothing written).\n");
+               "another invocation's results without --overwrite (nothing written).\n", to_prog());
 }
 
 /* The option token as typed (argv element), to refuse abbreviations: getopt_long accepts any unique prefix. */

@@ -65,7 +65,7 @@ static void eval_settings_from_run(to_options *o, const char *ckpt, const rg_run
             static to_options scratch;
             scratch = *o;
             if (to_setting_set_number(s, &scratch, (double)a->i) == 0) { to_setting_set_number(s, o, (double)a->i); continue; }
-            char allowed[256];
+            char allowed[1024];
             to_setting_allowed(s, allowed, sizeof allowed);
             to_usage_error(allowed, "checkpoint %s: %s = %lld is outside the limits of --%s", ckpt, where,
                            (long long)a->i, s->name);
@@ -77,7 +77,7 @@ static void eval_settings_from_run(to_options *o, const char *ckpt, const rg_run
         scratch = *o;
         snprintf(text, sizeof text, "%s", a->s); /* the parser writes into its argument */
         if (s->parse(&scratch, text) != 0) {
-            char allowed[256];
+            char allowed[1024];
             to_setting_allowed(s, allowed, sizeof allowed);
             to_usage_error(allowed, "checkpoint %s: %s = '%s' is not a value of --%s", ckpt, where, a->s, s->name);
         }
@@ -96,7 +96,7 @@ static void from_ckpt(const setting *s, to_options *o, double v, const char *ckp
         if (!(to_setting_given(s) && s->mode == M_TRAIN)) to_setting_set_number(s, o, v);
         return;
     }
-    char allowed[256];
+    char allowed[1024];
     to_setting_allowed(s, allowed, sizeof allowed);
     to_usage_error(allowed, "checkpoint %s: %s = %.17g is outside the limits of %s%s", ckpt, where, v,
                    s->name ? "--" : "", s->name ? s->name : s->key);
@@ -114,7 +114,7 @@ static void from_ckpt_text(const setting *s, to_options *o, const char *v, const
     if (parsed) s->print(&scratch, back, sizeof back);
     snprintf(text, sizeof text, "%s", v);
     if (!parsed || strchr(v, ',') || strcmp(back, v) != 0)
-        to_usage_error("the value train_order writes for one run (a task: a registered one; a program's own task "
+        to_usage_error("the value the engine writes for one run (a task: a registered one; a program's own task "
                        "must be registered with rg_task_register before rg_engine_main, see docs/extending.md)",
                        "checkpoint %s: %s = '%s' is not one value of --%s", ckpt, where, v, s->name);
     s->parse(o, text);
@@ -132,7 +132,7 @@ void to_settings_from_checkpoint(to_options *o, const char *ckpt, const rg_model
         const rg_run_attr *a = rg_run_state_attr(rs, key);
         rg_run_attr_type want = s->kind == K_LIST ? RG_RUN_ATTR_STRING : RG_RUN_ATTR_INT;
         if (!a)
-            to_usage_error("a checkpoint written by this version of train_order (older ones kept the task, "
+            to_usage_error("a checkpoint written by this version of the engine (older ones kept the task, "
                            "train_len and seed in /config: train again)", "checkpoint %s: %s is missing", ckpt,
                            where);
         if (a->type != want)
@@ -173,7 +173,7 @@ void to_settings_from_checkpoint(to_options *o, const char *ckpt, const rg_model
     const char *rngs[] = {"data", "positions"};
     for (int i = 0; i < 2; i++)
         if (!rg_run_state_rng((rg_run_state *)rs, rngs[i]))
-            to_usage_error("a checkpoint written by train_order", "checkpoint %s: /rng/%s is missing", ckpt, rngs[i]);
+            to_usage_error("a checkpoint of this engine", "checkpoint %s: /rng/%s is missing", ckpt, rngs[i]);
 }
 
 int to_settings_check_optim(const rg_adamw *opt, const char *ckpt)
@@ -185,9 +185,9 @@ int to_settings_check_optim(const rg_adamw *opt, const char *ckpt)
         static to_options scratch;
         const setting *s = to_setting_find(vals[i].flag);
         if (to_setting_set_number(s, &scratch, vals[i].v) == 0) continue;
-        char allowed[256];
+        char allowed[1024];
         to_setting_allowed(s, allowed, sizeof allowed);
-        fprintf(stderr, "train_order: checkpoint %s: /optim %s = %.17g is outside the limits of --%s (%s)\n", ckpt,
+        to_err("checkpoint %s: /optim %s = %.17g is outside the limits of --%s (%s)\n", ckpt,
                 vals[i].key, vals[i].v, s->name, allowed);
         return -1;
     }

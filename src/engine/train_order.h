@@ -148,6 +148,8 @@ typedef struct {
 int to_parse_task(to_options *o, char *v);        /* copy | reverse | sort | all, or a comma list */
 int to_parse_pos(to_options *o, char *v);         /* encodings, or all */
 int to_parse_pos_config(to_options *o, char *v);
+/* The allowed values of --task (tasks true) or --pos: every registered name (built-in, the program's, plugins'). */
+void to_allowed_names(bool tasks, char *b, size_t n);
 int to_parse_plugin(to_options *o, char *v);      /* a path to_plugins_load loaded (plugin_load.h) */
 void to_print_plugin(const to_options *o, char *b, size_t n);  /* NAME=VALUE,... encoding settings into o->model */
 int to_parse_seed(to_options *o, char *v);        /* one seed 1..1000000 */
@@ -249,6 +251,9 @@ int to_settings_check_optim(const rg_adamw *opt, const char *ckpt);
 void to_options_check(to_options *o);
 /* The message helper for usage errors: "train_order: <what>\n  allowed: <allowed>", exit 2. */
 _Noreturn void to_usage_error(const char *allowed, const char *fmt, ...);
+/* A message on stderr, "<program>: " and fmt's text in one write (to_prog: the program's own name, plugin_load.h). */
+void to_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+const char *to_prog(void);
 
 /* ------------------------------------------------------------------ outdir.c: the output folder */
 
