@@ -4,6 +4,7 @@
  * otherwise as stubs that refuse an MPI launch and --data-parallel. The records travel as bytes: every rank runs
  * the same binary on the same architecture (a homogeneous cluster). */
 #include "mpi.h"
+#include "plugin_load.h"
 
 #include <inttypes.h>
 #include <limits.h>
@@ -99,8 +100,30 @@ void to_mpi_start(int *argc, char ***argv)
     atexit(at_exit);
 }
 
+/* Every rank must have loaded the same plugins (the same files, by digest, in the same order): rank 0 gathers each
+ * rank's list and compares it with its own; on a difference every rank stops with exit status 2 (rank 0 names the
+ * rank and both lists). */
+static void check_plugins(void)
+{
+    enum { CAP = TO_PLUGIN_MAX * 80 + 1 };
+    char mine[CAP], *all = g.rank == 0 ? malloc((size_t)CAP * g.size) : NULL;
+    to_plugins_fingerprint(mine, CAP);
+    MPI_Gather(mine, CAP, MPI_CHAR, all, CAP, MPI_CHAR, 0, MPI_COMM_WORLD);
+    int bad = -1;
+    for (int r = 1; g.rank == 0 && all && r < g.size && bad < 0; r++)
+        if (strcmp(all + (size_t)r * CAP, mine)) bad = r;
+    if (g.rank == 0 && bad > 0)
+        to_err("MPI rank %d loaded other plugins than rank 0 (every rank must load the same --plugin files and "
+               "ROPEGRAD_PLUGINS):\n  rank 0: %s\n  rank %d: %s\n", bad, mine[0] ? mine : "(none)", bad,
+               all[(size_t)bad * CAP] ? all + (size_t)bad * CAP : "(none)");
+    free(all);
+    MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (bad > 0) exit(2);
+}
+
 void to_mpi_check(const to_options *o)
 {
+    if (g.active) check_plugins();
     g.data_parallel = o->data_parallel;
     if (o->data_parallel && !g.active)
         to_usage_error("mpirun -np N build/examples/train_order ... --data-parallel",

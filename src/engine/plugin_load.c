@@ -281,3 +281,11 @@ void to_plugins_usage(FILE *f)
             fprintf(f, "    --task %-15s %s\n", rg_task_name(t), rg_task_get(t)->summary ? rg_task_get(t)->summary : "");
     }
 }
+
+void to_plugins_fingerprint(char *buf, size_t cap)
+{
+    buf[0] = 0;
+    for (int i = 0; i < n_plugins; i++) /* 48 characters of the file name and 24 of the digest: < 80 per plugin */
+        snprintf(buf + strlen(buf), cap - strlen(buf), "%s%.48s:%.24s", i ? " " : "", plugins[i].file,
+                 plugins[i].sha256);
+}
