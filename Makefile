@@ -116,11 +116,21 @@ $(BUILD)/tests/test_task $(BUILD)/tests/test_task_registry $(BUILD)/tests/test_t
 
 # the end-to-end tests of train_order share a harness (tests/to_harness.c)
 TO_TESTS := $(BUILD)/tests/test_train_order $(BUILD)/tests/test_train_order_input $(BUILD)/tests/test_mpi \
-  $(BUILD)/tests/test_custom_task $(BUILD)/tests/test_grid_engine
+  $(BUILD)/tests/test_custom_task $(BUILD)/tests/test_grid_engine $(BUILD)/tests/test_plugin
 $(TO_TESTS): $(BUILD)/tests/%: $(BUILD)/f32/tests/%.o $(BUILD)/f32/tests/to_harness.o $(TEST_COMMON32) $(LIB32)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(PKG_LIBS)
 $(TO_TESTS:$(BUILD)/tests/%=$(BUILD)/f32/tests/%.o) $(BUILD)/f32/tests/to_harness.o: tests/to_harness.h
+# the plugins test_plugin runs train_order with (built, never linked into a test): the example plugin, the same
+# source built for float64, and tests/plugin_bad.c's refusals (BAD_nomagic, BAD_version, BAD_layout, BAD_init)
+TEST_PLUGINS := $(addprefix $(BUILD)/tests/plugin_,f64.so nomagic.so version.so layout.so init.so)
+$(BUILD)/tests/plugin_f64.so: examples/plugin_xpos_addition.c $(wildcard src/*.h src/*/*.h) $(BUILD)/flags | $(BUILD)/include/ropegrad
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -DRG_DOUBLE -shared $< -o $@ $(LDFLAGS_ALL)
+$(BUILD)/tests/plugin_%.so: tests/plugin_bad.c $(wildcard src/*.h src/*/*.h) $(BUILD)/flags | $(BUILD)/include/ropegrad
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -DBAD_$* -shared $< -o $@ $(LDFLAGS_ALL)
+$(BUILD)/tests/test_plugin: | $(TEST_PLUGINS) $(PLUGINS)
 # bench/targets.c's verdicts on issue 22's targets (the benchmark itself is never a test)
 $(BUILD)/tests/test_bench_targets: $(BUILD)/f32/tests/test_bench_targets.o $(BUILD)/f32/bench/targets.o \
                                    $(TEST_COMMON32) $(LIB32)
