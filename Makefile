@@ -131,6 +131,7 @@ $(BUILD)/tests/plugin_%.so: tests/plugin_bad.c $(wildcard src/*.h src/*/*.h) $(B
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -DBAD_$* -shared $< -o $@ $(LDFLAGS_ALL)
 $(BUILD)/tests/test_plugin: | $(TEST_PLUGINS) $(PLUGINS)
+$(BUILD)/tests/test_mpi: | $(PLUGINS)
 # bench/targets.c's verdicts on issue 22's targets (the benchmark itself is never a test)
 $(BUILD)/tests/test_bench_targets: $(BUILD)/f32/tests/test_bench_targets.o $(BUILD)/f32/bench/targets.o \
                                    $(TEST_COMMON32) $(LIB32)
