@@ -121,13 +121,14 @@ $(TO_TESTS): $(BUILD)/tests/%: $(BUILD)/f32/tests/%.o $(BUILD)/f32/tests/to_harn
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(PKG_LIBS)
 $(TO_TESTS:$(BUILD)/tests/%=$(BUILD)/f32/tests/%.o) $(BUILD)/f32/tests/to_harness.o: tests/to_harness.h
-# the plugins test_plugin runs train_order with (built, never linked into a test): the example plugin, the same
-# source built for float64, and tests/plugin_bad.c's refusals (BAD_nomagic, BAD_version, BAD_layout, BAD_init)
-TEST_PLUGINS := $(addprefix $(BUILD)/tests/plugin_,f64.so nomagic.so version.so layout.so init.so)
-$(BUILD)/tests/plugin_f64.so: examples/plugin_xpos_addition.c $(wildcard src/*.h src/*/*.h) $(BUILD)/flags | $(BUILD)/include/ropegrad
+# the plugins test_plugin runs train_order with (in their own folder: tests/run.sh runs every file of build/tests;
+# never linked into a test): the example plugin's source built for float64, and tests/plugin_bad.c's refusals
+# (BAD_nomagic, BAD_version, BAD_layout, BAD_init)
+TEST_PLUGINS := $(addprefix $(BUILD)/test_plugins/plugin_,f64.so nomagic.so version.so layout.so init.so)
+$(BUILD)/test_plugins/plugin_f64.so: examples/plugin_xpos_addition.c $(wildcard src/*.h src/*/*.h) $(BUILD)/flags | $(BUILD)/include/ropegrad
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -DRG_DOUBLE -shared $< -o $@ $(LDFLAGS_ALL)
-$(BUILD)/tests/plugin_%.so: tests/plugin_bad.c $(wildcard src/*.h src/*/*.h) $(BUILD)/flags | $(BUILD)/include/ropegrad
+$(BUILD)/test_plugins/plugin_%.so: tests/plugin_bad.c $(wildcard src/*.h src/*/*.h) $(BUILD)/flags | $(BUILD)/include/ropegrad
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -DBAD_$* -shared $< -o $@ $(LDFLAGS_ALL)
 $(BUILD)/tests/test_plugin: | $(TEST_PLUGINS) $(PLUGINS)

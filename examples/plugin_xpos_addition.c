@@ -35,7 +35,7 @@ RG_PLUGIN_MAGIC;
 /* ------------------------------------------------------------------ xpos */
 
 static const rg_pos_setting XPOS_SETTINGS[] = {
-    {"xpos_gamma", RG_POS_SETTING_DOUBLE, 0.4, 0, 100, "xPos gamma: zeta_i = (2i/d + gamma) / (1 + gamma) (Sun et al.)"},
+    {"xpos_gamma", RG_POS_SETTING_DOUBLE, 0.4, 0, 100, "xPos gamma: zeta_i = (2i/d + gamma) / (1 + gamma)"},
     {"xpos_scale_base", RG_POS_SETTING_DOUBLE, 512, 1, 1e9, "xPos scale base B: the decay zeta^(p/B) (Sun et al.)"},
 };
 

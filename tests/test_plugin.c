@@ -37,13 +37,14 @@ static void has(const char *text)
 static void test_refused(void **state)
 {
     static const struct { const char *file; int status; const char *says[3]; } cases[] = {
-        {"tests/no_such.so", 2, {"cannot be read", "no_such.so", NULL}},
+        {"test_plugins/no_such.so", 2, {"cannot be read", "no_such.so", NULL}},
         {"libropegrad.a", 2, {"dlopen failed", "libropegrad.a", "invalid ELF header"}},
-        {"tests/plugin_nomagic.so", 2, {"no rg_plugin_magic", "RG_PLUGIN_MAGIC", NULL}},
-        {"tests/plugin_version.so", 2, {"built against ropegrad 0.", "this program is ropegrad " RG_VERSION, NULL}},
-        {"tests/plugin_layout.so", 2, {"descriptors are of another layout", "plugin_layout.so", NULL}},
-        {"tests/plugin_f64.so", 2, {"built for float64", "this program is float32", "plugin_f64.so"}},
-        {"tests/plugin_init.so", 1, {"rg_plugin_init failed", "refusing on purpose", "plugin_init.so"}},
+        {"test_plugins/plugin_nomagic.so", 2, {"no rg_plugin_magic", "RG_PLUGIN_MAGIC", NULL}},
+        {"test_plugins/plugin_version.so", 2,
+         {"built against ropegrad 0.", "this program is ropegrad " RG_VERSION, NULL}},
+        {"test_plugins/plugin_layout.so", 2, {"descriptors are of another layout", "plugin_layout.so", NULL}},
+        {"test_plugins/plugin_f64.so", 2, {"built for float64", "this program is float32", "plugin_f64.so"}},
+        {"test_plugins/plugin_init.so", 1, {"rg_plugin_init failed", "refusing on purpose", "plugin_init.so"}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char path[PATH_MAX + 64];
@@ -55,7 +56,7 @@ static void test_refused(void **state)
     }
     /* the good plugin's encodings are valid names; the refused one's "bad" never got registered */
     char bad[PATH_MAX + 64];
-    snprintf(bad, sizeof bad, "%s/tests/plugin_version.so", build);
+    snprintf(bad, sizeof bad, "%s/test_plugins/plugin_version.so", build);
     assert_int_equal(th_run("--plugin %s --plugin %s --pos xpos --print-config", good, bad), 2);
     has("plugin_version.so");
 }

@@ -277,8 +277,10 @@ void to_plugins_usage(FILE *f)
             const rg_pos_encoding *e = rg_pos_encoding_of((rg_pos_kind)k);
             fprintf(f, "    --pos %-16s %s\n", e->name, e->doc ? e->doc : "");
         }
-        for (int t = p->task_first; t < p->task_end; t++)
-            fprintf(f, "    --task %-15s %s\n", rg_task_name(t), rg_task_get(t)->summary ? rg_task_get(t)->summary : "");
+        for (int t = p->task_first; t < p->task_end; t++) {
+            const char *summary = rg_task_get(t)->summary;
+            fprintf(f, "    --task %-15s %s\n", rg_task_name(t), summary ? summary : "");
+        }
     }
 }
 

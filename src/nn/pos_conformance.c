@@ -156,7 +156,8 @@ static int differences(run *r, build_fn f, void *u, rg_tensor **in, int n_in, bo
             x->data[j] = v;
             rg_tensor_bump_version(x);
             /* the steps actually taken (v + h rounds in float32); central, forward and backward differences */
-            double up = (double)(rg_real)(v + (rg_real)h) - (double)v, down = (double)v - (double)(rg_real)(v - (rg_real)h);
+            double up = (double)(rg_real)(v + (rg_real)h) - (double)v;
+            double down = (double)v - (double)(rg_real)(v - (rg_real)h);
             if (n >= 0) {
                 fd[i][0][e] = (side[0] - side[1]) / (up + down);
                 fd[i][1][e] = (side[0] - f0) / up;
