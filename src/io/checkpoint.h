@@ -54,7 +54,7 @@
 #define RG_CKPT_VERSION 1
 
 #define RG_CKPT_MAX_RNGS 4     /* named RNGs per run state */
-#define RG_CKPT_MAX_ATTRS 16   /* free-form attributes per run state */
+#define RG_CKPT_MAX_ATTRS 32   /* free-form attributes per run state (train_order writes up to 16) */
 #define RG_CKPT_KEY_LEN 32     /* RNG names and attribute keys, including the terminating NUL */
 #define RG_CKPT_STR_LEN 1024   /* string attribute values, including the terminating NUL */
 #define RG_CKPT_MAX_STEP 2147483647 /* steps, lr_warmup, lr_total: at most 2^31 - 1 (what an int holds) */
