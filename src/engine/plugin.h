@@ -62,6 +62,6 @@ typedef struct {
  * record was accepted and before the command line's other options are read (so --pos and --task take its names).
  * Returns RG_OK, or an error status with rg_error's message (the program then stops with exit status 1, naming the
  * plugin and the message). */
-rg_status rg_plugin_init(void);
+__attribute__((visibility("default"))) rg_status rg_plugin_init(void); /* exported under -fvisibility=hidden too */
 
 #endif
