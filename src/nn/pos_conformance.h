@@ -16,11 +16,12 @@
  *        factor 2 with original length 24: the logits past 24 must change (the encoding applies the scaling); the
  *        line's error is the relative change and its bound the least change accepted.
  *
- * Error measure of the gradient checks: per tensor, max_j |fd_j - an_j| / max(|fd_j|, |an_j|, 1e-3 G), G the
- * largest |an| or |fd| of the check. An element is compared relatively, but never against less than a thousandth
- * of the gradient's scale: a gradient that is zero in exact arithmetic (k_proj.bias) is then compared at a scale
- * where finite-difference noise is small, instead of noise against noise. The step and the bounds follow from the
- * build's epsilon e (float64 2.2e-16, float32 1.2e-7): central differences have truncation error ~h^2 and rounding
+ * Error measure of the gradient checks: per tensor, max_j |fd_j - an_j| / max(|fd_j|, |an_j|, 1e-2 G), G the
+ * largest |an| or |fd| of the check, fd_j the nearest to an_j of the central, forward and backward differences (at
+ * a kink within the step, a ReLU's, the analytic gradient is a one-sided one). An element is compared relatively,
+ * but never against less than a hundredth of the gradient's scale: a gradient that is zero in exact arithmetic
+ * (k_proj.bias) is then compared at a scale where finite-difference noise is small, instead of noise against noise.
+ * The step and the bounds follow from the build's epsilon e (float64 2.2e-16, float32 1.2e-7): central differences have truncation error ~h^2 and rounding
  * error ~e/h, smallest at h ~ e^(1/3) (6e-6 in float64, 4.9e-3 in float32), where both are ~e^(2/3); the bounds
  * are fixed multiples of e^(2/3) (the numbers: docs/extending.md). The logit comparisons (kv-cache, shift) are
  * max |a - b| / max |b| against a multiple of e.
@@ -53,7 +54,8 @@ typedef struct {
     void *user;
 } rg_pos_report;
 
-/* The step h of the central differences and the bounds of this build (float32 or float64): see above. */
+/* The step h of the central differences, and the bound of a check by its name ("grad model", "kv-cache", ...: the
+ * names the report prints), of this build (float32 or float64): see above. */
 double rg_pos_conformance_step(void);
 double rg_pos_conformance_bound(const char *check);
 
