@@ -23,8 +23,8 @@
  * (k_proj.bias) is then compared at a scale where finite-difference noise is small, instead of noise against noise.
  * The step and the bounds follow from the build's epsilon e (float64 2.2e-16, float32 1.2e-7): central differences
  * have truncation error ~h^2 and rounding error ~e/h, smallest at h ~ e^(1/3) (6e-6 in float64, 4.9e-3 in float32),
- * where both are ~e^(2/3); the bounds are fixed multiples of e^(2/3) (the numbers: docs/extending.md). The logit comparisons (kv-cache, shift) are
- * max |a - b| / max |b| against a multiple of e.
+ * where both are ~e^(2/3); the bounds are fixed multiples of e^(2/3) (the numbers: docs/extending.md). The logit
+ * comparisons (kv-cache, shift) are max |a - b| / max |b| against a multiple of e.
  *
  * Both libraries define it: the float64 build (libropegrad_f64.a) is the strict check; the float32 build
  * (libropegrad.a, train_order --check-pos) runs the same checks at float32's bounds.
