@@ -67,7 +67,7 @@ ENGINE_OBJ := $(patsubst %.c,$(BUILD)/f32/%.o,$(wildcard src/engine/*.c))
 # Keep the objects make builds on the way to a test or example (it would delete them as intermediate files, and
 # recompile them on the next `make run` or `make experiment`).
 .SECONDARY:
-all: deps lib $(TEST32) $(TEST64) $(EXAMPLES)
+all: deps lib $(TEST32) $(TEST64) $(EXAMPLES) $(BUILD)/tools/rg_check_pos
 lib: $(LIB32) $(SHLIB) $(LIB64) $(TASK_LIB) $(ENGINE_LIB)
 
 deps:
@@ -131,7 +131,7 @@ $(BUILD)/test_plugins/plugin_f64.so: examples/plugin_xpos_addition.c $(wildcard 
 $(BUILD)/test_plugins/plugin_%.so: tests/plugin_bad.c $(wildcard src/*.h src/*/*.h) $(BUILD)/flags | $(BUILD)/include/ropegrad
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -DBAD_$* -shared $< -o $@ $(LDFLAGS_ALL)
-$(BUILD)/tests/test_plugin: | $(TEST_PLUGINS) $(PLUGINS)
+$(BUILD)/tests/test_plugin: | $(TEST_PLUGINS) $(PLUGINS) $(BUILD)/tools/rg_check_pos
 $(BUILD)/tests/test_mpi: | $(PLUGINS)
 # bench/targets.c's verdicts on issue 22's targets (the benchmark itself is never a test)
 $(BUILD)/tests/test_bench_targets: $(BUILD)/f32/tests/test_bench_targets.o $(BUILD)/f32/bench/targets.o \
@@ -266,6 +266,15 @@ fixtures:
 .PHONY: data
 data: deps $(BUILD)/tools/gen_data
 	$(BUILD)/tools/gen_data data/eval_sets.h5
+# rg_check_pos: the float64 conformance check (tools/check_pos.c) with the plugin loader and the task registry
+# compiled in float64, exporting every symbol of the float64 library to the plugins it loads (as train_order does).
+CHECK_POS := $(BUILD)/tools/rg_check_pos
+CHECK_POS_OBJ := $(BUILD)/f64/tools/check_pos.o $(BUILD)/f64/src/engine/plugin_load.o \
+  $(patsubst %.c,$(BUILD)/f64/%.o,$(wildcard src/task/*.c))
+$(CHECK_POS): $(CHECK_POS_OBJ) $(LIB64)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -DRG_DOUBLE -rdynamic -Wl,--whole-archive $(CHECK_POS_OBJ) $(LIB64) -Wl,--no-whole-archive \
+	  -o $@ $(LDFLAGS_ALL) $(PKG_LIBS)
 $(BUILD)/tools/gen_data: $(BUILD)/f32/tools/gen_data.o $(TASK_LIB) $(LIB32)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(PKG_LIBS)
@@ -287,7 +296,7 @@ PUBLIC_HEADERS := src/ropegrad.h src/version.h src/tensor/tensor.h src/tensor/op
   src/task/task.h src/engine/engine.h src/engine/plugin.h src/nn/pos_conformance.h
 INSTALLED_LIBS := libropegrad.a libropegrad_f64.a libropegrad_tasks.a libropegrad_engine.a libropegrad.so.$(VERSION)
 .PHONY: install install-files uninstall
-install: lib $(BUILD)/examples/train_order
+install: lib $(BUILD)/examples/train_order $(BUILD)/tools/rg_check_pos
 	@$(MAKE) --no-print-directory install-files
 # pkg-config files: Requires (not .private) because the static tasks/engine libraries and libropegrad.a call
 # OpenBLAS and HDF5 directly, so a program needs them on its link line either way.
@@ -300,6 +309,7 @@ install-files:
 	ln -sf libropegrad.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libropegrad.so.$(SOVERSION)
 	ln -sf libropegrad.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libropegrad.so
 	install -m 755 $(BUILD)/examples/train_order $(DESTDIR)$(BINDIR)/train_order
+	install -m 755 $(BUILD)/tools/rg_check_pos $(DESTDIR)$(BINDIR)/rg_check_pos
 	install -m 644 data/eval_sets.h5 $(DESTDIR)$(DATADIR)/eval_sets.h5
 	printf '$(PC_COMMON)Name: ropegrad\nDescription: reverse-mode autodiff, transformers and the length-extrapolation engine (float32)\nCflags: -I$${includedir}\nLibs: -L$${libdir} -lropegrad_engine -lropegrad_tasks -lropegrad $(CJSON_LIBS) $(MPI_LIBS) -lm -lpthread -ldl\n' > $(DESTDIR)$(LIBDIR)/pkgconfig/ropegrad.pc
 	printf '$(PC_COMMON)Name: ropegrad-f64\nDescription: ropegrad, the float64 build (gradient checks)\nCflags: -I$${includedir} -DRG_DOUBLE\nLibs: -L$${libdir} -lropegrad_f64 -lm -lpthread\n' > $(DESTDIR)$(LIBDIR)/pkgconfig/ropegrad-f64.pc
@@ -309,7 +319,7 @@ uninstall:
 	rmdir $(DESTDIR)$(INCLUDEDIR)/ropegrad 2>/dev/null || true
 	rm -f $(INSTALLED_LIBS:%=$(DESTDIR)$(LIBDIR)/%) $(DESTDIR)$(LIBDIR)/libropegrad.so.$(SOVERSION) \
 	  $(DESTDIR)$(LIBDIR)/libropegrad.so $(DESTDIR)$(LIBDIR)/pkgconfig/ropegrad.pc \
-	  $(DESTDIR)$(LIBDIR)/pkgconfig/ropegrad-f64.pc $(DESTDIR)$(BINDIR)/train_order $(DESTDIR)$(DATADIR)/eval_sets.h5
+	  $(DESTDIR)$(LIBDIR)/pkgconfig/ropegrad-f64.pc $(DESTDIR)$(BINDIR)/train_order $(DESTDIR)$(BINDIR)/rg_check_pos $(DESTDIR)$(DATADIR)/eval_sets.h5
 	rmdir $(DESTDIR)$(DATADIR) 2>/dev/null || true
 
 clean:

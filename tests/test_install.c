@@ -162,7 +162,8 @@ static void test_install_and_build_against_it(void **state)
                            "include/ropegrad/engine/engine.h", "lib/libropegrad.a", "lib/libropegrad_f64.a",
                            "lib/libropegrad_tasks.a", "lib/libropegrad_engine.a", "lib/libropegrad.so",
                            "lib/libropegrad.so." RG_VERSION, "lib/pkgconfig/ropegrad.pc",
-                           "lib/pkgconfig/ropegrad-f64.pc", "bin/train_order", "share/ropegrad/eval_sets.h5"};
+                           "lib/pkgconfig/ropegrad-f64.pc", "bin/train_order", "bin/rg_check_pos",
+                           "share/ropegrad/eval_sets.h5"};
     for (size_t i = 0; i < sizeof files / sizeof *files; i++) must_exist(files[i]);
     char so[500];
     snprintf(so, sizeof so, "%s/lib/libropegrad.so", prefix);
@@ -290,7 +291,8 @@ static void test_documented_headers_installed(void **state)
  * its addition task with its xpos encoding beside rope and alibi (addition's sets generated, no data file read);
  * its checkpoint under --eval without --plugin names the plugin to pass, with it reloads; --check-pos xpos passes.
  * And the same source compiled the way a user compiles a plugin, against the installed headers only (pkg-config
- * --cflags ropegrad, -shared, nothing linked), is accepted by the installed program. */
+ * --cflags ropegrad, -shared, nothing linked), is accepted by the installed program; built with ropegrad-f64's
+ * flags, the installed rg_check_pos runs its float64 conformance check. */
 static void test_plugin_in_installed_train_order(void **state)
 {
     char bin[500], so[500], dir[500], ck[600], dir2[500], user_so[500];
@@ -332,6 +334,21 @@ static void test_plugin_in_installed_train_order(void **state)
     if (run(cc)) fail_msg("building the plugin against the install failed:\n%s", out);
     char *check[] = {bin, "--plugin", user_so, "--check-pos", "xpos", NULL};
     if (run(check) || !strstr(out, "xpos: conforms")) fail_msg("--check-pos xpos of the user's build:\n%s", out);
+    /* the float64 check: the same source built with ropegrad-f64's flags, run by the installed rg_check_pos */
+    char *pkg64[] = {"pkg-config", "--cflags", "ropegrad-f64", NULL};
+    if (run(pkg64)) fail_msg("pkg-config --cflags ropegrad-f64:\n%s", out);
+    snprintf(cflags, sizeof cflags, "%.4000s", out);
+    snprintf(user_so, sizeof user_so, "%s/xpos_addition_f64.so", tmp);
+    argc = 8;
+    sanitizer_flags(flags, sizeof flags, cc, &argc, 64);
+    split_into(cflags, cc, &argc, 64);
+    cc[argc] = NULL;
+    if (run(cc)) fail_msg("building the float64 plugin against the install failed:\n%s", out);
+    char tool[500];
+    snprintf(tool, sizeof tool, "%s/bin/rg_check_pos", prefix);
+    char *check64[] = {tool, "--plugin", user_so, "xpos", NULL};
+    if (run(check64) || !strstr(out, "xpos: conforms (float64 checks)"))
+        fail_msg("rg_check_pos of the float64 build:\n%s", out);
 }
 
 /* float32 headers with the float64 library (and the reverse) fail to link, naming the guard symbol; the f64

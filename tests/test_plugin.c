@@ -5,7 +5,8 @@
  * example plugin (xpos + addition) from --plugin and from ROPEGRAD_PLUGINS: --check-pos xpos passes in float32, a
  * tiny grid --pos xpos,rope,alibi trains addition, its checkpoint records the plugin and --eval without it names
  * the --plugin to pass; the allowed lists of --task and --pos come from the registries; a copy of the program
- * under another name calls itself by that name. */
+ * under another name calls itself by that name; rg_check_pos runs the float64 check of a float64 build of the
+ * plugin and refuses the float32 one. */
 #define _DEFAULT_SOURCE /* realpath */
 #include "to_harness.h"
 
@@ -125,6 +126,25 @@ static void test_grid_and_checkpoint(void **state)
     assert_int_equal(th_run("--plugin %s --eval %s --test-lens 3 --quiet --out %s", good, ck, out), 0);
 }
 
+/* rg_check_pos (tools/check_pos.c): the float64 check of a plugin built for float64; a float32 plugin refused. */
+static void test_check_pos_float64(void **state)
+{
+    char tool[PATH_MAX + 32], f64[PATH_MAX + 64];
+    snprintf(tool, sizeof tool, "%s/tools/rg_check_pos", build);
+    snprintf(f64, sizeof f64, "%s/test_plugins/plugin_f64.so", build);
+    th_exe = tool;
+    int rc = th_run("--plugin %s xpos", f64);
+    if (rc) fail_msg("rg_check_pos --plugin plugin_f64.so xpos: exit %d\n%s", rc, th_logbuf);
+    has("PASS xpos           grad model");
+    has("<= 3.67e-07"); /* the float64 bound of the model-level check */
+    has("rg_check_pos: xpos: conforms (float64 checks)");
+    assert_int_equal(th_run("--plugin %s xpos", good), 2);
+    has("built for float32, this program is float64");
+    assert_int_equal(th_run("--pos xpos"), 2);
+    has("usage: rg_check_pos");
+    th_exe = th_bin;
+}
+
 /* A program on rg_engine_main under another name calls itself by it. */
 static void test_own_name(void **state)
 {
@@ -149,6 +169,7 @@ int main(void)
         cmocka_unit_test_setup(test_check_pos, th_reset),
         cmocka_unit_test_setup(test_environment_and_lists, th_reset),
         cmocka_unit_test_setup(test_grid_and_checkpoint, th_reset),
+        cmocka_unit_test_setup(test_check_pos_float64, th_reset),
         cmocka_unit_test_setup(test_own_name, th_reset),
     };
     return cmocka_run_group_tests(tests, setup, th_teardown);
