@@ -67,7 +67,7 @@ ENGINE_OBJ := $(patsubst %.c,$(BUILD)/f32/%.o,$(wildcard src/engine/*.c))
 # Keep the objects make builds on the way to a test or example (it would delete them as intermediate files, and
 # recompile them on the next `make run` or `make experiment`).
 .SECONDARY:
-all: deps lib $(TEST32) $(TEST64) $(EXAMPLES) $(BUILD)/tools/rg_check_pos
+all: deps lib $(TEST32) $(TEST64) $(BUILD)/tests/test_conformance_f32 $(EXAMPLES) $(BUILD)/tools/rg_check_pos
 lib: $(LIB32) $(SHLIB) $(LIB64) $(TASK_LIB) $(ENGINE_LIB)
 
 deps:
@@ -148,6 +148,11 @@ $(BUILD)/tests/gradcheck_conformance: $(BUILD)/f64/tests/gradcheck_conformance.o
                                       $(patsubst %.c,$(BUILD)/f64/%.o,$(wildcard src/task/*.c)) $(TEST_COMMON64) $(LIB64)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -DRG_DOUBLE $^ -o $@ $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(PKG_LIBS)
+# the same loop in float32, at float32's bounds (what train_order --check-pos runs)
+$(BUILD)/tests/test_conformance_f32: $(BUILD)/f32/tests/gradcheck_conformance.o $(BUILD)/f32/examples/plugin_xpos_addition.o \
+                                     $(TEST_COMMON32) $(TASK_LIB) $(LIB32)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(PKG_LIBS)
 $(BUILD)/tests/gradcheck_%: $(BUILD)/f64/tests/gradcheck_%.o $(TEST_COMMON64) $(LIB64)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -DRG_DOUBLE $^ -o $@ $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(PKG_LIBS)

@@ -1,7 +1,8 @@
 /* gradcheck_conformance.c (float64 build): the conformance check (nn/pos_conformance.h) of every registered
  * encoding, one loop over the registry (the opt-in grid encodings included, and the example plugin's xpos, its source
  * examples/plugin_xpos_addition.c compiled in float64 and its entry point called here), each check printed with its
- * error and bound; and a mutant, an encoding registered here whose backward is wrong, which must fail it. */
+ * error and bound; and a mutant, an encoding registered here whose backward is wrong, which must fail it. The same
+ * source built against the float32 library is build/tests/test_conformance_f32: the loop at float32's bounds. */
 #include "common.h"
 #include "nn/pos_conformance.h"
 #include "engine/plugin.h"
