@@ -5,7 +5,7 @@ CC ?= cc
 PKGS := libxsmm openblas hdf5
 # Recursive (=) so that pkg-config runs when a recipe needs it, after `deps` has installed the packages.
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) cmocka)
-PKG_LIBS = $(shell pkg-config --libs $(PKGS)) -lm -lpthread
+PKG_LIBS = $(shell pkg-config --libs $(PKGS)) -lm -lpthread -ldl
 CMOCKA_LIBS = $(shell pkg-config --libs cmocka)
 # oneDNN (Debian libdnnl-dev 2.x, optional; src/tensor/dnnl.c is its only user, and loads libdnnl.so.2 at run time,
 # so nothing links -ldnnl): bf16 products (--precision bf16) and oneDNN's float32 products. Compiled in when dnnl.h
@@ -54,7 +54,10 @@ TEST32 := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/test_*.c))
 TEST64 := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/gradcheck_*.c))
 TEST_COMMON32 := $(BUILD)/f32/tests/common.o
 TEST_COMMON64 := $(BUILD)/f64/tests/common.o
-EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c)) $(BUILD)/examples/train_order
+# examples/plugin_*.c are plugins (src/engine/plugin.h): shared libraries that train_order loads with --plugin.
+PLUGINS := $(patsubst examples/%.c,$(BUILD)/examples/%.so,$(wildcard examples/plugin_*.c))
+EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(filter-out examples/plugin_%.c,$(wildcard examples/*.c))) \
+  $(BUILD)/examples/train_order $(PLUGINS)
 # The experiment engine (src/engine, public header engine.h): everything train_order does, as a library; the program
 # examples/train_order/main.c is one call of rg_engine_main.
 ENGINE_LIB := $(BUILD)/libropegrad_engine.a
@@ -64,7 +67,7 @@ ENGINE_OBJ := $(patsubst %.c,$(BUILD)/f32/%.o,$(wildcard src/engine/*.c))
 # Keep the objects make builds on the way to a test or example (it would delete them as intermediate files, and
 # recompile them on the next `make run` or `make experiment`).
 .SECONDARY:
-all: deps lib $(TEST32) $(TEST64) $(EXAMPLES)
+all: deps lib $(TEST32) $(TEST64) $(BUILD)/tests/test_conformance_f32 $(EXAMPLES) $(BUILD)/tools/rg_check_pos
 lib: $(LIB32) $(SHLIB) $(LIB64) $(TASK_LIB) $(ENGINE_LIB)
 
 deps:
@@ -113,7 +116,7 @@ $(BUILD)/tests/test_task $(BUILD)/tests/test_task_registry $(BUILD)/tests/test_t
 
 # the end-to-end tests of train_order share a harness (tests/to_harness.c)
 TO_TESTS := $(BUILD)/tests/test_train_order $(BUILD)/tests/test_train_order_input $(BUILD)/tests/test_mpi \
-  $(BUILD)/tests/test_custom_task $(BUILD)/tests/test_grid_engine
+  $(BUILD)/tests/test_custom_task $(BUILD)/tests/test_grid_engine $(BUILD)/tests/test_plugin
 $(TO_TESTS): $(BUILD)/tests/%: $(BUILD)/f32/tests/%.o $(BUILD)/f32/tests/to_harness.o $(TEST_COMMON32) $(LIB32)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(PKG_LIBS)
@@ -125,6 +128,18 @@ $(TO_ENGINE_TESTS): $(BUILD)/tests/%: $(BUILD)/f32/tests/%.o $(BUILD)/f32/tests/
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(PKG_LIBS) $(CJSON_LIBS) $(MPI_LIBS)
 $(TO_ENGINE_TESTS:$(BUILD)/tests/%=$(BUILD)/f32/tests/%.o): tests/to_harness.h
+# the plugins test_plugin runs train_order with (in their own folder: tests/run.sh runs every file of build/tests;
+# never linked into a test): the example plugin's source built for float64, and tests/plugin_bad.c's refusals
+# (BAD_nomagic, BAD_version, BAD_layout, BAD_init)
+TEST_PLUGINS := $(addprefix $(BUILD)/test_plugins/plugin_,f64.so nomagic.so version.so layout.so init.so)
+$(BUILD)/test_plugins/plugin_f64.so: examples/plugin_xpos_addition.c $(wildcard src/*.h src/*/*.h) $(BUILD)/flags | $(BUILD)/include/ropegrad
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -DRG_DOUBLE -shared $< -o $@ $(LDFLAGS_ALL)
+$(BUILD)/test_plugins/plugin_%.so: tests/plugin_bad.c $(wildcard src/*.h src/*/*.h) $(BUILD)/flags | $(BUILD)/include/ropegrad
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -DBAD_$* -shared $< -o $@ $(LDFLAGS_ALL)
+$(BUILD)/tests/test_plugin: | $(TEST_PLUGINS) $(PLUGINS) $(BUILD)/tools/rg_check_pos
+$(BUILD)/tests/test_mpi: | $(PLUGINS)
 # bench/targets.c's verdicts on issue 22's targets (the benchmark itself is never a test)
 $(BUILD)/tests/test_bench_targets: $(BUILD)/f32/tests/test_bench_targets.o $(BUILD)/f32/bench/targets.o \
                                    $(TEST_COMMON32) $(LIB32)
@@ -132,6 +147,17 @@ $(BUILD)/tests/test_bench_targets: $(BUILD)/f32/tests/test_bench_targets.o $(BUI
 	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(PKG_LIBS)
 $(BUILD)/f32/tests/test_bench_targets.o: bench/bench.h
 $(BUILD)/tests/test_%: $(BUILD)/f32/tests/test_%.o $(TEST_COMMON32) $(LIB32)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(PKG_LIBS)
+# the conformance check of every encoding, and of the example plugin's xpos compiled in float64 (with the task
+# registry it registers into)
+$(BUILD)/tests/gradcheck_conformance: $(BUILD)/f64/tests/gradcheck_conformance.o $(BUILD)/f64/examples/plugin_xpos_addition.o \
+                                      $(patsubst %.c,$(BUILD)/f64/%.o,$(wildcard src/task/*.c)) $(TEST_COMMON64) $(LIB64)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -DRG_DOUBLE $^ -o $@ $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(PKG_LIBS)
+# the same loop in float32, at float32's bounds (what train_order --check-pos runs)
+$(BUILD)/tests/test_conformance_f32: $(BUILD)/f32/tests/gradcheck_conformance.o $(BUILD)/f32/examples/plugin_xpos_addition.o \
+                                     $(TEST_COMMON32) $(TASK_LIB) $(LIB32)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(PKG_LIBS)
 $(BUILD)/tests/gradcheck_%: $(BUILD)/f64/tests/gradcheck_%.o $(TEST_COMMON64) $(LIB64)
@@ -148,9 +174,16 @@ MPI_LIBS = $(if $(MPICC_FOUND),$(shell mpicc --showme:link))
 $(BUILD)/f32/src/engine/mpi.o: src/engine/mpi.c $(wildcard src/*/*.h) $(BUILD)/flags
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(MPI_CFLAGS) -c $< -o $@
+# A plugin calls the library functions of the program that loads it: train_order exports every symbol of the
+# library and the tasks library (-rdynamic, the whole archives, not only the objects main pulls in).
 $(BUILD)/examples/train_order: $(BUILD)/f32/examples/train_order/main.o $(ENGINE_LIB) $(TASK_LIB) $(LIB32)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(PKG_LIBS) $(CJSON_LIBS) $(MPI_LIBS)
+	$(CC) $(CFLAGS_ALL) -rdynamic $< $(ENGINE_LIB) -Wl,--whole-archive $(TASK_LIB) $(LIB32) -Wl,--no-whole-archive \
+	  -o $@ $(LDFLAGS_ALL) $(PKG_LIBS) $(CJSON_LIBS) $(MPI_LIBS)
+# A plugin: compiled against the headers, not linked to the library (the program that loads it provides it).
+$(BUILD)/examples/%.so: examples/%.c $(wildcard src/*.h src/*/*.h) $(BUILD)/flags | $(BUILD)/include/ropegrad
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -shared $< -o $@ $(LDFLAGS_ALL)
 # The report's provenance names the commit: build/git_commit holds `git rev-parse --short HEAD` ("+dirty" with
 # uncommitted changes to tracked files, "unknown" outside a git checkout) and changes only when that does.
 $(BUILD)/git_commit: FORCE
@@ -245,6 +278,15 @@ fixtures:
 .PHONY: data
 data: deps $(BUILD)/tools/gen_data
 	$(BUILD)/tools/gen_data data/eval_sets.h5
+# rg_check_pos: the float64 conformance check (tools/check_pos.c) with the plugin loader and the task registry
+# compiled in float64, exporting every symbol of the float64 library to the plugins it loads (as train_order does).
+CHECK_POS := $(BUILD)/tools/rg_check_pos
+CHECK_POS_OBJ := $(BUILD)/f64/tools/check_pos.o $(BUILD)/f64/src/engine/plugin_load.o \
+  $(patsubst %.c,$(BUILD)/f64/%.o,$(wildcard src/task/*.c))
+$(CHECK_POS): $(CHECK_POS_OBJ) $(LIB64)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -DRG_DOUBLE -rdynamic -Wl,--whole-archive $(CHECK_POS_OBJ) $(LIB64) -Wl,--no-whole-archive \
+	  -o $@ $(LDFLAGS_ALL) $(PKG_LIBS)
 $(BUILD)/tools/gen_data: $(BUILD)/f32/tools/gen_data.o $(TASK_LIB) $(LIB32)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(PKG_LIBS)
@@ -263,10 +305,10 @@ BINDIR ?= $(PREFIX)/bin
 DATADIR ?= $(PREFIX)/share/ropegrad
 PUBLIC_HEADERS := src/ropegrad.h src/version.h src/tensor/tensor.h src/tensor/ops.h src/tensor/rng.h src/tensor/blas.h \
   src/autograd/autograd.h src/nn/nn.h src/nn/pos.h src/nn/pos_ext.h src/nn/pos_grid_bias.h src/nn/generate.h src/io/checkpoint.h src/io/atomic.h \
-  src/task/task.h src/engine/engine.h
+  src/task/task.h src/engine/engine.h src/engine/plugin.h src/nn/pos_conformance.h
 INSTALLED_LIBS := libropegrad.a libropegrad_f64.a libropegrad_tasks.a libropegrad_engine.a libropegrad.so.$(VERSION)
 .PHONY: install install-files uninstall
-install: lib $(BUILD)/examples/train_order
+install: lib $(BUILD)/examples/train_order $(BUILD)/tools/rg_check_pos
 	@$(MAKE) --no-print-directory install-files
 # pkg-config files: Requires (not .private) because the static tasks/engine libraries and libropegrad.a call
 # OpenBLAS and HDF5 directly, so a program needs them on its link line either way.
@@ -279,9 +321,10 @@ install-files:
 	ln -sf libropegrad.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libropegrad.so.$(SOVERSION)
 	ln -sf libropegrad.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libropegrad.so
 	install -m 755 $(BUILD)/examples/train_order $(DESTDIR)$(BINDIR)/train_order
+	install -m 755 $(BUILD)/tools/rg_check_pos $(DESTDIR)$(BINDIR)/rg_check_pos
 	install -m 644 data/eval_sets.h5 $(DESTDIR)$(DATADIR)/eval_sets.h5
 	printf '/* ropegrad.h: the umbrella header under the name README.md'"'"'s script includes ("ropegrad.h", with\n * -I$${includedir}); the same as <ropegrad/ropegrad.h>. */\n#include <ropegrad/ropegrad.h>\n' > $(DESTDIR)$(INCLUDEDIR)/ropegrad.h
-	printf '$(PC_COMMON)Name: ropegrad\nDescription: reverse-mode autodiff, transformers and the length-extrapolation engine (float32)\nCflags: -I$${includedir}\nLibs: -L$${libdir} -lropegrad_engine -lropegrad_tasks -lropegrad $(CJSON_LIBS) $(MPI_LIBS) -lm -lpthread\n' > $(DESTDIR)$(LIBDIR)/pkgconfig/ropegrad.pc
+	printf '$(PC_COMMON)Name: ropegrad\nDescription: reverse-mode autodiff, transformers and the length-extrapolation engine (float32)\nCflags: -I$${includedir}\nLibs: -L$${libdir} -lropegrad_engine -lropegrad_tasks -lropegrad $(CJSON_LIBS) $(MPI_LIBS) -lm -lpthread -ldl\n' > $(DESTDIR)$(LIBDIR)/pkgconfig/ropegrad.pc
 	printf '$(PC_COMMON)Name: ropegrad-f64\nDescription: ropegrad, the float64 build (gradient checks)\nCflags: -I$${includedir} -DRG_DOUBLE\nLibs: -L$${libdir} -lropegrad_f64 -lm -lpthread\n' > $(DESTDIR)$(LIBDIR)/pkgconfig/ropegrad-f64.pc
 uninstall:
 	rm -f $(PUBLIC_HEADERS:src/%=$(DESTDIR)$(INCLUDEDIR)/ropegrad/%) $(DESTDIR)$(INCLUDEDIR)/ropegrad.h
@@ -289,7 +332,7 @@ uninstall:
 	rmdir $(DESTDIR)$(INCLUDEDIR)/ropegrad 2>/dev/null || true
 	rm -f $(INSTALLED_LIBS:%=$(DESTDIR)$(LIBDIR)/%) $(DESTDIR)$(LIBDIR)/libropegrad.so.$(SOVERSION) \
 	  $(DESTDIR)$(LIBDIR)/libropegrad.so $(DESTDIR)$(LIBDIR)/pkgconfig/ropegrad.pc \
-	  $(DESTDIR)$(LIBDIR)/pkgconfig/ropegrad-f64.pc $(DESTDIR)$(BINDIR)/train_order $(DESTDIR)$(DATADIR)/eval_sets.h5
+	  $(DESTDIR)$(LIBDIR)/pkgconfig/ropegrad-f64.pc $(DESTDIR)$(BINDIR)/train_order $(DESTDIR)$(BINDIR)/rg_check_pos $(DESTDIR)$(DATADIR)/eval_sets.h5
 	rmdir $(DESTDIR)$(DATADIR) 2>/dev/null || true
 
 clean:

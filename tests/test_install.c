@@ -9,7 +9,8 @@
  * token accuracy at each length (same weights, same evaluation sets). Also: the float32/float64 guard (float32 headers with
  * libropegrad_f64.a, and the reverse, fail to link naming the guard symbol; `pkg-config ropegrad-f64` links and runs
  * the float64 build), and `make uninstall` leaves no file behind. Every command runs with an argument vector (no
- * shell); the sub-make gets the build folder of the suite (RG_BUILD_DIR) and copies what is built. */
+ * shell); the sub-make gets the build folder of the suite (RG_BUILD_DIR) and copies what is built. The example
+ * plugin runs in the installed train_order (test_plugin_in_installed_train_order). */
 #define _DEFAULT_SOURCE /* realpath */
 #include "common.h"
 
@@ -161,7 +162,8 @@ static void test_install_and_build_against_it(void **state)
                            "include/ropegrad/engine/engine.h", "lib/libropegrad.a", "lib/libropegrad_f64.a",
                            "lib/libropegrad_tasks.a", "lib/libropegrad_engine.a", "lib/libropegrad.so",
                            "lib/libropegrad.so." RG_VERSION, "lib/pkgconfig/ropegrad.pc",
-                           "lib/pkgconfig/ropegrad-f64.pc", "bin/train_order", "share/ropegrad/eval_sets.h5"};
+                           "lib/pkgconfig/ropegrad-f64.pc", "bin/train_order", "bin/rg_check_pos",
+                           "share/ropegrad/eval_sets.h5"};
     for (size_t i = 0; i < sizeof files / sizeof *files; i++) must_exist(files[i]);
     char so[500];
     snprintf(so, sizeof so, "%s/lib/libropegrad.so", prefix);
@@ -285,6 +287,70 @@ static void test_documented_headers_installed(void **state)
     if (run(cc)) fail_msg("the documented headers do not compile from the install:\n%s", out);
 }
 
+/* The example plugin (examples/plugin_xpos_addition.c, built by make) in the INSTALLED train_order: a tiny grid of
+ * its addition task with its xpos encoding beside rope and alibi (addition's sets generated, no data file read);
+ * its checkpoint under --eval without --plugin names the plugin to pass, with it reloads; --check-pos xpos passes.
+ * And the same source compiled the way a user compiles a plugin, against the installed headers only (pkg-config
+ * --cflags ropegrad, -shared, nothing linked), is accepted by the installed program; built with ropegrad-f64's
+ * flags, the installed rg_check_pos runs its float64 conformance check. */
+static void test_plugin_in_installed_train_order(void **state)
+{
+    char bin[500], so[500], dir[500], ck[600], dir2[500], user_so[500];
+    snprintf(bin, sizeof bin, "%s/bin/train_order", prefix);
+    snprintf(so, sizeof so, "%s/examples/plugin_xpos_addition.so", build_dir);
+    snprintf(dir, sizeof dir, "%s/plugin_out", tmp);
+    char *grid[] = {bin, "--plugin", so, "--task", "addition", "--pos", "xpos,rope,alibi", "--steps", "3",
+                    "--eval-every", "0", "--extrap-every", "0", "--test-lens", "3,5", "--train-len", "3", "--batch",
+                    "8", "--d-model", "16", "--d-ff", "32", "--rope-scaling", "none", "--jobs", "1", "--quiet",
+                    "--out", dir, NULL};
+    if (run(grid)) fail_msg("the installed train_order --plugin %s failed:\n%s", so, out);
+    static const char *const cells[] = {"addition,xpos,base,none,1,3,", "addition,rope,base,none,1,3,",
+                                        "addition,alibi,base,none,1,3,"};
+    for (int i = 0; i < 3; i++)
+        if (count_rows(dir, cells[i]) != 2) fail_msg("report.csv: no 2 rows %s", cells[i]);
+    file_has(dir, "report.md", "xpos");
+    snprintf(ck, sizeof ck, "%s/ckpt/addition-xpos-seed1.h5", dir);
+    snprintf(dir2, sizeof dir2, "%s/plugin_eval", tmp);
+    char *eval[] = {bin, "--eval", ck, "--test-lens", "3", "--quiet", "--out", dir2, NULL};
+    if (run(eval) != 2 || !strstr(out, "pass --plugin PATH/plugin_xpos_addition.so"))
+        fail_msg("--eval without the plugin:\n%s", out);
+    char *eval2[] = {bin, "--plugin", so, "--eval", ck, "--test-lens", "3", "--quiet", "--out", dir2, NULL};
+    if (run(eval2)) fail_msg("--eval with the plugin:\n%s", out);
+    /* the user's build of the plugin: installed headers only */
+    char *pkg[] = {"pkg-config", "--cflags", "ropegrad", NULL};
+    if (run(pkg)) fail_msg("pkg-config --cflags ropegrad:\n%s", out);
+    static char cflags[4096], flags[4096];
+    snprintf(cflags, sizeof cflags, "%.4000s", out);
+    char src[500];
+    snprintf(src, sizeof src, "%s/plugin_xpos_addition.c", tmp);
+    char *cp[] = {"cp", "examples/plugin_xpos_addition.c", src, NULL};
+    if (run(cp)) fail_msg("cannot copy the plugin's source:\n%s", out);
+    snprintf(user_so, sizeof user_so, "%s/xpos_addition.so", tmp);
+    char *cc[64] = {"cc", "-shared", "-fPIC", "-std=c11", "-O1", src, "-o", user_so};
+    int argc = 8;
+    sanitizer_flags(flags, sizeof flags, cc, &argc, 64);
+    split_into(cflags, cc, &argc, 64);
+    cc[argc] = NULL;
+    if (run(cc)) fail_msg("building the plugin against the install failed:\n%s", out);
+    char *check[] = {bin, "--plugin", user_so, "--check-pos", "xpos", NULL};
+    if (run(check) || !strstr(out, "xpos: conforms")) fail_msg("--check-pos xpos of the user's build:\n%s", out);
+    /* the float64 check: the same source built with ropegrad-f64's flags, run by the installed rg_check_pos */
+    char *pkg64[] = {"pkg-config", "--cflags", "ropegrad-f64", NULL};
+    if (run(pkg64)) fail_msg("pkg-config --cflags ropegrad-f64:\n%s", out);
+    snprintf(cflags, sizeof cflags, "%.4000s", out);
+    snprintf(user_so, sizeof user_so, "%s/xpos_addition_f64.so", tmp);
+    argc = 8;
+    sanitizer_flags(flags, sizeof flags, cc, &argc, 64);
+    split_into(cflags, cc, &argc, 64);
+    cc[argc] = NULL;
+    if (run(cc)) fail_msg("building the float64 plugin against the install failed:\n%s", out);
+    char tool[500];
+    snprintf(tool, sizeof tool, "%s/bin/rg_check_pos", prefix);
+    char *check64[] = {tool, "--plugin", user_so, "xpos", NULL};
+    if (run(check64) || !strstr(out, "xpos: conforms (float64 checks)"))
+        fail_msg("rg_check_pos of the float64 build:\n%s", out);
+}
+
 /* float32 headers with the float64 library (and the reverse) fail to link, naming the guard symbol; the f64
  * pkg-config file builds a program that runs the float64 build. */
 static void test_float64_guard(void **state)
@@ -351,6 +417,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_install_and_build_against_it),
         cmocka_unit_test(test_documented_headers_installed),
+        cmocka_unit_test(test_plugin_in_installed_train_order),
         cmocka_unit_test(test_float64_guard),
         cmocka_unit_test(test_uninstall),
     };

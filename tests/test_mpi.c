@@ -10,7 +10,8 @@
  *   - a rank that fails (TRAIN_ORDER_MPI_FAIL=1:3) ends the whole job, grid or data-parallel, non-zero, with a
  *     message naming the rank and the run, well within the timeout;
  *   - a grid over 3 ranks killed with SIGKILL during a run and continued over 3 ranks (--continue) writes the
- *     single process's report.csv.
+ *     single process's report.csv;
+ *   - every rank loads the same plugins (a rank with another list stops the job, exit status 2).
  * Skipped with a message when mpirun is not on PATH. Under AddressSanitizer (make sanitize) the ranks run with
  * ASAN_OPTIONS=detect_leaks=0 (OpenMPI's own allocations at exit are reported as leaks), every other check on. */
 #define _DEFAULT_SOURCE /* realpath, setenv */
@@ -281,11 +282,37 @@ static void test_continue_over_ranks(void **state)
     assert_string_equal(got, want);
 }
 
+/* Every rank loads the same plugins: with the example plugin on rank 1 only (mpirun's second program, "-x
+ * ROPEGRAD_PLUGINS=..."), the job stops at start with exit status 2, rank 0 naming rank 1 and both lists; with the
+ * plugin on both ranks (--plugin), a run of the plugin's encoding over the ranks succeeds. */
+static void test_ranks_load_the_same_plugins(void **state)
+{
+    if (skip_why) { print_message("skipped: %s\n", skip_why); skip(); }
+    char so[PATH_MAX + 64], build[PATH_MAX];
+    snprintf(build, sizeof build, "%s", th_bin);
+    *strrchr(build, '/') = 0; /* <build>/examples */
+    snprintf(so, sizeof so, "%s/plugin_xpos_addition.so", build);
+    const char *common = "--task copy --pos rope --steps 2 --batch 8 --test-lens 8 --rope-ext none --quiet";
+    int rc = run(1, NULL, NULL, "%s --out p0 : -np 1 -x ROPEGRAD_PLUGINS=%s %s %s --out p0", common, so, th_bin,
+                 common);
+    assert_int_equal(rc, 2);
+    assert_non_null(strstr(logbuf, "MPI rank 1 loaded other plugins than rank 0"));
+    assert_non_null(strstr(logbuf, "rank 1: plugin_xpos_addition.so:"));
+    assert_non_null(strstr(logbuf, "rank 0: (none)"));
+    rc = run(2, NULL, NULL, "--plugin %s --task copy --pos xpos,rope --steps 2 --batch 8 --test-lens 8 "
+             "--rope-ext none --quiet --out p1", so);
+    assert_int_equal(rc, 0);
+    char csv[1 << 12];
+    report_cells("p1", csv, sizeof csv);
+    assert_non_null(strstr(csv, "copy,xpos,base,none,1,2,"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_grid_over_ranks), cmocka_unit_test(test_data_parallel),
                                        cmocka_unit_test(test_data_parallel_resume),
                                        cmocka_unit_test(test_failed_rank_ends_the_job),
-                                       cmocka_unit_test(test_continue_over_ranks)};
+                                       cmocka_unit_test(test_continue_over_ranks),
+                                       cmocka_unit_test(test_ranks_load_the_same_plugins)};
     return cmocka_run_group_tests(tests, setup, th_teardown);
 }

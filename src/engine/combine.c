@@ -86,7 +86,7 @@ static int merge_list(cJSON *merged, const char *key, const char *const *reports
     if ((!a && !b) || cJSON_Compare(a, b, true)) return 0;
     if (!cJSON_IsString(a) || !cJSON_IsString(b)) {
         char *ta = value_text(a), *tb = value_text(b);
-        fprintf(stderr, "train_order: --combine: %s and an earlier report of the list differ in the setting '%s' (%s "
+        to_err("--combine: %s and an earlier report of the list differ in the setting '%s' (%s "
                 "against %s), which is not a list\n", reports[i], key, tb ? tb : "?", ta ? ta : "?");
         free(ta);
         free(tb);
@@ -96,14 +96,14 @@ static int merge_list(cJSON *merged, const char *key, const char *const *reports
     for (int pass = 0; pass < 2 && settings; pass++) /* every item NAME=VALUE, in both lists */
         for (const char *q = pass ? b->valuestring : a->valuestring; *q; q += strcspn(q, ","), q += *q == ',')
             if (strcspn(q, "=") >= strcspn(q, ",")) {
-                fprintf(stderr, "train_order: --combine: %s: the setting 'pos_config' holds the item '%.*s', which is "
+                to_err("--combine: %s: the setting 'pos_config' holds the item '%.*s', which is "
                         "not NAME=VALUE\n", pass ? reports[i] : holder(reports, info, i, key, q, strcspn(q, ",")),
                         (int)strcspn(q, ","), q);
                 return -1;
             }
     size_t cap = strlen(a->valuestring) + strlen(b->valuestring) + 2;
     char *out = malloc(cap), *items = strdup(b->valuestring);
-    if (!out || !items) { free(out); free(items); fprintf(stderr, "train_order: --combine: out of memory\n"); return -1; }
+    if (!out || !items) { free(out); free(items); to_err("--combine: out of memory\n"); return -1; }
     snprintf(out, cap, "%s", a->valuestring);
     int rc = 0;
     for (char *save = NULL, *it = strtok_r(items, ",", &save); it && rc == 0; it = strtok_r(NULL, ",", &save)) {
@@ -112,7 +112,7 @@ static int merge_list(cJSON *merged, const char *key, const char *const *reports
         for (const char *q = out; *q && settings; q += strcspn(q, ","), q += *q == ',') {
             size_t len = strcspn(q, ",");
             if (strcspn(q, "=") == name && strncmp(q, it, name) == 0) {
-                fprintf(stderr, "train_order: --combine: %s and %s differ in the encoding setting %.*s (%.*s against "
+                to_err("--combine: %s and %s differ in the encoding setting %.*s (%.*s against "
                         "%s): blocks of one grid share every setting of an encoding they both hold\n",
                         holder(reports, info, i, key, q, len), reports[i], (int)name, it, (int)(len - name - 1),
                         q + name + 1, it + name + 1);
@@ -176,7 +176,7 @@ static int add_extras(to_combined *c, const char *path, to_result *res, int n, s
     snprintf(file, sizeof file, "%.*s_positions.csv", (int)to_report_stem(path), path);
     int slots = 0, got = to_read_positions_csv(file, res, n, &slots);
     if (got < 0) {
-        fprintf(stderr, "train_order: --combine: the per-position counts beside %s are malformed (above)\n", path);
+        to_err("--combine: the per-position counts beside %s are malformed (above)\n", path);
         return -1;
     }
     if (got && append(&c->sources, cap_src, "  - per-position counts of %d (run, test length) pairs from `%s`\n", slots,
@@ -198,7 +198,7 @@ static int add_extras(to_combined *c, const char *path, to_result *res, int n, s
     }
     if (!holds) return 0;
     if (c->n_dirs == TO_COMBINE_MAX || !(c->runs_dirs[c->n_dirs] = strdup(file))) {
-        fprintf(stderr, "train_order: --combine: out of memory\n");
+        to_err("--combine: out of memory\n");
         return -1;
     }
     for (int i = 0; i < n; i++) res[i].runs_dir = c->runs_dirs[c->n_dirs];
@@ -220,7 +220,7 @@ static int add_input(to_combined *c, const char *path, const cJSON *info, int *c
         const char *tn = rg_task_name(res[i].task), *pn = rg_pos_name(res[i].pos);
         bool t_ok = cJSON_IsString(tasks) && list_holds(tasks->valuestring, tn, strlen(tn));
         if (!t_ok || !cJSON_IsString(pos) || !list_holds(pos->valuestring, pn, strlen(pn))) {
-            fprintf(stderr, "train_order: --combine: %s holds a run of %s %s, but its settings list the %s %s\n", path,
+            to_err("--combine: %s holds a run of %s %s, but its settings list the %s %s\n", path,
                     tn, pn, t_ok ? "encodings" : "tasks", cJSON_IsString(t_ok ? pos : tasks) ?
                     (t_ok ? pos : tasks)->valuestring : "(none)");
             free(res);
@@ -232,7 +232,7 @@ static int add_input(to_combined *c, const char *path, const cJSON *info, int *c
             if (same_run(&res[i], &c->res[j])) {
                 char label[96];
                 to_label(res[i].pos, res[i].variant, res[i].ext, res[i].ext_factor, label, sizeof label);
-                fprintf(stderr, "train_order: --combine: the run %s %s seed %d is in %s and in an earlier report of "
+                to_err("--combine: the run %s %s seed %d is in %s and in an earlier report of "
                         "the list (a seed may be in one block only)\n", rg_task_name(res[i].task), label,
                         res[i].seed, path);
                 free(res);
@@ -241,7 +241,7 @@ static int add_input(to_combined *c, const char *path, const cJSON *info, int *c
     if (c->n_res + n > *cap_res) {
         int cap = 2 * (c->n_res + n);
         to_result *p = realloc(c->res, sizeof *p * (size_t)cap);
-        if (!p) { free(res); fprintf(stderr, "train_order: --combine: out of memory\n"); return -1; }
+        if (!p) { free(res); to_err("--combine: out of memory\n"); return -1; }
         c->res = p;
         *cap_res = cap;
     }
@@ -259,7 +259,7 @@ static int add_input(to_combined *c, const char *path, const cJSON *info, int *c
         seen = false;
         for (int s = 0; s < c->n_seeds; s++) seen |= c->seeds[s] == r->seed;
         if (!seen && c->n_seeds == TO_MAX_SEEDS) {
-            fprintf(stderr, "train_order: --combine: %s brings the seeds of the union past %d\n", path, TO_MAX_SEEDS);
+            to_err("--combine: %s brings the seeds of the union past %d\n", path, TO_MAX_SEEDS);
             return -1;
         }
         if (!seen) c->seeds[c->n_seeds++] = r->seed;
@@ -292,7 +292,7 @@ static int add_input(to_combined *c, const char *path, const cJSON *info, int *c
         const cJSON *x = cJSON_GetObjectItemCaseSensitive(fpv, PROV_KEYS[k]), *y = cJSON_GetObjectItemCaseSensitive(pv, PROV_KEYS[k]);
         if (x && y && cJSON_Compare(x, y, true)) continue;
         char *tx = value_text(x), *ty = value_text(y);
-        fprintf(stderr, "train_order: --combine: note: %s has %s %s, %s has %s (the combined report names both)\n",
+        to_err("--combine: note: %s has %s %s, %s has %s (the combined report names both)\n",
                 first_path, PROV_KEYS[k], tx ? tx : "?", path, ty ? ty : "?");
         if (append(&c->sources, cap_src, "  - its %s differs from the first report's: %s against %s\n", PROV_KEYS[k],
                    ty ? ty : "?", tx ? tx : "?")) { free(tx); free(ty); return -1; }
@@ -306,7 +306,7 @@ int to_combine_load(const char *const *reports, int n, to_combined *c)
 {
     memset(c, 0, sizeof *c);
     if (n < 1 || n > TO_COMBINE_MAX) {
-        fprintf(stderr, "train_order: --combine: %d reports (1 to %d allowed)\n", n, TO_COMBINE_MAX);
+        to_err("--combine: %d reports (1 to %d allowed)\n", n, TO_COMBINE_MAX);
         return -1;
     }
     cJSON *info[TO_COMBINE_MAX] = {NULL}, *merged = NULL; /* merged: the first report's settings, lists united */
@@ -317,7 +317,7 @@ int to_combine_load(const char *const *reports, int n, to_combined *c)
         info[i] = to_report_settings(reports[i], where, sizeof where);
         const cJSON *set = cJSON_GetObjectItemCaseSensitive(info[i], "settings");
         if (!cJSON_IsObject(set)) {
-            fprintf(stderr, "train_order: --combine: %s: no settings found (read %s; looked for its report.json, the "
+            to_err("--combine: %s: no settings found (read %s; looked for its report.json, the "
                     "settings.json in its folder and the Settings block of its report.md): without them the reports "
                     "cannot be checked to be blocks of one grid\n", reports[i], where);
             goto done;
@@ -327,7 +327,7 @@ int to_combine_load(const char *const *reports, int n, to_combined *c)
         if (key) {
             char *ta = value_text(cJSON_GetObjectItemCaseSensitive(first, key));
             char *tb = value_text(cJSON_GetObjectItemCaseSensitive(set, key));
-            fprintf(stderr, "train_order: --combine: %s and %s differ in the setting '%s' (%s against %s): only the "
+            to_err("--combine: %s and %s differ in the setting '%s' (%s against %s): only the "
                     "seeds, tasks and encodings (and out, overwrite, quiet, jobs) may differ between blocks of one "
                     "grid\n", reports[0],
                     reports[i], key, ta ? ta : "?", tb ? tb : "?");
@@ -335,7 +335,7 @@ int to_combine_load(const char *const *reports, int n, to_combined *c)
             free(tb);
             goto done;
         }
-        if (!i && !(merged = cJSON_Duplicate(first, true))) { fprintf(stderr, "train_order: --combine: out of memory\n"); goto done; }
+        if (!i && !(merged = cJSON_Duplicate(first, true))) { to_err("--combine: out of memory\n"); goto done; }
         for (int k = 0; i && UNION_KEYS[k]; k++)
             if (merge_list(merged, UNION_KEYS[k], reports, info, i))
                 goto done;
@@ -353,7 +353,7 @@ int to_combine_load(const char *const *reports, int n, to_combined *c)
     free(list);
     c->settings = cJSON_PrintUnformatted(merged);
     if (!c->settings || !c->sources || name_short_rows(c, &cap)) {
-        fprintf(stderr, "train_order: --combine: out of memory\n");
+        to_err("--combine: out of memory\n");
         goto done;
     }
     const cJSON *tl = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(info[0], "settings"), "train_len");

@@ -85,12 +85,12 @@ int to_continue_record(const to_options *o, const char *cmd)
     cJSON_Delete(root);
     cJSON_Delete(sj);
     if (!text) {
-        fprintf(stderr, "train_order: cannot write %s: out of memory\n", path);
+        to_err("cannot write %s: out of memory\n", path);
         return -1;
     }
     rg_status st = rg_atomic_write("the invocation's settings", path, text, strlen(text));
     cJSON_free(text);
-    if (st) fprintf(stderr, "train_order: %s\n", rg_last_error());
+    if (st) to_err("%s\n", rg_last_error());
     return st ? -1 : 0;
 }
 
@@ -113,7 +113,7 @@ static char *read_json_text(const char *path)
     FILE *f = to_fopen_read(path);
     struct stat st;
     if (!f || fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode))
-        to_usage_error("the output folder of a train_order invocation (it holds invocation.json)", "--continue: "
+        to_usage_error("the output folder of an invocation of this engine (it holds invocation.json)", "--continue: "
                        "%s: %s", path, !f ? strerror(errno) : "not a regular file");
     char *text = st.st_size <= MAX_JSON ? malloc((size_t)st.st_size + 1) : NULL;
     size_t n = text ? fread(text, 1, (size_t)st.st_size, f) : 0;
@@ -121,14 +121,14 @@ static char *read_json_text(const char *path)
     fclose(f);
     if (!whole) {
         free(text);
-        to_usage_error("invocation.json as train_order wrote it", "--continue: %s: %s", path, st.st_size > MAX_JSON ?
+        to_usage_error("invocation.json as the engine wrote it", "--continue: %s: %s", path, st.st_size > MAX_JSON ?
                        "larger than 1 MiB" : "changed while being read (or out of memory)");
     }
     text[n] = 0;
-    if (strlen(text) != n) to_usage_error("invocation.json as train_order wrote it", "--continue: %s: a NUL byte at "
+    if (strlen(text) != n) to_usage_error("invocation.json as the engine wrote it", "--continue: %s: a NUL byte at "
                                           "byte %zu", path, strlen(text));
     const char *esc = strstr(text, "\\u0000"); /* cJSON would end a string there, dropping the rest silently */
-    if (esc) to_usage_error("invocation.json as train_order wrote it", "--continue: %s: a \\u0000 escape at byte %ld",
+    if (esc) to_usage_error("invocation.json as the engine wrote it", "--continue: %s: a \\u0000 escape at byte %ld",
                             path, (long)(esc - text));
     return text;
 }
@@ -166,12 +166,12 @@ void to_continue_load(to_options *o, char *cmd, size_t cap)
                         "no command line (a string)" : !cJSON_IsObject(set) ? "no settings object" : NULL;
     if (wrong) {
         cJSON_Delete(root);
-        to_usage_error("invocation.json as train_order wrote it", "--continue: %s: %s", path, wrong);
+        to_usage_error("invocation.json as the engine wrote it", "--continue: %s: %s", path, wrong);
     }
     snprintf(cmd, cap, "%s", c->valuestring);
     char *settings = cJSON_PrintUnformatted(set), src[TO_PATH + 64];
     cJSON_Delete(root);
-    if (!settings) to_usage_error("invocation.json as train_order wrote it", "--continue: %s: out of memory", path);
+    if (!settings) to_usage_error("invocation.json as the engine wrote it", "--continue: %s: out of memory", path);
     snprintf(src, sizeof src, "--continue: %s: settings", path);
     to_options_default(o);
     to_options_apply_config(o, settings, src); /* every value checked as --config's are */
@@ -307,7 +307,7 @@ static void scan(const to_options *o, const to_job *jobs, int n_jobs, run_state_
         counts[k] = 0;
         if (lstat(path, &st) == 0) {
             counts[k] = to_results_load(&ov, digest, &jobs[k], path, done + k * (1 + TO_MAX_EXTS), why, sizeof why);
-            if (counts[k] < 0) to_usage_error("the results files train_order wrote (or remove the file to run the "
+            if (counts[k] < 0) to_usage_error("the results files the engine wrote (or remove the file to run the "
                                               "run again)", "--continue: %s: %s", path, why);
             kind[k] = RUN_DONE;
             continue;
@@ -315,7 +315,7 @@ static void scan(const to_options *o, const to_job *jobs, int n_jobs, run_state_
         snprintf(path, sizeof path, "%s/ckpt/%s.h5", o->out, name);
         if (lstat(path, &st) != 0) continue;
         if (check_checkpoint(o, &jobs[k], path, why, sizeof why))
-            to_usage_error("the checkpoints train_order wrote (or remove the file to start the run again)",
+            to_usage_error("the checkpoints the engine wrote (or remove the file to start the run again)",
                            "--continue: %s: %s", path, why);
         kind[k] = RUN_RESUME;
     }
@@ -366,7 +366,7 @@ int to_continue_pool_run(const to_options *o, const to_job *jobs, int n_jobs, to
     to_result *part = calloc((size_t)n_jobs * (1 + TO_MAX_EXTS) + 1, sizeof *part);
     to_job *left = calloc((size_t)n_jobs + 1, sizeof *left);
     if (!kind || !counts || !done || !part || !left) {
-        fprintf(stderr, "train_order: --continue: out of memory\n");
+        to_err("--continue: out of memory\n");
         failed = n_jobs;
     } else {
         scan(o, jobs, n_jobs, kind, done, counts);
@@ -376,7 +376,7 @@ int to_continue_pool_run(const to_options *o, const to_job *jobs, int n_jobs, to
             resumed += kind[k] == RUN_RESUME;
         }
         if (!o->quiet)
-            fprintf(stderr, "train_order: --continue %s: %d run(s) finished (kept), %d to resume from their "
+            to_err("--continue %s: %d run(s) finished (kept), %d to resume from their "
                     "checkpoints, %d to start\n", o->out, n_jobs - todo, resumed, todo - resumed);
         merge_ctx m = {o, jobs, n_jobs, kind, counts, done, all, on_partial, ctx};
         int n_part = 0;

@@ -6,6 +6,8 @@
 #include "report.h"
 #include "mpi.h"
 #include "lm_run.h"
+#include "plugin_load.h"
+#include "nn/pos_conformance.h"
 #include "task/lm.h"
 #include "task/tricks.h"
 #include "task/grid.h"
@@ -73,7 +75,7 @@ static int combine_tool(const to_options *o, const char *cmd)
         to_report(&m, c.res, c.n_res, &(to_report_meta){c.wall_seconds, cmd, false, 0, 0, c.sources}))
         rc = 1;
     if (!m.quiet)
-        fprintf(stderr, "train_order: --combine: %d training runs, %d seeds, from %d reports%s; report in %s/report.md\n",
+        to_err("--combine: %d training runs, %d seeds, from %d reports%s; report in %s/report.md\n",
                 c.runs, c.n_seeds, n, c.partial ? " (one or more PARTIAL)" : "", m.out);
     to_combined_free(&c);
     close(lock);
@@ -109,7 +111,7 @@ static int write_settings(const to_options *o)
     FILE *f = fopen(path, "w");
     if (f) to_options_print(o, f);
     if (!f || fclose(f) != 0) {
-        fprintf(stderr, "train_order: cannot write %s\n", path);
+        to_err("cannot write %s\n", path);
         return -1;
     }
     return 0;
@@ -146,17 +148,38 @@ static void command_line(int argc, char **argv, char *cmd, size_t cap)
     if (!whole) snprintf(cmd + at, cap - at, "%s", cut);
 }
 
+/* --check-pos NAME: the conformance check in this program's precision; 0 all checks pass, 1 one fails, 2 an
+ * unknown encoding. */
+static int check_pos(const char *name)
+{
+    int failed = 0;
+    rg_status st = rg_pos_conformance(name, &(rg_pos_report){stdout, NULL, NULL}, &failed);
+    if (st == RG_ERR_ARG && rg_pos_parse(name, &(rg_pos_kind){0}) != RG_OK)
+        to_usage_error("a registered encoding (see --help; a plugin's with --plugin PATH)", "--check-pos: %s",
+                       rg_last_error());
+    if (st) {
+        fprintf(stderr, "%s: --check-pos %s: %s\n", to_prog(), name, rg_last_error());
+        return 1;
+    }
+    printf("%s: %s: %s (%s checks; docs/extending.md)\n", to_prog(), name, failed ? "FAILED" : "conforms",
+           rg_build_real());
+    return failed ? 1 : fflush(stdout) == 0 ? 0 : 1;
+}
+
 int rg_engine_main(int argc, char **argv)
 {
+    to_set_prog(argc > 0 ? argv[0] : NULL); /* messages and --help name the program */
     rg_blas_prefer_fast_kernels(argv); /* OpenBLAS 0.3.21 runs SSE3 kernels on CPUs it does not know */
     to_mpi_start(&argc, &argv); /* MPI_Init only under mpirun (mpi.h) */
     if (rg_task_register_tricks() || rg_lm_register() || rg_task_register_grids()) { /* opt-in: tricks.h, lm.h, grid.h */
-        fprintf(stderr, "train_order: %s\n", rg_last_error());
+        fprintf(stderr, "%s: %s\n", to_prog(), rg_last_error());
         return 1;
     }
+    to_plugins_load(argc, argv); /* before parsing: --pos and --task take the plugins' names */
     to_options o;
     to_options_default(&o);
     to_options_parse(argc, argv, &o);
+    if (o.check_pos[0]) return check_pos(o.check_pos);
     if (o.replot[0] || o.compare[0][0]) return report_tool(&o);
     static char cmd[8192];
     command_line(argc, argv, cmd, sizeof cmd);
@@ -166,7 +189,7 @@ int rg_engine_main(int argc, char **argv)
     to_mpi_check(&o);
     if (o.print_config) { to_options_print(&o, stdout); return 0; }
     if (rg_set_linear_precision(o.precision)) { /* before any run (and on every MPI rank) */
-        fprintf(stderr, "train_order: --%s\n", rg_last_error()); /* "precision bf16: <why>" */
+        to_err("--%s\n", rg_last_error()); /* "precision bf16: <why>" */
         return 1;
     }
     if (to_mpi_rank() > 0) return to_mpi_worker(&o); /* MPI ranks 1..N-1 serve rank 0 (mpi.h) */
@@ -177,7 +200,7 @@ int rg_engine_main(int argc, char **argv)
     to_job *jobs = calloc((size_t)RG_TASK_MAX * rg_pos_count() * TO_VAR_COUNT * (size_t)o.n_seeds, sizeof *jobs);
     int n_jobs = jobs ? make_jobs(&o, jobs) : 0;
     to_result *all = calloc((size_t)n_jobs * (1 + TO_MAX_EXTS) + 1, sizeof *all);
-    if (!jobs || !all) { fprintf(stderr, "train_order: out of memory\n"); return 1; }
+    if (!jobs || !all) { to_err("out of memory\n"); return 1; }
     if (o.jobs > n_jobs) o.jobs = n_jobs;
     rg_set_num_threads(o.threads);
 
@@ -193,7 +216,7 @@ int rg_engine_main(int argc, char **argv)
     if (n_all && !reported) rc = 1;
     if (to_lm_report(&o, jobs, n_jobs, cmd, wall)) rc = 1; /* the LM tasks' perplexity report (lm_run.h) */
     if (!o.quiet) /* names report.md only when written (LM tasks alone write lm_report.md, named by to_lm_report) */
-        fprintf(stderr, "train_order: %d run(s), %d failed, %.1f s%s%s%s\n", n_jobs, failed, wall,
+        to_err("%d run(s), %d failed, %.1f s%s%s%s\n", n_jobs, failed, wall,
                 reported ? "; report in " : "", reported ? o.out : "", reported ? "/report.md" : "");
     free(all);
     free(jobs);

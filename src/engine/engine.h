@@ -18,7 +18,11 @@
  * plots and intervals. The checkpoint's /run group records the task by name, so `--eval CKPT` and `--resume CKPT`
  * work in any program that registered the same task (another one stops with exit status 2, naming the task and
  * rg_task_register), and so do --compare and --replot of its reports. A run's model takes the task's vocab_size.
- * examples/custom_task.c is the worked example (docs/extending.md).
+ * examples/custom_task.c is the worked example (docs/extending.md). Without a program of one's own, a plugin does
+ * the same in the stock train_order (--plugin PATH, ROPEGRAD_PLUGINS; <ropegrad/engine/plugin.h>).
+ *
+ * A program on the engine names itself: its messages, usage line and --help use the base name of argv[0], and its
+ * checkpoints are "checkpoints of this engine", read by any program that registered the same encoding and task.
  *
  * The engine's internal files (src/engine, their headers train_order.h, report.h, settings.h, mpi.h) use the
  * prefix to_ and are not part of the installed interface.
@@ -30,7 +34,8 @@
 
 #include "../io/checkpoint.h"
 
-/* Runs the experiment the command line describes (argv[0] names the program in messages; argv must be main's argv:
+/* Runs the experiment the command line describes (argv[0]'s base name names the program in messages, usage and
+ * --help; the plugins of --plugin and $ROPEGRAD_PLUGINS are loaded first; argv must be main's argv:
  * on CPUs that Debian's OpenBLAS does not recognize the process re-executes itself once with a faster kernel set,
  * see rg_blas_prefer_fast_kernels). Register the program's tasks before the call. Returns the process exit status:
  * 0 on success, 1 if a run or an output failed (every output that could be written is), 2 on a bad command line

@@ -38,6 +38,15 @@ int to_parse_task(to_options *o, char *v)
     return n > 0 ? 0 : -1;
 }
 
+void to_allowed_names(bool tasks, char *b, size_t n)
+{
+    b[0] = 0;
+    int count = tasks ? rg_task_count() : rg_pos_count();
+    for (int i = 0; i < count; i++)
+        snprintf(b + strlen(b), n - strlen(b), "%s, ", tasks ? rg_task_name(i) : rg_pos_name((rg_pos_kind)i));
+    snprintf(b + strlen(b), n - strlen(b), "all (every one not opt-in), or a comma list of them");
+}
+
 void to_print_task(const to_options *o, char *b, size_t n)
 {
     b[0] = 0;

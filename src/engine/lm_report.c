@@ -28,7 +28,7 @@ static int read_run(const to_options *o, const to_job *j, const char *name, lm_r
     char path[TO_PATH + 200];
     snprintf(path, sizeof path, "%.*s/runs/%s/lm.csv", TO_PATH - 1, o->out, name);
     FILE *f = to_fopen_read(path);
-    if (!f) { fprintf(stderr, "train_order: LM report: no %s (the run failed?)\n", path); return -1; }
+    if (!f) { to_err("LM report: no %s (the run failed?)\n", path); return -1; }
     char line[512];
     int got = 0, bad = !fgets(line, sizeof line, f) || strncmp(line, "task,pos,method,context,", 24) != 0;
     *r = (lm_row){j->task, j->pos, j->variant, j->seed, {{0}}, {0}};
@@ -47,7 +47,7 @@ static int read_run(const to_options *o, const to_job *j, const char *name, lm_r
     }
     fclose(f);
     if (bad || got != 2 * TO_LM_NRATIOS) {
-        fprintf(stderr, "train_order: LM report: %s is not a complete lm.csv of this invocation\n", path);
+        to_err("LM report: %s is not a complete lm.csv of this invocation\n", path);
         return -1;
     }
     return 0;
@@ -192,7 +192,7 @@ static int write_plot(const to_options *o, const lm_row *rows, int n, rg_task t,
     to_out_printf(&g, "\n");
     if (to_out_close(&g)) return -1;
     int rc = to_gnuplot(o->out, gp, svg);
-    if (rc == 1) fprintf(stderr, "train_order: gnuplot is not installed: %s/%s not drawn\n", o->out, svg);
+    if (rc == 1) to_err("gnuplot is not installed: %s/%s not drawn\n", o->out, svg);
     return rc < 0 ? -1 : 0;
 }
 
@@ -235,7 +235,7 @@ int to_lm_report(const to_options *o, const to_job *jobs, int n_jobs, const char
     if (!n_lm) return 0;
     lm_row *rows = calloc((size_t)n_lm, sizeof *rows);
     double *v = calloc((size_t)n_lm + 1, sizeof *v);
-    if (!rows || !v) { free(rows); free(v); fprintf(stderr, "train_order: LM report: out of memory\n"); return -1; }
+    if (!rows || !v) { free(rows); free(v); to_err("LM report: out of memory\n"); return -1; }
     for (int i = 0; i < n_jobs; i++) {
         if (!to_lm_task(jobs[i].task)) continue;
         char name[128];
@@ -266,7 +266,7 @@ int to_lm_report(const to_options *o, const to_job *jobs, int n_jobs, const char
     } else if (n) {
         rc = -1;
     }
-    if (!o->quiet && written) fprintf(stderr, "train_order: LM report of %d run(s) in %s/lm_report.md\n", n, o->out);
+    if (!o->quiet && written) to_err("LM report of %d run(s) in %s/lm_report.md\n", n, o->out);
     free(rows);
     free(v);
     return rc;

@@ -4,6 +4,7 @@
  * otherwise as stubs that refuse an MPI launch and --data-parallel. The records travel as bytes: every rank runs
  * the same binary on the same architecture (a homogeneous cluster). */
 #include "mpi.h"
+#include "plugin_load.h"
 
 #include <inttypes.h>
 #include <limits.h>
@@ -88,7 +89,7 @@ void to_mpi_start(int *argc, char ***argv)
 {
     if (!launched_by_mpirun()) return;
     if (MPI_Init(argc, argv) != MPI_SUCCESS) {
-        fprintf(stderr, "train_order: MPI_Init failed\n");
+        to_err("MPI_Init failed\n");
         exit(1);
     }
     g.active = true;
@@ -99,8 +100,30 @@ void to_mpi_start(int *argc, char ***argv)
     atexit(at_exit);
 }
 
+/* Every rank must have loaded the same plugins (the same files, by digest, in the same order): rank 0 gathers each
+ * rank's list and compares it with its own; on a difference every rank stops with exit status 2 (rank 0 names the
+ * rank and both lists). */
+static void check_plugins(void)
+{
+    enum { CAP = TO_PLUGIN_MAX * 80 + 1 };
+    char mine[CAP], *all = g.rank == 0 ? malloc((size_t)CAP * g.size) : NULL;
+    to_plugins_fingerprint(mine, CAP);
+    MPI_Gather(mine, CAP, MPI_CHAR, all, CAP, MPI_CHAR, 0, MPI_COMM_WORLD);
+    int bad = -1;
+    for (int r = 1; g.rank == 0 && all && r < g.size && bad < 0; r++)
+        if (strcmp(all + (size_t)r * CAP, mine)) bad = r;
+    if (g.rank == 0 && bad > 0)
+        to_err("MPI rank %d loaded other plugins than rank 0 (every rank must load the same --plugin files and "
+               "ROPEGRAD_PLUGINS):\n  rank 0: %s\n  rank %d: %s\n", bad, mine[0] ? mine : "(none)", bad,
+               all[(size_t)bad * CAP] ? all + (size_t)bad * CAP : "(none)");
+    free(all);
+    MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (bad > 0) exit(2);
+}
+
 void to_mpi_check(const to_options *o)
 {
+    if (g.active) check_plugins();
     g.data_parallel = o->data_parallel;
     if (o->data_parallel && !g.active)
         to_usage_error("mpirun -np N build/examples/train_order ... --data-parallel",
@@ -115,7 +138,7 @@ bool to_mpi_writes(void) { return !(g.active && g.data_parallel && g.rank > 0); 
 static _Noreturn void fail_run(const to_job *j)
 {
     char label[96];
-    fprintf(stderr, "train_order: rank %d of %d (%s): run %s/%s/seed%d failed; ending the MPI job\n", g.rank,
+    to_err("rank %d of %d (%s): run %s/%s/seed%d failed; ending the MPI job\n", g.rank,
             g.size, g.host, rg_task_name(j->task), to_label(j->pos, j->variant, RG_ROPE_EXT_NONE, 0, label,
             sizeof label), j->seed);
     fflush(stderr);
@@ -180,7 +203,7 @@ static int grid_master(const to_options *o, const to_job *jobs, int n_jobs, to_r
         }
     }
     int rc = counts && slots ? 0 : -1;
-    if (rc) fprintf(stderr, "train_order: rank 0: out of memory for the results\n");
+    if (rc) to_err("rank 0: out of memory for the results\n");
     free(counts);
     free(slots);
     return rc;
@@ -213,7 +236,7 @@ static int dp_jobs(const to_options *o, const to_job *jobs, int n_jobs, to_resul
     MPI_Bcast(&n_jobs, 1, MPI_INT, 0, MPI_COMM_WORLD);
     to_job *list = malloc(sizeof *list * (size_t)(n_jobs > 0 ? n_jobs : 1));
     if (!list) {
-        fprintf(stderr, "train_order: rank %d: out of memory\n", g.rank);
+        to_err("rank %d: out of memory\n", g.rank);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     if (g.rank == 0) memcpy(list, jobs, sizeof *list * (size_t)n_jobs);
@@ -247,7 +270,7 @@ static rg_status dp_reduce(rg_real *grad, int64_t n, double *loss, void *ctx)
         dp.losses = malloc(sizeof(double) * (size_t)g.size);
         dp.cap = dp.all && dp.losses ? n : 0;
         if (!dp.cap) {
-            fprintf(stderr, "train_order: rank 0: out of memory for %d gradient blocks of %lld elements\n", g.size,
+            to_err("rank 0: out of memory for %d gradient blocks of %lld elements\n", g.size,
                     (long long)n);
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
@@ -325,7 +348,7 @@ int to_mpi_pool_run(const to_options *o, const to_job *jobs, int n_jobs, to_resu
 void to_mpi_start(int *argc, char ***argv)
 {
     if (!launched_by_mpirun()) return;
-    fprintf(stderr, "train_order: started by mpirun, but this build has no MPI (mpicc was not found when it was "
+    to_err("started by mpirun, but this build has no MPI (mpicc was not found when it was "
             "built); install libopenmpi-dev and openmpi-bin (make deps) and rebuild\n");
     exit(2);
 }

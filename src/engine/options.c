@@ -4,6 +4,7 @@
  * beside the executable, then through $ROPEGRAD_DATA). */
 #include "train_order.h"
 #include "settings.h"
+#include "plugin_load.h"
 
 #include <errno.h>
 #include <libgen.h>
@@ -17,11 +18,22 @@ _Noreturn void to_usage_error(const char *allowed, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "train_order: ");
+    fprintf(stderr, "%s: ", to_prog());
     vfprintf(stderr, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\n  allowed: %s\n  (train_order --help lists every option)\n", allowed);
+    fprintf(stderr, "\n  allowed: %s\n  (%s --help lists every option)\n", allowed, to_prog());
     exit(2);
+}
+
+void to_err(const char *fmt, ...)
+{
+    char buf[8192];
+    int n = snprintf(buf, sizeof buf, "%s: ", to_prog());
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + n, sizeof buf - (size_t)n, fmt, ap);
+    va_end(ap);
+    fputs(buf, stderr); /* one write, so that messages of parallel runs do not interleave within a line */
 }
 
 /* The data file: --data, else data/eval_sets.h5 of the repository that holds the executable (build/examples/
@@ -92,17 +104,17 @@ static void check_full_load(const char *flag, const char *ck, const rg_model_con
         snprintf(msg, sizeof msg, "%s", rg_last_error());
         if (!bad) rg_adamw_free(&opt);
         rg_model_free(m);
-        to_usage_error("a checkpoint written by train_order", "%s: %s", flag, msg); /* msg names the file */
+        to_usage_error("a checkpoint of this engine", "%s: %s", flag, msg); /* msg names the file */
     }
     bad = to_settings_check_optim(&opt, ck) != 0; /* prints what is wrong */
     if (!bad && opt.step != rs.step) {
         bad = true; /* AdamW's bias correction would restart (or jump) on a resume */
-        fprintf(stderr, "train_order: checkpoint %s: /optim step = %lld, but the run's step is %lld (they are "
-                "equal in every checkpoint train_order writes)\n", ck, (long long)opt.step, (long long)rs.step);
+        to_err("checkpoint %s: /optim step = %lld, but the run's step is %lld (they are "
+                "equal in every checkpoint this engine writes)\n", ck, (long long)opt.step, (long long)rs.step);
     }
     rg_adamw_free(&opt);
     rg_model_free(m);
-    if (bad) to_usage_error("a checkpoint written by train_order", "%s: checkpoint %s: optimizer settings", flag, ck);
+    if (bad) to_usage_error("a checkpoint of this engine", "%s: checkpoint %s: optimizer settings", flag, ck);
     const rg_run_attr *a = rg_run_state_attr(&rs, "steps_to_learn");
     if (a && (a->type != RG_RUN_ATTR_INT || a->i < -1 || a->i == 0 || a->i > rs.step))
         to_usage_error("-1 or a step from 1 to the checkpoint's step", "%s: checkpoint %s: /run steps_to_learn is "
@@ -121,8 +133,9 @@ static void from_checkpoint(to_options *o)
     rg_model_config cfg;
     static rg_run_state rs;
     rg_checkpoint_set_max_params((int64_t)TO_MAX_PARAMS); /* the largest model train_order builds */
+    to_plugin_hint(ck, flag); /* an encoding or task of a plugin that is not loaded: which --plugin to pass */
     if (rg_checkpoint_read_config(ck, &cfg, &rs))
-        to_usage_error("a checkpoint written by train_order", "%s: %s", flag, rg_last_error());
+        to_usage_error("a checkpoint of this engine", "%s: %s", flag, rg_last_error());
     to_settings_from_checkpoint(o, ck, &cfg, &rs);
     if (rg_model_config_validate(&cfg))
         to_usage_error("a valid model config", "%s: checkpoint %s: %s", flag, ck, rg_last_error());
@@ -140,7 +153,7 @@ static void from_checkpoint(to_options *o)
         o->lr_total = o->steps;
     }
     if (rs.step >= o->steps && !o->quiet)
-        fprintf(stderr, "train_order: %s is at step %lld already (--steps %d): evaluating only\n", ck,
+        to_err("%s is at step %lld already (--steps %d): evaluating only\n", ck,
                 (long long)rs.step, o->steps);
 }
 
@@ -304,7 +317,7 @@ static void note_unused_pos_config(const to_options *o)
             }
         }
         if (!used)
-            fprintf(stderr, "train_order: note: --pos-config %s=%g is a setting of %s, which --pos (%s) does not "
+            to_err("note: --pos-config %s=%g is a setting of %s, which --pos (%s) does not "
                     "include: it has no effect\n", v->name, v->value, owners, in_run);
     }
 }

@@ -28,7 +28,7 @@ int to_make_dir(const char *path)
     struct stat st;
     if (mkdir(buf, 0755) == 0 || (errno == EEXIST && stat(buf, &st) == 0 && S_ISDIR(st.st_mode))) return 0;
     if (errno == EEXIST) errno = ENOTDIR; /* a file of that name: mkdir's EEXIST would read as success */
-    fprintf(stderr, "train_order: cannot create %s: %s\n", path, strerror(errno));
+    to_err("cannot create %s: %s\n", path, strerror(errno));
     return -1;
 }
 
@@ -92,13 +92,13 @@ int to_outdir_check_replot(const to_options *o)
     bool own = stat(o->out, &a) == 0 && stat(csv_dir, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
     first_result(o->out, entry, sizeof entry);
     if (!own && entry[0] && !o->overwrite) {
-        fprintf(stderr, "train_order: --out %s already holds results (%s/%s) and is not the folder of %s; --replot "
+        to_err("--out %s already holds results (%s/%s) and is not the folder of %s; --replot "
                         "there would replace them: choose another --out, or add --overwrite\n", o->out, o->out, entry,
                 o->replot);
         return -2;
     }
     if (in_use(o->out)) {
-        fprintf(stderr, "train_order: --out %s is in use by another train_order; wait for it or choose another "
+        to_err("--out %s is in use by another train_order; wait for it or choose another "
                         "--out\n", o->out);
         return -1;
     }
@@ -128,18 +128,18 @@ int to_outdir_claim(const to_options *o)
     char path[TO_PATH + 64], entry[256];
     struct stat st;
     if (stat(o->out, &st) == 0 && !S_ISDIR(st.st_mode)) { /* bad usage, like a folder of other results: exit 2 */
-        fprintf(stderr, "train_order: --out %s is a file, not a folder; choose another --out\n", o->out);
+        to_err("--out %s is a file, not a folder; choose another --out\n", o->out);
         return -2;
     }
     if (to_make_dir(o->out)) return -1;
     snprintf(path, sizeof path, "%s/%s", o->out, LOCK_NAME);
     int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) {
-        fprintf(stderr, "train_order: cannot create the lock file %s: %s\n", path, strerror(errno));
+        to_err("cannot create the lock file %s: %s\n", path, strerror(errno));
         return -1;
     }
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        fprintf(stderr, "train_order: --out %s is in use by another train_order (%s is locked); wait for it or "
+        to_err("--out %s is in use by another train_order (%s is locked); wait for it or "
                         "choose another --out\n", o->out, path);
         close(fd);
         return -1;
@@ -148,8 +148,8 @@ int to_outdir_claim(const to_options *o)
     if (entry[0] && !o->overwrite && !o->continuing) { /* --continue: this invocation's own results */
         char inv[TO_PATH + 32];
         snprintf(inv, sizeof inv, "%s/invocation.json", o->out);
-        fprintf(stderr, "train_order: --out %s already holds results of another invocation (%s/%s); choose another "
-                        "--out, or add --overwrite to write into it%s%s%s\n", o->out, o->out, entry,
+        to_err("--out %s already holds results of another invocation (%s/%s); choose another "
+               "--out, or add --overwrite to write into it%s%s%s\n", o->out, o->out, entry,
                 access(inv, F_OK) == 0 ? ", or take that invocation up where it stopped with --continue " : "",
                 access(inv, F_OK) == 0 ? o->out : "", access(inv, F_OK) == 0 ? " if it was interrupted" : "");
         close(fd);

@@ -49,10 +49,10 @@ void to_plot_terminal(to_out *g, const char *base, double w_in, double h_in)
 static pid_t spawn_gnuplot(const char *dir, char *const *argv, const char *path, int *err_fd, int *st_fd)
 {
     int errp[2], st[2];
-    if (pipe(errp)) { fprintf(stderr, "train_order: cannot draw %s: pipe: %s\n", path, strerror(errno)); return -1; }
+    if (pipe(errp)) { to_err("cannot draw %s: pipe: %s\n", path, strerror(errno)); return -1; }
     if (pipe(st)) {
         close(errp[0]); close(errp[1]);
-        fprintf(stderr, "train_order: cannot draw %s: pipe: %s\n", path, strerror(errno));
+        to_err("cannot draw %s: pipe: %s\n", path, strerror(errno));
         return -1;
     }
     fcntl(st[1], F_SETFD, FD_CLOEXEC);
@@ -71,7 +71,7 @@ static pid_t spawn_gnuplot(const char *dir, char *const *argv, const char *path,
     close(st[1]);
     if (pid < 0) {
         close(errp[0]); close(st[0]);
-        fprintf(stderr, "train_order: cannot draw %s: fork: %s\n", path, strerror(errno));
+        to_err("cannot draw %s: fork: %s\n", path, strerror(errno));
         return -1;
     }
     *err_fd = errp[0];
@@ -142,7 +142,7 @@ static int run_gnuplot(const char *dir, const char *script, const char *name, in
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
     if (exec_err == ENOENT) return 1;
     if (exec_err) {
-        fprintf(stderr, "train_order: cannot draw %s: starting gnuplot: %s\n", path, strerror(exec_err));
+        to_err("cannot draw %s: starting gnuplot: %s\n", path, strerror(exec_err));
         return -1;
     }
     int exited_ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
@@ -150,7 +150,7 @@ static int run_gnuplot(const char *dir, const char *script, const char *name, in
     if (ok && rename(tmp_path, path) == 0) return 0;
     int e = errno;
     remove(tmp_path);
-    fprintf(stderr, "train_order: cannot write %s: gnuplot's output is %s%s%s\n", path,
+    to_err("cannot write %s: gnuplot's output is %s%s%s\n", path,
             exited_ok ? "incomplete (disk full?)" : "missing (gnuplot failed)", n_log ? "; gnuplot said:\n" : "",
             n_log ? log : (ok ? strerror(e) : ""));
     return -1;
@@ -418,7 +418,7 @@ static int copy_log(to_out *d, const char *path)
     }
     fclose(f);
     if (why) {
-        fprintf(stderr, "train_order: warning: skipping the loss log %s: line %ld: %s\n", path, lineno, why);
+        to_err("warning: skipping the loss log %s: line %ld: %s\n", path, lineno, why);
         return -1;
     }
     return n;
@@ -514,14 +514,14 @@ static int plot_all(const to_table *t, const char *dir, const char *runs_dir, FI
             int rc = run_gnuplot(dir, script, name, f);
             if (rc < 0) return -1;
             if (rc == 1) {
-                fprintf(stderr, "train_order: warning: gnuplot is not installed: no plots (their data and scripts "
+                to_err("warning: gnuplot is not installed: no plots (their data and scripts "
                                 "are in %s: *.dat, *.gp; apt-get install gnuplot-nox)\n", dir);
-                if (said) fprintf(said, "train_order: wrote the plots' data and scripts (no gnuplot): %s/*.dat, *.gp\n",
-                                  dir);
+                if (said) fprintf(said, "%s: wrote the plots' data and scripts (no gnuplot): %s/*.dat, *.gp\n",
+                                  to_prog(), dir);
                 return 0;
             }
         }
-        if (said) fprintf(said, "train_order: wrote %s/%s.svg, .pdf, .png (data %s.dat, script %s.gp)\n", dir,
+        if (said) fprintf(said, "%s: wrote %s/%s.svg, .pdf, .png (data %s.dat, script %s.gp)\n", to_prog(), dir,
                           names[i], names[i], names[i]);
     }
     return to_plot_positions(t, dir) || to_plot_over_training(t, dir, runs_dir) ? -1 : 0; /* plot_curves.c */
@@ -545,7 +545,7 @@ int to_replot_results(const char *report_csv, const to_result *res, int n_res, i
 {
     struct stat sb;
     if (stat(out_dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-        fprintf(stderr, "train_order: --replot: output folder %s: %s\n", out_dir,
+        to_err("--replot: output folder %s: %s\n", out_dir,
                 errno && stat(out_dir, &sb) != 0 ? strerror(errno) : "not a folder");
         return -1;
     }

@@ -185,7 +185,7 @@ static int add_log(row_curves *c, const char *path, int L)
     }
     fclose(f);
     if (why) {
-        fprintf(stderr, "train_order: warning: skipping the log %s: line %ld: %s\n", path, lineno, why);
+        to_err("warning: skipping the log %s: line %ld: %s\n", path, lineno, why);
         return -1;
     }
     return 1;
@@ -282,7 +282,7 @@ static int write_over_training(const to_table *t, const char *dir, const char *r
 int to_plot_over_training(const to_table *t, const char *dir, const char *runs_dir)
 {
     row_curves *c = malloc(sizeof *c);
-    if (!c) { fprintf(stderr, "train_order: over-training plot: out of memory\n"); return -1; }
+    if (!c) { to_err("over-training plot: out of memory\n"); return -1; }
     int rc = 0;
     for (int task = 0; task < rg_task_count() && rc == 0; task++)
         if (t->n_lens[task]) rc = write_over_training(t, dir, runs_dir, task, c);

@@ -91,11 +91,11 @@ static int start(const to_options *o, const to_job *j, child *c)
 {
     int p[2];
     char *buf = malloc(RESULT_BYTES);
-    if (!buf) { fprintf(stderr, "train_order: out of memory\n"); return -1; }
-    if (pipe(p) != 0) { perror("train_order: pipe"); free(buf); return -1; }
+    if (!buf) { to_err("out of memory\n"); return -1; }
+    if (pipe(p) != 0) { to_err("pipe: %s\n", strerror(errno)); free(buf); return -1; }
     fflush(NULL);
     pid_t pid = fork();
-    if (pid < 0) { perror("train_order: fork"); close(p[0]); close(p[1]); free(buf); return -1; }
+    if (pid < 0) { to_err("fork: %s\n", strerror(errno)); close(p[0]); close(p[1]); free(buf); return -1; }
     if (pid == 0) { close(p[0]); child_main(o, j, p[1]); }
     close(p[1]);
     *c = (child){pid, p[0], buf, 0};
@@ -125,7 +125,7 @@ static int reap(const to_job *jobs, child *kids, int n_jobs, to_result *slots, i
     free(kids[i].buf);
     kids[i].buf = NULL;
     if (pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || n < 0) {
-        fprintf(stderr, "train_order: run %s/%s/seed%d failed\n", rg_task_name(jobs[i].task), rg_pos_name(jobs[i].pos),
+        to_err("run %s/%s/seed%d failed\n", rg_task_name(jobs[i].task), rg_pos_name(jobs[i].pos),
                 jobs[i].seed);
         return -1;
     }

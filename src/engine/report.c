@@ -27,13 +27,13 @@ int to_out_open(to_out *w, const char *dir, const char *name)
 {
     memset(w, 0, sizeof *w);
     if (snprintf(w->path, sizeof w->path, "%s/%s", dir, name) >= (int)sizeof w->path) {
-        fprintf(stderr, "train_order: output path too long: %s/%s\n", dir, name);
+        to_err("output path too long: %s/%s\n", dir, name);
         return -1;
     }
     snprintf(w->tmp, sizeof w->tmp, "%s.tmp.%ld", w->path, (long)getpid());
     w->f = fopen(w->tmp, "w");
     if (!w->f) {
-        fprintf(stderr, "train_order: cannot write %s: %s\n", w->path, strerror(errno));
+        to_err("cannot write %s: %s\n", w->path, strerror(errno));
         return -1;
     }
     return 0;
@@ -58,7 +58,7 @@ int to_out_close(to_out *w)
     if (!e && rename(w->tmp, w->path) != 0) e = errno;
     if (e) {
         remove(w->tmp);
-        fprintf(stderr, "train_order: cannot write %s: %s\n", w->path, strerror(e));
+        to_err("cannot write %s: %s\n", w->path, strerror(e));
         return -1;
     }
     to_kill_report_file(); /* tests only (continue.c) */
@@ -593,7 +593,7 @@ static int write_json(const to_options *o, const to_table *t, const to_report_me
     cJSON_AddItemToObject(root, "runs", json_runs(t->res, t->n_res));
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
-    if (!text) { fprintf(stderr, "train_order: report.json: out of memory\n"); return -1; }
+    if (!text) { to_err("report.json: out of memory\n"); return -1; }
     to_out w;
     int rc = to_out_open(&w, o->out, "report.json");
     if (rc == 0) {
@@ -609,7 +609,7 @@ static int write_json(const to_options *o, const to_table *t, const to_report_me
 int to_report(const to_options *o, const to_result *res, int n_res, const to_report_meta *meta)
 {
     to_table t;
-    if (n_res < 1) { fprintf(stderr, "train_order: no results to report\n"); return -1; }
+    if (n_res < 1) { to_err("no results to report\n"); return -1; }
     if (to_table_build(&t, res, n_res, o->train_len)) return -1;
     to_provenance p;
     to_provenance_get(&p);

@@ -475,7 +475,7 @@ int to_read_positions_csv(const char *path, to_result *res, int n, int *slots)
     FILE *f = to_fopen_read(path); /* never waits on a FIFO */
     if (!f) {
         if (errno == ENOENT) return 0;
-        fprintf(stderr, "train_order: %s: cannot be read: %s\n", path, strerror(errno));
+        to_err("%s: cannot be read: %s\n", path, strerror(errno));
         return -1;
     }
     bool (*seen)[TO_MAX_LENS][TO_POS_MAX] = calloc((size_t)(n > 0 ? n : 1), sizeof *seen);
@@ -520,8 +520,8 @@ int to_read_positions_csv(const char *path, to_result *res, int n, int *slots)
     free(seen);
     if (rc) {
         clear_positions(res, n);
-        if (at) fprintf(stderr, "train_order: %s, line %ld: %s\n", path, at, why);
-        else fprintf(stderr, "train_order: %s: %s\n", path, why);
+        if (at) to_err("%s, line %ld: %s\n", path, at, why);
+        else to_err("%s: %s\n", path, why);
     }
     return rc ? -1 : 1;
 }

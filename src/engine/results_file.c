@@ -44,7 +44,7 @@ int to_results_save(const to_options *o, uint32_t digest, const char *name, cons
     size_t bytes = sizeof(header) + sizeof *res * (size_t)n;
     unsigned char *buf = calloc(1, bytes);
     if (!buf) {
-        fprintf(stderr, "train_order: %s: out of memory\n", path);
+        to_err("%s: out of memory\n", path);
         return -1;
     }
     to_result *rec = (to_result *)(buf + sizeof(header));
@@ -55,7 +55,7 @@ int to_results_save(const to_options *o, uint32_t digest, const char *name, cons
     memcpy(buf, &h, sizeof h);
     rg_status st = rg_atomic_write("results of the run", path, buf, bytes);
     free(buf);
-    if (st) fprintf(stderr, "train_order: %s\n", rg_last_error());
+    if (st) to_err("%s\n", rg_last_error());
     return st ? -1 : 0;
 }
 

@@ -4,6 +4,7 @@
  * (rg_model_set_rope_scaling) at s = (2n+3) / (2 L_train + 3) per test length, or at a fixed factor. A run is one
  * training variant (to_variant): the encoding as configured, rope_theta 500000, or randomized positions. */
 #include "train_order.h"
+#include "plugin_load.h"
 #include "mpi.h"
 #include "lm_run.h"
 
@@ -474,21 +475,21 @@ static int build(const to_options *o, rg_task task, rg_pos_kind *pos, int seed, 
     cfg.vocab_size = rg_task_get(task)->vocab_size; /* the task's vocabulary (30 for the ordering tasks) */
     if (src) {
         if (rg_checkpoint_read_config(src, &cfg, rs)) {
-            fprintf(stderr, "train_order: %s\n", rg_last_error());
+            to_err("%s\n", rg_last_error());
             return -1;
         }
         *pos = cfg.pos;
     } else if (new_run_state(seed, rs)) {
-        fprintf(stderr, "train_order: %s\n", rg_last_error());
+        to_err("%s\n", rg_last_error());
         return -1;
     }
     if (rg_model_new(&cfg, (uint64_t)seed, m)) {
-        fprintf(stderr, "train_order: %s\n", rg_last_error());
+        to_err("%s\n", rg_last_error());
         return -1;
     }
     if (rg_adamw_init(opt, &(*m)->params, o->beta1, o->beta2, o->eps, o->weight_decay) ||
         (src && rg_checkpoint_load(src, *m, opt, rs))) {
-        fprintf(stderr, "train_order: %s\n", rg_last_error());
+        to_err("%s\n", rg_last_error());
         rg_model_free(*m);
         *m = NULL;
         return -1;
@@ -496,8 +497,8 @@ static int build(const to_options *o, rg_task task, rg_pos_kind *pos, int seed, 
     if (src && to_settings_check_optim(opt, src)) return -1; /* the caller frees m and opt */
     /* the schedule and settings this invocation runs with (a resume may extend --steps or restart the schedule) */
     rs->lr = (rg_lr_state){rs->step, o->lr, o->warmup, o->lr_total, o->min_lr_frac, o->clip};
-    if (to_settings_to_run(o, task, seed, rs)) {
-        fprintf(stderr, "train_order: %s\n", rg_last_error());
+    if (to_settings_to_run(o, task, seed, rs) || to_plugin_record(rs, (*m)->cfg.pos, task)) {
+        to_err("%s\n", rg_last_error());
         return -1;
     }
     return 0;

@@ -5,6 +5,7 @@
  * loop over this table, so a flag, a config key and a checkpoint value of the same setting share one set of
  * limits. */
 #include "settings.h"
+#include "plugin_load.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -153,6 +154,14 @@ static const setting table[] = {
     PATH("combine", M_TOOL, combine, "LIST",
          "one report in --out from a comma list of reports of one grid run in blocks of seeds, tasks or encodings "
          "(every other setting checked equal)"),
+    LIST("plugin", M_ANY, false, to_parse_plugin, to_print_plugin, "PATH",
+         "load a plugin (a shared library of encodings and tasks, plugin.h) before the other\n"
+         "                         options are read; repeatable; also $ROPEGRAD_PLUGINS, a ':'-separated list",
+         "a plugin file loaded by --plugin on the command line or by ROPEGRAD_PLUGINS (a --config file cannot load "
+         "one)"),
+    PATH("check-pos", M_ANY, check_pos, "NAME",
+         "run the conformance check of a registered encoding (gradients, KV cache, checkpoint,\n"
+         "                         shift, rope_scaling; docs/extending.md) in this program's precision; no training"),
     BOOL("quiet", M_ANY, false, quiet, "no progress output"),
     BOOL("print-config", M_ANY, false, print_config, "print the resolved settings as JSON and exit"),
     ACTION("help", NULL, "this text"),
@@ -251,7 +260,8 @@ static void format_value(const setting *s, const to_options *o, char *b, size_t 
 
 void to_setting_allowed(const setting *s, char *b, size_t n)
 {
-    if (s->allowed) snprintf(b, n, "%s", s->allowed);
+    if (s->parse == to_parse_task || s->parse == to_parse_pos) to_allowed_names(s->parse == to_parse_task, b, n);
+    else if (s->allowed) snprintf(b, n, "%s", s->allowed);
     else if (s->kind == K_INT) snprintf(b, n, "an integer from %.0f to %.0f", s->lo, s->hi);
     else if (s->kind == K_DOUBLE) snprintf(b, n, "a number in %s%g, %g]", s->lo_open ? "(" : "[", s->lo, s->hi);
     else if (s->kind == K_BOOL) snprintf(b, n, "true or false");
@@ -290,7 +300,7 @@ int to_setting_set_number(const setting *s, to_options *o, double v)
  * came from, for the message. Exits 2 on a bad value. */
 static void apply(const setting *s, to_options *o, const char *value, const char *origin)
 {
-    char allowed[256], buf[8192];
+    char allowed[1024], buf[8192];
     to_setting_allowed(s, allowed, sizeof allowed);
     int bad = 0;
     if (s->kind == K_BOOL) {
@@ -409,7 +419,7 @@ static void config_text(to_options *o, const char *text, const char *src)
         }
         seen[s - table] = true;
         if (!json_type_fits(s, item)) {
-            char allowed[256];
+            char allowed[1024];
             to_setting_allowed(s, allowed, sizeof allowed);
             cJSON_Delete(root);
             to_usage_error(allowed, "%s: a JSON %s, but --%s takes %s", origin,
@@ -469,12 +479,12 @@ static void usage(FILE *f)
         int dist = rg_task_longest_distance(0, d.train_len);
         if (md && dist >= 0) rg_pos_config_set(&d.model, md, to_fair_max_distance(&d.model, (rg_pos_kind)p, dist));
     }
-    fprintf(f, "usage: train_order [options]\n"
+    fprintf(f, "usage: %s [options]\n"
                "Trains the reference transformer on copy/reverse/sort with n <= --train-len and reports exact-match\n"
                "accuracy at longer test lengths for each position encoding. Option names are exact (no\n"
                "abbreviations). --resume and --eval take the run's settings from the checkpoint: options that set\n"
                "them are refused there; its evaluation settings too, unless given. --continue OUT takes an\n"
-               "interrupted invocation up where it stopped, with the settings recorded in OUT.\n\n");
+               "interrupted invocation up where it stopped, with the settings recorded in OUT.\n\n", to_prog());
     for (int i = 0; i < N_SETTINGS; i++) {
         const setting *s = &table[i];
         if (!s->name) continue;
@@ -486,10 +496,11 @@ static void usage(FILE *f)
         fprintf(f, "  %-22s %s%s%s%s\n", flag, s->help, def[0] ? " (default " : "", def, def[0] ? ")" : "");
     }
     to_print_registries(f);
-    fprintf(f, "\nExit status: 0 success; 1 a run or an output failed, or --out is in use by another train_order (the\n"
+    to_plugins_usage(f);
+    fprintf(f, "\nExit status: 0 success; 1 a run or an output failed, or --out is in use by another run of %s (the\n"
                "same command succeeds once that one ends); 2 a bad command line, including an --out holding\n"
                "another invocation's results without --overwrite, or a --continue folder holding a file that\n"
-               "cannot be used (named; nothing written).\n");
+               "cannot be used (named; nothing written).\n", to_prog());
 }
 
 /* The option token as typed (argv element), to refuse abbreviations: getopt_long accepts any unique prefix. */
@@ -613,6 +624,7 @@ char *to_options_json(const to_options *o)
         if (!strcmp(s->name, "seed") && o->n_seeds != 1) continue;
         if (!strcmp(s->name, "seeds") && o->n_seeds == 1) continue;
         if (!strcmp(s->name, "rope-ext")) continue; /* printed as rope_scaling */
+        if (!strcmp(s->name, "plugin") || !strcmp(s->name, "check-pos")) continue; /* not settings of a run */
         if (s->mode == M_RESUME && !o->resume[0]) continue; /* not used in this mode */
         const char *p = (const char *)o + s->off;
         char key[64], text[8192];

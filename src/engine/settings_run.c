@@ -77,7 +77,7 @@ int to_settings_to_run(const to_options *o, rg_task task, int seed, rg_run_state
 }
 
 /* Why a value of the checkpoint was refused: the message (after "checkpoint FILE: ") and what is allowed. */
-typedef struct { char msg[RG_CKPT_STR_LEN + 256], allowed[256]; } bad_value;
+typedef struct { char msg[RG_CKPT_STR_LEN + 256], allowed[1024]; } bad_value;
 
 /* One value of /run (attribute a of row s, the table's type: lists a string, the rest an integer), checked against
  * the limits of the flag and stored in o (lists: read by the flag's own parser; one_item: exactly the text this table
@@ -107,7 +107,7 @@ static int run_value(const setting *s, const rg_run_attr *a, bool one_item, to_o
     if (parsed && one_item) s->print(&scratch, back, sizeof back);
     if (!parsed || (one_item && (strchr(a->s, ',') || strcmp(back, a->s) != 0))) {
         if (one_item)
-            snprintf(why->allowed, sizeof why->allowed, "the value train_order writes for one run (a task: a "
+            snprintf(why->allowed, sizeof why->allowed, "the value the engine writes for one run (a task: a "
                      "registered one; a program's own task must be registered with rg_task_register before "
                      "rg_engine_main, see docs/extending.md)");
         else to_setting_allowed(s, why->allowed, sizeof why->allowed);
@@ -139,7 +139,7 @@ static int run_values(to_options *o, const rg_run_state *rs, bool user, bad_valu
         to_setting_key(s, key, sizeof key);
         const rg_run_attr *a = rg_run_state_attr(rs, key);
         if (!a) {
-            snprintf(why->allowed, sizeof why->allowed, "a checkpoint written by this version of train_order (older "
+            snprintf(why->allowed, sizeof why->allowed, "a checkpoint written by this version of the engine (older "
                      "ones kept the task, train_len and seed in /config: train again)");
             snprintf(why->msg, sizeof why->msg, "/run %s is missing", key);
             return -1;
@@ -182,10 +182,10 @@ static void note_differences(const to_options *o, const char *ckpt, const rg_run
         if (a && a->type == RG_RUN_ATTR_STRING) snprintf(stored, sizeof stored, "%s", a->s);
         else if (a) snprintf(stored, sizeof stored, "%lld", (long long)a->i);
         if (!a)
-            fprintf(stderr, "train_order: note: checkpoint %s has no /run %s (written before it was stored): the "
+            to_err("note: checkpoint %s has no /run %s (written before it was stored): the "
                     "%s %s is used\n", ckpt, key, strstr(src_user, key) ? "given" : "default", now);
         else if (strcmp(stored, now) != 0)
-            fprintf(stderr, "train_order: note: %s %s replaces the checkpoint's %s\n", key, now, stored);
+            to_err("note: %s %s replaces the checkpoint's %s\n", key, now, stored);
     }
 }
 
@@ -199,7 +199,7 @@ static void from_ckpt(const setting *s, to_options *o, double v, const char *ckp
         to_setting_set_number(s, o, v);
         return;
     }
-    char allowed[256];
+    char allowed[1024];
     to_setting_allowed(s, allowed, sizeof allowed);
     to_usage_error(allowed, "checkpoint %s: %s = %.17g is outside the limits of --%s", ckpt, where, v, s->name);
 }
@@ -250,7 +250,7 @@ void to_settings_from_checkpoint(to_options *o, const char *ckpt, const rg_model
     const char *rngs[] = {"data", "positions"};
     for (int i = 0; i < 2; i++)
         if (!rg_run_state_rng((rg_run_state *)rs, rngs[i]))
-            to_usage_error("a checkpoint written by train_order", "checkpoint %s: /rng/%s is missing", ckpt, rngs[i]);
+            to_usage_error("a checkpoint of this engine", "checkpoint %s: /rng/%s is missing", ckpt, rngs[i]);
 }
 
 int to_settings_check_optim(const rg_adamw *opt, const char *ckpt)
@@ -262,9 +262,9 @@ int to_settings_check_optim(const rg_adamw *opt, const char *ckpt)
         static to_options scratch;
         const setting *s = to_setting_find(vals[i].flag);
         if (to_setting_set_number(s, &scratch, vals[i].v) == 0) continue;
-        char allowed[256];
+        char allowed[1024];
         to_setting_allowed(s, allowed, sizeof allowed);
-        fprintf(stderr, "train_order: checkpoint %s: /optim %s = %.17g is outside the limits of --%s (%s)\n", ckpt,
+        to_err("checkpoint %s: /optim %s = %.17g is outside the limits of --%s (%s)\n", ckpt,
                 vals[i].key, vals[i].v, s->name, allowed);
         return -1;
     }

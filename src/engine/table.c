@@ -59,7 +59,7 @@ int to_table_build(to_table *t, const to_result *res, int n_res, int train_len)
             for (q = 0; q < t->n_lens[task] && t->lens[task][q] != n; q++) {}
             if (q < t->n_lens[task]) continue;
             if (t->n_lens[task] == TO_MAX_TABLE_LENS) {
-                fprintf(stderr, "train_order: more than %d test lengths for task %s in one report\n",
+                to_err("more than %d test lengths for task %s in one report\n",
                         TO_MAX_TABLE_LENS, rg_task_name(task));
                 to_table_free(t);
                 return -1;
@@ -79,7 +79,7 @@ int to_table_build(to_table *t, const to_result *res, int n_res, int train_len)
     for (int task = 0; task < rg_task_count(); task++) qsort(t->lens[task], (size_t)t->n_lens[task], sizeof(int), cmp_int);
     return 0;
 nomem:
-    fprintf(stderr, "train_order: report: out of memory\n");
+    to_err("report: out of memory\n");
     to_table_free(t);
     return -1;
 }

@@ -104,6 +104,7 @@ typedef struct {
     char combine[TO_PATH];     /* --combine A,B,...: one report in out from reports of one grid's blocks of seeds */
     char cont[TO_PATH];        /* --continue OUT: the interrupted invocation whose folder is OUT (continue.c) */
     bool continuing;           /* these are the settings of OUT read by --continue (cont is then "") */
+    char check_pos[TO_PATH];   /* --check-pos NAME: the encoding's conformance check (pos_conformance.h), no run */
     bool quiet, overwrite, print_config;
     bool steps_given;          /* --steps on the command line or in --config */
     bool data_parallel;        /* --data-parallel: every MPI rank computes a share of each batch (mpi.h) */
@@ -150,7 +151,11 @@ typedef struct {
  * back to that text. */
 int to_parse_task(to_options *o, char *v);        /* copy | reverse | sort | all, or a comma list */
 int to_parse_pos(to_options *o, char *v);         /* encodings, or all */
-int to_parse_pos_config(to_options *o, char *v);  /* NAME=VALUE,... encoding settings into o->model */
+int to_parse_pos_config(to_options *o, char *v);
+/* The allowed values of --task (tasks true) or --pos: every registered name (built-in, the program's, plugins'). */
+void to_allowed_names(bool tasks, char *b, size_t n);
+int to_parse_plugin(to_options *o, char *v);      /* a path to_plugins_load loaded (plugin_load.h) */
+void to_print_plugin(const to_options *o, char *b, size_t n);  /* NAME=VALUE,... encoding settings into o->model */
 int to_parse_seed(to_options *o, char *v);        /* one seed 1..1000000 */
 int to_parse_seeds(to_options *o, char *v);       /* N (1..N) or a comma list of distinct seeds */
 /* True if cfg holds a value of encoding setting `name` (set with --pos-config or read from a checkpoint), false
@@ -273,6 +278,9 @@ int to_settings_check_optim(const rg_adamw *opt, const char *ckpt);
 void to_options_check(to_options *o);
 /* The message helper for usage errors: "train_order: <what>\n  allowed: <allowed>", exit 2. */
 _Noreturn void to_usage_error(const char *allowed, const char *fmt, ...);
+/* A message on stderr, "<program>: " and fmt's text in one write (to_prog: the program's own name, plugin_load.h). */
+void to_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+const char *to_prog(void);
 
 /* ------------------------------------------------------------------ outdir.c: the output folder */
 

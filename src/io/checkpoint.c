@@ -313,6 +313,7 @@ typedef struct {
     rg_h5_src src;
     const rg_model *m;  /* NULL: the config and the run state only */
     bool want_opt;
+    bool run_only;      /* the run state only: /config is not read (rg_checkpoint_read_run) */
 } load_job;
 
 /* ================================================================== limits (docs/checkpoint.md, "Limits") */
@@ -460,8 +461,8 @@ static rg_status check_params_vs_config(const rg_h5_src *src, const rg_h5_obj *f
     return st;
 }
 
-/* Root, /config, /optim schedule, /rng, /run: the config and the run state. */
-static rg_status read_state(const rg_h5_src *src, const rg_h5_obj *f, loaded *out)
+/* Root, /config (unless run_only), /optim schedule, /rng, /run: the config and the run state. */
+static rg_status read_state(const rg_h5_src *src, const rg_h5_obj *f, loaded *out, bool run_only)
 {
     char *fmt = NULL;
     int64_t version = 0;
@@ -480,6 +481,7 @@ static rg_status read_state(const rg_h5_src *src, const rg_h5_obj *f, loaded *ou
     if (!st) st = rg_h5i_read_int(src, f, "/", "step", 0, RG_CKPT_MAX_STEP, &out->rs.step);
     const rg_h5_obj *g = NULL;
     char layout[32];
+    if (!st && run_only) goto schedule;
     if (!st) st = rg_h5i_open_group(src, f, "config", "/config", &g);
     if (!st) st = read_fields(src, g, "/config", CONFIG_FIELDS, N_OF(CONFIG_FIELDS), &out->cfg);
     if (!st) out->cfg.n_pos_values = 0;
@@ -491,6 +493,7 @@ static rg_status read_state(const rg_h5_src *src, const rg_h5_obj *f, loaded *ou
     if (!st && strcmp(layout, rope_layout_of(out->cfg.pos)) != 0)
         st = rg_h5_err(src, RG_ERR_FORMAT, "/config: rope_layout '%s' does not match pos_encoding '%s' (expected "
                        "'%s')", layout, rg_pos_name(out->cfg.pos), rope_layout_of(out->cfg.pos));
+schedule:;
     int64_t has = 0;
     if (!st) st = rg_h5i_open_group(src, f, "optim", "/optim", &g);
     if (!st) st = read_fields(src, g, "/optim", LR_FIELDS, N_OF(LR_FIELDS), &out->rs.lr);
@@ -506,7 +509,7 @@ static rg_status read_state(const rg_h5_src *src, const rg_h5_obj *f, loaded *ou
 static rg_status read_job(const load_job *j, const rg_h5_obj *f, loaded *out)
 {
     memset(out, 0, sizeof *out);
-    rg_status st = read_state(&j->src, f, out);
+    rg_status st = read_state(&j->src, f, out, j->run_only);
     const rg_params *ps = j->m ? &j->m->params : NULL;
     if (!st && ps) {
         rg_model_config a = resolved(&out->cfg), b = resolved(&j->m->cfg);
@@ -572,7 +575,7 @@ static rg_status load_into(load_job *j, loaded *out)
 rg_status rg_checkpoint_read_config(const char *path, rg_model_config *cfg, rg_run_state *rs)
 {
     if (!path || !cfg) return rg_error(RG_ERR_ARG, "rg_checkpoint_read_config: NULL path or config");
-    load_job j = {{"checkpoint", path}, NULL, false};
+    load_job j = {{"checkpoint", path}, NULL, false, false};
     loaded *l = malloc(sizeof *l);
     if (!l) return rg_error(RG_ERR_NOMEM, "checkpoint %s: out of memory", path);
     rg_status st = load_into(&j, l);
@@ -584,6 +587,18 @@ rg_status rg_checkpoint_read_config(const char *path, rg_model_config *cfg, rg_r
     return st;
 }
 
+rg_status rg_checkpoint_read_run(const char *path, rg_run_state *rs)
+{
+    if (!path || !rs) return rg_error(RG_ERR_ARG, "rg_checkpoint_read_run: NULL path or run state");
+    load_job j = {{"checkpoint", path}, NULL, false, true};
+    loaded *l = malloc(sizeof *l);
+    if (!l) return rg_error(RG_ERR_NOMEM, "checkpoint %s: out of memory", path);
+    rg_status st = load_into(&j, l);
+    if (!st) *rs = l->rs;
+    free(l);
+    return st;
+}
+
 rg_status rg_checkpoint_load(const char *path, rg_model *m, rg_adamw *opt, rg_run_state *rs)
 {
     if (!path || !m) return rg_error(RG_ERR_ARG, "rg_checkpoint_load: NULL path or model");
@@ -591,7 +606,7 @@ rg_status rg_checkpoint_load(const char *path, rg_model *m, rg_adamw *opt, rg_ru
     if (opt && opt->n != ps->n)
         return rg_error(RG_ERR_ARG, "rg_checkpoint_load: the optimizer has %d parameters, the model %d", opt->n,
                         ps->n);
-    load_job j = {{"checkpoint", path}, m, opt != NULL};
+    load_job j = {{"checkpoint", path}, m, opt != NULL, false};
     loaded *l = malloc(sizeof *l);
     if (!l) return rg_error(RG_ERR_NOMEM, "checkpoint %s: out of memory", path);
     rg_status st = load_into(&j, l);
@@ -630,7 +645,7 @@ rg_status rg_checkpoint_load(const char *path, rg_model *m, rg_adamw *opt, rg_ru
 rg_status rg_checkpoint_seal(const char *path)
 {
     if (!path) return rg_error(RG_ERR_ARG, "rg_checkpoint_seal: NULL path");
-    load_job j = {{"checkpoint", path}, NULL, false};
+    load_job j = {{"checkpoint", path}, NULL, false, false};
     unsigned char *buf = NULL, *img = NULL;
     size_t n = 0, len = 0;
     rg_status st = rg_h5_read_file(&j.src, &buf, &n);

@@ -165,6 +165,12 @@ rg_status rg_checkpoint_load(const char *path, rg_model *m, rg_adamw *opt, rg_ru
  * Same file checks and errors as rg_checkpoint_load; *cfg and *rs are unchanged on error. */
 rg_status rg_checkpoint_read_config(const char *path, rg_model_config *cfg, rg_run_state *rs);
 
+/* Reads only the run state (step, schedule, RNGs, /run attributes) without /config, so that a caller can read what
+ * a checkpoint says about itself when its config cannot be read here (an encoding this program has not registered:
+ * train_order names the plugin a checkpoint records). Same file checks and errors as rg_checkpoint_read_config but
+ * none of /config's; *rs unchanged on error. */
+rg_status rg_checkpoint_read_run(const char *path, rg_run_state *rs);
+
 /* Recomputes the digest block of the checkpoint at `path` after an edit made on purpose (h5py, h5repack, ...), so
  * that rg_checkpoint_load accepts it again if it passes validation; a file without a user block (written before
  * digests existed, or written by another program) gets one. The file is first parsed by the reader process (a file that

@@ -28,7 +28,8 @@ static void none_note(const rg_model_config *c, const rg_pos_note_info *in, char
 }
 
 const rg_pos_encoding rg_pos_enc_none = {.name = "none", .doc = "NoPE: no position signal (Kazemnejad et al. 2023)",
-                                         .flags = RG_POS_POSITIONLESS, .report_note = none_note, .note_order = 8,
+                                         .flags = RG_POS_POSITIONLESS | RG_POS_RELATIVE, .report_note = none_note,
+                                         .note_order = 8,
                                          .plot_colour = "#000000", .plot_marker = 7};
 
 static const rg_pos_encoding *const BUILTINS[RG_POS_BUILTIN_COUNT] = {

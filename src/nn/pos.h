@@ -240,6 +240,10 @@ typedef struct rg_pos_note_info {
 #define RG_POS_OPT_IN 1u
 #define RG_POS_ROTARY 2u
 #define RG_POS_POSITIONLESS 4u
+/* RELATIVE: the logits do not change when every position is shifted by the same amount (a relative encoding:
+ * T5, ALiBi, RoPE, KERPLE, ...; not absolute positions, nor FIRE, which normalizes by the query's position). The
+ * conformance check (pos_conformance.h) tests it. */
+#define RG_POS_RELATIVE 8u
 
 /* ------------------------------------------------------------------ the registry */
 

@@ -84,4 +84,4 @@ static void alibi_note(const rg_model_config *c, const rg_pos_note_info *in, cha
 const rg_pos_encoding rg_pos_enc_alibi = {
     .name = "alibi", .doc = "ALiBi bias -m_h (p_i - p_j), fixed geometric slopes (Press et al. 2022)",
     .state_new = alibi_new, .score_bias = alibi_score_bias, .state_free = free, .report_note = alibi_note,
-    .note_order = 2, .plot_colour = "#0072B2", .plot_marker = 15};
+    .note_order = 2, .flags = RG_POS_RELATIVE, .plot_colour = "#0072B2", .plot_marker = 15};

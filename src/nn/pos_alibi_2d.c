@@ -78,10 +78,12 @@ static rg_tensor *euclidean_bias(rg_ctx *c, void *state, const void *prep, int l
 const rg_pos_encoding rg_pos_enc_alibi_2d_manhattan = {
     .name = "alibi-2d-manhattan",
     .doc = "ALiBi bias -m_h (|dr| + |dc|) on (row, column) ids (Press et al. 2022 slopes)",
-    .state_new = alibi_2d_new, .score_bias = manhattan_bias, .state_free = free, .flags = RG_POS_OPT_IN,
+    .state_new = alibi_2d_new, .score_bias = manhattan_bias, .state_free = free,
+    .flags = RG_POS_OPT_IN | RG_POS_RELATIVE,
     .plot_colour = "#56B4E9", .plot_marker = 9};
 
 const rg_pos_encoding rg_pos_enc_alibi_2d_euclidean = {
     .name = "alibi-2d-euclidean", .doc = "ALiBi bias -m_h sqrt(dr^2 + dc^2) on (row, column) ids (CROMA's 2D-ALiBi)",
-    .state_new = alibi_2d_new, .score_bias = euclidean_bias, .state_free = free, .flags = RG_POS_OPT_IN,
+    .state_new = alibi_2d_new, .score_bias = euclidean_bias, .state_free = free,
+    .flags = RG_POS_OPT_IN | RG_POS_RELATIVE,
     .plot_colour = "#009E73", .plot_marker = 11};

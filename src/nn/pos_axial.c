@@ -162,9 +162,9 @@ const rg_pos_encoding rg_pos_enc_rope_2d = {
     .name = "rope-2d", .doc = "axial 2-D RoPE, interleaved pairs: first half by column, second by row, "
     "base^(-4i/d) each (Heo et al. 2024 RoPE-Axial; rope-vit, Llama 4 vision)",
     .rope_layout = "interleaved", .validate = axial_validate, .prepare = prepare_2d, .rotate_qk = axial_rotate_qk,
-    .flags = RG_POS_OPT_IN, .plot_colour = "#17BECF", .plot_marker = 14};
+    .flags = RG_POS_OPT_IN | RG_POS_RELATIVE, .plot_colour = "#17BECF", .plot_marker = 14};
 const rg_pos_encoding rg_pos_enc_rope_2d_pixtral = {
     .name = "rope-2d-pixtral", .doc = "2-D RoPE of HF Pixtral, half-split pairs: first half by row on the even "
     "frequencies, second by column on the odd ones",
     .rope_layout = "half", .validate = axial_validate, .prepare = prepare_pixtral, .rotate_qk = axial_rotate_qk,
-    .flags = RG_POS_OPT_IN, .plot_colour = "#E31A1C", .plot_marker = 1};
+    .flags = RG_POS_OPT_IN | RG_POS_RELATIVE, .plot_colour = "#E31A1C", .plot_marker = 1};

@@ -197,10 +197,12 @@ const rg_pos_encoding rg_pos_enc_kerple_log = {
     .name = "kerple-log",
     .doc = "KERPLE log bias -r1 log(1 + r2 |i-j|), r1, r2 > 0 per head and layer (Chi et al. 2022)",
     .settings = KERPLE_SETTINGS, .n_settings = 1, .state_new = new_log, .add_params = kerple_params,
-    .score_bias = kerple_score_bias, .state_free = free, .plot_colour = "#8C564B", .plot_marker = 10};
+    .score_bias = kerple_score_bias, .state_free = free, .flags = RG_POS_RELATIVE, .plot_colour = "#8C564B",
+    .plot_marker = 10};
 
 const rg_pos_encoding rg_pos_enc_kerple_power = {
     .name = "kerple-power",
     .doc = "KERPLE power bias -r1 |i-j|^r2, r1 > 0, 0 < r2 <= 2 per head and layer (Chi et al. 2022)",
     .settings = KERPLE_SETTINGS, .n_settings = 1, .state_new = new_power, .add_params = kerple_params,
-    .score_bias = kerple_score_bias, .state_free = free, .plot_colour = "#9467BD", .plot_marker = 12};
+    .score_bias = kerple_score_bias, .state_free = free, .flags = RG_POS_RELATIVE, .plot_colour = "#9467BD",
+    .plot_marker = 12};

@@ -135,5 +135,5 @@ const rg_pos_encoding rg_pos_enc_mrope = {
     .name = "mrope", .doc = "M-RoPE (Qwen2-VL): half-split pairs in frame, row, column sections (mrope_section_*), "
     "each rotated by its axis id (Wang et al. 2024)",
     .rope_layout = "half", .settings = MROPE_SETTINGS, .n_settings = 3, .validate = mrope_validate,
-    .prepare = mrope_prepare, .rotate_qk = mrope_rotate_qk, .flags = RG_POS_OPT_IN | RG_POS_ROTARY,
+    .prepare = mrope_prepare, .rotate_qk = mrope_rotate_qk, .flags = RG_POS_OPT_IN | RG_POS_ROTARY | RG_POS_RELATIVE,
     .plot_colour = "#6A3D9A", .plot_marker = 2};

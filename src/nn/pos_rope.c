@@ -358,8 +358,10 @@ static void rope_note(const rg_model_config *c, const rg_pos_note_info *in, char
 const rg_pos_encoding rg_pos_enc_rope = {
     .name = "rope", .doc = "RoPE, interleaved pairs (2i, 2i+1) rotated by p theta_i (Su et al. 2021)",
     .rope_layout = "interleaved", .prepare = prepare_interleaved, .rotate_qk = rope_rotate_qk,
-    .flags = RG_POS_ROTARY, .report_note = rope_note, .note_order = 3, .plot_colour = "#D55E00", .plot_marker = 6};
+    .flags = RG_POS_ROTARY | RG_POS_RELATIVE, .report_note = rope_note, .note_order = 3, .plot_colour = "#D55E00",
+    .plot_marker = 6};
 const rg_pos_encoding rg_pos_enc_rope_half = {
     .name = "rope-half", .doc = "RoPE, half-split pairs (i, i + d/2) as GPT-NeoX / HF rotate_half (Su et al. 2021)",
-    .rope_layout = "half", .prepare = prepare_half, .rotate_qk = rope_rotate_qk, .flags = RG_POS_ROTARY,
+    .rope_layout = "half", .prepare = prepare_half, .rotate_qk = rope_rotate_qk,
+    .flags = RG_POS_ROTARY | RG_POS_RELATIVE,
     .report_note = rope_note, .note_order = 3, .plot_colour = "#CC79A7", .plot_marker = 4};

@@ -183,4 +183,4 @@ const rg_pos_encoding rg_pos_enc_t5 = {
     .name = "t5", .doc = "T5 bucketed relative bias rel_bias.weight[bucket(j-i), h] (Raffel et al. 2020)",
     .settings = T5_SETTINGS, .n_settings = 2, .validate = t5_validate, .state_new = t5_new, .add_params = t5_params,
     .score_bias = t5_score_bias, .state_free = free, .max_distance_setting = "t5_max_distance",
-    .report_note = t5_note, .note_order = 1, .plot_colour = "#009E73", .plot_marker = 11};
+    .report_note = t5_note, .note_order = 1, .flags = RG_POS_RELATIVE, .plot_colour = "#009E73", .plot_marker = 11};

@@ -151,5 +151,6 @@ const rg_pos_encoding rg_pos_enc_t5_2d = {
     .name = "t5-2d", .doc = "rel_bias_row.weight[bucket(dr), h] + rel_bias_col.weight[bucket(dc), h], T5 buckets "
     "per axis (Raffel et al. 2020)",
     .settings = T5_2D_SETTINGS, .n_settings = 2, .validate = t5_2d_validate, .state_new = t5_2d_new,
-    .add_params = t5_2d_params, .score_bias = t5_2d_score_bias, .state_free = free, .flags = RG_POS_OPT_IN,
+    .add_params = t5_2d_params, .score_bias = t5_2d_score_bias, .state_free = free,
+    .flags = RG_POS_OPT_IN | RG_POS_RELATIVE,
     .plot_colour = "#B59B00", .plot_marker = 13};

@@ -301,4 +301,4 @@ static void xl_note(const rg_model_config *c, const rg_pos_note_info *in, char *
 const rg_pos_encoding rg_pos_enc_xl = {
     .name = "xl", .doc = "Transformer-XL relative attention with u, v, r_proj per layer (Dai et al. 2019)",
     .state_new = xl_new, .add_params = xl_params, .score_bias = xl_score_bias, .state_free = free,
-    .report_note = xl_note, .note_order = 7, .plot_colour = "#B59B00", .plot_marker = 13};
+    .report_note = xl_note, .note_order = 7, .flags = RG_POS_RELATIVE, .plot_colour = "#B59B00", .plot_marker = 13};
