@@ -87,7 +87,7 @@ static const rg_pos_encoding XPOS = {
     .n_settings = 2,
     .prepare = xpos_prepare,
     .rotate_qk = xpos_rotate_qk,
-    .flags = RG_POS_RELATIVE,
+    .flags = RG_POS_ROTARY | RG_POS_RELATIVE,
 };
 
 /* ------------------------------------------------------------------ addition */

@@ -423,7 +423,7 @@ static rg_status model_checks(run *r, const rg_model_config *cfg)
     if (!st) st = kv_check(r, m, full);
     if (!st) st = ckpt_check(r, m, full);
     if (!st && (m->pos->flags & RG_POS_RELATIVE)) st = shift_check(r, m, full);
-    if (!st && m->pos->rope_layout) st = scaling_check(r, m, full);
+    if (!st && (m->pos->flags & RG_POS_ROTARY)) st = scaling_check(r, m, full);
     rg_model_free(m);
     return st;
 }

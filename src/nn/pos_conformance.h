@@ -12,7 +12,7 @@
  *   kv-cache        logits of a prefill and then one token per forward through rg_kv_cache against one full forward.
  *   checkpoint      rg_checkpoint_save, rg_checkpoint_open: the same logits, bit for bit (bound 0).
  *   shift           (RG_POS_RELATIVE encodings) logits at positions p and p + 37 for every token.
- *   rope_scaling T  (rotary encodings: a descriptor with a rope_layout) for T = pi, ntk, yarn, llama3, dynamic at
+ *   rope_scaling T  (rotary encodings: flags with RG_POS_ROTARY) for T = pi, ntk, yarn, llama3, dynamic at
  *        factor 2 with original length 24: the logits past 24 must change (the encoding applies the scaling); the
  *        line's error is the relative change and its bound the least change accepted.
  *
