@@ -135,7 +135,7 @@ static unsigned char *read_bytes(const char *path, size_t most, size_t *n, char 
 int to_results_load(const to_options *o, uint32_t digest, const to_job *j, const char *path, to_result *res,
                     char *why, size_t cap)
 {
-    bool rope = j->pos == RG_POS_ROPE || j->pos == RG_POS_ROPE_HALF;
+    bool rope = to_pos_rotary(j->pos); /* every rotary encoding has a row per --rope-scaling type */
     int want = to_lm_task(j->task) ? 0 : 1 + (rope ? o->n_exts : 0);
     size_t n, most = sizeof(header) + sizeof *res * (1 + TO_MAX_EXTS);
     unsigned char *buf = read_bytes(path, most, &n, why, cap);
