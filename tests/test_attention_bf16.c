@@ -72,7 +72,10 @@ static void ref_forward(const attn_case *a, const rg_real *q, const rg_real *k, 
             double s = -INFINITY, mag = 0;
             if (!a->causal || j <= i + S - T) {
                 s = 0;
-                for (int d = 0; d < hd; d++) s += AT(q, T, i, d) * AT(k, S, j, d), mag += fabs(AT(q, T, i, d) * AT(k, S, j, d));
+                for (int d = 0; d < hd; d++) {
+                    s += AT(q, T, i, d) * AT(k, S, j, d);
+                    mag += fabs(AT(q, T, i, d) * AT(k, S, j, d));
+                }
                 s *= a->scale;
                 if (bias) s += bias[(((a->bias_dims == 4 ? (int64_t)b * a->H : 0) + h) * T + i) * S + j];
                 es = fmax(es, a->scale * rho(hd) * mag);
@@ -116,7 +119,10 @@ static void ref_backward(const attn_case *a, const rg_real *q, const rg_real *k,
         double rs = 0, ers = 0;
         for (int j = 0; j < S; j++) {
             double x = 0, mag = 0;
-            for (int d = 0; d < hd; d++) x += AT(w, T, i, d) * AT(v, S, j, d), mag += fabs(AT(w, T, i, d) * AT(v, S, j, d));
+            for (int d = 0; d < hd; d++) {
+                x += AT(w, T, i, d) * AT(v, S, j, d);
+                mag += fabs(AT(w, T, i, d) * AT(v, S, j, d));
+            }
             dP[j] = x, edP[j] = rho(hd) * mag;
         }
         for (int j = 0; j < S; j++) {
@@ -181,7 +187,8 @@ static double check(const char *c, const char *what, const rg_real *got, const d
         vmax = fmax(vmax, fabs(want[i]));
     }
     *rel = emax / vmax;
-    if (!(*rel > 0x1p-14)) fail_msg("%s: %s's largest error %.3g of its largest value: not bf16 products", c, what, *rel);
+    if (!(*rel > 0x1p-14))
+        fail_msg("%s: %s's largest error %.3g of its largest value: not bf16 products", c, what, *rel);
     return worst;
 }
 

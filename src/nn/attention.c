@@ -289,7 +289,8 @@ rg_tensor *rg_attention(rg_ctx *c, rg_tensor *q, rg_tensor *k, rg_tensor *v, int
 }
 
 /* Rows [i_lo, i_hi) of dS [T, S] (row stride S, holding dP) = P * (dP - rowsum(dP * P)) (added to dbias when not
- * NULL), then scaled; entries past the visible prefix (P = 0) become 0 up to zeros_end. The row sums run in key order, 16 rows at once
+ * NULL), then scaled; entries past the visible prefix (P = 0) become 0 up to zeros_end. The row sums run in key
+ * order, 16 rows at once
  * (lanes.h). */
 RG_VECTORIZE static void softmax_grad_block(rg_real *restrict dS, rg_real *restrict db, const rg_real *restrict P,
                                             rg_real scale, int i_lo, int i_hi, int T, int S, bool causal, int blk)

@@ -139,7 +139,8 @@ static void backward_tile_bf16(const attn_job *j, attn_tile t, rg_real *dS, uint
             for (int h = 0; h < t.nh; h++) {
                 const int64_t hh = t.h0 + h, bh = ((int64_t)(t.b0 + b) * H + hh) * TS;
                 rg_real *db = j->dbias ? j->dbias + ((j->bias_batched ? (int64_t)(t.b0 + b) * H : 0) + hh) * TS : NULL;
-                rg_attn_softmax_grad_rows(dS + b * ts + h * TS, db, j->P + bh, j->scale, f, f + m, T, S, j->causal, j->blk);
+                rg_attn_softmax_grad_rows(dS + b * ts + h * TS, db, j->P + bh, j->scale, f, f + m, T, S, j->causal,
+                                          j->blk);
             }
         tile_rows_bf16(ds16, dS, t, ts, TS, f, m, j);
     }

@@ -20,9 +20,9 @@ static inline int visible_keys(bool causal, int i, int T, int S)
  * (bench/README.md). */
 #define BLOCK 16
 /* The same with bf16 products (attention_bf16.c), one oneDNN call per block for many (batch, head) pairs: oneDNN
- * has a cost per call and per pair that 16-row blocks multiply (the attention op alone at T = 34 was 2.5x slower
- * in blocks of 16 or 32 than in one block of 64, at T = 130 1.3-1.5x; bench/README.md). 64: train_order's training
- * lengths (T <= 35) are one block. */
+ * has a cost per call and per pair that small blocks multiply (the attention op alone at T = 34 was 2-3.5x slower
+ * in blocks of 16 or 32 than in one block of 64; at T = 130 1.3-1.5x in blocks of 16, 1.0-1.2x in 32;
+ * bench/README.md). With 64, train_order's training lengths (T <= 35) are one block. */
 #define BF16_BLOCK 64
 
 /* The end of the zeros row i of P (and of dS) needs past its visible keys, with blocks of blk rows (BLOCK, or
