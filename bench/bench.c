@@ -156,7 +156,7 @@ static void usage(FILE *f)
             "  sgemm, and prints one table. --torch FILE adds bench/bench_torch.py's results (its TSV).\n"
             "  --quick: a short run (few steps, smaller sgemm, RSS check over 200 steps instead of 1000).\n"
             "  --threads: up to 8 thread counts, each 1..64. --models: ref, large, exp. --pos: rope, t5.\n"
-            "  --precision: Linear's product precision (rg_set_linear_precision; default fp32,bf16, bf16 rows\n"
+            "  --precision: the products' precision (rg_set_linear_precision; default fp32,bf16, bf16 rows\n"
             "  printed as refused where the build or CPU has no bf16 products).\n"
             "  --sgemm-n N: the sgemm size, 64..16384 (default 2048, 1024 with --quick).\n"
             "  --chunks K: the C step computes the batch in K row chunks (rg_model_loss_backward; default 1).\n"
@@ -478,10 +478,10 @@ static void print_header(const bench_run *b)
     if (b->bf16_why[0])
         printf("- bf16 rows: refused here (%s)\n", b->bf16_why);
     else
-        printf("- bf16 rows: Linear's products (forward, input and weight gradients) with bf16 operands and float32 "
-               "accumulation on oneDNN %s (rg_set_linear_precision); attention's products, LayerNorm, softmax, "
-               "losses, AdamW and the master weights float32; PyTorch: torch.autocast(\"cpu\", torch.bfloat16) "
-               "around forward and loss\n", rg_bf16_isa());
+        printf("- bf16 rows: Linear's products (forward, input and weight gradients) and attention's (Q K^T, P V "
+               "and their gradients) with bf16 operands and float32 accumulation on oneDNN %s "
+               "(rg_set_linear_precision); LayerNorm, softmax, losses, AdamW and the master weights float32; "
+               "PyTorch: torch.autocast(\"cpu\", torch.bfloat16) around forward and loss\n", rg_bf16_isa());
     if (b->have_torch && strcmp(b->torch.core, b->core))
         printf("- WARNING: PyTorch ran with OpenBLAS core %s, the C side with %s: not comparable\n", b->torch.core,
                b->core);

@@ -15,9 +15,10 @@
  * - a step on a PyTorch fixture (tests/fixtures/model_rope.h5: its parameters, batch, float64 loss and gradients):
  *   bf16's loss within 1e-2 relative of fp32's; against the float64 gradients, all parameters' gradients together
  *   within 2e-2 relative L2 and each parameter's within 1e-1 (fp32: each within 1e-5); and fp32 after a bf16 step
- *   bit for bit the fp32 of before. Measured here (AMX): loss 1.0e-4 relative, all gradients 1.15e-2, the worst
- *   parameter 2.4e-2 (a bias gradient: a sum with cancellation); bf16's unit roundoff is 2^-9 = 2e-3 per operand,
- *   compounded over 2 layers. The tolerances (1.7-4x the measured errors) leave room for another CPU's summation
+ *   bit for bit the fp32 of before. Measured (AMX, Linear's products in bf16): loss 1.0e-4 relative, all gradients
+ *   1.15e-2, the worst parameter 2.4e-2 (a bias gradient: a sum with cancellation); with attention's products in
+ *   bf16 too (AVX512_BF16, AMD EPYC family 26): 7.5e-5, 1.18e-2 and 2.44e-2; bf16's unit roundoff is 2^-8 = 3.9e-3
+ *   per operand, compounded over 2 layers. The tolerances (1.7-4x the measured errors) leave room for another CPU's summation
  *   order; a wrong operand (a stale or unconverted weight, a transposed layout) misses them by far.
  * The tests that run bf16 products are skipped (counted as skipped by tests/run.sh) where rg_bf16_supported is
  * false, with the reason printed. */

@@ -131,8 +131,9 @@ static const setting table[] = {
     INT("threads", M_ANY, false, threads, 1, 256, "N", "threads per run (OpenBLAS's and ropegrad's pool)"),
     INT("jobs", M_ANY, false, jobs, 1, 256, "N", "runs in parallel (default: online CPUs)"),
     LIST("precision", M_TRAIN, false, parse_precision, print_precision, "P",
-         "Linear's products: fp32, or bf16 operands with float32 accumulation (oneDNN;\n"
-         "                         AMX or AVX512_BF16 only, refused elsewhere; docs/precision.md)", "fp32, bf16"),
+         "Linear's and attention's products: fp32, or bf16 operands with float32\n"
+         "                         accumulation (oneDNN; AMX or AVX512_BF16 only, refused elsewhere;\n"
+         "                         docs/precision.md)", "fp32, bf16"),
     BOOL("data-parallel", M_TRAIN, false, data_parallel,
          "under mpirun: each rank a share of every batch, gradients summed in rank order (docs/mpi.md)"),
     PATH("out", M_ANY, out, "DIR", "output folder (refused if it holds results, unless --overwrite)"),

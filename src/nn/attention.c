@@ -24,9 +24,11 @@
  * split the heads instead, each adding its heads' dS over b in order (the bits of one thread). The only memory is
  * arena memory. When Linear runs in bf16 (rg_set_linear_precision), each head's output block is also written as
  * bf16, the copy the output projection reads (rg_linear_bf16_slot: converted where produced, not in a separate
- * pass).
+ * pass), and the products run with bf16 operands on oneDNN, batched over (batch, head) pairs, as torch.autocast
+ * runs matmul and bmm (src/nn/attention_bf16.c; the softmax, its gradient and P stay float32). The float32 path
+ * is the one of before, bit for bit.
  */
-#include "nn.h"
+#include "attention_impl.h"
 #include "../tensor/gemm.h"
 #include "../tensor/lanes.h"
 #include "../tensor/fastmath.h"
@@ -42,35 +44,10 @@ static const rg_op OP_ATTENTION = {"attention", attention_backward};
 
 static inline bool wants_grad(const rg_tensor *t) { return t && t->requires_grad; }
 
-/* Keys of row i that the causal mask leaves (a prefix of the row): clamp(i + S - T + 1, 0, S); S when not causal. */
-static inline int visible_keys(bool causal, int i, int T, int S)
-{
-    if (!causal) return S;
-    int n = i + S - T + 1;
-    return n < 0 ? 0 : n > S ? S : n;
-}
-
 /* dst [hd, S] (row stride S) = head columns [S, hd] of src (row stride D): 8 x 8 AVX blocks (transpose.h). */
 static void transpose_head(rg_real *restrict dst, const rg_real *restrict src, int S, int hd, int D)
 {
     rg_transpose_block(dst, S, src, D, S, hd, true);
-}
-
-/* Causal products run in blocks of this many queries (or keys): a multiple of RG_LANES, so a block's softmax rows
- * group into lanes as the whole block's do. 16 and 32 ran alike on the large model's T = 130, 16 faster on T = 34
- * (bench/README.md). */
-#define BLOCK 16
-
-/* The end of the zeros row i of P (and of dS) needs past its visible keys: the products read it up to its query
- * block's key count (S and P V, dP and dQ) and up to the end of the last key block it sees (dV and dK); nothing
- * reads further, so the masked rest of a long row is never written. */
-static inline int zeros_end(bool causal, int i, int T, int S)
-{
-    if (!causal) return S;
-    const int last = i / BLOCK * BLOCK + BLOCK - 1, vis = visible_keys(causal, i, T, S);
-    const int nq = visible_keys(causal, last < T ? last : T - 1, T, S), nk = (vis + BLOCK - 1) / BLOCK * BLOCK;
-    const int e = nq > nk ? nq : nk;
-    return e < S ? e : S;
 }
 
 /* One group of up to RG_LANES rows i0.. (before row `end`) of a T x S block (row stride S), as lanes.h takes it:
@@ -92,7 +69,7 @@ static void lane_rows(int i0, int end, int T, int S, bool causal, int64_t off[RG
  * maxima and sums, reductions in key order, run on 16 rows at once (lanes.h), so the bits are those of libm's
  * scalar loop. */
 RG_VECTORIZE static void softmax_block(rg_real *P, const rg_real *bias, rg_real scale, int i_lo, int i_hi, int T,
-                                       int S, bool causal)
+                                       int S, bool causal, int blk)
 {
 #if defined(RG_EXPF_AVX512) && !defined(RG_DOUBLE)
     const bool avx512 = rg_expf_avx512();
@@ -135,25 +112,17 @@ RG_VECTORIZE static void softmax_block(rg_real *P, const rg_real *bias, rg_real 
             rg_real *row = P + off[r];
             const rg_real inv = 1 / s[r];
             for (int j = 0; j < n[r]; j++) row[j] *= inv;
-            const int e = zeros_end(causal, i0 + r, T, S);
+            const int e = zeros_end(causal, blk, i0 + r, T, S);
             if (n[r] < e) memset(row + n[r], 0, (size_t)(e - n[r]) * sizeof(rg_real));
         }
     }
 }
 
-/* A block of queries [first, first + count) with the n keys its last row sees (the causal prefix of every row in
- * it; S when not causal), or of keys [first, first + count) with the n queries [T - n, T) that see its first key;
- * mm[0] and mm[1] its two products' kernels. */
-typedef struct {
-    int first, count, n;
-    rg_mm mm[2];
-} attn_block;
-
-/* The blocks of a call: nb of them, each BLOCK long (the last one the rest); one block of every row when not
+/* The blocks of a call: nb of them, each blk long (the last one the rest); one block of every row when not
  * causal. Query blocks when `keys` is false, else key blocks. Arena memory. */
-static attn_block *plan_blocks(rg_ctx *c, bool causal, bool keys, int T, int S, int *nb)
+static attn_block *plan_blocks(rg_ctx *c, bool causal, bool keys, int blk, int T, int S, int *nb)
 {
-    const int len = keys ? S : T, step = causal ? BLOCK : len;
+    const int len = keys ? S : T, step = causal ? blk : len;
     *nb = len > 0 ? (len + step - 1) / step : 0;
     attn_block *bl = rg_arena_alloc(&c->arena, (size_t)(*nb ? *nb : 1) * sizeof *bl);
     for (int i = 0; i < *nb; i++) {
@@ -189,22 +158,6 @@ static void block_run(const rg_mm *k, const rg_real *A, const rg_real *B, rg_rea
     }
 }
 
-/* One attention call's operands and kernels, shared by the parts of a parallel loop over the (b, h) pairs. */
-typedef struct {
-    const rg_tensor *q, *k, *v, *bias;
-    rg_tensor *out;
-    uint16_t *out16;             /* out's bf16 copy, written head block by head block (rg_linear_bf16_slot), or NULL */
-    const rg_real *P;            /* [B, H, T, S] (one [T, S] block when not recording: forward only) */
-    rg_real *dq, *dk, *dv, *dbias, *scratch;
-    const rg_real *dO;
-    int B, T, S, D, H, hd;
-    bool causal, bias_batched, rec;
-    bool by_head;                /* backward: the parts split the heads (a bias gradient shared by the batch) */
-    rg_real scale;
-    attn_block *qb, *kb;         /* query blocks (S / dP, then O / dQ) and, backward, key blocks (dV, dK) */
-    int nqb, nkb;
-} attn_job;
-
 /* (b, h) pairs of a part: [BH * part / nparts, BH * (part + 1) / nparts) */
 static void part_range(const attn_job *j, int part, int nparts, int *lo, int *hi)
 {
@@ -234,11 +187,57 @@ static void attn_forward_part(void *p, int part, int nparts)
             const attn_block *qb = &j->qb[x];
             rg_real *Pq = Pbh + (int64_t)qb->first * S;
             block_run(&qb->mm[0], j->q->data + qo + (int64_t)qb->first * D, kt, Pq);
-            softmax_block(Pbh, bb, j->scale, qb->first, qb->first + qb->count, T, S, j->causal);
+            softmax_block(Pbh, bb, j->scale, qb->first, qb->first + qb->count, T, S, j->causal, BLOCK);
             block_run(&qb->mm[1], Pq, j->v->data + ko, j->out->data + qo + (int64_t)qb->first * D);
         }
         if (j->out16) rg_bf16_rows(j->out16 + qo, D, j->out->data + qo, D, T, hd); /* while in cache */
     }
+}
+
+/* True when attention's products run in bf16: Linear's precision (rg_set_linear_precision) is bf16, as autocast
+ * runs both; never in the float64 build. */
+static bool bf16_products(void)
+{
+#ifndef RG_DOUBLE
+    return rg_get_linear_precision() == RG_PRECISION_BF16;
+#else
+    return false;
+#endif
+}
+
+/* The bf16 copies kept from the forward to the backward, one arena block: q [B, T, D], k and v [B, S, D], P
+ * [B, H, T, S] (the node's saved2) */
+static void bf16_copies(attn_job *j, uint16_t *base)
+{
+    j->q16 = base;
+    j->k16 = j->q16 + (int64_t)j->B * j->T * j->D;
+    j->v16 = j->k16 + (int64_t)j->B * j->S * j->D;
+    j->p16 = j->v16 + (int64_t)j->B * j->S * j->D;
+}
+
+/* The forward's blocks, and for nt parts: with float32 products their kernels and the K^T scratch; with bf16
+ * products (whole blocks) q, k and v rounded (over the pool) and the memory of P's copy. */
+static void forward_setup(rg_ctx *c, attn_job *j, int nt)
+{
+    const int T = j->T, S = j->S, D = j->D, hd = j->hd;
+    j->blk = j->bf16 ? BF16_BLOCK : BLOCK;
+    j->qb = plan_blocks(c, j->causal, false, j->blk, T, S, &j->nqb);
+#ifndef RG_DOUBLE
+    if (j->bf16) {
+        const int64_t nq = (int64_t)j->B * T * D, nk = (int64_t)j->B * S * D, np = (int64_t)j->B * j->H * T * S;
+        bf16_copies(j, rg_arena_alloc(&c->arena, (size_t)(nq + 2 * nk + np) * sizeof(uint16_t)));
+        rg_bf16_from_float(j->q16, j->q->data, nq);
+        rg_bf16_from_float(j->k16, j->k->data, nk);
+        rg_bf16_from_float(j->v16, j->v->data, nk);
+        return;
+    }
+#endif
+    for (int x = 0; x < j->nqb; x++) {
+        attn_block *qb = &j->qb[x];
+        qb->mm[0] = block_mm(false, qb->count, qb->n, hd, D, S, S, 0); /* scores [m, n] = Q [m, hd] K^T [hd, n] */
+        qb->mm[1] = block_mm(false, qb->count, hd, qb->n, S, D, D, 0); /* out [m, hd] = P [m, n] V [n, hd] */
+    }
+    j->scratch = rg_arena_alloc(&c->arena, (size_t)nt * hd * S * sizeof(rg_real));
 }
 
 rg_tensor *rg_attention(rg_ctx *c, rg_tensor *q, rg_tensor *k, rg_tensor *v, int n_heads, rg_tensor *bias,
@@ -265,22 +264,22 @@ rg_tensor *rg_attention(rg_ctx *c, rg_tensor *q, rg_tensor *k, rg_tensor *v, int
     /* P for every (b, h) when recording (the backward needs it); one reused block otherwise (decoding) */
     bool rec = out->op != NULL;
     const int64_t TS = (int64_t)T * S;
-    rg_real *P = rg_arena_alloc(&c->arena, (size_t)(rec ? (int64_t)B * H * TS : TS) * sizeof(rg_real));
+    const bool bf16 = bf16_products(); /* whole blocks, batched: P for every (b, h) */
+    rg_real *P = rg_arena_alloc(&c->arena, (size_t)(rec || bf16 ? (int64_t)B * H * TS : TS) * sizeof(rg_real));
     attn_job j = {.q = q, .k = k, .v = v, .bias = bias, .out = out, .P = P, .B = B, .T = T, .S = S, .D = D, .H = H,
                   .hd = hd, .causal = causal, .bias_batched = bias_batched, .rec = rec, .scale = (rg_real)scale};
     j.out16 = rg_linear_bf16_slot(out); /* bf16 Linear: the copy o_proj reads, written as each head's block is */
-    j.qb = plan_blocks(c, causal, false, T, S, &j.nqb);
-    for (int x = 0; x < j.nqb; x++) {
-        attn_block *qb = &j.qb[x];
-        qb->mm[0] = block_mm(false, qb->count, qb->n, hd, D, S, S, 0); /* scores [m, n] = Q [m, hd] K^T [hd, n] */
-        qb->mm[1] = block_mm(false, qb->count, hd, qb->n, S, D, D, 0); /* out [m, hd] = P [m, n] V [n, hd] */
-    }
+    j.bf16 = bf16;
     /* split the (b, h) pairs over the pool when P is kept per pair (recording) and the work is worth a wake-up */
-    int nt = rec && (double)B * H * TS * hd >= PAR_MIN ? rg_pool_threads() : 1;
-    j.scratch = rg_arena_alloc(&c->arena, (size_t)nt * hd * S * sizeof(rg_real));
-    rg_pool_run(attn_forward_part, &j, nt);
+    int nt = (rec || bf16) && (double)B * H * TS * hd >= PAR_MIN ? rg_pool_threads() : 1;
+    forward_setup(c, &j, nt);
+#ifndef RG_DOUBLE
+    if (j.bf16) rg_pool_run(rg_attn_forward_part_bf16, &j, nt);
+#endif
+    if (!j.bf16) rg_pool_run(attn_forward_part, &j, nt);
     if (rec) {
         out->saved = P;
+        out->saved2 = j.q16; /* bf16: q, k, v and P rounded (NULL: float32 products) */
         out->iarg[0] = H;
         out->iarg[1] = causal;
         out->iarg[2] = bias_batched;
@@ -289,19 +288,20 @@ rg_tensor *rg_attention(rg_ctx *c, rg_tensor *q, rg_tensor *k, rg_tensor *v, int
     return out;
 }
 
-/* dS [T, S] (row stride S, holding dP) = P * (dP - rowsum(dP * P)) (added to dbias when not NULL), then scaled;
- * entries past the visible prefix (P = 0) become 0 up to zeros_end. The row sums run in key order, 16 rows at once
+/* Rows [i_lo, i_hi) of dS [T, S] (row stride S, holding dP) = P * (dP - rowsum(dP * P)) (added to dbias when not
+ * NULL), then scaled; entries past the visible prefix (P = 0) become 0 up to zeros_end. The row sums run in key
+ * order, 16 rows at once
  * (lanes.h). */
 RG_VECTORIZE static void softmax_grad_block(rg_real *restrict dS, rg_real *restrict db, const rg_real *restrict P,
-                                            rg_real scale, int T, int S, bool causal)
+                                            rg_real scale, int i_lo, int i_hi, int T, int S, bool causal, int blk)
 {
-    for (int i0 = 0; i0 < T; i0 += RG_LANES) {
+    for (int i0 = i_lo; i0 < i_hi; i0 += RG_LANES) {
         int64_t off[RG_LANES];
         int n[RG_LANES]; /* P is 0 past the visible prefix */
         rg_real dots[RG_LANES];
-        lane_rows(i0, T, T, S, causal, off, n);
+        lane_rows(i0, i_hi, T, S, causal, off, n);
         rg_lanes_dot(dS, P, off, n, dots);
-        const int rows = T - i0 < RG_LANES ? T - i0 : RG_LANES;
+        const int rows = i_hi - i0 < RG_LANES ? i_hi - i0 : RG_LANES;
         for (int r = 0; r < rows; r++) {
             rg_real *ds = dS + off[r];
             const rg_real *pr = P + off[r], dot = dots[r];
@@ -316,10 +316,23 @@ RG_VECTORIZE static void softmax_grad_block(rg_real *restrict dS, rg_real *restr
             } else {
                 for (int x = 0; x < nr; x++) ds[x] = pr[x] * (ds[x] - dot) * scale;
             }
-            const int e = zeros_end(causal, i0 + r, T, S);
+            const int e = zeros_end(causal, blk, i0 + r, T, S);
             if (nr < e) memset(ds + nr, 0, (size_t)(e - nr) * sizeof(rg_real));
         }
     }
+}
+
+/* The two softmax passes for the bf16 path (attention_bf16.c) */
+void rg_attn_softmax_rows(rg_real *P, const rg_real *bias, rg_real scale, int i_lo, int i_hi, int T, int S,
+                          bool causal, int blk)
+{
+    softmax_block(P, bias, scale, i_lo, i_hi, T, S, causal, blk);
+}
+
+void rg_attn_softmax_grad_rows(rg_real *dS, rg_real *db, const rg_real *P, rg_real scale, int i_lo, int i_hi, int T,
+                               int S, bool causal, int blk)
+{
+    softmax_grad_block(dS, db, P, scale, i_lo, i_hi, T, S, causal, blk);
 }
 
 /* The backward of one (b, h) pair; dS and vt are the part's scratch (NULL when no dS is needed). */
@@ -347,7 +360,7 @@ static void backward_pair(const attn_job *j, int b, int h, rg_real *dS, rg_real 
     /* dS = P * (dP - rowsum(dP * P)), then scaled for dQ and dK; masked entries have P = 0. After every block's dP,
      * not block by block: the row sums' gathers of rows a product has just written stall (perf: rg_lanes_dot 1.5%
      * of the large step's samples this way, 4.6% interleaved) */
-    softmax_grad_block(dS, db, Pbh, j->scale, T, S, j->causal);
+    softmax_grad_block(dS, db, Pbh, j->scale, 0, T, T, S, j->causal, BLOCK);
     for (int x = 0; j->dq && x < j->nqb; x++) {
         const attn_block *qb = &j->qb[x];
         block_run(&qb->mm[1], dS + (int64_t)qb->first * S, j->k->data + ko, j->dq + qo + (int64_t)qb->first * D);
@@ -380,6 +393,42 @@ static void attn_backward_part(void *p, int part, int nparts)
     for (int bh = lo; bh < hi; bh++) backward_pair(j, bh / j->H, bh % j->H, dS, vt);
 }
 
+/* The backward's query and key blocks, and for nt parts: with float32 products their kernels (a product into a
+ * fresh gradient buffer, fq, fk, fv, writes with beta 0) and scratch; with bf16 products the scratch of
+ * backward_pair_bf16. */
+static void backward_setup(rg_ctx *c, attn_job *j, bool fq, bool fk, bool fv, int nt)
+{
+    const int T = j->T, S = j->S, D = j->D, hd = j->hd;
+    const int64_t TS = (int64_t)T * S;
+    j->blk = j->bf16 ? BF16_BLOCK : BLOCK;
+    j->qb = plan_blocks(c, j->causal, false, j->blk, T, S, &j->nqb);
+    j->kb = plan_blocks(c, j->causal, true, j->blk, T, S, &j->nkb);
+#ifndef RG_DOUBLE
+    if (j->bf16) {
+        j->acc_q = !fq, j->acc_k = !fk, j->acc_v = !fv;
+        j->do16 = rg_arena_alloc(&c->arena, (size_t)j->B * T * D * sizeof(uint16_t));
+        const int nh = j->by_head ? (j->H + nt - 1) / nt : j->H;
+        j->tile_nb = rg_attn_tile_batch(nh, T, S);
+        const size_t bytes = (size_t)j->tile_nb * j->H * TS * (sizeof(rg_real) + sizeof(uint16_t));
+        j->part_bytes = (bytes + 63) / 64 * 64;
+        j->scratch16 = rg_arena_alloc(&c->arena, (size_t)nt * j->part_bytes);
+        return;
+    }
+#endif
+    for (int x = 0; x < j->nqb; x++) {
+        attn_block *qb = &j->qb[x];
+        qb->mm[0] = block_mm(false, qb->count, qb->n, hd, D, S, S, 0);   /* dP [m, n] = dO [m, hd] V^T [hd, n] */
+        qb->mm[1] = block_mm(false, qb->count, hd, qb->n, S, D, D, !fq); /* dQ [m, hd] (+)= (scale dS) [m, n] K */
+    }
+    for (int x = 0; x < j->nkb; x++) {
+        attn_block *kb = &j->kb[x];
+        kb->mm[0] = block_mm(true, kb->count, hd, kb->n, S, D, D, !fv); /* dV [m, hd] (+)= P^T [m, n] dO [n, hd] */
+        kb->mm[1] = block_mm(true, kb->count, hd, kb->n, S, D, D, !fk); /* dK [m, hd] (+)= (scale dS)^T Q [n, hd] */
+    }
+    if (j->dq || j->dk || j->dbias)
+        j->scratch = rg_arena_alloc(&c->arena, (size_t)nt * (TS + (int64_t)hd * S) * sizeof(rg_real));
+}
+
 static void attention_backward(rg_tensor *node)
 {
     rg_tensor *q = node->src[0], *k = node->src[1], *v = node->src[2], *bias = node->src[3];
@@ -395,26 +444,19 @@ static void attention_backward(rg_tensor *node)
     rg_real *dv = wants_grad(v) ? rg_grad_fresh(v, &fv) : NULL;
     rg_real *dq = wants_grad(q) ? rg_grad_fresh(q, &fq) : NULL, *dk = wants_grad(k) ? rg_grad_fresh(k, &fk) : NULL;
     rg_real *dbias = wants_grad(bias) ? rg_grad_of(bias) : NULL;
-    bool need_ds = dq || dk || dbias;
     attn_job j = {.q = q, .k = k, .v = v, .bias = bias, .P = P, .dq = dq, .dk = dk, .dv = dv, .dbias = dbias,
                   .dO = dO, .B = B, .T = T, .S = S, .D = D, .H = H, .hd = hd, .causal = causal,
                   .bias_batched = bias_batched, .rec = true, .scale = scale};
-    j.qb = plan_blocks(node->ctx, causal, false, T, S, &j.nqb);
-    for (int x = 0; x < j.nqb; x++) {
-        attn_block *qb = &j.qb[x];
-        qb->mm[0] = block_mm(false, qb->count, qb->n, hd, D, S, S, 0);   /* dP [m, n] = dO [m, hd] V^T [hd, n] */
-        qb->mm[1] = block_mm(false, qb->count, hd, qb->n, S, D, D, !fq); /* dQ [m, hd] (+)= (scale dS) [m, n] K */
-    }
-    j.kb = plan_blocks(node->ctx, causal, true, T, S, &j.nkb);
-    for (int x = 0; x < j.nkb; x++) {
-        attn_block *kb = &j.kb[x];
-        kb->mm[0] = block_mm(true, kb->count, hd, kb->n, S, D, D, !fv); /* dV [m, hd] (+)= P^T [m, n] dO [n, hd] */
-        kb->mm[1] = block_mm(true, kb->count, hd, kb->n, S, D, D, !fk); /* dK [m, hd] (+)= (scale dS)^T Q [n, hd] */
-    }
+    /* the forward's precision: bf16 when it kept q, k, v rounded */
+    j.bf16 = node->saved2 != NULL;
+    if (j.bf16) bf16_copies(&j, node->saved2);
     /* a bias shared by the batch gathers every b's dS into one block per head: the parts split the heads */
     j.by_head = dbias && !bias_batched;
     int nt = (double)B * H * TS * hd >= PAR_MIN ? rg_pool_threads() : 1;
     if (j.by_head && nt > H) nt = H;
-    if (need_ds) j.scratch = rg_arena_alloc(&node->ctx->arena, (size_t)nt * (TS + (int64_t)hd * S) * sizeof(rg_real));
-    rg_pool_run(attn_backward_part, &j, nt);
+    backward_setup(node->ctx, &j, fq, fk, fv, nt);
+#ifndef RG_DOUBLE
+    if (j.bf16) rg_pool_run(rg_attn_backward_part_bf16, &j, nt);
+#endif
+    if (!j.bf16) rg_pool_run(attn_backward_part, &j, nt);
 }

@@ -202,12 +202,15 @@ const char *rg_bf16_isa(void)
 typedef struct {
     bool used, ta, tb;
     int M, N, K, lda, ldb, ldc, beta, bias; /* beta 0 or 1 (the sum post-op); bias: a float32 row [N] added */
+    int nb1, nb2;                           /* batch dims (rg_gemm_bf16_batch), 0 for one product */
+    int64_t sa1, sa2, sb1, sb2, sc1, sc2;   /* and the operands' strides along them */
     dnnl_data_type_t type;
     dnnl_primitive_t prim;
     dnnl_memory_t a, b, c, bm;
 } entry;
 
-#define TABLE 2048 /* per thread: train_order's step uses ~400 shapes (micro-batch rows vary) */
+#define TABLE 8192 /* per thread: train_order's step uses ~400 Linear shapes (micro-batch rows vary) and attention
+                    * in bf16 about 12 per sequence length (blocks and tiles) */
 /* A thread's primitives, memories and stream, released when the thread exits (a pool resized by
  * rg_set_num_threads ends its workers; the main thread's stay until the process ends). */
 typedef struct {
@@ -264,12 +267,27 @@ static void desc(dnnl_memory_desc_t *md, bool trans, int rows, int cols, int ld,
     CHECK(p_dnnl_memory_desc_init_by_strides(md, 2, dims, t, strides));
 }
 
+/* the same with two batch dims in front, strides s1 and s2 */
+static void desc4(dnnl_memory_desc_t *md, bool trans, int rows, int cols, int ld, int nb1, int nb2, int64_t s1,
+                  int64_t s2, dnnl_data_type_t t)
+{
+    dnnl_dims_t dims = {nb1, nb2, rows, cols};
+    dnnl_dims_t strides = {s1, s2, trans ? 1 : ld, trans ? ld : 1};
+    CHECK(p_dnnl_memory_desc_init_by_strides(md, 4, dims, t, strides));
+}
+
 static void create(entry *e)
 {
     dnnl_memory_desc_t a, b, c, bm;
-    desc(&a, e->ta, e->M, e->K, e->lda, e->type);
-    desc(&b, e->tb, e->K, e->N, e->ldb, e->type);
-    desc(&c, false, e->M, e->N, e->ldc, dnnl_f32);
+    if (e->nb1) {
+        desc4(&a, e->ta, e->M, e->K, e->lda, e->nb1, e->nb2, e->sa1, e->sa2, e->type);
+        desc4(&b, e->tb, e->K, e->N, e->ldb, e->nb1, e->nb2, e->sb1, e->sb2, e->type);
+        desc4(&c, false, e->M, e->N, e->ldc, e->nb1, e->nb2, e->sc1, e->sc2, dnnl_f32);
+    } else {
+        desc(&a, e->ta, e->M, e->K, e->lda, e->type);
+        desc(&b, e->tb, e->K, e->N, e->ldb, e->type);
+        desc(&c, false, e->M, e->N, e->ldc, dnnl_f32);
+    }
     if (e->bias) desc(&bm, false, 1, e->N, e->N, dnnl_f32); /* [1, N], broadcast over the rows */
     dnnl_matmul_desc_t md;
     CHECK(p_dnnl_matmul_desc_init(&md, &a, &b, e->bias ? &bm : NULL, &c));
@@ -299,8 +317,9 @@ static entry *lookup(const entry *key)
 {
     if (!cache) thread_setup();
     uint64_t h = 1469598103934665603ull;
-    const int v[] = {key->ta,  key->tb,  key->M,    key->N,    key->K,   key->lda,
-                     key->ldb, key->ldc, key->beta, key->bias, key->type};
+    const int v[] = {key->ta,  key->tb,  key->M,    key->N,    key->K,        key->lda,      key->ldb,
+                     key->ldc, key->beta, key->bias, key->type, key->nb1,     key->nb2,      (int)key->sa1,
+                     (int)key->sa2, (int)key->sb1, (int)key->sb2, (int)key->sc1, (int)key->sc2};
     for (size_t i = 0; i < sizeof v / sizeof *v; i++) h = (h ^ (uint32_t)v[i]) * 1099511628211ull;
     for (int probe = 0; probe < TABLE; probe++) {
         entry *e = &cache->table[(h + (uint64_t)probe) % TABLE];
@@ -312,7 +331,9 @@ static entry *lookup(const entry *key)
         }
         if (e->ta == key->ta && e->tb == key->tb && e->M == key->M && e->N == key->N && e->K == key->K &&
             e->lda == key->lda && e->ldb == key->ldb && e->ldc == key->ldc && e->beta == key->beta &&
-            e->bias == key->bias && e->type == key->type)
+            e->bias == key->bias && e->type == key->type && e->nb1 == key->nb1 && e->nb2 == key->nb2 &&
+            e->sa1 == key->sa1 && e->sa2 == key->sa2 && e->sb1 == key->sb1 && e->sb2 == key->sb2 &&
+            e->sc1 == key->sc1 && e->sc2 == key->sc2)
             return e;
     }
     RG_FATAL("oneDNN: more than %d product shapes on one thread", TABLE);
@@ -378,6 +399,24 @@ void rg_gemm_bf16(bool ta, bool tb, int M, int N, int K, const uint16_t *A, int 
     product(&(job){dnnl_bf16, ta, tb, M, N, K, lda, ldb, ldc, 2, beta, (const char *)A, B, NULL, C});
 }
 
+void rg_gemm_bf16_batch(const rg_bf16_batch *g)
+{
+    RG_ASSERT(g->beta == 0 || g->beta == 1, "oneDNN product: beta %g (must be 0 or 1)", (double)g->beta);
+    if (g->nb1 <= 0 || g->nb2 <= 0 || g->M <= 0 || g->N <= 0 || g->K <= 0) return;
+    double t0 = rg_gemm_profile_enter();
+    entry key = {.ta = g->ta, .tb = g->tb, .M = g->M, .N = g->N, .K = g->K, .lda = g->lda, .ldb = g->ldb,
+                 .ldc = g->ldc, .beta = g->beta != 0, .type = dnnl_bf16, .nb1 = g->nb1, .nb2 = g->nb2,
+                 .sa1 = g->sa1, .sa2 = g->sa2, .sb1 = g->sb1, .sb2 = g->sb2, .sc1 = g->sc1, .sc2 = g->sc2};
+    entry *e = lookup(&key);
+    CHECK(p_dnnl_memory_set_data_handle(e->a, (void *)g->A));
+    CHECK(p_dnnl_memory_set_data_handle(e->b, (void *)g->B));
+    CHECK(p_dnnl_memory_set_data_handle(e->c, g->C));
+    dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC, e->a}, {DNNL_ARG_WEIGHTS, e->b}, {DNNL_ARG_DST, e->c}};
+    CHECK(p_dnnl_primitive_execute(e->prim, cache->stream, 3, args));
+    CHECK(p_dnnl_stream_wait(cache->stream));
+    rg_gemm_profile_leave(t0);
+}
+
 void rg_gemm_bf16_bias(bool ta, bool tb, int M, int N, int K, const uint16_t *A, int lda, const uint16_t *B,
                        int ldb, const float *bias, float *C, int ldc)
 {
@@ -411,6 +450,11 @@ void rg_gemm_bf16(bool ta, bool tb, int M, int N, int K, const uint16_t *A, int 
                   float beta, float *C, int ldc)
 {
     RG_FATAL("rg_gemm_bf16: this build has no oneDNN (check rg_bf16_supported first)");
+}
+
+void rg_gemm_bf16_batch(const rg_bf16_batch *g)
+{
+    RG_FATAL("rg_gemm_bf16_batch: this build has no oneDNN (check rg_bf16_supported first)");
 }
 
 void rg_gemm_bf16_bias(bool ta, bool tb, int M, int N, int K, const uint16_t *A, int lda, const uint16_t *B,

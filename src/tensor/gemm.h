@@ -98,6 +98,27 @@ float rg_bf16_to_float(uint16_t h);
  * rg_bf16_supported is false. */
 void rg_gemm_bf16(bool trans_a, bool trans_b, int M, int N, int K, const uint16_t *A, int lda, const uint16_t *B,
                   int ldb, float beta, float *C, int ldc);
+/* Batched bf16 products on the calling thread, never split over the pool (for callers that are already a part of
+ * a pool loop): for every (i1, i2) < (nb1, nb2), C_i [M, N] = op(A_i) op(B_i) + beta C_i (beta 0 or 1), where A_i
+ * is at A + i1 sa1 + i2 sa2 (elements), and so on; one oneDNN call, one primitive per shape and strides (cached).
+ * Attention's per-(batch, head) products in bf16: heads are strided column blocks, read in place. Nothing is done
+ * when a dim is 0. */
+typedef struct {
+    int nb1, nb2;
+    bool ta, tb;
+    int M, N, K;
+    const uint16_t *A;
+    int64_t sa1, sa2;
+    int lda;
+    const uint16_t *B;
+    int64_t sb1, sb2;
+    int ldb;
+    float *C;
+    int64_t sc1, sc2;
+    int ldc;
+    float beta;
+} rg_bf16_batch;
+void rg_gemm_bf16_batch(const rg_bf16_batch *g);
 /* C [M, N] = op(A) op(B) + bias (a float32 row [N] added to every row, by oneDNN's matmul bias: no broadcast pass
  * and no read of C), otherwise as rg_gemm_bf16 with beta 0: a bf16 Linear's forward with its bias. */
 void rg_gemm_bf16_bias(bool trans_a, bool trans_b, int M, int N, int K, const uint16_t *A, int lda, const uint16_t *B,

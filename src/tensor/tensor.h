@@ -255,17 +255,18 @@ void rg_set_num_threads(int n);
 
 /* ---------------------------------------------------------------- precision */
 
-/* The operand precision of Linear's products (rg_linear, rg_linear_gelu, rg_linear_residual: the forward x W^T, the
- * input gradient dy W and the weight gradient dy^T x). RG_PRECISION_FP32 (the default, the reference): float32
- * throughout. RG_PRECISION_BF16, mixed precision as torch.autocast(dtype=torch.bfloat16) does for linear layers:
- * the operands are rounded to bfloat16 (round to nearest even; weights once per training step or forward, see
+/* The operand precision of the model's matrix products: Linear's (rg_linear, rg_linear_gelu, rg_linear_residual: the
+ * forward x W^T, the input gradient dy W and the weight gradient dy^T x) and attention's (rg_attention: Q K^T, P V
+ * and their gradients dV, dP, dQ, dK). RG_PRECISION_FP32 (the default, the reference): float32 throughout.
+ * RG_PRECISION_BF16, mixed precision as torch.autocast(dtype=torch.bfloat16) runs linear, matmul and bmm: the
+ * operands are rounded to bfloat16 (round to nearest even; weights once per training step or forward, see
  * rg_derived; each activation and each output gradient once) and multiplied with float32 accumulation and float32
  * results on oneDNN's matmul (src/tensor/dnnl.c; AMX or AVX512_BF16). Everything else stays float32: the master
- * weights, their gradients and AdamW, LayerNorm, softmax, the losses, attention's products (libxsmm) and the
- * position encodings. A process-wide setting; set it before a step, not during one. */
+ * weights, their gradients and AdamW, LayerNorm, softmax and its gradient, the losses and the position encodings
+ * (RoPE's rotation and tables, the biases). A process-wide setting; set it before a step, not during one. */
 typedef enum { RG_PRECISION_FP32 = 0, RG_PRECISION_BF16 = 1 } rg_precision;
 
-/* Sets the precision of Linear's products for the process. RG_OK, or RG_ERR_ARG (setting unchanged) when p is
+/* Sets the precision of the matrix products (above) for the process. RG_OK, or RG_ERR_ARG (setting unchanged) when p is
  * RG_PRECISION_BF16 and this build or CPU cannot run bf16 products: no oneDNN at build time, the float64 build, or
  * oneDNN reports neither AMX nor AVX512_BF16 (the message names which). The choice is an error, not a silent
  * fallback to fp32: a run asked to be bf16 must not quietly be something else. */
