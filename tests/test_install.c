@@ -301,14 +301,20 @@ static void test_plugin_in_installed_train_order(void **state)
     snprintf(dir, sizeof dir, "%s/plugin_out", tmp);
     char *grid[] = {bin, "--plugin", so, "--task", "addition", "--pos", "xpos,rope,alibi", "--steps", "3",
                     "--eval-every", "0", "--extrap-every", "0", "--test-lens", "3,5", "--train-len", "3", "--batch",
-                    "8", "--d-model", "16", "--d-ff", "32", "--rope-scaling", "none", "--jobs", "1", "--quiet",
+                    "8", "--d-model", "16", "--d-ff", "32", "--rope-scaling", "yarn", "--jobs", "1", "--quiet",
                     "--out", dir, NULL};
     if (run(grid)) fail_msg("the installed train_order --plugin %s failed:\n%s", so, out);
+    /* xpos declares itself rotary: it gets yarn rows as rope does; alibi does not */
     static const char *const cells[] = {"addition,xpos,base,none,1,3,", "addition,rope,base,none,1,3,",
-                                        "addition,alibi,base,none,1,3,"};
-    for (int i = 0; i < 3; i++)
+                                        "addition,alibi,base,none,1,3,", "addition,xpos,base,yarn,1,3,",
+                                        "addition,rope,base,yarn,1,3,"};
+    for (int i = 0; i < 5; i++)
         if (count_rows(dir, cells[i]) != 2) fail_msg("report.csv: no 2 rows %s", cells[i]);
+    if (count_rows(dir, "addition,alibi,base,yarn,") != 0) fail_msg("report.csv: alibi has yarn rows");
     file_has(dir, "report.md", "xpos");
+    /* addition's geometry (3n + 4 tokens: the longest distance 12 at L = 3), and its per-position view */
+    file_has(dir, "report.md", "the longest training distance is 12");
+    file_has(dir, "positions_addition.dat", "xpos");
     snprintf(ck, sizeof ck, "%s/ckpt/addition-xpos-seed1.h5", dir);
     snprintf(dir2, sizeof dir2, "%s/plugin_eval", tmp);
     char *eval[] = {bin, "--eval", ck, "--test-lens", "3", "--quiet", "--out", dir2, NULL};
