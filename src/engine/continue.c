@@ -268,8 +268,8 @@ void to_continue_resume_source(to_options *ov, const to_job *job)
     char name[128], ckpt[TO_PATH + 160];
     to_run_name(job->task, job->pos, to_variant_of(ov, job->pos), job->seed, name, sizeof name);
     snprintf(ckpt, sizeof ckpt, "%.*s/ckpt/%s.h5", TO_PATH - 1, ov->out, name);
-    if (access(ckpt, F_OK) == 0 && strlen(ckpt) < sizeof ov->resume)
-        snprintf(ov->resume, sizeof ov->resume, "%s", ckpt);
+    size_t n = strlen(ckpt);
+    if (access(ckpt, F_OK) == 0 && n < sizeof ov->resume) memcpy(ov->resume, ckpt, n + 1);
 }
 
 /* The temporary files the interrupted invocation's report left in OUT ("<name>.tmp.<pid>" of a process that no
