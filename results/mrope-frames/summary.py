@@ -21,7 +21,7 @@ for metric in ("exact_match", "token_acc"):
     for d in sorted(glob.glob("results/mrope-frames/b*/report_cells.csv")):
         block = os.path.basename(os.path.dirname(d))
         hd = "32" if "hd32" in block else "16"
-        il = " interleaved" if "interl" in block else ""
+        il = (" interleaved" if "interl" in block else "") + (" theta 10" if "theta10" in block else "")
         cells = {}
         for r in csv.DictReader(open(d)):
             if r["metric"] == metric:
@@ -29,7 +29,7 @@ for metric in ("exact_match", "token_acc"):
         for task, enc in sorted({(t, e) for t, e, _ in cells}):
             row = [fmt(cells[(task, enc, s)], s in ("344", "644", "355")) if (task, enc, s) in cells else "-"
                    for s in SIZES]
-            print("| %s | %s | %s | %s%s | %s |" % (block[:2], hd, task, enc, il, " | ".join(row)))
+            print("| %s | %s | %s | %s%s | %s |" % (block.split("-")[0], hd, task, enc, il, " | ".join(row)))
 
 print("\nfinal training loss per seed (report.csv), steps to 0.99 held-out exact match (-1: not reached)\n")
 print("| block | task | encoding | final loss, seeds 1..3 | steps to 0.99 |")
@@ -42,5 +42,5 @@ for d in sorted(glob.glob("results/mrope-frames/b*/report.csv")):
             runs.setdefault((r["task"], r["encoding"]), {})[r["seed"]] = (float(r["final_loss"]), r["steps_to_learn"])
     for (task, enc), s in sorted(runs.items()):
         seeds = sorted(s, key=int)
-        print("| %s | %s | %s | %s | %s |" % (block[:2], task, enc, " / ".join("%.3f" % s[k][0] for k in seeds),
+        print("| %s | %s | %s | %s | %s |" % (block.split("-")[0], task, enc, " / ".join("%.3f" % s[k][0] for k in seeds),
                                               " / ".join(s[k][1] for k in seeds)))
