@@ -21,7 +21,7 @@ for metric in ("exact_match", "token_acc"):
     for d in sorted(glob.glob("results/mrope-frames/b*/report_cells.csv")):
         block = os.path.basename(os.path.dirname(d))
         hd = "32" if "hd32" in block else "16"
-        il = (" interleaved" if "interl" in block else "") + (" theta 10" if "theta10" in block else "")
+        il = (" interleaved" if "interl" in block else "") + (" theta 10" if "theta10" in block else "") + (" 6000 steps" if "6000" in block else "")
         cells = {}
         for r in csv.DictReader(open(d)):
             if r["metric"] == metric:
