@@ -18,7 +18,7 @@ for metric in ("exact_match", "token_acc"):
     print("\n%s\n" % metric)
     print("| block | head_dim | task (numbering) | encoding | " + " | ".join(NAMES[s] for s in SIZES) + " |")
     print("|---" * (4 + len(SIZES)) + "|")
-    for d in sorted(glob.glob("results/mrope-frames/b*/report_cells.csv")):
+    for d in sorted(glob.glob("results/mrope-frames/b*/report_cells.csv"), key=lambda f: int(f.split("/")[2].split("-")[0][1:])):
         block = os.path.basename(os.path.dirname(d))
         hd = "32" if "hd32" in block else "16"
         il = (" interleaved" if "interl" in block else "") + (" theta 10" if "theta10" in block else "") + (" 6000 steps" if "6000" in block else "")
@@ -34,7 +34,7 @@ for metric in ("exact_match", "token_acc"):
 print("\nfinal training loss per seed (report.csv), steps to 0.99 held-out exact match (-1: not reached)\n")
 print("| block | task | encoding | final loss, seeds 1..3 | steps to 0.99 |")
 print("|---|---|---|---|---|")
-for d in sorted(glob.glob("results/mrope-frames/b*/report.csv")):
+for d in sorted(glob.glob("results/mrope-frames/b*/report.csv"), key=lambda f: int(f.split("/")[2].split("-")[0][1:])):
     block = os.path.basename(os.path.dirname(d))
     runs = {}
     for r in csv.DictReader(open(d)):
