@@ -3,7 +3,8 @@
  *   M-RoPE: text tokens (equal ids) give exactly 1-D RoPE, forward and gradient, for every pairing, partial rotary,
  *   sections with empty axes and the Qwen2-VL shape; HF apply_multimodal_rotary_pos_emb golden values (half and
  *   interleaved, a vision block, far positions, head_dim 128 with [16, 24, 24]); q.k depends only on the per-axis
- *   position differences; bad sections are errors.
+ *   position differences; bad sections are errors; the axis of each pair, contiguous (Qwen2-VL) and interleaved
+ *   (Qwen3-VL).
  *   FIRE: golden bias and gradients of every parameter; parameter names, shapes, order and initialization; the bias
  *   depends on (i - j) alone below the threshold and on i through psi(max(L, i)) above it (checked against the
  *   formula evaluated here in double); the sparse path and the per-row [B, H, T, S] result agree with it; finite at
@@ -184,6 +185,47 @@ static void test_mrope_relative(void **state)
             da += (double)a->data[e] * a->data[D + e];
         }
         assert_true(fabs(dd - da) > 1e-4);
+    }
+    rg_ctx_free(c);
+}
+
+/* The axis of each rotary pair: Qwen2-VL's contiguous sections and Qwen3-VL's interleaved layout, written out by
+ * hand from HF's rules (apply_multimodal_rotary_pos_emb's split by mrope_section; apply_interleaved_mrope's slices
+ * [1 : 3 s1 : 3] row and [2 : 3 s2 : 3] column over a frame base), one string of axis digits per pair; and every
+ * interleaved table entry is its axis's 1-D RoPE entry bit for bit. */
+static void test_mrope_pair_axes(void **state)
+{
+    static const struct {
+        int section[3];
+        bool interleaved;
+        const char *axes; /* pair i: '0' frame, '1' row, '2' column */
+    } cases[] = {
+        {{2, 3, 3}, false, "00111222"},
+        {{2, 3, 3}, true, "01201201"}, /* the column's third pair (8) is past the 8 pairs: the frame gets 3 */
+        {{4, 6, 6}, false, "0000111111222222"},
+        {{4, 6, 6}, true, "0120120120120120"},
+        {{2, 2, 4}, true, "01201200"}, /* the row stops at 3 s1 = 6: pair 7 falls to the frame */
+        {{24, 20, 20}, true, "0120120120120120120120120120120120120120120120120120120120120000"},
+        {{16, 24, 24}, false, "0000000000000000111111111111111111111111222222222222222222222222"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        int n = (int)strlen(cases[k].axes);
+        for (int i = 0; i < n; i++)
+            if (rg_mrope_axis_of_pair(cases[k].section, cases[k].interleaved, i) != cases[k].axes[i] - '0')
+                fail_msg("case %zu pair %d: axis %d, want %c", k, i,
+                         rg_mrope_axis_of_pair(cases[k].section, cases[k].interleaved, i), cases[k].axes[i]);
+    }
+    rg_ctx *c = rg_ctx_new();
+    rg_model_config cfg = rope_cfg(2, 16, 16, 1e4);
+    int32_t pos3[3 * 4] = {0, 1, 2, 3, /* row */ 5, 0, 7, 1, /* column */ 2, 9, 4, 11};
+    rg_rope_table tab = rg_mrope_table_new_layout(c, &cfg, (int[]){2, 3, 3}, true, pos3, 4, 12);
+    for (int a = 0; a < 3; a++) {
+        rg_rope_table ax = rg_rope_table_new(c, &cfg, pos3 + 4 * a, 4, 12);
+        for (int r = 0; r < 4; r++)
+            for (int i = 0; i < 8; i++)
+                if (rg_mrope_axis_of_pair((int[]){2, 3, 3}, true, i) == a &&
+                    (tab.cos[r * 8 + i] != ax.cos[r * 8 + i] || tab.sin[r * 8 + i] != ax.sin[r * 8 + i]))
+                    fail_msg("interleaved table row %d pair %d is not axis %d's", r, i, a);
     }
     rg_ctx_free(c);
 }
@@ -412,6 +454,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mrope_text_is_rope), cmocka_unit_test(test_mrope_golden),
         cmocka_unit_test(test_mrope_relative),     cmocka_unit_test(test_mrope_section_check),
+        cmocka_unit_test(test_mrope_pair_axes),
         cmocka_unit_test(test_fire_golden),        cmocka_unit_test(test_fire_init),
         cmocka_unit_test(test_fire_relative),      cmocka_unit_test(test_fire_rows_and_sparse),
         cmocka_unit_test(test_fire_far),

@@ -76,6 +76,50 @@ static void test_hand_checked_samples(void **state)
     }
 }
 
+/* frames_qwen2vl: the ids Hugging Face's Qwen2-VL get_rope_index gives the frames layout, worked out by hand from
+ * its rule (text: one id on all three axes, the largest id before + 1 on; the video: the id after the text before
+ * it plus (frame, row, column), '/' the column after a row's cells), not from the task's code. Three layouts whose
+ * largest video id comes from the column (2x2x3), the frame (3x1x1) and the row (2x3x1) axis, so the text after
+ * the video starts from each in turn. */
+static const struct {
+    const char *size;
+    int T;
+    int ids[3][27]; /* frame, row, column of tokens 0..T-1 */
+} qwen2vl_ids[] = {
+    {"2x2x3", 27, {{0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14},
+                   {0, 1, 1, 1, 1, 2, 2, 2, 2, 1, 1, 1, 1, 2, 2, 2, 2, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14},
+                   {0, 1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14}}},
+    {"3x1x1", 11, {{0, 1, 1, 2, 2, 3, 3, 4, 5, 6, 7}, {0, 1, 1, 1, 1, 1, 1, 4, 5, 6, 7}, {0, 1, 2, 1, 2, 1, 2, 4, 5, 6, 7}}},
+    {"2x3x1", 21, {{0, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 4, 5, 6, 7, 8, 9, 10, 11},
+                   {0, 1, 1, 2, 2, 3, 3, 1, 1, 2, 2, 3, 3, 4, 5, 6, 7, 8, 9, 10, 11},
+                   {0, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 4, 5, 6, 7, 8, 9, 10, 11}}},
+};
+
+static void test_frames_qwen2vl_ids(void **state)
+{
+    rg_task q = task_of("frames_qwen2vl"), fr = task_of("frames");
+    for (size_t i = 0; i < sizeof qwen2vl_ids / sizeof *qwen2vl_ids; i++) {
+        int n;
+        assert_int_equal(rg_size_parse(qwen2vl_ids[i].size, &n), RG_OK);
+        int P = rg_task_prompt_len(q, n), G = rg_task_target_len(q, n);
+        assert_int_equal(P + G, qwen2vl_ids[i].T);
+        int32_t p[64], g[64], p2[64], g2[64], ax[RG_TASK_AXES * 64];
+        rg_rng rng, rng2;
+        rg_rng_seed(&rng, 9, 2);
+        rg_rng_seed(&rng2, 9, 2);
+        assert_int_equal(rg_task_draw(q, &rng, n, p, g), RG_OK);
+        assert_int_equal(rg_task_draw(fr, &rng2, n, p2, g2), RG_OK); /* the same samples as frames */
+        assert_memory_equal(p, p2, sizeof(int32_t) * (size_t)P);
+        assert_memory_equal(g, g2, sizeof(int32_t) * (size_t)G);
+        assert_int_equal(rg_task_axes(q, n, p, ax, 64), RG_OK);
+        for (int a = 0; a < RG_TASK_AXES; a++)
+            for (int k = 0; k < qwen2vl_ids[i].T; k++)
+                if (ax[a * 64 + k] != qwen2vl_ids[i].ids[a][k])
+                    fail_msg("frames_qwen2vl %s axis %d token %d: %d, want %d", qwen2vl_ids[i].size, a, k,
+                             ax[a * 64 + k], qwen2vl_ids[i].ids[a][k]);
+    }
+}
+
 /* The maps on every size up to 9x9 against an independent reading of the prompt's grid. */
 static void test_maps_all_sizes(void **state)
 {
@@ -262,7 +306,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hand_checked_samples), cmocka_unit_test(test_maps_all_sizes),
-        cmocka_unit_test(test_lookup_and_frames),    cmocka_unit_test(test_train_sizes),
+        cmocka_unit_test(test_frames_qwen2vl_ids),   cmocka_unit_test(test_lookup_and_frames),
+        cmocka_unit_test(test_train_sizes),
         cmocka_unit_test(test_batch_axes),           cmocka_unit_test(test_sizes_and_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -45,6 +45,16 @@ void rg_mrope_text_positions(const int32_t *pos, int64_t n, int32_t *out);
 rg_rope_table rg_mrope_table_new(rg_ctx *c, const rg_model_config *cfg, const int mrope_section[RG_MROPE_AXES],
                                  const int32_t *pos3, int n_rows, int64_t seq_len);
 
+/* The axis (0 frame, 1 row, 2 column) of rotary pair i under mrope_section: contiguous sections (interleaved
+ * false, Qwen2-VL: pairs [0, s0) frame, [s0, s0 + s1) row, the rest column), or Qwen3-VL's interleaved layout (HF
+ * modeling_qwen3_vl.py apply_interleaved_mrope: row when i % 3 == 1 and i < 3 s1, column when i % 3 == 2 and
+ * i < 3 s2, frame otherwise). */
+int rg_mrope_axis_of_pair(const int mrope_section[RG_MROPE_AXES], bool interleaved, int i);
+
+/* rg_mrope_table_new with the pairs' axes of rg_mrope_axis_of_pair (interleaved false: rg_mrope_table_new). */
+rg_rope_table rg_mrope_table_new_layout(rg_ctx *c, const rg_model_config *cfg, const int mrope_section[RG_MROPE_AXES],
+                                        bool interleaved, const int32_t *pos3, int n_rows, int64_t seq_len);
+
 /* Multimodal RoPE of x [B, T, n_heads*hd] with a table of rg_mrope_table_new: each rotary pair rotated by its
  * section's axis angle; pairing half-split (i, i + rotary_dim/2) (half = true: HF rotate_half, what Qwen2-VL uses)
  * or interleaved (2i, 2i+1); channels [rotary_dim, hd) pass through. The same pure op as rg_pos_rope (the table is

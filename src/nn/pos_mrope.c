@@ -40,8 +40,18 @@ void rg_mrope_text_positions(const int32_t *pos, int64_t n, int32_t *out)
     for (int a = 0; a < RG_MROPE_AXES; a++) memcpy(out + a * n, pos, (size_t)n * sizeof(int32_t));
 }
 
-rg_rope_table rg_mrope_table_new(rg_ctx *c, const rg_model_config *cfg, const int mrope_section[RG_MROPE_AXES],
-                                 const int32_t *pos3, int n_rows, int64_t seq_len)
+int rg_mrope_axis_of_pair(const int mrope_section[RG_MROPE_AXES], bool interleaved, int i)
+{
+    if (interleaved) {
+        if (i % 3 == 1 && i < 3 * mrope_section[1]) return 1;
+        if (i % 3 == 2 && i < 3 * mrope_section[2]) return 2;
+        return 0;
+    }
+    return i < mrope_section[0] ? 0 : i < mrope_section[0] + mrope_section[1] ? 1 : 2;
+}
+
+rg_rope_table rg_mrope_table_new_layout(rg_ctx *c, const rg_model_config *cfg, const int mrope_section[RG_MROPE_AXES],
+                                        bool interleaved, const int32_t *pos3, int n_rows, int64_t seq_len)
 {
     int rd = rg_rope_dim(cfg);
     rg_status st = rg_mrope_check_section(mrope_section, rd);
@@ -49,19 +59,33 @@ rg_rope_table rg_mrope_table_new(rg_ctx *c, const rg_model_config *cfg, const in
     RG_ASSERT(n_rows >= 1, "mrope_table_new: %d rows", n_rows);
     int nf = rd / 2;
     rg_real *cs = rg_arena_alloc(&c->arena, (size_t)n_rows * nf * 2 * sizeof(rg_real)), *sn = cs + (int64_t)n_rows * nf;
-    int lo = 0;
     for (int a = 0; a < RG_MROPE_AXES; a++) {
-        int hi = lo + mrope_section[a];
-        if (hi > lo) {
-            rg_rope_table ax = rg_rope_table_new(c, cfg, pos3 + (int64_t)a * n_rows, n_rows, seq_len);
+        bool used = false;
+        for (int i = 0; i < nf && !used; i++) used = rg_mrope_axis_of_pair(mrope_section, interleaved, i) == a;
+        if (!used) continue;
+        rg_rope_table ax = rg_rope_table_new(c, cfg, pos3 + (int64_t)a * n_rows, n_rows, seq_len);
+        /* Copy each run of pairs of axis a (one run per axis contiguous, runs of one pair interleaved). */
+        for (int lo = 0; lo < nf;) {
+            if (rg_mrope_axis_of_pair(mrope_section, interleaved, lo) != a) {
+                lo++;
+                continue;
+            }
+            int hi = lo + 1;
+            while (hi < nf && rg_mrope_axis_of_pair(mrope_section, interleaved, hi) == a) hi++;
             for (int64_t r = 0; r < n_rows; r++) {
                 memcpy(cs + r * nf + lo, ax.cos + r * nf + lo, (size_t)(hi - lo) * sizeof(rg_real));
                 memcpy(sn + r * nf + lo, ax.sin + r * nf + lo, (size_t)(hi - lo) * sizeof(rg_real));
             }
+            lo = hi;
         }
-        lo = hi;
     }
     return (rg_rope_table){nf, n_rows, cs, sn};
+}
+
+rg_rope_table rg_mrope_table_new(rg_ctx *c, const rg_model_config *cfg, const int mrope_section[RG_MROPE_AXES],
+                                 const int32_t *pos3, int n_rows, int64_t seq_len)
+{
+    return rg_mrope_table_new_layout(c, cfg, mrope_section, false, pos3, n_rows, seq_len);
 }
 
 rg_tensor *rg_pos_mrope(rg_ctx *c, rg_tensor *x, int n_heads, bool half, const rg_rope_table *tab)
@@ -78,13 +102,21 @@ rg_tensor *rg_pos_mrope(rg_ctx *c, rg_tensor *x, int n_heads, bool half, const r
  * settings (HF rope_scaling.mrope_section = [t, h, w]); all three 0 (the default) derives it from the number of
  * rotary pairs n = rotary_dim / 2 by Qwen2-VL's [16, 24, 24] of 64: h = w = round(3n/8) (halves up), t = n - 2h
  * (n = 64: [16, 24, 24]; 8: [2, 3, 3]; 4: [0, 2, 2]; 2: [0, 1, 1]). Set ones are checked with
- * rg_mrope_check_section (they must sum to n). */
+ * rg_mrope_check_section (they must sum to n).
+ * Qwen2-VL's contiguous sections give the frame axis the highest frequencies and the column axis the lowest: pair i
+ * turns by base^(-2i/d), so the column section [n - s2, n) turns by at most base^(-2(n - s2)/rotary_dim) per unit
+ * whatever the head size (at base 10000 and the derived split, 0.0032 rad: a column offset of a few cells is no
+ * angle at all). The setting mrope_interleaved = 1 takes Qwen3-VL's layout instead (Hugging Face
+ * modeling_qwen3_vl.py apply_interleaved_mrope): pair i is the row's when i % 3 == 1 and i < 3 s1, the column's when
+ * i % 3 == 2 and i < 3 s2, the frame's otherwise, so every axis spans the whole frequency range. */
 
 static const rg_pos_setting MROPE_SETTINGS[] = {
     {"mrope_section_t", RG_POS_SETTING_INT, 0, 0, 65536,
      "M-RoPE pairs of the frame axis (HF mrope_section[0]; all three 0: derived, Qwen2-VL's 16/64 of the pairs)"},
     {"mrope_section_h", RG_POS_SETTING_INT, 0, 0, 65536, "M-RoPE pairs of the row axis (HF mrope_section[1])"},
     {"mrope_section_w", RG_POS_SETTING_INT, 0, 0, 65536, "M-RoPE pairs of the column axis (HF mrope_section[2])"},
+    {"mrope_interleaved", RG_POS_SETTING_INT, 0, 0, 1,
+     "1: Qwen3-VL's interleaved M-RoPE (pairs frame, row, column in turn; 0: Qwen2-VL's contiguous sections)"},
 };
 
 void rg_mrope_section_of(const rg_model_config *cfg, int out[RG_MROPE_AXES])
@@ -119,7 +151,8 @@ static void *mrope_prepare(rg_ctx *c, void *state, const rg_model_config *cfg, c
         memcpy(pos3 + (int64_t)a * nr, rg_pos_q_axis(s, a), (size_t)nr * sizeof(int32_t));
         top = s->q_axis_max[a] > top ? s->q_axis_max[a] : top;
     }
-    p->tab = rg_mrope_table_new(c, cfg, sec, pos3, nr, (int64_t)top + 1);
+    p->tab = rg_mrope_table_new_layout(c, cfg, sec, rg_pos_config_get(cfg, "mrope_interleaved") != 0, pos3, nr,
+                                       (int64_t)top + 1);
     p->n_heads = cfg->n_heads;
     return p;
 }
@@ -134,6 +167,6 @@ static void mrope_rotate_qk(rg_ctx *c, const void *prep, rg_tensor **q, rg_tenso
 const rg_pos_encoding rg_pos_enc_mrope = {
     .name = "mrope", .doc = "M-RoPE (Qwen2-VL): half-split pairs in frame, row, column sections (mrope_section_*), "
     "each rotated by its axis id (Wang et al. 2024)",
-    .rope_layout = "half", .settings = MROPE_SETTINGS, .n_settings = 3, .validate = mrope_validate,
+    .rope_layout = "half", .settings = MROPE_SETTINGS, .n_settings = 4, .validate = mrope_validate,
     .prepare = mrope_prepare, .rotate_qk = mrope_rotate_qk, .flags = RG_POS_OPT_IN | RG_POS_ROTARY | RG_POS_RELATIVE,
     .plot_colour = "#6A3D9A", .plot_marker = 2};

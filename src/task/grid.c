@@ -215,7 +215,7 @@ const rg_task_desc rg_task_desc_grid_lookup = {
 rg_status rg_task_register_grids(void)
 {
     const rg_task_desc *all[] = {&rg_task_desc_grid_copy, &rg_task_desc_grid_transpose, &rg_task_desc_grid_rotate,
-                                 &rg_task_desc_grid_lookup, &rg_task_desc_frames};
+                                 &rg_task_desc_grid_lookup, &rg_task_desc_frames, &rg_task_desc_frames_qwen2vl};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) {
         rg_status st = rg_task_register(all[i], NULL);
         if (st) return st;

@@ -1,8 +1,8 @@
 /* grid.h: the grid tasks (issue 24 §1; docs/grids.md): grid_copy, grid_transpose, grid_rotate, grid_lookup
- * (src/task/grid.c) and frames (src/task/grid_frames.c), registered tasks whose size n is a grid size code
- * (task.h "grid sizes": 100 F + 10 H + W) and whose tokens carry (frame, row, column) axis ids (the axes hook).
- * All are RG_TASK_OPT_IN: train_order's --task all leaves them out. The layouts are at the top of grid.c and
- * grid_frames.c. */
+ * (src/task/grid.c), frames and its variant frames_qwen2vl (the same samples with Qwen2-VL's position ids;
+ * src/task/grid_frames.c), registered tasks whose size n is a grid size code (task.h "grid sizes": 100 F + 10 H +
+ * W) and whose tokens carry (frame, row, column) axis ids (the axes hook). All are RG_TASK_OPT_IN: train_order's
+ * --task all leaves them out. The layouts are at the top of grid.c and grid_frames.c. */
 #ifndef RG_TASK_GRID_H
 #define RG_TASK_GRID_H
 
@@ -21,13 +21,13 @@ enum {
 #define RG_FRAMES_MIN 2     /* frames: a sample shows at least two frames (one shift to infer) */
 
 extern const rg_task_desc rg_task_desc_grid_copy, rg_task_desc_grid_transpose, rg_task_desc_grid_rotate,
-    rg_task_desc_grid_lookup, rg_task_desc_frames;
+    rg_task_desc_grid_lookup, rg_task_desc_frames, rg_task_desc_frames_qwen2vl;
 
 /* The printable character of a grid task's token: rg_task_token_char's, and '/', '.', '?', '0'..'8' (row tokens),
  * 'A'..'I' (column tokens). */
 char rg_grid_token_char(int32_t tok);
 
-/* Registers the five tasks (again: a no-op). The errors of rg_task_register (a full registry). */
+/* Registers the six tasks (again: a no-op). The errors of rg_task_register (a full registry). */
 rg_status rg_task_register_grids(void);
 
 /* ------------------------------------------------------------------ shared by grid.c and grid_frames.c */

@@ -12,7 +12,19 @@
  *     axes    (0,0,0)   frame k: (k, r, c+1), '/' W+1     (F,0,0)    (F, r, c+1), '/' W+1          (F, H, 0)
  *
  * Prompt 2 + F H (W + 1) tokens, target H (W + 1) + 1. The target cell (r, c) is frame F-1's cell (r - dr, c - dc)
- * (or '.'): a step of one frame and a per-sample spatial offset the model must read off the frames it is shown. */
+ * (or '.'): a step of one frame and a per-sample spatial offset the model must read off the frames it is shown.
+ *
+ * frames_qwen2vl: the same samples with the axis ids Qwen2-VL's get_rope_index gives this layout (Wang et al. 2024,
+ * sec. 2.1; Hugging Face modeling_qwen2_vl.py), reading the F frames as one video of F x H x (W + 1) merged patches
+ * ('/' is the patch after a row's last cell) and every other token as text. Text takes one id on all three axes,
+ * counting on from the largest id before it + 1; the video adds the id after the text before it to its own
+ * (frame, row, column) = (k, r, c), c = 0 .. W:
+ *
+ *     token   BOS       frame k cell (r, c), '/' c = W     SEP         target token j (0 .. H (W + 1))
+ *     axes    (0,0,0)   (1 + k, 1 + r, 1 + c)              (s, s, s)   (s + 1 + j) on all three
+ *
+ * with s = 2 + max(F - 1, H - 1, W), the video's largest id + 1. So the frame to predict is text: it keeps no row
+ * or column of its own, as the answer of a Qwen2-VL model is text. The 1-D positions stay the raster index. */
 #include "grid.h"
 #include "task_internal.h"
 
@@ -81,13 +93,29 @@ static rg_status frames_sample(const rg_task_desc *d, rg_rng *rng, int n, int32_
     return RG_OK;
 }
 
+/* The numbering of frames_axes: the tasks' own (the table at the top; .user NULL) or Qwen2-VL's. */
+typedef enum { FRAMES_NUMBERING_GRID, FRAMES_NUMBERING_QWEN2VL } frames_numbering;
+static const frames_numbering qwen2vl_numbering = FRAMES_NUMBERING_QWEN2VL;
+
 static rg_status frames_axes(const rg_task_desc *d, int n, const int32_t *prompt, int32_t *axes, int64_t stride)
 {
-    (void)d;
     (void)prompt;
     int F, H, W;
     dims(n, &F, &H, &W);
     int fl = H * (W + 1), P = frames_prompt_len(n);
+    if (d->user && *(const frames_numbering *)d->user == FRAMES_NUMBERING_QWEN2VL) {
+        rg_grid_axes_set(axes, stride, 0, 0, 0, 0);
+        for (int k = 0; k < F; k++)
+            for (int r = 0; r < H; r++)
+                for (int c = 0; c <= W; c++)
+                    rg_grid_axes_set(axes, stride, 1 + k * fl + r * (W + 1) + c, 1 + k, 1 + r, 1 + c);
+        int top = F - 1 > H - 1 ? F - 1 : H - 1, s = 2 + (top > W ? top : W);
+        for (int t = P - 1; t < P + fl + 1; t++) { /* SEP, the target frame, EOS: text */
+            int id = s + t - (P - 1);
+            rg_grid_axes_set(axes, stride, t, id, id, id);
+        }
+        return RG_OK;
+    }
     rg_grid_axes_set(axes, stride, 0, 0, 0, 0);
     for (int k = 0; k < F; k++) rg_grid_axes_of(axes, stride, 1 + k * fl, k, H, W);
     rg_grid_axes_set(axes, stride, P - 1, F, 0, 0);
@@ -101,3 +129,11 @@ const rg_task_desc rg_task_desc_frames = {
     .vocab_size = RG_GRID_VOCAB, .prompt_len = frames_prompt_len, .target_len = frames_target_len,
     .sample = frames_sample, .token_char = rg_grid_token_char, .flags = RG_TASK_OPT_IN, .shape = frames_shape,
     .train_size = frames_train_size, .axes = frames_axes, .train_len = 344 /* 3x4x4 */};
+
+const rg_task_desc rg_task_desc_frames_qwen2vl = {
+    .name = "frames_qwen2vl",
+    .summary = "frames with Qwen2-VL's position ids (get_rope_index: the frames a video, the rest text)",
+    .vocab_size = RG_GRID_VOCAB, .prompt_len = frames_prompt_len, .target_len = frames_target_len,
+    .sample = frames_sample, .token_char = rg_grid_token_char, .user = (void *)&qwen2vl_numbering, .base = "frames",
+    .flags = RG_TASK_OPT_IN, .shape = frames_shape, .train_size = frames_train_size, .axes = frames_axes,
+    .train_len = 344 /* 3x4x4 */};
