@@ -4,7 +4,7 @@
  * plugins are loaded and checked exactly as train_order loads them (src/engine/plugin_load.c, compiled here in
  * float64). Exit status: 0 every check passes, 1 one fails, 2 a bad command line, an unknown encoding or a refused
  * plugin. */
-#include "engine/plugin_load.h"
+#include "engine/settings/plugin_load.h"
 #include "nn/pos_conformance.h"
 
 #include <stdio.h>

@@ -3,10 +3,10 @@
  * --replot CSV (to_replot), --compare A B (to_compare) and --combine A,B,... (to_combine_load, then to_report). Exit status: 0 on success, 1 on any failed run or
  * output, 2 on a bad command line (nothing written). */
 #include "engine.h"
-#include "report.h"
-#include "mpi.h"
-#include "lm_run.h"
-#include "plugin_load.h"
+#include "engine/views/report.h"
+#include "engine/run/mpi.h"
+#include "engine/run/lm_run.h"
+#include "engine/settings/plugin_load.h"
 #include "nn/pos_conformance.h"
 #include "task/lm.h"
 #include "task/tricks.h"
