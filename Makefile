@@ -281,7 +281,7 @@ data: deps $(BUILD)/tools/gen_data
 # rg_check_pos: the float64 conformance check (tools/check_pos.c) with the plugin loader and the task registry
 # compiled in float64, exporting every symbol of the float64 library to the plugins it loads (as train_order does).
 CHECK_POS := $(BUILD)/tools/rg_check_pos
-CHECK_POS_OBJ := $(BUILD)/f64/tools/check_pos.o $(BUILD)/f64/src/engine/settings/plugin_load.o \
+CHECK_POS_OBJ := $(BUILD)/f64/tools/check_pos.o $(BUILD)/f64/src/engine/settings/plugin_load.o $(BUILD)/f64/src/engine/base/messages.o \
   $(patsubst %.c,$(BUILD)/f64/%.o,$(wildcard src/task/*.c))
 $(CHECK_POS): $(CHECK_POS_OBJ) $(LIB64)
 	@mkdir -p $(dir $@)

@@ -5,6 +5,7 @@
  * float64). Exit status: 0 every check passes, 1 one fails, 2 a bad command line, an unknown encoding or a refused
  * plugin. */
 #include "engine/settings/plugin_load.h"
+#include "engine/base/messages.h"
 #include "nn/pos_conformance.h"
 
 #include <stdio.h>

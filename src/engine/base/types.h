@@ -177,28 +177,6 @@ void to_print_rope_ext(const to_options *o, char *b, size_t n);
 void to_print_lr_schedule(const to_options *o, char *b, size_t n);
 void to_print_variants(const to_options *o, char *b, size_t n);
 
-/* Variants and labels (one home for every name a result is shown under). */
-const char *to_variant_name(to_variant v);               /* "base", "theta500k", "rand": CSV, JSON, file names */
-int to_variant_parse(const char *name, to_variant *v);   /* 0, or -1 for an unknown name */
-/* Whether variant v applies to encoding pos, by its descriptor's capabilities (pos.h): theta500k, bf16angles the
- * rotary encodings (RG_POS_ROTARY); rand every encoding but a POSITIONLESS one; t5max128 an encoding with a
- * max_distance_setting. */
-bool to_variant_applies(to_variant v, rg_pos_kind pos);
-/* A rotary encoding (RG_POS_ROTARY): evaluated with the --rope-scaling rows too. */
-bool to_pos_rotary(rg_pos_kind pos);
-/* An encoding with a largest position (a max_position hook: a learned table): an RG_ERR_ARG of its forward at a
- * test length is n/a, not an error. */
-bool to_pos_bounded(rg_pos_kind pos);
-/* The variant a run with settings o and encoding pos is (randomized positions win; then rope_theta 500000). */
-to_variant to_variant_of(const to_options *o, rg_pos_kind pos);
-/* "yarn" (per test length) or "yarn:4" (fixed factor 4): the rope_ext text of CSV/JSON and --rope-scaling. */
-const char *to_ext_text(rg_rope_ext e, double factor, char *buf, size_t cap);
-/* Parses that text (HF names linear/default accepted). 0, or -1 (unknown type, factor outside [1, 1000]). */
-int to_ext_parse(const char *text, rg_rope_ext *e, double *factor);
-/* A row's label: "rope", "rope θ=500k", "alibi+rand", "rope+rand+yarn", "rope+yarn:4". */
-const char *to_label(rg_pos_kind pos, to_variant v, rg_rope_ext e, double factor, char *buf, size_t cap);
-/* The run's name in file names: "copy-rope-seed1", "copy-rope-theta500k-seed1", "copy-alibi-rand-seed1". */
-const char *to_run_name(rg_task task, rg_pos_kind pos, to_variant v, int seed, char *buf, size_t cap);
 
 /* --help's lists: every registered task and encoding with its summary or doc, the opt-in ones marked. */
 void to_print_registries(FILE *f);
@@ -276,11 +254,6 @@ int to_settings_check_optim(const rg_adamw *opt, const char *ckpt);
 /* Everything that can be checked before anything is built: modes, paths, the checkpoint's settings, the model
  * config, the data file. Exits 2 with a message when the command line (or the checkpoint it names) is unusable. */
 void to_options_check(to_options *o);
-/* The message helper for usage errors: "train_order: <what>\n  allowed: <allowed>", exit 2. */
-_Noreturn void to_usage_error(const char *allowed, const char *fmt, ...);
-/* A message on stderr, "<program>: " and fmt's text in one write (to_prog: the program's own name, plugin_load.h). */
-void to_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-const char *to_prog(void);
 
 /* ------------------------------------------------------------------ outdir.c: the output folder */
 
@@ -293,13 +266,6 @@ int to_outdir_claim(const to_options *o);
  * report, unless o->overwrite; refuses (-1) a folder whose lock another train_order holds (probed without creating
  * the lock file); then creates the folder. 0, -1 or -2, with a message. */
 int to_outdir_check_replot(const to_options *o);
-/* fopen(path, "rb") that never waits: a FIFO without a writer reads as empty instead of blocking the open (a
- * pipe with a writer, e.g. --config <(...), still works). NULL with errno set. */
-FILE *to_fopen_read(const char *path);
-/* The folder of a file's path into buf: "." for a bare name, "/" for a file at the root. Returns buf. */
-const char *to_folder_of(const char *path, char *buf, size_t n);
-/* mkdir -p path. 0 or -1 with a message. */
-int to_make_dir(const char *path);
 
 /* ------------------------------------------------------------------ pool.c: the job pool */
 
@@ -313,7 +279,6 @@ int to_pool_run(const to_options *o, const to_job *jobs, int n_jobs, to_result *
 
 /* ------------------------------------------------------------------ run.c: one run */
 
-double to_now_seconds(void);
 
 /* The evaluation set of (task, n): the lengths of the canonical file (rg_eval_lengths) are read from o->data, any
  * other length is generated in memory by the same generator and seed rule (rg_evalset_make: RG_EVAL_SEED, stream
@@ -417,16 +382,13 @@ void to_loss_window_load(const rg_run_state *rs, double *sum, int64_t *steps, do
 /* Checks what a checkpoint's run state keeps for the training loop of a run with settings ov: steps_to_learn (-1
  * or a step from 1 to rs->step) and the loss window (finite values, at most log_every steps). 0, or -1 with why. */
 int to_run_check_state(const rg_run_state *rs, const to_options *ov, char *why, size_t cap);
-/* Test hooks: with TRAIN_ORDER_KILL=WHERE:N in the environment, the invocation's process group is killed with
- * SIGKILL at that point: "train:S" after training step S, "save:S" inside the checkpoint save of step S (its
- * temporary file complete, not yet renamed), "eval:I" after test length I of a run's evaluation, "report:F" after
- * the F-th file of the final report (armed by to_kill_arm_report; counted by to_kill_report_file); WHERE:N:RUN
- * only in run RUN (its to_run_name, set by to_run through to_kill_run). */
-void to_kill_point(const char *where, int64_t n);
-void to_kill_run(const char *name);
-void to_kill_arm_report(void);
-void to_kill_report_file(void);
 
 /* The report (to_report, to_replot, to_compare) is declared in report.h. */
+
+#include "engine/base/clock.h"
+#include "engine/base/files.h"
+#include "engine/base/labels.h"
+#include "engine/base/messages.h"
+#include "engine/base/kill.h"
 
 #endif

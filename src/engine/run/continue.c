@@ -32,39 +32,6 @@
 #define VERSION 1
 #define MAX_JSON (1 << 20)
 
-/* ------------------------------------------------------------------ kill points (tests only) */
-
-static int kill_hook(const char *tmp_path)
-{
-    kill(0, SIGKILL); /* the temporary file is complete, the rename not done: a kill during the save */
-    return 0;
-}
-
-static char kill_run[128]; /* the run this process works on (to_kill_run) */
-
-void to_kill_run(const char *name) { snprintf(kill_run, sizeof kill_run, "%s", name); }
-
-void to_kill_point(const char *where, int64_t n)
-{
-    const char *env = getenv("TRAIN_ORDER_KILL");
-    size_t len = strlen(where);
-    char *end;
-    if (!env || strncmp(env, where, len) != 0 || env[len] != ':' || strtoll(env + len + 1, &end, 10) != n ||
-        (*end && (*end != ':' || strcmp(end + 1, kill_run))))
-        return;
-    if (!strcmp(where, "save")) rg_atomic_test_hook_before_rename = kill_hook; /* the next atomic write: the save */
-    else kill(0, SIGKILL);
-}
-
-static int report_files = -1; /* files of the final report written so far; -1: not armed */
-
-void to_kill_arm_report(void) { report_files = 0; }
-
-void to_kill_report_file(void)
-{
-    if (report_files >= 0) to_kill_point("report", ++report_files);
-}
-
 /* ------------------------------------------------------------------ <out>/invocation.json */
 
 int to_continue_record(const to_options *o, const char *cmd)

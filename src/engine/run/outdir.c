@@ -1,8 +1,7 @@
 /* outdir.c: the output folder of one invocation. It is created if needed, locked for the whole invocation (flock on
  * <out>/.train_order.lock: a second train_order on the same folder is refused while the first runs), and refused
  * when it already holds results of another invocation (its report, checkpoints or logs) unless --overwrite is given
- * (HF's overwrite_output_dir). --replot gets the same refusal for a folder other than its CSV's own. Also the
- * program's one way to open a file it reads (to_fopen_read: never blocks on a FIFO). */
+ * (HF's overwrite_output_dir). --replot gets the same refusal for a folder other than its CSV's own. */
 #include "engine/base/types.h"
 
 #include <dirent.h>
@@ -14,23 +13,6 @@
 #include <unistd.h>
 
 #define LOCK_NAME ".train_order.lock"
-
-int to_make_dir(const char *path)
-{
-    char buf[TO_PATH + 64];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = 0;
-        if (mkdir(buf, 0755) != 0 && errno != EEXIST) break;
-        *p = '/';
-    }
-    struct stat st;
-    if (mkdir(buf, 0755) == 0 || (errno == EEXIST && stat(buf, &st) == 0 && S_ISDIR(st.st_mode))) return 0;
-    if (errno == EEXIST) errno = ENOTDIR; /* a file of that name: mkdir's EEXIST would read as success */
-    to_err("cannot create %s: %s\n", path, strerror(errno));
-    return -1;
-}
 
 /* The rank of name among those an invocation writes at the top of its folder (report.md, report.csv, report.json,
  * settings.json, ckpt/, runs/, report_cells.csv, report_positions.csv, invocation.json, results/ (--continue's
@@ -103,24 +85,6 @@ int to_outdir_check_replot(const to_options *o)
         return -1;
     }
     return to_make_dir(o->out);
-}
-
-const char *to_folder_of(const char *path, char *buf, size_t n)
-{
-    const char *slash = strrchr(path, '/');
-    if (!slash) snprintf(buf, n, ".");
-    else snprintf(buf, n, "%.*s", (int)(slash - path + (slash == path)), path);
-    return buf;
-}
-
-FILE *to_fopen_read(const char *path)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), flags;
-    if (fd < 0) return NULL;
-    FILE *f = NULL;
-    if ((flags = fcntl(fd, F_GETFL)) == -1 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == -1 || !(f = fdopen(fd, "rb")))
-        close(fd);
-    return f;
 }
 
 int to_outdir_claim(const to_options *o)

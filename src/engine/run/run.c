@@ -16,13 +16,6 @@
 #include <time.h>
 #include <unistd.h>
 
-double to_now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* ------------------------------------------------------------------ evaluation sets */
 
 rg_status to_evalset_get(const to_options *o, rg_task task, int n, rg_evalset *es, bool *generated)

@@ -14,28 +14,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-_Noreturn void to_usage_error(const char *allowed, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "%s: ", to_prog());
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "\n  allowed: %s\n  (%s --help lists every option)\n", allowed, to_prog());
-    exit(2);
-}
-
-void to_err(const char *fmt, ...)
-{
-    char buf[8192];
-    int n = snprintf(buf, sizeof buf, "%s: ", to_prog());
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf + n, sizeof buf - (size_t)n, fmt, ap);
-    va_end(ap);
-    fputs(buf, stderr); /* one write, so that messages of parallel runs do not interleave within a line */
-}
-
 /* The data file: --data, else data/eval_sets.h5 of the repository that holds the executable (build/examples/
  * train_order is two folders below it), else the installed copy beside an installed executable
  * (PREFIX/bin/train_order -> PREFIX/share/ropegrad/eval_sets.h5, docs/install.md), else $ROPEGRAD_DATA. */

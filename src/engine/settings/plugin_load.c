@@ -2,6 +2,7 @@
  * the plugin's functions runs, rg_plugin_init, and which encodings and tasks each plugin registered; SHA-256 of the
  * plugin file (FIPS 180-4) for checkpoints and the MPI ranks' check. */
 #include "engine/settings/plugin_load.h"
+#include "engine/base/messages.h"
 #include "engine/plugin.h"
 #include "io/checkpoint.h"
 
@@ -15,16 +16,6 @@
 
 static to_plugin plugins[TO_PLUGIN_MAX];
 static int n_plugins;
-static char prog[256] = "train_order";
-
-const char *to_prog(void) { return prog; }
-
-void to_set_prog(const char *argv0)
-{
-    const char *slash = argv0 ? strrchr(argv0, '/') : NULL;
-    const char *base = slash ? slash + 1 : argv0;
-    if (base && *base) snprintf(prog, sizeof prog, "%s", base);
-}
 
 /* ------------------------------------------------------------------ SHA-256 */
 
@@ -115,7 +106,7 @@ static const char *magic_mismatch(const rg_plugin_magic_t *m, char *buf, size_t 
 
 static _Noreturn void refuse(int status, const char *path, const char *fmt, const char *detail)
 {
-    fprintf(stderr, "%s: --plugin %s: ", prog, path);
+    fprintf(stderr, "%s: --plugin %s: ", to_prog(), path);
     fprintf(stderr, fmt, detail);
     fprintf(stderr, "\n");
     exit(status);

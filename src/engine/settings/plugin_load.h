@@ -19,10 +19,6 @@ typedef struct {
     int task_first, task_end; /* the task ids it registered */
 } to_plugin;
 
-/* The program's name for messages, usage and --help: the base name of argv[0] (set by to_plugin_prescan), or
- * "train_order" before that. */
-const char *to_prog(void);
-void to_set_prog(const char *argv0);
 
 /* Loads every plugin of $ROPEGRAD_PLUGINS (':'-separated), then of every --plugin PATH / --plugin=PATH of argv, in
  * that order, before the options are parsed (so that --pos and --task take the plugins' names). A file loaded twice

@@ -269,15 +269,6 @@ void to_setting_allowed(const setting *s, char *b, size_t n)
     else snprintf(b, n, "a non-empty path of at most %d characters", TO_PATH - 1);
 }
 
-bool to_is_decimal_int(const char *s)
-{
-    if (*s == '-' || *s == '+') s++;
-    if (!*s) return false;
-    for (; *s; s++)
-        if (*s < '0' || *s > '9') return false;
-    return true;
-}
-
 /* Checks a number against the row's limits and stores it. 0, or -1 when it is outside them. */
 int to_setting_set_number(const setting *s, to_options *o, double v)
 {

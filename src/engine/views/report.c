@@ -21,57 +21,6 @@
 #define RG_GIT_COMMIT "unknown"
 #endif
 
-/* ------------------------------------------------------------------ checked output files */
-
-int to_out_open(to_out *w, const char *dir, const char *name)
-{
-    memset(w, 0, sizeof *w);
-    if (snprintf(w->path, sizeof w->path, "%s/%s", dir, name) >= (int)sizeof w->path) {
-        to_err("output path too long: %s/%s\n", dir, name);
-        return -1;
-    }
-    snprintf(w->tmp, sizeof w->tmp, "%s.tmp.%ld", w->path, (long)getpid());
-    w->f = fopen(w->tmp, "w");
-    if (!w->f) {
-        to_err("cannot write %s: %s\n", w->path, strerror(errno));
-        return -1;
-    }
-    return 0;
-}
-
-void to_out_printf(to_out *w, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    if (vfprintf(w->f, fmt, ap) < 0 && !w->err) w->err = errno ? errno : EIO;
-    va_end(ap);
-}
-
-int to_out_close(to_out *w)
-{
-    int e = w->err;
-    if (fflush(w->f) != 0 && !e) e = errno;
-    if (ferror(w->f) && !e) e = EIO;
-    if (fsync(fileno(w->f)) != 0 && !e && errno != EINVAL) e = errno; /* EINVAL: a file that cannot be synced */
-    if (fclose(w->f) != 0 && !e) e = errno;
-    w->f = NULL;
-    if (!e && rename(w->tmp, w->path) != 0) e = errno;
-    if (e) {
-        remove(w->tmp);
-        to_err("cannot write %s: %s\n", w->path, strerror(e));
-        return -1;
-    }
-    to_kill_report_file(); /* tests only (continue.c) */
-    return 0;
-}
-
-void to_out_discard(to_out *w)
-{
-    if (w->f) fclose(w->f);
-    w->f = NULL;
-    remove(w->tmp);
-}
-
 /* ------------------------------------------------------------------ provenance */
 
 void to_provenance_get(to_provenance *p)

@@ -174,24 +174,6 @@ bool to_table_has_learn(const to_table *t);
 /* "rope+pi", "alibi", "rope θ=500k", "alibi+rand", "rope+yarn:4": the row's label (to_label). */
 const char *to_row_label(const to_row *r, char *buf, size_t cap);
 
-/* ------------------------------------------------------------------ checked output files (report.c) */
-
-typedef struct {
-    FILE *f;
-    char path[TO_PATH + 64];   /* the final name */
-    char tmp[TO_PATH + 96];    /* <path>.tmp.<pid> */
-    int err;                   /* errno of the first failed write, 0 if none */
-} to_out;
-
-/* Opens <dir>/<name>.tmp.<pid> for writing. Returns 0, or -1 with a message naming the file. */
-int to_out_open(to_out *w, const char *dir, const char *name);
-/* printf to the file; a failure is remembered and reported by to_out_close. */
-void to_out_printf(to_out *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* fflush, fsync, fclose, then renames the temporary file to the final name. Returns 0, or -1 with a message
- * naming the file and the error (the temporary file is removed, an existing file of that name is untouched). */
-int to_out_close(to_out *w);
-/* Closes and removes the temporary file without a message. */
-void to_out_discard(to_out *w);
 
 /* ------------------------------------------------------------------ provenance (report.c) */
 
