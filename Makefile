@@ -165,13 +165,13 @@ $(BUILD)/tests/gradcheck_%: $(BUILD)/f64/tests/gradcheck_%.o $(TEST_COMMON64) $(
 	$(CC) $(CFLAGS_ALL) -DRG_DOUBLE $^ -o $@ $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(PKG_LIBS)
 # train_order alone reads JSON (--config): cJSON (Debian libcjson-dev).
 CJSON_LIBS = $(shell pkg-config --libs libcjson 2>/dev/null || echo -lcjson)
-# OpenMPI (issue 14, docs/mpi.md): train_order's mpi.c, its only MPI code, is compiled and linked with mpicc's flags
-# when mpicc is found; otherwise it compiles to stubs that refuse an mpirun launch and --data-parallel. The library
+# OpenMPI (issue 14, docs/mpi.md): train_order's src/engine/run/mpi_*.c, its only MPI code, are compiled and linked with mpicc's flags
+# when mpicc is found; otherwise they compile to stubs that refuse an mpirun launch and --data-parallel. The library
 # never includes mpi.h.
 MPICC_FOUND = $(shell command -v mpicc 2>/dev/null)
 MPI_CFLAGS = $(if $(MPICC_FOUND),$(shell mpicc --showme:compile) -DTO_HAVE_MPI)
 MPI_LIBS = $(if $(MPICC_FOUND),$(shell mpicc --showme:link))
-$(BUILD)/f32/src/engine/run/mpi.o: src/engine/run/mpi.c $(wildcard src/*/*.h src/engine/*/*.h) $(BUILD)/flags
+$(BUILD)/f32/src/engine/run/mpi_%.o: src/engine/run/mpi_%.c $(wildcard src/*/*.h src/engine/*/*.h) $(BUILD)/flags
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(MPI_CFLAGS) -c $< -o $@
 # A plugin calls the library functions of the program that loads it: train_order exports every symbol of the

@@ -5,6 +5,13 @@
 #define RF_REPORT_FIXTURE_H
 
 #include "common.h"
+#include "../src/engine/base/labels.h"
+#include "../src/engine/compare/compare.h"
+#include "../src/engine/plot/plot.h"
+#include "../src/engine/run/run.h"
+#include "../src/engine/settings/lists.h"
+#include "../src/engine/settings/protocol.h"
+#include "../src/engine/settings/settings.h"
 #include "../src/engine/views/report.h"
 
 #include <fcntl.h>

@@ -2,7 +2,10 @@
  * and checked output files (written to a temporary name and renamed whole, so that a reader never sees half a
  * file). Every layer that writes or reads files uses them, so they sit at the bottom. */
 #include "engine/base/files.h"
+#include "engine/base/kill.h"
 #include "engine/base/messages.h"
+#include "engine/base/types.h"
+#include "engine/results/results.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -3,6 +3,7 @@
  * the evaluation rows depend on (rotary, bounded). Settings, runs, tables and plots all name results this way, so
  * it sits at the bottom. */
 #include "engine/base/labels.h"
+#include "engine/base/types.h"
 
 #include <errno.h>
 #include <stdio.h>

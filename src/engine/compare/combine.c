@@ -10,6 +10,11 @@
  * per-position counts (its report_positions.csv) and its runs' logs (its runs/ folder, when the block is an output
  * folder) come along, so the combined report draws the per-position and over-training plots of the seeds that
  * have them. */
+#include "engine/base/labels.h"
+#include "engine/base/messages.h"
+#include "engine/base/types.h"
+#include "engine/compare/compare.h"
+#include "engine/results/results.h"
 #include "engine/views/report.h"
 
 #include <cjson/cJSON.h>

@@ -1,7 +1,8 @@
 /* stats.c: statistics of a report cell over seeds: mean, sample sd, the 95% Student t interval of the mean, a
  * seeded percentile bootstrap interval, and k/N seeds reaching exact match >= 0.5. Values are proportions, so the
  * intervals are clipped to [0, 1]; the maximum over seeds and the median. Also the steps-to-learn of a row (mean, median, k/N of its seeds). */
-#include "engine/views/report.h"
+#include "engine/base/types.h"
+#include "engine/results/results.h"
 
 #include <math.h>
 #include <stdlib.h>

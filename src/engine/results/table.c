@@ -1,7 +1,11 @@
 /* table.c: the report's table, built from the results of every run: one row per (task, encoding, training
  * variant, RoPE extension) in a fixed order, the runs (seeds) of each row, and per task the sorted test lengths; a
  * cell is the statistics over a row's seeds at one length (stats.c). report.c, plot.c and compare.c read it. */
-#include "engine/views/report.h"
+#include "engine/base/labels.h"
+#include "engine/base/messages.h"
+#include "engine/base/types.h"
+#include "engine/results/results.h"
+#include "engine/run/run_curves.h"
 
 #include <math.h>
 #include <stdlib.h>

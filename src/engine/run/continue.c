@@ -11,10 +11,18 @@
  *
  * Also the kill points of the tests (TRAIN_ORDER_KILL=POINT:N, tests only): the whole invocation (its process
  * group) is killed with SIGKILL at that point, as a crash or an out-of-memory kill would. */
+#include "engine/run/continue.h"
+#include "engine/base/files.h"
+#include "engine/base/labels.h"
+#include "engine/base/messages.h"
 #include "engine/base/types.h"
+#include "engine/results/results.h"
+#include "engine/run/mpi_sched.h"
+#include "engine/run/results_file.h"
+#include "engine/run/resume.h"
+#include "engine/run/run.h"
 #include "engine/settings/settings.h"
-#include "engine/run/mpi.h"
-#include "engine/run/lm_run.h"
+#include "engine/settings/option_table.h"
 #include "io/guard.h"
 
 #include <cjson/cJSON.h>
@@ -59,19 +67,6 @@ int to_continue_record(const to_options *o, const char *cmd)
     cJSON_free(text);
     if (st) to_err("%s\n", rg_last_error());
     return st ? -1 : 0;
-}
-
-uint32_t to_settings_digest(const to_options *o)
-{
-    static to_options d;
-    d = *o; /* how and where the invocation runs is not what it computes */
-    d.jobs = 1;
-    d.quiet = d.overwrite = d.continuing = false;
-    snprintf(d.out, sizeof d.out, ".");
-    char *text = to_options_json(&d);
-    uint32_t crc = text ? rg_crc32(0, text, strlen(text)) : 0;
-    cJSON_free(text);
-    return crc;
 }
 
 /* The text of path (at most MAX_JSON bytes, no NUL byte) into a malloc'ed string; exits 2 naming it otherwise. */
@@ -154,38 +149,6 @@ void to_continue_load(to_options *o, char *cmd, size_t cap)
 
 /* ------------------------------------------------------------------ the loss window in the run state */
 
-int to_loss_window_store(rg_run_state *rs, double sum, int64_t steps, double row)
-{
-    if (rg_run_state_set_double(rs, "loss_window_sum", sum) || rg_run_state_set_int(rs, "loss_window_steps", steps))
-        return -1;
-    return isfinite(row) ? (rg_run_state_set_double(rs, "loss_row", row) ? -1 : 0) : 0;
-}
-
-void to_loss_window_load(const rg_run_state *rs, double *sum, int64_t *steps, double *row)
-{
-    const rg_run_attr *s = rg_run_state_attr(rs, "loss_window_sum"), *n = rg_run_state_attr(rs, "loss_window_steps"),
-                      *r = rg_run_state_attr(rs, "loss_row");
-    *sum = s && s->type == RG_RUN_ATTR_DOUBLE ? s->d : 0;
-    *steps = n && n->type == RG_RUN_ATTR_INT ? n->i : 0;
-    *row = r && r->type == RG_RUN_ATTR_DOUBLE ? r->d : NAN;
-}
-
-int to_run_check_state(const rg_run_state *rs, const to_options *ov, char *why, size_t cap)
-{
-    const rg_run_attr *a = rg_run_state_attr(rs, "steps_to_learn"), *s = rg_run_state_attr(rs, "loss_window_sum"),
-                      *n = rg_run_state_attr(rs, "loss_window_steps"), *r = rg_run_state_attr(rs, "loss_row");
-    why[0] = 0;
-    if (a && (a->type != RG_RUN_ATTR_INT || a->i < -1 || a->i == 0 || a->i > rs->step))
-        snprintf(why, cap, "/run steps_to_learn is not -1 or a step from 1 to the checkpoint's step %lld",
-                 (long long)rs->step);
-    else if (!s || s->type != RG_RUN_ATTR_DOUBLE || !isfinite(s->d) || !n || n->type != RG_RUN_ATTR_INT ||
-             n->i < 0 || n->i > ov->log_every || n->i > rs->step || (r && (r->type != RG_RUN_ATTR_DOUBLE ||
-             !isfinite(r->d))))
-        snprintf(why, cap, "/run loss_window_sum, loss_window_steps or loss_row is missing or outside its range (a "
-                 "finite sum over 0..%d steps, a finite last row)", ov->log_every);
-    return why[0] ? -1 : 0;
-}
-
 /* ------------------------------------------------------------------ the runs of OUT */
 
 /* What is wrong with the checkpoint at path as the interrupted run of job j (NULL when nothing; into why): it must
@@ -228,15 +191,6 @@ static const char *check_checkpoint(const to_options *o, const to_job *j, const 
     if (m && opt.m) rg_adamw_free(&opt);
     rg_model_free(m);
     return why[0] ? why : NULL;
-}
-
-void to_continue_resume_source(to_options *ov, const to_job *job)
-{
-    char name[128], ckpt[TO_PATH + 160];
-    to_run_name(job->task, job->pos, to_variant_of(ov, job->pos), job->seed, name, sizeof name);
-    snprintf(ckpt, sizeof ckpt, "%.*s/ckpt/%s.h5", TO_PATH - 1, ov->out, name);
-    if (access(ckpt, F_OK) == 0 && strlen(ckpt) < sizeof ov->resume)
-        snprintf(ov->resume, sizeof ov->resume, "%s", ckpt);
 }
 
 /* The temporary files the interrupted invocation's report left in OUT ("<name>.tmp.<pid>" of a process that no

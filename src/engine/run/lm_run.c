@@ -7,7 +7,11 @@
  * method and context), runs/<run>/lm_positions.csv (offset j, context j+1, mean NLL at each E); the invocation's
  * lm_report.md, lm_report.csv and lm_ppl_<task>.svg (gnuplot) aggregate them over seeds (median, min, max). */
 #include "engine/run/lm_run.h"
-#include "engine/views/report.h"
+#include "engine/base/clock.h"
+#include "engine/base/files.h"
+#include "engine/base/labels.h"
+#include "engine/base/types.h"
+#include "engine/results/results.h"
 #include "task/lm.h"
 
 #include <errno.h>

@@ -1,9 +1,10 @@
 /* lm_run.h: the language-modelling runs and report of train_order (lm_run.c, lm_report.c; tasks in
  * src/task/lm.h; docs/lm.md). Internal to the engine (prefix to_). */
-#ifndef TO_LM_RUN_H
-#define TO_LM_RUN_H
+#ifndef ENG_RUN_LM_RUN_H
+#define ENG_RUN_LM_RUN_H
 
 #include "engine/base/types.h"
+#include "engine/results/results.h"
 
 #define TO_LM_NRATIOS 6 /* contexts round(f L), f = 1, 1.25, 1.5, 2, 4, 8 (Press et al. 2022, Table 2) */
 
@@ -18,10 +19,5 @@ void to_lm_forget(const to_options *o, const char *name);
 /* Evaluates a trained LM run at every context and writes runs/<name>/lm.csv and lm_positions.csv. 0, or -1 with a
  * message (tag first). */
 int to_lm_evaluate_run(const to_options *o, rg_model *m, rg_task task, const char *name, const char *tag);
-/* Aggregates the LM jobs of jobs[0..n_jobs) into <out>/lm_report.{md,csv} and lm_ppl_<task>.svg; nothing without
- * LM jobs. lm_report.md opens with the provenance (report.h: date, commit, CPU, command, wall_seconds: the
- * invocation's). 0, or -1 when a run's file is missing or an output failed (messages on stderr). */
-int to_lm_report(const to_options *o, const to_job *jobs, int n_jobs, const char *command, double wall_seconds);
-
 
 #endif

@@ -2,7 +2,11 @@
  * <out>/.train_order.lock: a second train_order on the same folder is refused while the first runs), and refused
  * when it already holds results of another invocation (its report, checkpoints or logs) unless --overwrite is given
  * (HF's overwrite_output_dir). --replot gets the same refusal for a folder other than its CSV's own. */
+#include "engine/run/outdir.h"
+#include "engine/base/files.h"
+#include "engine/base/messages.h"
 #include "engine/base/types.h"
+#include "engine/results/results.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -4,7 +4,11 @@
  * order the jobs finish in. With o->jobs == 1 the jobs run in this process, one after the other. The parent reads
  * every running child's pipe as data arrives (poll), so a child's results may be larger than a pipe's buffer (the
  * per-position counts make a RoPE run's records about 200 KiB). */
+#include "engine/run/pool.h"
+#include "engine/base/messages.h"
 #include "engine/base/types.h"
+#include "engine/results/results.h"
+#include "engine/run/run.h"
 
 #include <errno.h>
 #include <poll.h>

@@ -7,8 +7,14 @@
  * checked before anything is allocated, a header names the format, its version and the record size of the version
  * that wrote it, a CRC-32 covers the records, and every field is checked against the run it must be (task,
  * encoding, variant, seed, the invocation's test lengths and RoPE scalings, ranges of every count and score). */
+#include "engine/run/results_file.h"
+#include "engine/base/files.h"
+#include "engine/base/labels.h"
+#include "engine/base/messages.h"
 #include "engine/base/types.h"
+#include "engine/results/results.h"
 #include "engine/run/lm_run.h"
+#include "engine/run/run_curves.h"
 #include "io/guard.h"
 
 #include <errno.h>

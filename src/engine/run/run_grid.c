@@ -1,7 +1,9 @@
 /* run_grid.c: what evaluating a grid task adds to run.c (docs/grids.md): the (frame, row, column) axis ids of the
  * evaluation prompts for rg_generate_axes, and the per-cell counts of the outputs (to_result.cell_count,
  * cell_right) behind the report's grid images (report_grid.c). */
+#include "engine/run/run_grid.h"
 #include "engine/base/types.h"
+#include "engine/results/results.h"
 #include "task/grid.h"
 
 #include <stdlib.h>

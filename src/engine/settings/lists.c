@@ -2,7 +2,11 @@
  * (alias --rope-ext), --lr-schedule, --variants): each a parser from the flag's text into to_options (0, or -1
  * for a value outside the allowed ones) and a printer back to that text (what --print-config and --help show). The table in settings.c names
  * them. Also the names of the training variants and the labels every output shows a result under. */
+#include "engine/settings/lists.h"
+#include "engine/base/files.h"
+#include "engine/base/labels.h"
 #include "engine/base/types.h"
+#include "engine/results/results.h"
 
 #include <errno.h>
 #include <stdlib.h>

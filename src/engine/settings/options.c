@@ -2,9 +2,15 @@
  * --eval), the checkpoint's own settings (validated against the flags' limits), the model config, the lengths the
  * model can hold, and the data file (found next to the executable's repository, then where `make install` put it
  * beside the executable, then through $ROPEGRAD_DATA). */
+#include "engine/base/labels.h"
+#include "engine/base/messages.h"
 #include "engine/base/types.h"
-#include "engine/settings/settings.h"
+#include "engine/results/results.h"
+#include "engine/settings/lists.h"
 #include "engine/settings/plugin_load.h"
+#include "engine/settings/protocol.h"
+#include "engine/settings/settings.h"
+#include "engine/settings/option_table.h"
 
 #include <errno.h>
 #include <libgen.h>

@@ -2,7 +2,12 @@
  * the plugin's functions runs, rg_plugin_init, and which encodings and tasks each plugin registered; SHA-256 of the
  * plugin file (FIPS 180-4) for checkpoints and the MPI ranks' check. */
 #include "engine/settings/plugin_load.h"
+#include "engine/base/files.h"
 #include "engine/base/messages.h"
+#include "engine/base/types.h"
+#include "engine/results/results.h"
+#include "engine/settings/lists.h"
+#include "engine/settings/option_table.h"
 #include "engine/plugin.h"
 #include "io/checkpoint.h"
 
@@ -198,7 +203,6 @@ const to_plugin *to_plugin_of_task(int id)
 
 /* ------------------------------------------------------------------ the --plugin option (settings.c's table) */
 
-#include "engine/base/types.h"
 
 /* The plugins were loaded before parsing (to_plugins_load): the parser only checks that this one was. */
 int to_parse_plugin(to_options *o, char *v)

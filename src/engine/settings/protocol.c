@@ -2,7 +2,10 @@
  * lengths (dense over the window L+1 .. 1.5 L where encodings differ, then 2L, 3L, 4L), T5's max_distance tied to
  * the longest training distance, and the per-position accounting of greedy outputs (accuracy of each output
  * position and where the first error falls). */
+#include "engine/settings/protocol.h"
+#include "engine/base/files.h"
 #include "engine/base/types.h"
+#include "engine/results/results.h"
 
 #include <stdio.h>
 
@@ -88,4 +91,13 @@ void to_position_count(const int32_t *gen, const int32_t *want, int count, int m
     rg_position_counts(gen, want, count, m, r, f);
     for (int p = 0; p < m; p++) right[p] = (uint16_t)(right[p] + r[p]);
     for (int p = 0; p <= m; p++) first_wrong[p] = (uint16_t)(first_wrong[p] + f[p]);
+}
+
+rg_status to_evalset_get(const to_options *o, rg_task task, int n, rg_evalset *es, bool *generated)
+{
+    *generated = true;
+    for (int i = 0; rg_evalset_has(task) && i < RG_EVAL_NLENS; i++) /* the file holds the ordering tasks' sets */
+        if (rg_eval_lengths[i] == n) *generated = false;
+    if (!*generated) return rg_evalset_load(o->data, rg_task_name(task), n, es);
+    return rg_task_evalset(task, n, RG_EVAL_COUNT, RG_EVAL_SEED, es);
 }

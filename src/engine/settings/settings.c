@@ -5,7 +5,14 @@
  * loop over this table, so a flag, a config key and a checkpoint value of the same setting share one set of
  * limits. */
 #include "engine/settings/settings.h"
+#include "engine/base/files.h"
+#include "engine/base/messages.h"
+#include "engine/base/types.h"
+#include "engine/results/results.h"
+#include "engine/settings/lists.h"
 #include "engine/settings/plugin_load.h"
+#include "engine/settings/protocol.h"
+#include "engine/settings/option_table.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>

@@ -1,52 +1,52 @@
-/* settings.h: the option table's rows, shared by settings.c (the table, the command line, --config,
- * --print-config) and settings_run.c (the checkpoint's /run group). Internal to train_order: the program's own
- * interface is train_order.h. */
-#ifndef TO_SETTINGS_H
-#define TO_SETTINGS_H
+/* settings.h: the settings (settings.c: the option table; settings_run.c: the checkpoint's /run group; options.c: the checks). */
+#ifndef ENG_SETTINGS_SETTINGS_H
+#define ENG_SETTINGS_SETTINGS_H
 
+#include <stdio.h>
+
+#include "engine/base/files.h"
 #include "engine/base/types.h"
 
-#include <stdbool.h>
-#include <stddef.h>
+/* Defaults of every option. */
+void to_options_default(to_options *o);
+/* Parses the command line into o (after to_options_default): --config FILE first, then the flags, which win.
+ * Exact option names only (an abbreviation is refused); an option that does not apply to the mode (--lr with
+ * --eval) is refused. Exits 2 with a message on a bad command line. */
+void to_options_parse(int argc, char **argv, to_options *o);
+/* Applies a JSON object of settings (the text --print-config writes, as a report's Settings hold it) to o, as
+ * --config does; exits 2 with a message starting with src ("--combine FILE: settings") on an invalid one. */
+void to_options_apply_config(to_options *o, const char *text, const char *src);
+/* Prints the resolved settings as JSON (the format --config reads). */
+void to_options_print(const to_options *o, FILE *f);
+/* The same JSON text, malloc'ed (free it), for the report (report.md / report.json); NULL when out of memory. */
+char *to_options_json(const to_options *o);
+/* ------------------------------------------------------------------ settings_run.c: the checkpoint's /run group */
+/* Writes the settings that a resume or --eval must reuse into the run state's /run group (one loop over the table):
+ * the run's task (string) and seed, train_len, the training settings (integers). 0, or -1 (rg_last_error). */
+int to_settings_to_run(const to_options *o, rg_task task, int seed, rg_run_state *rs);
+/* Reads the settings of checkpoint ckpt (its /run group, /optim schedule and config) into o, each validated
+ * against the limits of its flag: the /run rows of the table, among them the run's task (o->tasks, one), seed
+ * (o->seed_list[0], n_seeds 1) and train_len. A missing or wrongly typed value is an error naming the checkpoint
+ * (a file written before task, train_len and seed moved to /run is refused so). Exits 2 with a message naming the
+ * checkpoint and the value. */
+void to_settings_from_checkpoint(to_options *o, const char *ckpt, const rg_model_config *cfg, const rg_run_state *rs);
+/* The same /run values (the table's /run rows and the evaluation settings test_lens, rope_scaling, eval_every,
+ * extrap_every; the defaults for those a checkpoint written before they were stored lacks) into o, returning instead
+ * of exiting: 0, or -1 with err = "/run KEY ... (allowed: ...)" (the caller names the file). Used by --continue and
+ * rg_engine_run_settings. */
+int to_settings_read_run(to_options *o, const rg_run_state *rs, char *err, size_t cap);
+/* Where the settings of the last to_settings_from_checkpoint came from, one line of text for the report: the
+ * checkpoint's keys, those the command line or --config gave, those the checkpoint lacks (defaults). "" when no
+ * checkpoint was read. Returns buf. */
+const char *to_settings_sources(char *buf, size_t cap);
+/* The optimizer settings a checkpoint loaded into opt (beta1, beta2, eps, weight_decay), checked against the limits
+ * of their flags. 0, or -1 with a message naming the checkpoint. */
+int to_settings_check_optim(const rg_adamw *opt, const char *ckpt);
 
-typedef enum { K_INT, K_DOUBLE, K_BOOL, K_PATH, K_LIST, K_ACTION } kind;
-/* the modes an option applies to: any; a new run only (the checkpoint's value is used by --resume / --eval);
- * training (a new run or --resume, not --eval); --resume only; a report tool (--replot, --compare: only --out
- * with --replot and --quiet go with them) */
-typedef enum { M_ANY, M_NEW, M_TRAIN, M_RESUME, M_TOOL } mode;
+/* ------------------------------------------------------------------ options.c: the checks */
 
-typedef struct setting setting;
-struct setting {
-    const char *name;        /* flag without "--"; NULL ends the table */
-    kind kind;
-    mode mode;
-    bool run;                /* stored in the checkpoint's /run group (int64; K_LIST rows: their text) */
-    size_t off;              /* field of to_options (int, double, bool or char[TO_PATH]) */
-    double lo, hi;           /* numbers: allowed range; lo_open: lo itself excluded */
-    bool lo_open;
-    int (*parse)(to_options *o, char *value);               /* K_LIST: 0, or -1 (allowed text in list_allowed) */
-    void (*print)(const to_options *o, char *buf, size_t n); /* K_LIST */
-    const char *arg, *help, *allowed;
-    const char *key;         /* rows without a flag: the /run key */
-};
-
-
-/* Row i of the table (0 .. rows - 1), or NULL past the last row. */
-const setting *to_setting_at(int i);
-/* The row of flag name (without "--"), or NULL. */
-const setting *to_setting_find(const char *name);
-/* The row's key in --config / --print-config JSON and in /run: the flag's name with '_' for '-', or the key of a
- * row without a flag. Writes at most n bytes to buf and returns buf. */
-const char *to_setting_key(const setting *s, char *buf, size_t n);
-/* What the row allows, in words ("an integer from 1 to 100000000"), for messages. */
-void to_setting_allowed(const setting *s, char *buf, size_t n);
-/* Checks v against the row's limits (and integrality) and stores it in o. 0, or -1 when v is outside them (o is
- * then unchanged). */
-int to_setting_set_number(const setting *s, to_options *o, double v);
-/* Whether the row was given on the command line or in --config (after to_options_parse). */
-bool to_setting_given(const setting *s);
-/* Whether the row's value came from the checkpoint of --resume / --eval (settings_run.c): a /run row, or an
- * evaluation setting the checkpoint stored and the command line did not give. */
-bool to_setting_stored(const setting *s);
+/* Everything that can be checked before anything is built: modes, paths, the checkpoint's settings, the model
+ * config, the data file. Exits 2 with a message when the command line (or the checkpoint it names) is unusable. */
+void to_options_check(to_options *o);
 
 #endif

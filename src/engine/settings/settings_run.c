@@ -2,8 +2,13 @@
  * table (settings.c) marked run: the run's task and seed, train_len, the training settings; a resume or --eval reads
  * them back, with the /optim schedule and the model's /config, each checked against its flag's limits before
  * anything is built from it (a file is user input). */
-#include "engine/settings/settings.h"
+#include "engine/base/messages.h"
+#include "engine/base/types.h"
 #include "engine/engine.h"
+#include "engine/results/results.h"
+#include "engine/settings/protocol.h"
+#include "engine/settings/settings.h"
+#include "engine/settings/option_table.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -4,8 +4,13 @@
  * is its own row, never pooled with its base), lm_report.md (a table per task and method:
  * encodings x contexts L..8L, median [min, max] over seeds) and lm_ppl_<task>.svg (gnuplot: perplexity against
  * context / L, log scale, a curve per encoding, chunks solid and sliding dashed). */
+#include "engine/base/files.h"
+#include "engine/base/labels.h"
+#include "engine/base/messages.h"
+#include "engine/base/types.h"
+#include "engine/plot/gnuplot.h"
+#include "engine/results/results.h"
 #include "engine/run/lm_run.h"
-#include "engine/plot/plot.h"
 #include "engine/views/report.h"
 #include "task/lm.h"
 

@@ -5,7 +5,17 @@
  * statistics with its per-seed values, and every run. Every file goes through to_out (checked writes, renamed into
  * place only when complete). */
 #include "engine/views/report.h"
-#include "engine/run/mpi.h"
+#include "engine/base/files.h"
+#include "engine/base/labels.h"
+#include "engine/base/messages.h"
+#include "engine/base/types.h"
+#include "engine/plot/plot.h"
+#include "engine/results/results.h"
+#include "engine/run/mpi_transport.h"
+#include "engine/run/run_curves.h"
+#include "engine/settings/lists.h"
+#include "engine/settings/protocol.h"
+#include "engine/settings/settings.h"
 
 #include <cblas.h>
 #include <cjson/cJSON.h>

@@ -1,4 +1,4 @@
-/* mpi.h: train_order over MPI ranks (issue 14), the program's only MPI code (mpi.c). OpenMPI launches the ranks
+/* mpi_transport.h: train_order over MPI ranks, the transport (mpi_transport.c; the scheduler is mpi_sched.h). OpenMPI launches the ranks
  * (`mpirun -np N build/examples/train_order ...`); MPI is initialized only when the environment says mpirun started
  * this process (OMPI_COMM_WORLD_SIZE or PMIX_RANK), so a plain run and its --jobs fork pool are unchanged.
  *
@@ -13,13 +13,13 @@
  *     so the result never depends on timing and every rank clips and updates identical parameters. Only rank 0
  *     writes checkpoints, train.csv, evaluations and the report.
  * A rank whose run fails prints "train_order: rank R of N (host): run TASK/POS/seedS failed; ending the MPI job" and
- * calls MPI_Abort, which ends every rank. Built without MPI (no mpicc), mpi.c is stubs that refuse --data-parallel
+ * calls MPI_Abort, which ends every rank. Built without MPI (no mpicc), the MPI files are stubs that refuse --data-parallel
  * and an mpirun launch with a message (exit 2).
  *
  * Test hooks (environment): TRAIN_ORDER_MPI_CHECKSUM=1 prints "mpi checksum: rank R step S HEX" (FNV-1a of the
  * parameter bytes) after every step on every rank; TRAIN_ORDER_MPI_FAIL=R:S makes rank R's run fail at step S. */
-#ifndef TO_MPI_H
-#define TO_MPI_H
+#ifndef ENG_RUN_MPI_TRANSPORT_H
+#define ENG_RUN_MPI_TRANSPORT_H
 
 #include "engine/base/types.h"
 
@@ -31,13 +31,12 @@ void to_mpi_check(const to_options *o);
 /* This process's rank (0 without MPI) and the number of ranks (1 without MPI). */
 int to_mpi_rank(void);
 int to_mpi_size(void);
-/* Ranks 1..N-1: serve rank 0 (grid: run the runs it hands out; data-parallel: take part in each run) until it is
- * done. Returns the exit status (a failed run never returns: MPI_Abort). */
-int to_mpi_worker(const to_options *o);
-/* Rank 0 under MPI: to_pool_run's contract (results in job order, on_partial after each finished run, the number of
- * failed runs), over the ranks. */
-int to_mpi_pool_run(const to_options *o, const to_job *jobs, int n_jobs, to_result *all, int *n_all,
-                    void (*on_partial)(const to_options *o, const to_result *res, int n, void *ctx), void *ctx);
+/* ---- used by the scheduler (mpi_sched.c), MPI builds only */
+/* Rank 0 tells the others whether the work starts (1) or the program ends before it (0); returns go as received. */
+int to_mpi_release(int go);
+bool to_mpi_active(void);         /* launched by mpirun, MPI initialized */
+bool to_mpi_data_parallel(void);  /* --data-parallel */
+const char *to_mpi_host(void);    /* this rank's processor name */
 
 /* ---- used by run.c */
 /* Data-parallel: gives trainer t this rank's share and the MPI reduction (rg_trainer_set_share). Otherwise nothing.
