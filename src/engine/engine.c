@@ -5,7 +5,6 @@
 #include "engine.h"
 #include "engine/engine.h"
 #include "engine/base/clock.h"
-#include "engine/base/files.h"
 #include "engine/base/kill.h"
 #include "engine/base/labels.h"
 #include "engine/base/messages.h"
@@ -183,7 +182,7 @@ int rg_engine_main(int argc, char **argv)
 {
     to_set_prog(argc > 0 ? argv[0] : NULL); /* messages and --help name the program */
     rg_blas_prefer_fast_kernels(argv); /* OpenBLAS 0.3.21 runs SSE3 kernels on CPUs it does not know */
-    to_mpi_start(&argc, &argv); /* MPI_Init only under mpirun (mpi.h) */
+    to_mpi_start(&argc, &argv); /* MPI_Init only under mpirun (mpi_transport.h) */
     if (rg_task_register_tricks() || rg_lm_register() || rg_task_register_grids()) { /* opt-in: tricks.h, lm.h, grid.h */
         fprintf(stderr, "%s: %s\n", to_prog(), rg_last_error());
         return 1;
@@ -205,7 +204,7 @@ int rg_engine_main(int argc, char **argv)
         to_err("--%s\n", rg_last_error()); /* "precision bf16: <why>" */
         return 1;
     }
-    if (to_mpi_rank() > 0) return to_mpi_worker(&o); /* MPI ranks 1..N-1 serve rank 0 (mpi.h) */
+    if (to_mpi_rank() > 0) return to_mpi_worker(&o); /* MPI ranks 1..N-1 serve rank 0 (mpi_sched.h) */
 
     int lock = to_outdir_claim(&o);
     if (lock < 0) return lock == -2 ? 2 : 1; /* 2: a folder of another invocation's results */

@@ -5,7 +5,6 @@
 #include <stdio.h>
 
 #include "engine/base/types.h"
-#include "engine/results/results.h"
 
 /* fopen(path, "rb") that never waits: a FIFO without a writer reads as empty instead of blocking the open (a
  * pipe with a writer, e.g. --config <(...), still works). NULL with errno set. */

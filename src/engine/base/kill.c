@@ -2,7 +2,6 @@
  * (a step, a save, the F-th file of the report) to check that --continue and --resume pick up from there. The
  * training loop, the continue code and the output files all call them, so they sit at the bottom. */
 #include "engine/base/kill.h"
-#include "engine/results/results.h"
 
 #include <signal.h>
 #include <stdio.h>

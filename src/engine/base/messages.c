@@ -2,7 +2,6 @@
  * built on the engine names itself), a message on stderr, and the usage error that exits with status 2. Every layer
  * reports through these, so they sit at the bottom. */
 #include "engine/base/messages.h"
-#include "engine/results/results.h"
 
 #include <stdarg.h>
 #include <stdio.h>

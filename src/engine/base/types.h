@@ -1,15 +1,10 @@
-/* train_order.h: the length-extrapolation experiment (issue 7): options, one run (train + evaluate), results and
- * the report. A run is one (task, position encoding, seed); its results are one row per evaluated variant (the
- * encoding, plus each RoPE extension for the RoPE encodings) and one cell per test length.
- *
- * Files of the program: main.c (defaults -> parse -> check -> build -> run -> free), settings.c (the table of every
- * option: usage, parsing, --config JSON, --print-config; its rows in settings.h), settings_run.c (the checkpoint's
- * /run group, read and written through the table), lists.c (the list-valued
- * options), options.c (the checks before anything is built), outdir.c (the output folder: lock, refusal of another
- * invocation's results), pool.c (the job pool: one process and one pipe per run), run.c (one run); the report in
- * report.h (report.c, stats.c, plot.c, compare.c). */
-#ifndef TRAIN_ORDER_H
-#define TRAIN_ORDER_H
+/* types.h: the records every layer of the engine passes: the settings of an invocation (to_options), one
+ * evaluated variant of a run (to_result: cells per test length, per-position counts, a grid task's image), one job
+ * of the grid (to_job), and the limits they are sized by. A run is one (task, position encoding, training variant,
+ * seed); its results are one row per evaluated variant (the encoding, plus each RoPE extension for the rotary
+ * encodings) and one cell per test length. The file map is in engine.h. */
+#ifndef ENG_BASE_TYPES_H
+#define ENG_BASE_TYPES_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -20,14 +15,14 @@
 #include "task/task.h"
 
 #define TO_MAX_LENS 32          /* test lengths per run (the default set of --train-len 32 has 21) */
-/* Per-position accounting (issue 20 §3; protocol.c): for a test length n the output has n+1 positions (y_1..y_n,
+/* Per-position accounting (protocol.c): for a test length n the output has n+1 positions (y_1..y_n,
  * then EOS at position n+1); they are counted for n + 1 <= TO_POS_MAX, longer lengths keep exact match and token
  * accuracy only (4 x --train-len 32 = 128 fits). */
 #define TO_POS_MAX 129
-/* Extrapolation over training (issue 20 §1): every --extrap-every steps a run measures exact match and token
+/* Extrapolation over training (run_curves.c): every --extrap-every steps a run measures exact match and token
  * accuracy on the first TO_CURVE_COUNT samples of the evaluation set of every test length (runs/<run>/extrap.csv). */
 #define TO_CURVE_COUNT 32
-/* T5's max_distance of the variant row t5max128 (the setting before issue 20: 32 buckets, max_distance 128, so
+/* T5's max_distance of the variant row t5max128 (the engine's earlier setting: 32 buckets, max_distance 128, so
  * buckets past the training distances were never trained); the default (--t5-max-distance 0) is 2 train_len + 1,
  * the longest distance in training, so that every longer distance falls into the last, trained bucket. */
 #define TO_T5_LEGACY_MAX_DISTANCE 128
@@ -41,7 +36,7 @@
 #define TO_EVAL_FILE "data/eval_sets.h5" /* the canonical evaluation sets, in the repository */
 #define TO_MAX_PARAMS 1e8      /* the largest model train_order builds (400 MB of float32, 1.2 GB with AdamW) */
 #define TO_MAX_TEST_N 999      /* longest test n: streams 1000 * task + n stay distinct per (task, n) */
-/* Steps-to-learn (issue 15 §5): every --eval-every steps a run measures exact match on a held-out set of
+/* Steps-to-learn: every --eval-every steps a run measures exact match on a held-out set of
  * TO_HELDOUT_COUNT samples at each of up to 4 lengths n <= train_len (train_len/4, /2, 3/4 rounded up, and
  * train_len), drawn with rg_task_sample from PCG32 seed TO_HELDOUT_SEED, stream 1000 * task + n: not the test
  * sets' seed (RG_EVAL_SEED) nor the training streams. The first step with exact match >= TO_LEARNED_EXACT over the
@@ -51,7 +46,7 @@
 #define TO_HELDOUT_LENS 4
 #define TO_LEARNED_EXACT 0.99
 
-/* The training variants of a run (--variants; issue 15): the encoding as configured; RoPE with rope_theta
+/* The training variants of a run (--variants): the encoding as configured; RoPE with rope_theta
  * TO_THETA_500K (Llama 3's base; the rotary encodings only); randomized positions (Ruoss et al. 2023; every encoding
  * that reads positions, i.e. all but none); the max_distance_setting at TO_T5_LEGACY_MAX_DISTANCE (t5max128; T5);
  * RoPE with bf16 angles and tables (bf16angles, rg_model_config.rope_bf16_angles; the rotary encodings only; issue
@@ -107,7 +102,7 @@ typedef struct {
     char check_pos[TO_PATH];   /* --check-pos NAME: the encoding's conformance check (pos_conformance.h), no run */
     bool quiet, overwrite, print_config;
     bool steps_given;          /* --steps on the command line or in --config */
-    bool data_parallel;        /* --data-parallel: every MPI rank computes a share of each batch (mpi.h) */
+    bool data_parallel;        /* --data-parallel: every MPI rank computes a share of each batch (mpi_transport.h) */
     rg_model_config model;     /* the reference model; pos set per run */
 } to_options;
 

@@ -15,7 +15,6 @@
 #include "engine/base/types.h"
 #include "engine/compare/compare.h"
 #include "engine/results/results.h"
-#include "engine/views/report.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>

@@ -7,8 +7,6 @@
 #include <stdio.h>
 
 #include "engine/base/types.h"
-#include "engine/results/results.h"
-#include "engine/views/report.h"
 
 /* Compares two reports (each a report.csv or a report.json, by the name's ending) cell by cell: for every (task,
  * encoding, variant, RoPE extension, n) in either, both exact-match means with their 95% t intervals and k/N seeds, and

@@ -5,7 +5,6 @@
 #include "engine/base/files.h"
 #include "engine/base/messages.h"
 #include "engine/base/types.h"
-#include "engine/results/results.h"
 
 #include <errno.h>
 #include <fcntl.h>

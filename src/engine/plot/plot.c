@@ -20,7 +20,6 @@
 #include "engine/base/types.h"
 #include "engine/plot/gnuplot.h"
 #include "engine/results/results.h"
-#include "engine/run/run_curves.h"
 
 #include <errno.h>
 #include <fcntl.h>

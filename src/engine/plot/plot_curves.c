@@ -1,5 +1,5 @@
-/* plot_curves.c: the figures of issue 20, drawn by gnuplot through plot.c's to_gnuplot (same checks, same SVG
- * style), each with its .dat and .gp kept beside it:
+/* plot_curves.c: the per-position and over-training figures, drawn by gnuplot through gnuplot.c's to_gnuplot
+ * (same checks, same SVG style), each with its .dat and .gp kept beside it:
  * - positions_<task>.svg (tasks with the per-position view): top, the accuracy of each output position (1..G, the
  *   answer's G = target_len(n) tokens: 1..n+1 for the ordering tasks, n+1 the EOS; mean over seeds) at the
  *   window's test lengths (ceil(1.5 L), 2L, 4L: those the report has per-position counts for); bottom, the fraction
@@ -17,7 +17,6 @@
 #include "engine/plot/gnuplot.h"
 #include "engine/plot/plot.h"
 #include "engine/results/results.h"
-#include "engine/run/run_curves.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -3,11 +3,9 @@
  * k/N seeds reaching 0.5; ✗ after the rows not learned) beside mean token accuracy (its colour box); a labelled line
  * separates the training lengths from the extrapolation ones. Sizes in inches, text 7-10 pt (plot.h). */
 #include "engine/base/files.h"
-#include "engine/base/types.h"
 #include "engine/plot/gnuplot.h"
 #include "engine/plot/plot.h"
 #include "engine/results/results.h"
-#include "engine/run/run_curves.h"
 
 #include <string.h>
 

@@ -2,7 +2,6 @@
  * (rg_pos_encoding.plot_colour, plot_marker), or for a registered encoding without one a pair of a palette reserved
  * for such encodings, never a built-in's; and the scaling types' styles in a RoPE scaling panel. */
 #include "engine/plot/plot.h"
-#include "engine/results/results.h"
 
 /* The scaling types' styles in a scaling panel (by rg_rope_ext: Okabe-Ito colours, colour-blind safe, yellow
  * darkened for a white background). An encoding's own style is its descriptor's (plot_colour, plot_marker). */

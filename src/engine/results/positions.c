@@ -1,11 +1,19 @@
 /* positions.c: the per-position counts of a report's results: a row's accuracy and first-wrong fractions per output
- * position over its seeds, and report_positions.csv read back into the results it belongs to (--combine). */
+ * position over its seeds, and report_positions.csv read back into the results it belongs to (--combine).
+ *
+ * Per-position values of a cell (to_cell_positions), for a task with that view (RG_TASK_VIEW_POSITIONS): output
+ * position p = 1..G, the answer's G = target_len(n) tokens (n+1 for the ordering tasks, the EOS last).
+ * accuracy[p] is the mean over the row's seeds of each seed's fraction of samples with position p right;
+ * first_wrong[p] is the fraction, pooled over the seeds' samples, whose first wrong token is at p; all_right the
+ * pooled fraction with none wrong (so first_wrong sums with all_right to 1).
+ *
+ * to_read_positions_csv reads report_positions.csv back (train_order --combine: a block's counts travel with its
+ * report), every line checked as user input. */
 #include "engine/base/files.h"
 #include "engine/base/labels.h"
 #include "engine/base/messages.h"
 #include "engine/base/types.h"
 #include "engine/results/results.h"
-#include "engine/run/run_curves.h"
 
 #include <errno.h>
 #include <math.h>

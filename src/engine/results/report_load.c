@@ -5,7 +5,6 @@
 #include "engine/base/messages.h"
 #include "engine/base/types.h"
 #include "engine/results/results.h"
-#include "engine/run/run_curves.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>

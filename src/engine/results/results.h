@@ -9,7 +9,6 @@
 #include <stdio.h>
 
 #include "engine/base/types.h"
-#include "engine/run/run_curves.h"
 
 /* Statistics over seeds (stats.c). */
 #define TO_CI_LEVEL 0.95      /* the intervals' confidence level */

@@ -16,7 +16,6 @@
 #include "engine/base/labels.h"
 #include "engine/base/messages.h"
 #include "engine/base/types.h"
-#include "engine/results/results.h"
 #include "engine/run/mpi_sched.h"
 #include "engine/run/results_file.h"
 #include "engine/run/resume.h"

@@ -3,7 +3,6 @@
 #define ENG_RUN_CONTINUE_H
 
 #include "engine/base/types.h"
-#include "engine/results/results.h"
 
 /* Writes <out>/invocation.json atomically (the command line and the resolved settings) for an invocation of new
  * runs (nothing for --resume, --eval or --continue itself). 0, or -1 with a message naming the file. */

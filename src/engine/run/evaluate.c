@@ -3,10 +3,10 @@
  * over training (run_curves.c) evaluate through it. */
 #include "engine/run/evaluate.h"
 #include "engine/base/types.h"
-#include "engine/results/results.h"
 #include "engine/run/run_grid.h"
 #include "engine/settings/protocol.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -3,7 +3,6 @@
 #define ENG_RUN_EVALUATE_H
 
 #include "engine/base/types.h"
-#include "engine/results/results.h"
 
 /* Greedy decoding of the first `count` samples of an evaluation set and its scores: exact match and token
  * accuracy through the task's score hook (token equality without one), and, when r is not NULL and the target

@@ -1,5 +1,5 @@
-/* lm_run.c: the language-modelling runs of train_order (tasks lm, lm_en; src/task/lm.h) and their report (issue 20
- * §5; docs/lm.md). A run trains like any task (rows of n = train_len tokens: RG_TASK_FULL_LEN), then instead of
+/* lm_run.c: the language-modelling runs of train_order (tasks lm, lm_en; src/task/lm.h) and their report
+ * (docs/lm.md). A run trains like any task (rows of n = train_len tokens: RG_TASK_FULL_LEN), then instead of
  * greedy decoding evaluates perplexity on the corpus's validation split at contexts E = round(f L), f in
  * TO_LM_RATIOS (Press et al. 2022, Table 2: L to 8L), by non-overlapping chunks and by a sliding window of stride
  * the largest divisor of E not above E/8 (each scored token past the first window sees >= 7/8 E of context;
@@ -11,7 +11,6 @@
 #include "engine/base/files.h"
 #include "engine/base/labels.h"
 #include "engine/base/types.h"
-#include "engine/results/results.h"
 #include "task/lm.h"
 
 #include <errno.h>

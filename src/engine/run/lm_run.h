@@ -4,7 +4,6 @@
 #define ENG_RUN_LM_RUN_H
 
 #include "engine/base/types.h"
-#include "engine/results/results.h"
 
 #define TO_LM_NRATIOS 6 /* contexts round(f L), f = 1, 1.25, 1.5, 2, 4, 8 (Press et al. 2022, Table 2) */
 

@@ -7,7 +7,6 @@
 #include "engine/base/labels.h"
 #include "engine/base/messages.h"
 #include "engine/base/types.h"
-#include "engine/results/results.h"
 #include "engine/run/mpi_transport.h"
 #include "engine/run/pool.h"
 #include "engine/run/run.h"

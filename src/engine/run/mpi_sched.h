@@ -4,7 +4,6 @@
 #define ENG_RUN_MPI_SCHED_H
 
 #include "engine/base/types.h"
-#include "engine/results/results.h"
 
 /* Ranks 1..N-1: serve rank 0 (grid: run the runs it hands out; data-parallel: take part in each run) until it is
  * done. Returns the exit status (a failed run never returns: MPI_Abort). */

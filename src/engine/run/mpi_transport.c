@@ -6,7 +6,6 @@
 #include "engine/run/mpi_transport.h"
 #include "engine/base/messages.h"
 #include "engine/base/types.h"
-#include "engine/results/results.h"
 #include "engine/settings/plugin_load.h"
 
 #include <inttypes.h>
@@ -32,7 +31,7 @@ static uint64_t param_checksum(const rg_model *m)
     return h;
 }
 
-/* The test hooks of mpi.h (checksum line, injected failure). 0 or -1. */
+/* The test hooks of mpi_transport.h (checksum line, injected failure). 0 or -1. */
 static int test_hooks(const rg_model *m, const char *tag, int rank, int64_t step)
 {
     const char *ck = getenv("TRAIN_ORDER_MPI_CHECKSUM"), *fail = getenv("TRAIN_ORDER_MPI_FAIL");

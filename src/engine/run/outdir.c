@@ -6,7 +6,6 @@
 #include "engine/base/files.h"
 #include "engine/base/messages.h"
 #include "engine/base/types.h"
-#include "engine/results/results.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -7,7 +7,6 @@
 #include "engine/run/pool.h"
 #include "engine/base/messages.h"
 #include "engine/base/types.h"
-#include "engine/results/results.h"
 #include "engine/run/run.h"
 
 #include <errno.h>

@@ -3,7 +3,6 @@
 #define ENG_RUN_POOL_H
 
 #include "engine/base/types.h"
-#include "engine/results/results.h"
 
 /* Runs the jobs, at most o->jobs processes at a time; each child hands its results back through its own pipe.
  * After each finished job, on_partial (if not NULL) is called with the results so far. Writes the results into

@@ -12,9 +12,7 @@
 #include "engine/base/labels.h"
 #include "engine/base/messages.h"
 #include "engine/base/types.h"
-#include "engine/results/results.h"
 #include "engine/run/lm_run.h"
-#include "engine/run/run_curves.h"
 #include "io/guard.h"
 
 #include <errno.h>

@@ -3,7 +3,6 @@
 #define ENG_RUN_RESULTS_FILE_H
 
 #include "engine/base/types.h"
-#include "engine/results/results.h"
 
 /* <out>/results/<name>.bin into buf. */
 void to_results_path(const to_options *o, const char *name, char *buf, size_t cap);

@@ -2,11 +2,10 @@
  * a run's files, the training loop's loss window in the run state and its check, and the checkpoint a continued
  * invocation's run resumes from. The training loop (run.c) and --continue (continue.c) both use them. */
 #include "engine/run/resume.h"
-#include "io/guard.h"
 #include "engine/base/labels.h"
 #include "engine/base/types.h"
-#include "engine/results/results.h"
 #include "engine/settings/settings.h"
+#include "io/guard.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>

@@ -10,7 +10,6 @@
 #include "engine/base/labels.h"
 #include "engine/base/messages.h"
 #include "engine/base/types.h"
-#include "engine/results/results.h"
 #include "engine/run/evaluate.h"
 #include "engine/run/lm_run.h"
 #include "engine/run/mpi_transport.h"
@@ -193,7 +192,7 @@ static FILE *open_log(const trainer *t, const char *dir, const char *file, const
 {
     char path[TO_PATH + 192];
     if (to_mpi_writes()) snprintf(path, sizeof path, "%s/%s", dir, file);
-    else snprintf(path, sizeof path, "/dev/null"); /* data-parallel ranks 1..N-1: rank 0 writes the logs (mpi.h) */
+    else snprintf(path, sizeof path, "/dev/null"); /* data-parallel ranks 1..N-1: rank 0 writes the logs (mpi_transport.h) */
     char *rows = t->o->resume[0] && to_mpi_writes() ? source_history(t, file, header, t->rs->step) : NULL;
     FILE *f = fopen(path, "w");
     if (!f) fprintf(stderr, "%s: cannot write %s: %s\n", t->tag, path, strerror(errno));
@@ -343,7 +342,7 @@ static int train(const to_options *o, rg_task task, rg_model *m, rg_adamw *opt, 
             break;
         }
         if (to_mpi_after_step(o, m, tag, rs->step)) { rc = -1; break; }
-        if (to_mpi_writes()) { /* data-parallel ranks 1..N-1 neither log, measure nor save (mpi.h) */
+        if (to_mpi_writes()) { /* data-parallel ranks 1..N-1 neither log, measure nor save (mpi_transport.h) */
             log_step(&t, loss, lr, grad_norm, tokens);
             if (measure(&t)) { rc = -1; break; }
         }

@@ -3,7 +3,6 @@
 #define ENG_RUN_RUN_H
 
 #include "engine/base/types.h"
-#include "engine/results/results.h"
 
 /* Trains (or resumes, or only evaluates) one run of training variant `variant` and writes its evaluated rows to
  * res (the encoding, then each RoPE extension: up to 1 + TO_MAX_EXTS); returns the number written, or -1 with a

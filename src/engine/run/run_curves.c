@@ -1,9 +1,8 @@
-/* run_curves.c: extrapolation over training (issue 20 §1, --extrap-every): the fixed subsample of every test length a
+/* run_curves.c: extrapolation over training (--extrap-every): the fixed subsample of every test length a
  * run measures while it trains, and one measurement as rows of runs/<run>/extrap.csv. */
 #include "engine/run/run_curves.h"
 #include "engine/base/labels.h"
 #include "engine/base/types.h"
-#include "engine/results/results.h"
 #include "engine/run/evaluate.h"
 #include "engine/settings/protocol.h"
 

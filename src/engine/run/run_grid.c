@@ -3,7 +3,6 @@
  * cell_right) behind the report's grid images (report_grid.c). */
 #include "engine/run/run_grid.h"
 #include "engine/base/types.h"
-#include "engine/results/results.h"
 #include "task/grid.h"
 
 #include <stdlib.h>

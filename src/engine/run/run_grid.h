@@ -3,7 +3,6 @@
 #define ENG_RUN_RUN_GRID_H
 
 #include "engine/base/types.h"
-#include "engine/results/results.h"
 
 /* The axis ids of count prompts [count, P] of grid task `task` at size n: *axes [RG_POS_AXES, count, P + G]
  * malloc'ed (rg_task_axes per row; the caller frees it), NULL for a 1-D task (its forward has none). RG_ERR_NOMEM,

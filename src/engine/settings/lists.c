@@ -3,10 +3,8 @@
  * for a value outside the allowed ones) and a printer back to that text (what --print-config and --help show). The table in settings.c names
  * them. Also the names of the training variants and the labels every output shows a result under. */
 #include "engine/settings/lists.h"
-#include "engine/base/files.h"
 #include "engine/base/labels.h"
 #include "engine/base/types.h"
-#include "engine/results/results.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -4,9 +4,7 @@
 
 #include <stdio.h>
 
-#include "engine/base/files.h"
 #include "engine/base/types.h"
-#include "engine/results/results.h"
 
 /* Parsers of the flags' text (modified in place; 0, or -1 when a value is outside the allowed ones) and printers
  * back to that text. */

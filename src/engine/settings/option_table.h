@@ -1,11 +1,10 @@
-/* settings.h: the option table's rows, shared by settings.c (the table, the command line, --config,
- * --print-config) and settings_run.c (the checkpoint's /run group). Internal to train_order: the program's own
- * interface is train_order.h. */
-#ifndef TO_SETTINGS_H
-#define TO_SETTINGS_H
+/* option_table.h: the option table's rows, shared by option_table.c (the table, --print-config), command_line.c,
+ * config.c (--config) and settings_run.c (the checkpoint's /run group). Internal to the settings layer: the rest of
+ * the engine uses settings.h. */
+#ifndef ENG_SETTINGS_OPTION_TABLE_H
+#define ENG_SETTINGS_OPTION_TABLE_H
 
 #include "engine/base/types.h"
-#include "engine/results/results.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -49,5 +48,23 @@ bool to_setting_given(const setting *s);
 /* Whether the row's value came from the checkpoint of --resume / --eval (settings_run.c): a /run row, or an
  * evaluation setting the checkpoint stored and the command line did not give. */
 bool to_setting_stored(const setting *s);
+
+#define TO_SETTINGS_MAX 128 /* rows of the table, at most */
+
+/* Forgets which settings were given (the start of a parse). */
+void to_settings_clear_given(void);
+/* The value of setting s in o as its text (the flag's value form). */
+void to_setting_format(const setting *s, const to_options *o, char *b, size_t n);
+/* The number of settings, a setting's index in the table, and a setting marked as given (by --config). */
+int to_setting_count(void);
+int to_setting_index(const setting *s);
+void to_setting_mark_given(const setting *s);
+/* The setting of a JSON key (the option's name with '_' for '-'), or NULL. */
+const setting *to_setting_find_key(const char *key);
+/* Applies the text value of one option (NULL: a flag without value, i.e. true). origin names where the value
+ * came from, for the message. Exits 2 on a bad value. */
+void to_setting_apply(const setting *s, to_options *o, const char *value, const char *origin);
+/* --config FILE into o (config.c): exits 2 with a message naming the file on anything it cannot use. */
+void to_options_load_config(to_options *o, const char *path);
 
 #endif

@@ -5,7 +5,6 @@
 #include "engine/base/labels.h"
 #include "engine/base/messages.h"
 #include "engine/base/types.h"
-#include "engine/results/results.h"
 #include "engine/settings/lists.h"
 #include "engine/settings/plugin_load.h"
 #include "engine/settings/protocol.h"

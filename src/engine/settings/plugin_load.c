@@ -2,10 +2,8 @@
  * the plugin's functions runs, rg_plugin_init, and which encodings and tasks each plugin registered; SHA-256 of the
  * plugin file (FIPS 180-4) for checkpoints and the MPI ranks' check. */
 #include "engine/settings/plugin_load.h"
-#include "engine/base/files.h"
 #include "engine/base/messages.h"
 #include "engine/base/types.h"
-#include "engine/results/results.h"
 #include "engine/settings/lists.h"
 #include "engine/settings/option_table.h"
 #include "engine/plugin.h"

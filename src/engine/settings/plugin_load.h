@@ -29,7 +29,7 @@ void to_plugins_load(int argc, char **argv);
 /* 0 when path (a --plugin value seen by the parser) was loaded by to_plugins_load, else -1. */
 int to_plugin_loaded(const char *path);
 
-/* The plugins loaded as one line of "FILE:SHA256-PREFIX" items (what MPI ranks compare, mpi.c), into buf. */
+/* The plugins loaded as one line of "FILE:SHA256-PREFIX" items (what MPI ranks compare, mpi_transport.c), into buf. */
 void to_plugins_fingerprint(char *buf, size_t cap);
 
 /* --help's lines on the plugins loaded (file, digest, the encodings and tasks each registered); nothing without. */

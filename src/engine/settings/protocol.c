@@ -1,12 +1,11 @@
-/* protocol.c: the experiment protocol's rules that follow from the training length L (issue 20): the default test
+/* protocol.c: the experiment protocol's rules that follow from the training length L: the default test
  * lengths (dense over the window L+1 .. 1.5 L where encodings differ, then 2L, 3L, 4L), T5's max_distance tied to
  * the longest training distance, and the per-position accounting of greedy outputs (accuracy of each output
  * position and where the first error falls). */
 #include "engine/settings/protocol.h"
-#include "engine/base/files.h"
 #include "engine/base/types.h"
-#include "engine/results/results.h"
 
+#include <math.h>
 #include <stdio.h>
 
 int to_default_test_lens(int L, int *lens)

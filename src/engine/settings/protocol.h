@@ -3,12 +3,11 @@
 #define ENG_SETTINGS_PROTOCOL_H
 
 #include "engine/base/types.h"
-#include "engine/results/results.h"
 
 /* A test length's name in messages and reports: "n=16" (a 1-D task), "4x8" / "3x4x4" (a grid task's size). */
 const char *to_size_label(rg_task task, int n, char *buf, size_t cap);
 
-/* The default test lengths of training length L (issue 20 §2) into lens (room for TO_MAX_LENS); returns their
+/* The default test lengths of training length L into lens (room for TO_MAX_LENS); returns their
  * count: the in-distribution points L/2 (rounded up) and L, every n from L+1 to ceil(1.5 L) (the window where
  * encodings differ; at most TO_MAX_LENS - 5 of them), then 2L, 3L, 4L; lengths above TO_MAX_TEST_N dropped.
  * L = 16: 8,16,17..24,32,48,64 (13); L = 32: 16,32,33..48,64,96,128 (21). */

@@ -1,10 +1,10 @@
-/* settings.h: the settings (settings.c: the option table; settings_run.c: the checkpoint's /run group; options.c: the checks). */
+/* settings.h: the settings (option_table.c: the table, --print-config; command_line.c; config.c: --config;
+ * settings_run.c: the checkpoint's /run group; options.c: the checks). */
 #ifndef ENG_SETTINGS_SETTINGS_H
 #define ENG_SETTINGS_SETTINGS_H
 
 #include <stdio.h>
 
-#include "engine/base/files.h"
 #include "engine/base/types.h"
 
 /* Defaults of every option. */

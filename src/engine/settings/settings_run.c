@@ -5,7 +5,6 @@
 #include "engine/base/messages.h"
 #include "engine/base/types.h"
 #include "engine/engine.h"
-#include "engine/results/results.h"
 #include "engine/settings/protocol.h"
 #include "engine/settings/settings.h"
 #include "engine/settings/option_table.h"
@@ -48,7 +47,7 @@ const char *to_settings_sources(char *buf, size_t cap)
 }
 int to_settings_to_run(const to_options *o, rg_task task, int seed, rg_run_state *rs)
 {
-    static to_options run; /* o with this run's task and seed (one process per run: see pool.c, mpi.c) */
+    static to_options run; /* o with this run's task and seed (one process per run: see pool.c, mpi_sched.c) */
     run = *o;
     memset(run.tasks, 0, sizeof run.tasks);
     run.tasks[task] = true;

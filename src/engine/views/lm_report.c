@@ -109,7 +109,7 @@ static void write_tables(const to_options *o, const lm_row *rows, int n, to_out 
                   "interval). Chunks: non-overlapping windows; sliding: "
                   "stride the largest divisor of E not above E/8 (Press et al. 2022, App. B). See docs/lm.md.\n",
                   o->train_len, o->steps, o->batch);
-    /* the extrapolation-relevant settings the issue asks every report to state (issue 20 par. 4) */
+    /* every report states the settings that decide extrapolation, so its rows can be read against them */
     to_rows_held h = {{{false}}};
     for (int i = 0; i < n; i++) h.held[rows[i].pos][rows[i].variant] = true;
     char why[64];

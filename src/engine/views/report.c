@@ -12,7 +12,6 @@
 #include "engine/plot/plot.h"
 #include "engine/results/results.h"
 #include "engine/run/mpi_transport.h"
-#include "engine/run/run_curves.h"
 #include "engine/settings/lists.h"
 #include "engine/settings/protocol.h"
 #include "engine/settings/settings.h"

@@ -1,4 +1,4 @@
-/* report_grid.c: the grid tasks' part of the report (issue 24 §3; docs/grids.md). For each grid task of the table:
+/* report_grid.c: the grid tasks' part of the report (docs/grids.md). For each grid task of the table:
  *   - report.md: per encoding row, exact match and token accuracy as a matrix over the sizes (rows H x columns W;
  *     frames: grid H x W x number of frames F), each cell the mean over seeds with its 95% t interval and k/N seeds
  *     >= 0.5 (the statistics of the 1-D tables, stats.c; the 1-D tables list the same cells by size);
@@ -16,7 +16,6 @@
 #include "engine/base/types.h"
 #include "engine/plot/gnuplot.h"
 #include "engine/results/results.h"
-#include "engine/run/run_curves.h"
 #include "engine/views/report.h"
 
 #include <math.h>

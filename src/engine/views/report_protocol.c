@@ -1,21 +1,12 @@
-/* report_protocol.c: the report's parts of issue 20, beside report.c: the protocol statement (every row's budget,
- * each encoding's extrapolation-relevant settings), the seed maximum and median table of report.md,
- * report_cells.csv (one line per table cell: every statistic over seeds), and the per-position accounting
- * (report_positions.csv, one line per run, test length and output position; report.json "positions" per cell).
- *
- * Per-position values of a cell (to_cell_positions), for a task with that view (RG_TASK_VIEW_POSITIONS): output
- * position p = 1..G, the answer's G = target_len(n) tokens (n+1 for the ordering tasks, the EOS last). accuracy[p] is the
- * mean over the row's seeds of each seed's fraction of samples with position p right; first_wrong[p] is the
- * fraction, pooled over the seeds' samples, whose first wrong token is at p; all_right the pooled fraction with
- * none wrong (so first_wrong sums with all_right to 1).
- *
- * to_read_positions_csv reads report_positions.csv back (train_order --combine: a block's counts travel with its
- * report), every line checked as user input. */
+/* report_protocol.c: the report's parts beside report.c: the protocol statement (every row's budget, each
+ * encoding's extrapolation-relevant settings), the seed maximum and median table of report.md, report_cells.csv
+ * (one line per table cell: every statistic over seeds), and the per-position accounting written out
+ * (report_positions.csv, one line per run, test length and output position; report.json "positions"
+ * per cell). */
 #include "engine/base/files.h"
 #include "engine/base/labels.h"
 #include "engine/base/types.h"
 #include "engine/results/results.h"
-#include "engine/run/run_curves.h"
 #include "engine/settings/protocol.h"
 #include "engine/views/report.h"
 

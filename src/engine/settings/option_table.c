@@ -1,18 +1,15 @@
-/* settings.c: the table of train_order's options. One row per option gives its flag (--name), its JSON key in
- * --config files and --print-config (the name with '_' for '-'), its key in the checkpoint's /run group (if a
- * resume must reuse it), its type and limits, and the modes it applies to. Parsing the command line, reading a
- * --config file, printing the resolved settings, and writing / reading / validating the /run group are each one
- * loop over this table, so a flag, a config key and a checkpoint value of the same setting share one set of
- * limits. */
-#include "engine/settings/settings.h"
-#include "engine/base/files.h"
+/* option_table.c: the table of train_order's options. One row per option gives its flag (--name), its JSON key
+ * in --config files and --print-config (the name with '_' for '-'), its key in the checkpoint's /run group (if a
+ * resume must reuse it), its type and limits, and the modes it applies to. Parsing the command line
+ * (command_line.c), reading a --config file (config.c), printing the resolved settings (here), and writing /
+ * reading / validating the /run group (settings_run.c) are each one loop over this table, so a flag, a config key
+ * and a checkpoint value of the same setting share one set of limits. */
+#include "engine/settings/option_table.h"
 #include "engine/base/messages.h"
 #include "engine/base/types.h"
-#include "engine/results/results.h"
 #include "engine/settings/lists.h"
-#include "engine/settings/plugin_load.h"
 #include "engine/settings/protocol.h"
-#include "engine/settings/option_table.h"
+#include "engine/settings/settings.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -189,7 +186,16 @@ const char *to_setting_key(const setting *s, char *buf, size_t n)
     return buf;
 }
 
-static bool given_cli[N_SETTINGS], given_any[N_SETTINGS];
+static bool given_any[N_SETTINGS];
+_Static_assert(N_SETTINGS <= TO_SETTINGS_MAX, "TO_SETTINGS_MAX: room for every row of the table");
+
+void to_settings_clear_given(void) { memset(given_any, 0, sizeof given_any); }
+
+int to_setting_count(void) { return N_SETTINGS; }
+
+int to_setting_index(const setting *s) { return (int)(s - table); }
+
+void to_setting_mark_given(const setting *s) { given_any[s - table] = true; }
 
 const setting *to_setting_at(int i)
 {
@@ -208,7 +214,7 @@ const setting *to_setting_find(const char *name)
     return NULL;
 }
 
-static const setting *find_key(const char *key)
+const setting *to_setting_find_key(const char *key)
 {
     char b[64];
     for (int i = 0; i < N_SETTINGS; i++)
@@ -253,7 +259,7 @@ void to_options_default(to_options *o)
 
 /* ------------------------------------------------------------------ setting one value */
 
-static void format_value(const setting *s, const to_options *o, char *b, size_t n)
+void to_setting_format(const setting *s, const to_options *o, char *b, size_t n)
 {
     const char *p = (const char *)o + s->off;
     switch (s->kind) {
@@ -297,7 +303,7 @@ int to_setting_set_number(const setting *s, to_options *o, double v)
 
 /* Applies the text value of one option (NULL: a flag without value, i.e. true). origin names where the value
  * came from, for the message. Exits 2 on a bad value. */
-static void apply(const setting *s, to_options *o, const char *value, const char *origin)
+void to_setting_apply(const setting *s, to_options *o, const char *value, const char *origin)
 {
     char allowed[1024], buf[8192];
     to_setting_allowed(s, allowed, sizeof allowed);
@@ -332,284 +338,6 @@ static void apply(const setting *s, to_options *o, const char *value, const char
     if (bad) to_usage_error(allowed, "%s: '%s' is not valid", origin, value ? value : "");
 }
 
-/* ------------------------------------------------------------------ --config FILE (JSON) */
-
-static void json_to_text(const cJSON *v, char *b, size_t n, const char *origin)
-{
-    int len = 0;
-    if (cJSON_IsBool(v)) len = snprintf(b, n, "%s", cJSON_IsTrue(v) ? "true" : "false");
-    else if (cJSON_IsNumber(v)) len = snprintf(b, n, "%.17g", v->valuedouble);
-    else if (cJSON_IsString(v)) len = snprintf(b, n, "%s", v->valuestring);
-    else if (cJSON_IsArray(v)) {
-        b[0] = 0;
-        const cJSON *it;
-        cJSON_ArrayForEach(it, v) {
-            if (!cJSON_IsNumber(it) && !cJSON_IsString(it))
-                to_usage_error("numbers or strings", "%s: an array item is neither a number nor a string", origin);
-            size_t used = strlen(b) + (b[0] ? 1 : 0);
-            if (used >= n) len = (int)n; /* no room left: the value is too long (below) */
-            else {
-                if (b[0]) strcat(b, ",");
-                json_to_text(it, b + used, n - used, origin);
-                len = (int)strlen(b);
-            }
-        }
-    } else {
-        to_usage_error("a number, true/false, a string, or an array", "%s: unsupported JSON value", origin);
-    }
-    if (len < 0 || (size_t)len >= n) /* never cut a value: a shorter one would be read silently */
-        to_usage_error("a value of at most 8191 characters", "%s: the value is too long", origin);
-}
-
-/* The byte offset of the first \u0000 escape inside a JSON string of text, or -1: cJSON would end the string
- * there and silently drop the rest ("copy\u0000sort" read as "copy"). */
-static long nul_escape(const char *text)
-{
-    bool in_string = false;
-    for (const char *p = text; *p; p++) {
-        if (*p == '"') in_string = !in_string;
-        else if (in_string && *p == '\\') {
-            if (p[1] == 'u' && !strncmp(p + 2, "0000", 4)) return (long)(p - text);
-            if (p[1]) p++; /* the escaped character (\" does not end the string, \\ is one backslash) */
-        }
-    }
-    return -1;
-}
-
-/* Whether a JSON value has the type a row takes: numbers for numbers, true/false for flags, a string for a path;
- * a list takes a string, a number (seeds: 3) or an array. */
-static bool json_type_fits(const setting *s, const cJSON *v)
-{
-    switch (s->kind) {
-    case K_INT:
-    case K_DOUBLE: return cJSON_IsNumber(v);
-    case K_BOOL: return cJSON_IsBool(v);
-    case K_PATH: return cJSON_IsString(v);
-    case K_LIST: return cJSON_IsString(v) || cJSON_IsNumber(v) || cJSON_IsArray(v);
-    default: return false;
-    }
-}
-
-/* The settings object of text (a --config file's, or a report's Settings) into o; exits 2 on an invalid one, the
- * message starting with src ("--config FILE"). */
-static void config_text(to_options *o, const char *text, const char *src)
-{
-    const char *end = NULL; /* the whole file is the object: nothing but white space after it */
-    cJSON *root = cJSON_ParseWithOpts(text, &end, true);
-    if (!root || !cJSON_IsObject(root)) {
-        cJSON_Delete(root);
-        to_usage_error("a JSON object of settings", "%s: not a JSON object (syntax error near byte %ld)",
-                       src, (long)(cJSON_GetErrorPtr() ? cJSON_GetErrorPtr() - text : 0));
-    }
-    const cJSON *item;
-    bool seen[N_SETTINGS] = {false};
-    cJSON_ArrayForEach(item, root) {
-        const setting *s = find_key(item->string);
-        if (s && !strcmp(s->name, "seeds") && cJSON_IsArray(item) && cJSON_GetArraySize(item) == 1)
-            s = to_setting_find("seed"); /* [5] is the one seed 5, not the seeds 1..5 */
-        char origin[TO_PATH + 128], value[8192];
-        snprintf(origin, sizeof origin, "%s: %s", src, item->string);
-        if (!s || !s->name || s->kind == K_ACTION || s->mode == M_TOOL || !strcmp(s->name, "print-config") ||
-            !strcmp(s->name, "config"))
-            to_usage_error("the keys --print-config writes", "%s: unknown setting", origin);
-        if (seen[s - table]) { /* JSON leaves duplicate names open; one of them would be dropped silently */
-            cJSON_Delete(root);
-            to_usage_error("each key once", "%s: '%s' is given twice", src, s->name);
-        }
-        seen[s - table] = true;
-        if (!json_type_fits(s, item)) {
-            char allowed[1024];
-            to_setting_allowed(s, allowed, sizeof allowed);
-            cJSON_Delete(root);
-            to_usage_error(allowed, "%s: a JSON %s, but --%s takes %s", origin,
-                           cJSON_IsString(item) ? "string" : cJSON_IsNumber(item) ? "number" : cJSON_IsBool(item) ?
-                           "true/false" : cJSON_IsNull(item) ? "null" : "array or object", s->name,
-                           s->kind == K_BOOL ? "true or false" : s->kind == K_PATH ? "a string" :
-                           s->kind == K_LIST ? "a string, a number or an array" : "a number");
-        }
-        json_to_text(item, value, sizeof value, origin);
-        apply(s, o, value, origin);
-        given_any[s - table] = true;
-    }
-    cJSON_Delete(root);
-    if (seen[to_setting_find("seed") - table] && seen[to_setting_find("seeds") - table])
-        to_usage_error("one of seed S and seeds N|LIST", "%s: seed and seeds together", src);
-}
-
-static void load_config(to_options *o, const char *path)
-{
-    FILE *f = to_fopen_read(path);
-    if (!f) to_usage_error("a readable JSON file", "--config: cannot read '%s': %s", path, strerror(errno));
-    static char text[1 << 20];
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    int read_errno = ferror(f) ? errno : 0; /* a folder: EISDIR */
-    bool too_long = !read_errno && !feof(f);
-    fclose(f);
-    if (read_errno)
-        to_usage_error("a readable JSON file", "--config: cannot read '%s': %s", path, strerror(read_errno));
-    if (too_long) to_usage_error("a JSON file under 1 MiB", "--config %s: file too long", path);
-    text[n] = 0;
-    if (n == 0) to_usage_error("a JSON object of settings", "--config %s: empty file (or a pipe with no writer)", path);
-    if (strlen(text) != n)
-        to_usage_error("a JSON object of settings", "--config %s: a NUL byte at byte %zu", path, strlen(text));
-    long nul = nul_escape(text);
-    if (nul >= 0) to_usage_error("a JSON object of settings", "--config %s: a \\u0000 escape at byte %ld", path, nul);
-    char src[TO_PATH + 16];
-    snprintf(src, sizeof src, "--config %s", path);
-    config_text(o, text, src);
-}
-
-void to_options_apply_config(to_options *o, const char *text, const char *src)
-{
-    long nul = nul_escape(text);
-    if (nul >= 0) to_usage_error("a JSON object of settings", "%s: a \\u0000 escape at byte %ld", src, nul);
-    config_text(o, text, src);
-}
-
-/* ------------------------------------------------------------------ the command line */
-
-static void usage(FILE *f)
-{
-    to_options d;
-    to_options_default(&d);
-    /* the defaults a run uses: an encoding's max distance follows the default task's longest training distance */
-    for (int p = 0; p < rg_pos_count(); p++) {
-        const char *md = rg_pos_encoding_of((rg_pos_kind)p)->max_distance_setting;
-        int dist = rg_task_longest_distance(0, d.train_len);
-        if (md && dist >= 0) rg_pos_config_set(&d.model, md, to_fair_max_distance(&d.model, (rg_pos_kind)p, dist));
-    }
-    fprintf(f, "usage: %s [options]\n"
-               "Trains the reference transformer on copy/reverse/sort with n <= --train-len and reports exact-match\n"
-               "accuracy at longer test lengths for each position encoding. Option names are exact (no\n"
-               "abbreviations). --resume and --eval take the run's settings from the checkpoint: options that set\n"
-               "them are refused there; its evaluation settings too, unless given. --continue OUT takes an\n"
-               "interrupted invocation up where it stopped, with the settings recorded in OUT.\n\n", to_prog());
-    for (int i = 0; i < N_SETTINGS; i++) {
-        const setting *s = &table[i];
-        if (!s->name) continue;
-        char flag[64], def[256] = "";
-        snprintf(flag, sizeof flag, "--%s%s%s", s->name, s->arg ? " " : "", s->arg ? s->arg : "");
-        if (s->kind == K_INT || s->kind == K_DOUBLE || s->kind == K_LIST || (s->kind == K_PATH && s->off == F(out)))
-            format_value(s, &d, def, sizeof def);
-        if (!strcmp(s->name, "jobs") || !strcmp(s->name, "seed") || !strcmp(s->name, "max-position")) def[0] = 0;
-        fprintf(f, "  %-22s %s%s%s%s\n", flag, s->help, def[0] ? " (default " : "", def, def[0] ? ")" : "");
-    }
-    to_print_registries(f);
-    to_plugins_usage(f);
-    fprintf(f, "\nExit status: 0 success; 1 a run or an output failed, or --out is in use by another run of %s (the\n"
-               "same command succeeds once that one ends); 2 a bad command line, including an --out holding\n"
-               "another invocation's results without --overwrite, or a --continue folder holding a file that\n"
-               "cannot be used (named; nothing written).\n", to_prog());
-}
-
-/* The option token as typed (argv element), to refuse abbreviations: getopt_long accepts any unique prefix. */
-static const char *typed(char **argv, const struct option *lo)
-{
-    if (lo->has_arg == required_argument && optarg == argv[optind - 1]) return argv[optind - 2];
-    return argv[optind - 1];
-}
-
-/* One pass over argv; pass 1 handles only --config, pass 2 everything else. */
-static void parse_pass(int argc, char **argv, to_options *o, int pass)
-{
-    static struct option lo[N_SETTINGS + 1];
-    int n = 0;
-    for (int i = 0; i < N_SETTINGS; i++)
-        if (table[i].name) {
-            bool has_arg = table[i].kind != K_BOOL && table[i].arg;
-            lo[n++] = (struct option){table[i].name, has_arg ? required_argument : no_argument, NULL, 1000 + i};
-        }
-    lo[n] = (struct option){0, 0, 0, 0};
-    optind = 0; /* GNU: reinitialize */
-    opterr = 0;
-    int ch, idx;
-    while ((ch = getopt_long(argc, argv, "+:", lo, &idx)) != -1) {
-        if (ch == '?' || ch == ':') {
-            const char *tok = argv[optind - 1];
-            to_usage_error("see --help", ch == ':' ? "%s: missing value" : "unknown or ambiguous option '%s'", tok);
-        }
-        ch -= 1000;
-        const setting *s = &table[ch];
-        const char *tok = typed(argv, &lo[idx]);
-        size_t len = strcspn(tok, "=");
-        if (len != strlen(s->name) + 2 || strncmp(tok + 2, s->name, len - 2) != 0)
-            to_usage_error("the full option name (see --help)", "'%s' is an abbreviation of --%s", tok, s->name);
-        bool is_config = !strcmp(s->name, "config");
-        if (pass == 1) {
-            if (s->off == F(compare[0]) && optind < argc && strncmp(argv[optind], "--", 2)) optind++; /* its B */
-            if (is_config && given_cli[ch]) to_usage_error("one --config", "--config given twice");
-            if (is_config) { given_cli[ch] = true; apply(s, o, optarg, "--config"); }
-            continue;
-        }
-        if (is_config) continue; /* done in pass 1 */
-        if (s->kind == K_ACTION) { usage(stdout); exit(0); } /* --help */
-        char origin[80];
-        snprintf(origin, sizeof origin, "--%s", s->name);
-        if (s->kind == K_BOOL && optarg) to_usage_error("no value", "%s takes no value", origin);
-        apply(s, o, s->kind == K_BOOL ? NULL : optarg, origin);
-        given_cli[ch] = given_any[ch] = true;
-        if (s->off == F(compare[0])) { /* --compare A B: B is the next argument */
-            if (optind >= argc || !strncmp(argv[optind], "--", 2))
-                to_usage_error("--compare A B (two report files)", "--compare %s: the second report is missing",
-                               o->compare[0]);
-            apply(s, o, argv[optind], origin);
-            memmove(o->compare[1], o->compare[0], TO_PATH);
-            apply(s, o, optarg, origin);
-            optind++;
-        }
-    }
-    if (optind < argc) to_usage_error("options only (see --help)", "unexpected argument '%s'", argv[optind]);
-}
-
-/* Options that do not apply to the mode are errors. */
-static void check_modes(to_options *o)
-{
-    const char *tool = o->replot[0] ? "--replot" : o->compare[0][0] ? "--compare" : o->combine[0] ? "--combine" : NULL;
-    for (int i = 0; tool && i < N_SETTINGS; i++) {
-        const setting *s = &table[i];
-        if (!given_any[i] || !s->name || s->off == F(quiet) ||
-            ((s->off == F(out) || s->off == F(overwrite)) && (o->replot[0] || o->combine[0])))
-            continue;
-        if (s->mode == M_TOOL && !strcmp(tool + 2, s->name)) continue;
-        to_usage_error(o->compare[0][0] && !o->replot[0] ? "--quiet with --compare" :
-                       "--out DIR, --overwrite and --quiet with --replot or --combine",
-                       "--%s does not apply with %s", s->name, tool);
-    }
-    if (o->combine[0] && !given_any[to_setting_find("out") - table])
-        to_usage_error("--combine LIST --out DIR", "--combine: name the folder of the combined report with --out");
-    if (o->replot[0] && !given_any[to_setting_find("out") - table]) { /* default: the CSV's own folder */
-        to_folder_of(o->replot, o->out, sizeof o->out);
-    }
-    const char *ck = o->resume[0] ? "--resume" : o->eval[0] ? "--eval" : NULL;
-    for (int i = 0; i < N_SETTINGS; i++) {
-        const setting *s = &table[i];
-        if (!given_any[i] || !s->name) continue;
-        if (s->mode == M_NEW && ck)
-            to_usage_error("no training or model settings with --resume/--eval (the checkpoint's are used)",
-                           "--%s does not apply with %s", s->name, ck);
-        if (s->mode == M_TRAIN && o->eval[0])
-            to_usage_error("no training settings with --eval", "--%s does not apply with --eval", s->name);
-        if (s->mode == M_RESUME && !o->resume[0])
-            to_usage_error("--lr-schedule with --resume", "--%s applies only with --resume", s->name);
-    }
-    if (given_any[to_setting_find("rope-ext") - table] && given_any[to_setting_find("rope-scaling") - table])
-        to_usage_error("one of --rope-scaling and --rope-ext (its older name)",
-                       "--rope-scaling and --rope-ext together");
-    if (given_cli[to_setting_find("seed") - table] && given_cli[to_setting_find("seeds") - table])
-        to_usage_error("one of --seed S and --seeds N|LIST", "--seed and --seeds together");
-}
-
-void to_options_parse(int argc, char **argv, to_options *o)
-{
-    memset(given_cli, 0, sizeof given_cli);
-    memset(given_any, 0, sizeof given_any);
-    parse_pass(argc, argv, o, 1);
-    if (o->config[0]) load_config(o, o->config);
-    parse_pass(argc, argv, o, 2);
-    o->steps_given = given_any[to_setting_find("steps") - table];
-    check_modes(o);
-}
-
 /* ------------------------------------------------------------------ --print-config */
 
 char *to_options_json(const to_options *o)
@@ -634,7 +362,7 @@ char *to_options_json(const to_options *o)
         else if (s->kind == K_BOOL) cJSON_AddBoolToObject(root, key, *(const bool *)p);
         else if (s->kind == K_PATH && !*p) continue;
         else {
-            format_value(s, o, text, sizeof text);
+            to_setting_format(s, o, text, sizeof text);
             cJSON_AddStringToObject(root, key, text);
         }
     }
