@@ -2,7 +2,6 @@
  * does: defaults -> parse -> check -> build (the output folder and the jobs) -> run (the job pool) -> report -> free. Two report tools skip training:
  * --replot CSV (to_replot), --compare A B (to_compare) and --combine A,B,... (to_combine_load, then to_report). Exit status: 0 on success, 1 on any failed run or
  * output, 2 on a bad command line (nothing written). */
-#include "engine.h"
 #include "engine/engine.h"
 #include "engine/base/clock.h"
 #include "engine/base/kill.h"
@@ -234,4 +233,26 @@ int rg_engine_main(int argc, char **argv)
     free(jobs);
     close(lock);
     return rc;
+}
+
+rg_status rg_engine_run_settings(const rg_run_state *rs, rg_engine_settings *s)
+{
+    static to_options o;
+    char err[RG_CKPT_STR_LEN + 512];
+    memset(s, 0, sizeof *s);
+    if (to_settings_stored(rs, &o, s->defaulted, sizeof s->defaulted, err, sizeof err))
+        return rg_error(RG_ERR_FORMAT, "run state: %s", err);
+    char defaulted[sizeof s->defaulted];
+    memcpy(defaulted, s->defaulted, sizeof defaulted);
+    *s = (rg_engine_settings){.seed = o.seed_list[0], .train_len = o.train_len, .steps = o.steps, .batch = o.batch,
+                              .micro_batches = o.micro_batches, .ckpt_every = o.ckpt_every, .log_every = o.log_every,
+                              .lr_start = o.lr_start, .max_position = o.max_position,
+                              .random_positions = o.random_positions, .n_test_lens = o.n_test_lens,
+                              .n_rope_scaling = o.n_exts, .eval_every = o.eval_every, .extrap_every = o.extrap_every};
+    for (int t = 0; t < rg_task_count(); t++)
+        if (o.tasks[t]) snprintf(s->task, sizeof s->task, "%s", rg_task_name((rg_task)t));
+    memcpy(s->test_lens, o.test_lens, sizeof(int) * (size_t)o.n_test_lens);
+    for (int i = 0; i < o.n_exts; i++) { s->rope_type[i] = o.exts[i]; s->rope_factor[i] = o.ext_factor[i]; }
+    memcpy(s->defaulted, defaulted, sizeof defaulted);
+    return RG_OK;
 }

@@ -49,4 +49,9 @@ int to_settings_check_optim(const rg_adamw *opt, const char *ckpt);
  * config, the data file. Exits 2 with a message when the command line (or the checkpoint it names) is unusable. */
 void to_options_check(to_options *o);
 
+/* The settings a run stored in its run state rs (its /run group; to_settings_read_run) into o, after the
+ * defaults; defaulted gets the evaluation settings rs lacks (written before they were stored), comma-separated.
+ * 0, or -1 with the reason in err. */
+int to_settings_stored(const rg_run_state *rs, to_options *o, char *defaulted, size_t cap, char *err, size_t errcap);
+
 #endif

@@ -4,7 +4,6 @@
  * anything is built from it (a file is user input). */
 #include "engine/base/messages.h"
 #include "engine/base/types.h"
-#include "engine/engine.h"
 #include "engine/settings/protocol.h"
 #include "engine/settings/settings.h"
 #include "engine/settings/option_table.h"
@@ -275,26 +274,15 @@ int to_settings_check_optim(const rg_adamw *opt, const char *ckpt)
     return 0;
 }
 
-rg_status rg_engine_run_settings(const rg_run_state *rs, rg_engine_settings *s)
+int to_settings_stored(const rg_run_state *rs, to_options *o, char *defaulted, size_t cap, char *err, size_t errcap)
 {
-    static to_options o;
-    char err[RG_CKPT_STR_LEN + 512];
-    to_options_default(&o);
-    memset(s, 0, sizeof *s);
-    if (to_settings_read_run(&o, rs, err, sizeof err)) return rg_error(RG_ERR_FORMAT, "run state: %s", err);
-    *s = (rg_engine_settings){.seed = o.seed_list[0], .train_len = o.train_len, .steps = o.steps, .batch = o.batch,
-                              .micro_batches = o.micro_batches, .ckpt_every = o.ckpt_every, .log_every = o.log_every,
-                              .lr_start = o.lr_start, .max_position = o.max_position,
-                              .random_positions = o.random_positions, .n_test_lens = o.n_test_lens,
-                              .n_rope_scaling = o.n_exts, .eval_every = o.eval_every, .extrap_every = o.extrap_every};
-    for (int t = 0; t < rg_task_count(); t++)
-        if (o.tasks[t]) snprintf(s->task, sizeof s->task, "%s", rg_task_name((rg_task)t));
-    memcpy(s->test_lens, o.test_lens, sizeof(int) * (size_t)o.n_test_lens);
-    for (int i = 0; i < o.n_exts; i++) { s->rope_type[i] = o.exts[i]; s->rope_factor[i] = o.ext_factor[i]; }
+    to_options_default(o);
+    defaulted[0] = 0;
+    if (to_settings_read_run(o, rs, err, errcap)) return -1;
     for (int i = 0; i < N_EVAL_SETTINGS; i++) {
         char key[64];
         to_setting_key(to_setting_find(EVAL_SETTINGS[i]), key, sizeof key);
-        if (!rg_run_state_attr(rs, key)) add_key(s->defaulted, sizeof s->defaulted, key);
+        if (!rg_run_state_attr(rs, key)) add_key(defaulted, cap, key);
     }
-    return RG_OK;
+    return 0;
 }
