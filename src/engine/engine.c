@@ -17,6 +17,7 @@
 #include "engine/run/outdir.h"
 #include "engine/settings/plugin_load.h"
 #include "engine/settings/settings.h"
+#include "engine/views/lm_report.h"
 #include "engine/views/report.h"
 #include "nn/pos_conformance.h"
 #include "task/lm.h"

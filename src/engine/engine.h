@@ -54,8 +54,8 @@
  *                name, messages, usage errors), files.c (folders, reads that never wait, checked output files),
  *                labels.c (variant names, row labels, run names), clock.c, kill.c (the tests' kill points).
  * A helper that several layers use lives in the lowest layer that needs it, never in a feature file. Each .c has
- * its own header beside it (or its folder's: settings.h, report.h, results.h, plot.h, compare.h) and includes the
- * headers of the names it uses, by their path from src ("engine/run/run.h").
+ * its own header beside it (or its folder's: settings.h, results.h, compare.h) and includes the headers of the
+ * names it uses, by their path from src ("engine/run/run.h").
  *
  * NAMES. The engine's internal names start with to_ (TO_ for macros), from the program it grew out of
  * (train_order); they mean "the engine". New names take the same prefix until the whole engine is renamed at once

@@ -19,6 +19,9 @@
 #include "engine/base/messages.h"
 #include "engine/base/types.h"
 #include "engine/plot/gnuplot.h"
+#include "engine/plot/plot_curves.h"
+#include "engine/plot/plot_heat.h"
+#include "engine/plot/plot_style.h"
 #include "engine/results/results.h"
 
 #include <errno.h>

@@ -10,12 +10,13 @@
  *   runs' runs/<run>/extrap.csv (step,n,exact_match,token_acc: --extrap-every), averaged over the lengths of a band
  *   (n <= L; L < n <= 1.5 L; n > 1.5 L) and over seeds; a colour per encoding, a dash type per band. Missing logs
  *   are skipped; a malformed one is skipped with a warning naming the file and line. */
+#include "engine/plot/plot_curves.h"
 #include "engine/base/files.h"
 #include "engine/base/labels.h"
 #include "engine/base/messages.h"
 #include "engine/base/types.h"
 #include "engine/plot/gnuplot.h"
-#include "engine/plot/plot.h"
+#include "engine/plot/plot_style.h"
 #include "engine/results/results.h"
 
 #include <math.h>

@@ -2,9 +2,9 @@
  * per task a row of two panels, encodings x test lengths, coloured by mean exact match (printed in each cell with
  * k/N seeds reaching 0.5; ✗ after the rows not learned) beside mean token accuracy (its colour box); a labelled line
  * separates the training lengths from the extrapolation ones. Sizes in inches, text 7-10 pt (plot.h). */
+#include "engine/plot/plot_heat.h"
 #include "engine/base/files.h"
 #include "engine/plot/gnuplot.h"
-#include "engine/plot/plot.h"
 #include "engine/results/results.h"
 
 #include <string.h>

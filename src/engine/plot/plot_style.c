@@ -1,7 +1,7 @@
 /* plot_style.c: the colour and marker of every curve (plot.h): an encoding's own, from its descriptor
  * (rg_pos_encoding.plot_colour, plot_marker), or for a registered encoding without one a pair of a palette reserved
  * for such encodings, never a built-in's; and the scaling types' styles in a RoPE scaling panel. */
-#include "engine/plot/plot.h"
+#include "engine/plot/plot_style.h"
 
 /* The scaling types' styles in a scaling panel (by rg_rope_ext: Okabe-Ito colours, colour-blind safe, yellow
  * darkened for a white background). An encoding's own style is its descriptor's (plot_colour, plot_marker). */

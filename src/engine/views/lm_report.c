@@ -4,6 +4,7 @@
  * is its own row, never pooled with its base), lm_report.md (a table per task and method:
  * encodings x contexts L..8L, median [min, max] over seeds) and lm_ppl_<task>.svg (gnuplot: perplexity against
  * context / L, log scale, a curve per encoding, chunks solid and sliding dashed). */
+#include "engine/views/lm_report.h"
 #include "engine/base/files.h"
 #include "engine/base/labels.h"
 #include "engine/base/messages.h"
@@ -12,6 +13,7 @@
 #include "engine/results/results.h"
 #include "engine/run/lm_run.h"
 #include "engine/views/report.h"
+#include "engine/views/report_protocol.h"
 #include "task/lm.h"
 
 #include <math.h>

@@ -15,6 +15,8 @@
 #include "engine/settings/lists.h"
 #include "engine/settings/protocol.h"
 #include "engine/settings/settings.h"
+#include "engine/views/report_grid.h"
+#include "engine/views/report_protocol.h"
 
 #include <cblas.h>
 #include <cjson/cJSON.h>

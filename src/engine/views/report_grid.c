@@ -11,12 +11,12 @@
  *   - grid_cells.csv: those per-cell counts for every size (task, encoding, variant, rope_ext, size, row, col,
  *     count, right; pooled over seeds).
  * The per-cell counts exist only for runs evaluated by this invocation (a report read back has none: no images). */
+#include "engine/views/report_grid.h"
 #include "engine/base/files.h"
 #include "engine/base/labels.h"
 #include "engine/base/types.h"
 #include "engine/plot/gnuplot.h"
 #include "engine/results/results.h"
-#include "engine/views/report.h"
 
 #include <math.h>
 #include <stdlib.h>

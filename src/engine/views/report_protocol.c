@@ -3,12 +3,12 @@
  * (one line per table cell: every statistic over seeds), and the per-position accounting written out
  * (report_positions.csv, one line per run, test length and output position; report.json "positions"
  * per cell). */
+#include "engine/views/report_protocol.h"
 #include "engine/base/files.h"
 #include "engine/base/labels.h"
 #include "engine/base/types.h"
 #include "engine/results/results.h"
 #include "engine/settings/protocol.h"
-#include "engine/views/report.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
