@@ -61,7 +61,7 @@ EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(filter-out examples/pl
 # The experiment engine (src/engine, public header engine.h): everything train_order does, as a library; the program
 # examples/train_order/main.c is one call of rg_engine_main.
 ENGINE_LIB := $(BUILD)/libropegrad_engine.a
-ENGINE_OBJ := $(patsubst %.c,$(BUILD)/f32/%.o,$(wildcard src/engine/*.c))
+ENGINE_OBJ := $(patsubst %.c,$(BUILD)/f32/%.o,$(shell find src/engine -name '*.c'))
 
 .PHONY: all lib test run experiment experiment-small experiment-variants experiment-lm experiment-tricks experiment-grids bench sanitize clean deps fixtures
 # Keep the objects make builds on the way to a test or example (it would delete them as intermediate files, and
@@ -84,13 +84,13 @@ $(BUILD)/flags: FORCE
 $(BUILD)/include/ropegrad:
 	@mkdir -p $(dir $@)
 	ln -sfn $(CURDIR)/src $@
-$(BUILD)/f32/%.o: %.c $(wildcard src/*.h src/*/*.h examples/*.h examples/*/*.h) tests/common.h $(BUILD)/flags | $(BUILD)/include/ropegrad
+$(BUILD)/f32/%.o: %.c $(wildcard src/*.h src/*/*.h src/engine/*/*.h examples/*.h examples/*/*.h) tests/common.h $(BUILD)/flags | $(BUILD)/include/ropegrad
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 $(BUILD)/f32/src/tensor/dnnl.o: src/tensor/dnnl.c $(wildcard src/*.h src/*/*.h) $(BUILD)/flags | $(BUILD)/include/ropegrad
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(DNNL_CFLAGS) -c $< -o $@
-$(BUILD)/f64/%.o: %.c $(wildcard src/*.h src/*/*.h) tests/common.h $(BUILD)/flags | $(BUILD)/include/ropegrad
+$(BUILD)/f64/%.o: %.c $(wildcard src/*.h src/*/*.h src/engine/*/*.h) tests/common.h $(BUILD)/flags | $(BUILD)/include/ropegrad
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -DRG_DOUBLE -c $< -o $@
 
@@ -165,13 +165,13 @@ $(BUILD)/tests/gradcheck_%: $(BUILD)/f64/tests/gradcheck_%.o $(TEST_COMMON64) $(
 	$(CC) $(CFLAGS_ALL) -DRG_DOUBLE $^ -o $@ $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(PKG_LIBS)
 # train_order alone reads JSON (--config): cJSON (Debian libcjson-dev).
 CJSON_LIBS = $(shell pkg-config --libs libcjson 2>/dev/null || echo -lcjson)
-# OpenMPI (issue 14, docs/mpi.md): train_order's mpi.c, its only MPI code, is compiled and linked with mpicc's flags
-# when mpicc is found; otherwise it compiles to stubs that refuse an mpirun launch and --data-parallel. The library
+# OpenMPI (issue 14, docs/mpi.md): train_order's src/engine/run/mpi_*.c, its only MPI code, are compiled and linked with mpicc's flags
+# when mpicc is found; otherwise they compile to stubs that refuse an mpirun launch and --data-parallel. The library
 # never includes mpi.h.
 MPICC_FOUND = $(shell command -v mpicc 2>/dev/null)
 MPI_CFLAGS = $(if $(MPICC_FOUND),$(shell mpicc --showme:compile) -DTO_HAVE_MPI)
 MPI_LIBS = $(if $(MPICC_FOUND),$(shell mpicc --showme:link))
-$(BUILD)/f32/src/engine/mpi.o: src/engine/mpi.c $(wildcard src/*/*.h) $(BUILD)/flags
+$(BUILD)/f32/src/engine/run/mpi_%.o: src/engine/run/mpi_%.c $(wildcard src/*/*.h src/engine/*/*.h) $(BUILD)/flags
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(MPI_CFLAGS) -c $< -o $@
 # A plugin calls the library functions of the program that loads it: train_order exports every symbol of the
@@ -192,7 +192,7 @@ $(BUILD)/git_commit: FORCE
 	 if [ "$$c" != unknown ] && [ -n "$$(git status --porcelain --untracked-files=no 2>/dev/null)" ]; then c="$$c+dirty"; fi; \
 	 [ "$$(cat $@ 2>/dev/null)" = "$$c" ] || echo "$$c" > $@
 .PHONY: FORCE
-$(BUILD)/f32/src/engine/report.o: src/engine/report.c $(BUILD)/git_commit $(wildcard src/*/*.h) $(BUILD)/flags
+$(BUILD)/f32/src/engine/views/report.o: src/engine/views/report.c $(BUILD)/git_commit $(wildcard src/*/*.h src/engine/*/*.h) $(BUILD)/flags
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -DRG_GIT_COMMIT=\"$$(cat $(BUILD)/git_commit)\" -c $< -o $@
 # the report's tests link the engine library, and their shared fixture (tests/report_fixture.c).
@@ -281,7 +281,7 @@ data: deps $(BUILD)/tools/gen_data
 # rg_check_pos: the float64 conformance check (tools/check_pos.c) with the plugin loader and the task registry
 # compiled in float64, exporting every symbol of the float64 library to the plugins it loads (as train_order does).
 CHECK_POS := $(BUILD)/tools/rg_check_pos
-CHECK_POS_OBJ := $(BUILD)/f64/tools/check_pos.o $(BUILD)/f64/src/engine/plugin_load.o \
+CHECK_POS_OBJ := $(BUILD)/f64/tools/check_pos.o $(BUILD)/f64/src/engine/settings/plugin_load.o $(BUILD)/f64/src/engine/base/messages.o \
   $(patsubst %.c,$(BUILD)/f64/%.o,$(wildcard src/task/*.c))
 $(CHECK_POS): $(CHECK_POS_OBJ) $(LIB64)
 	@mkdir -p $(dir $@)

@@ -1,7 +1,7 @@
 /* bench/bench.c: the training-step benchmark of issue 8 (see bench/README.md; `make bench` runs it through
  * bench/run.sh, next to bench/bench_torch.py). A benchmark, never a test: nothing here fails on speed.
  *
- * What one row measures: the C training step exactly as src/engine/run.c takes it
+ * What one row measures: the C training step exactly as src/engine/run/run.c takes it
  *     rg_ctx_reset, rg_model_forward, rg_cross_entropy (ignore -100), rg_params_zero_grad, rg_backward,
  *     rg_params_clip_grad_norm(1.0), rg_lr_schedule (peak 1e-3, warmup 100, cosine to 0.1 over 1000 steps),
  *     rg_adamw_step (betas 0.9/0.98, eps 1e-8, weight decay 0.01 on 2-D parameters)

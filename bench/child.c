@@ -1,6 +1,6 @@
 /* bench/child.c: what one child process of the benchmark runs (bench/bench.h; the parent is bench/bench.c, which
  * re-executes itself with --child-row or --child-sgemm so that every row has its own peak RSS and a fresh
- * OpenBLAS). A row: the C training step exactly as src/engine/run.c takes it (rg_train_step), timed
+ * OpenBLAS). A row: the C training step exactly as src/engine/run/run.c takes it (rg_train_step), timed
  * after a warm-up, then optionally a long run that checks the memory stops growing. The result is one
  * tab-separated line on stdout that the parent parses.
  */
@@ -153,7 +153,7 @@ fail:
     exit(1);
 }
 
-/* One training step as src/engine/run.c takes it (rg_train_step); returns its wall time in seconds and writes the
+/* One training step as src/engine/run/run.c takes it (rg_train_step); returns its wall time in seconds and writes the
  * calling thread's CPU time to *cpu (may be NULL). */
 static double train_step_cpu(trainer *t, double *loss_out, double *cpu)
 {

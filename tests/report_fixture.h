@@ -5,7 +5,20 @@
 #define RF_REPORT_FIXTURE_H
 
 #include "common.h"
-#include "../src/engine/report.h"
+#include "../src/engine/base/labels.h"
+#include "../src/engine/compare/compare.h"
+#include "../src/engine/plot/plot.h"
+#include "../src/engine/plot/plot_curves.h"
+#include "../src/engine/plot/plot_heat.h"
+#include "../src/engine/plot/plot_style.h"
+#include "../src/engine/run/run.h"
+#include "../src/engine/settings/lists.h"
+#include "../src/engine/settings/protocol.h"
+#include "../src/engine/settings/settings.h"
+#include "../src/engine/views/lm_report.h"
+#include "../src/engine/views/report.h"
+#include "../src/engine/views/report_grid.h"
+#include "../src/engine/views/report_protocol.h"
 
 #include <fcntl.h>
 #include <stdbool.h>

@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "engine/engine.h"
@@ -182,6 +183,34 @@ static const char *first_forbidden(const char *text, const forbidden *f, int n)
     return next_forbidden(text, f, n, &from);
 }
 
+/* Every .c and .h file under dir (its subfolders too: the engine's layers): counts the files and the names of
+ * built-ins in their code. */
+static void scan_engine_folder(const char *dir, const forbidden *f, int n, int *files, int *bad)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t len = strlen(e->d_name);
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        struct stat sb;
+        if (e->d_name[0] != '.' && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+            scan_engine_folder(path, f, n, files, bad);
+            continue;
+        }
+        if (len < 3 || (strcmp(e->d_name + len - 2, ".c") && strcmp(e->d_name + len - 2, ".h"))) continue;
+        char *text = slurp(path);
+        assert_non_null(text);
+        strip_comments(text);
+        int from = 0;
+        for (const char *hit; (hit = next_forbidden(text, f, n, &from)); (*bad)++)
+            print_error("%s names the built-in %s: ask the descriptor's capability instead\n", path, hit);
+        free(text);
+        (*files)++;
+    }
+    closedir(d);
+}
+
 static void test_engine_asks_no_builtin(void **state)
 {
     static forbidden f[512];
@@ -198,24 +227,8 @@ static void test_engine_asks_no_builtin(void **state)
     assert_null(strstr(code, "RG_POS_XL"));
     assert_non_null(strstr(code, "\"/* RG_POS_T5 */\"")); /* a literal is code */
     assert_non_null(first_forbidden(code, f, n));
-    DIR *d = opendir("src/engine");
-    assert_non_null(d);
     int files = 0, bad = 0;
-    for (struct dirent *e; (e = readdir(d));) {
-        size_t len = strlen(e->d_name);
-        if (len < 3 || (strcmp(e->d_name + len - 2, ".c") && strcmp(e->d_name + len - 2, ".h"))) continue;
-        char path[512];
-        snprintf(path, sizeof path, "src/engine/%s", e->d_name);
-        char *text = slurp(path);
-        assert_non_null(text);
-        strip_comments(text);
-        int from = 0;
-        for (const char *hit; (hit = next_forbidden(text, f, n, &from)); bad++)
-            print_error("%s names the built-in %s: ask the descriptor's capability instead\n", path, hit);
-        free(text);
-        files++;
-    }
-    closedir(d);
+    scan_engine_folder("src/engine", f, n, &files, &bad);
     assert_true(files >= 20);
     assert_int_equal(bad, 0);
 }

@@ -1,10 +1,11 @@
 /* check_pos.c: rg_check_pos, the conformance check of a position encoding in float64 (the strict one; train_order
  * --check-pos runs it in float32): `rg_check_pos [--plugin X.so ...] NAME`, NAME a built-in encoding or one that a
  * plugin built for float64 registers (cc -shared -fPIC $(pkg-config --cflags ropegrad-f64) x.c -o x.so). The
- * plugins are loaded and checked exactly as train_order loads them (src/engine/plugin_load.c, compiled here in
+ * plugins are loaded and checked exactly as train_order loads them (src/engine/settings/plugin_load.c, compiled here in
  * float64). Exit status: 0 every check passes, 1 one fails, 2 a bad command line, an unknown encoding or a refused
  * plugin. */
-#include "engine/plugin_load.h"
+#include "engine/settings/plugin_load.h"
+#include "engine/base/messages.h"
 #include "nn/pos_conformance.h"
 
 #include <stdio.h>

@@ -155,7 +155,7 @@ def greedy(model, x, chunk):
 
 
 def set_rope(model, ext, n, train_len):
-    """As src/engine/run.c: s = (2n+3)/(2 L_train+3); the extension only when s > 1."""
+    """As src/engine/run/run.c: s = (2n+3)/(2 L_train+3); the extension only when s > 1."""
     cfg = model.cfg
     L_tokens = 2 * train_len + 3
     s = (2 * n + 3) / L_tokens

@@ -2,11 +2,23 @@
  * does: defaults -> parse -> check -> build (the output folder and the jobs) -> run (the job pool) -> report -> free. Two report tools skip training:
  * --replot CSV (to_replot), --compare A B (to_compare) and --combine A,B,... (to_combine_load, then to_report). Exit status: 0 on success, 1 on any failed run or
  * output, 2 on a bad command line (nothing written). */
-#include "engine.h"
-#include "report.h"
-#include "mpi.h"
-#include "lm_run.h"
-#include "plugin_load.h"
+#include "engine/engine.h"
+#include "engine/base/clock.h"
+#include "engine/base/kill.h"
+#include "engine/base/labels.h"
+#include "engine/base/messages.h"
+#include "engine/base/types.h"
+#include "engine/compare/compare.h"
+#include "engine/plot/plot.h"
+#include "engine/results/results.h"
+#include "engine/run/continue.h"
+#include "engine/run/mpi_sched.h"
+#include "engine/run/mpi_transport.h"
+#include "engine/run/outdir.h"
+#include "engine/settings/plugin_load.h"
+#include "engine/settings/settings.h"
+#include "engine/views/lm_report.h"
+#include "engine/views/report.h"
 #include "nn/pos_conformance.h"
 #include "task/lm.h"
 #include "task/tricks.h"
@@ -170,7 +182,7 @@ int rg_engine_main(int argc, char **argv)
 {
     to_set_prog(argc > 0 ? argv[0] : NULL); /* messages and --help name the program */
     rg_blas_prefer_fast_kernels(argv); /* OpenBLAS 0.3.21 runs SSE3 kernels on CPUs it does not know */
-    to_mpi_start(&argc, &argv); /* MPI_Init only under mpirun (mpi.h) */
+    to_mpi_start(&argc, &argv); /* MPI_Init only under mpirun (mpi_transport.h) */
     if (rg_task_register_tricks() || rg_lm_register() || rg_task_register_grids()) { /* opt-in: tricks.h, lm.h, grid.h */
         fprintf(stderr, "%s: %s\n", to_prog(), rg_last_error());
         return 1;
@@ -192,7 +204,7 @@ int rg_engine_main(int argc, char **argv)
         to_err("--%s\n", rg_last_error()); /* "precision bf16: <why>" */
         return 1;
     }
-    if (to_mpi_rank() > 0) return to_mpi_worker(&o); /* MPI ranks 1..N-1 serve rank 0 (mpi.h) */
+    if (to_mpi_rank() > 0) return to_mpi_worker(&o); /* MPI ranks 1..N-1 serve rank 0 (mpi_sched.h) */
 
     int lock = to_outdir_claim(&o);
     if (lock < 0) return lock == -2 ? 2 : 1; /* 2: a folder of another invocation's results */
@@ -222,4 +234,26 @@ int rg_engine_main(int argc, char **argv)
     free(jobs);
     close(lock);
     return rc;
+}
+
+rg_status rg_engine_run_settings(const rg_run_state *rs, rg_engine_settings *s)
+{
+    static to_options o;
+    char err[RG_CKPT_STR_LEN + 512];
+    memset(s, 0, sizeof *s);
+    if (to_settings_stored(rs, &o, s->defaulted, sizeof s->defaulted, err, sizeof err))
+        return rg_error(RG_ERR_FORMAT, "run state: %s", err);
+    char defaulted[sizeof s->defaulted];
+    memcpy(defaulted, s->defaulted, sizeof defaulted);
+    *s = (rg_engine_settings){.seed = o.seed_list[0], .train_len = o.train_len, .steps = o.steps, .batch = o.batch,
+                              .micro_batches = o.micro_batches, .ckpt_every = o.ckpt_every, .log_every = o.log_every,
+                              .lr_start = o.lr_start, .max_position = o.max_position,
+                              .random_positions = o.random_positions, .n_test_lens = o.n_test_lens,
+                              .n_rope_scaling = o.n_exts, .eval_every = o.eval_every, .extrap_every = o.extrap_every};
+    for (int t = 0; t < rg_task_count(); t++)
+        if (o.tasks[t]) snprintf(s->task, sizeof s->task, "%s", rg_task_name((rg_task)t));
+    memcpy(s->test_lens, o.test_lens, sizeof(int) * (size_t)o.n_test_lens);
+    for (int i = 0; i < o.n_exts; i++) { s->rope_type[i] = o.exts[i]; s->rope_factor[i] = o.ext_factor[i]; }
+    memcpy(s->defaulted, defaulted, sizeof defaulted);
+    return RG_OK;
 }

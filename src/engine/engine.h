@@ -24,8 +24,42 @@
  * A program on the engine names itself: its messages, usage line and --help use the base name of argv[0], and its
  * checkpoints are "checkpoints of this engine", read by any program that registered the same encoding and task.
  *
- * The engine's internal files (src/engine, their headers train_order.h, report.h, settings.h, mpi.h) use the
- * prefix to_ and are not part of the installed interface.
+ * THE FILE MAP. The engine's internal files are not part of the installed interface (engine.h and plugin.h are).
+ * They stand in layers; a file uses names of its own layer and of the layers below it, never of a layer above, and
+ * no two files use each other's names, directly or through others (no circle of files). From the top:
+ *   engine.c     the entry: defaults -> parse -> check -> build -> run -> report, the modes (--compare,
+ *                --combine, --replot, --continue, --eval, MPI ranks), and rg_engine_run_settings.
+ *   compare/     compare.c (--compare: two reports cell by cell, their settings side by side; where a report's
+ *                settings are found), combine.c (--combine: reports of one grid's blocks of seeds joined).
+ *   views/       the report's sections: report.c (report.md, report.csv, report.json, provenance),
+ *                report_protocol.c (the protocol statement, encodings' settings, tricks, max/median, cells and
+ *                positions files), report_grid.c (the grid tasks' matrices and images), lm_report.c (the language
+ *                models' report).
+ *   run/         running: pool.c (the job pool), mpi_sched.c (the grid over MPI ranks) above run.c (one run:
+ *                train, checkpoint, evaluate), continue.c (--continue); below run.c: evaluate.c (greedy decoding
+ *                and scores), run_curves.c (extrapolation over training), run_grid.c (grid tasks at evaluation),
+ *                lm_run.c (language-model runs), resume.c (what a run keeps for a resume), results_file.c (a
+ *                finished run's records), outdir.c (the output folder's lock and refusals), mpi_transport.c (MPI
+ *                itself: ranks, the fixed-order gradient sum; no jobs).
+ *   settings/    the settings: option_table.c (one row per option; --print-config), command_line.c (argv,
+ *                --help), config.c (--config JSON), settings_run.c (the checkpoint's /run group), options.c (the
+ *                checks before anything is built), lists.c (list-valued options), protocol.c (test sizes,
+ *                evaluation sets, fair max_distance, per-position counting), plugin_load.c (--plugin).
+ *   plot/        the figures: plot.c (curves, losses, --replot), plot_heat.c (heatmaps), plot_curves.c (positions
+ *                and over-training curves), plot_style.c (colours and markers), gnuplot.c (the gnuplot runner).
+ *   results/     a report's numbers: table.c (rows and cells), stats.c (t intervals, bootstrap, k/N),
+ *                positions.c (per-position counts, report_positions.csv read back), report_load.c (a report read
+ *                back as user input).
+ *   base/        what every layer shares: types.h (the settings and result records), messages.c (the program's
+ *                name, messages, usage errors), files.c (folders, reads that never wait, checked output files),
+ *                labels.c (variant names, row labels, run names), clock.c, kill.c (the tests' kill points).
+ * A helper that several layers use lives in the lowest layer that needs it, never in a feature file. Each .c has
+ * its own header beside it (or its folder's: settings.h, results.h, compare.h) and includes the headers of the
+ * names it uses, by their path from src ("engine/run/run.h").
+ *
+ * NAMES. The engine's internal names start with to_ (TO_ for macros), from the program it grew out of
+ * (train_order); they mean "the engine". New names take the same prefix until the whole engine is renamed at once
+ * (to eng_), so that one prefix never means two things. The installed interface uses rg_engine_ (RG_ENGINE_).
  */
 #ifndef RG_ENGINE_H
 #define RG_ENGINE_H

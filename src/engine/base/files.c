@@ -1,0 +1,100 @@
+/* files.c: the engine's file helpers: folders (mkdir -p, the folder of a path), a read that never waits on a FIFO,
+ * and checked output files (written to a temporary name and renamed whole, so that a reader never sees half a
+ * file). Every layer that writes or reads files uses them, so they sit at the bottom. */
+#include "engine/base/files.h"
+#include "engine/base/kill.h"
+#include "engine/base/messages.h"
+#include "engine/base/types.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int to_make_dir(const char *path)
+{
+    char buf[TO_PATH + 64];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = 0;
+        if (mkdir(buf, 0755) != 0 && errno != EEXIST) break;
+        *p = '/';
+    }
+    struct stat st;
+    if (mkdir(buf, 0755) == 0 || (errno == EEXIST && stat(buf, &st) == 0 && S_ISDIR(st.st_mode))) return 0;
+    if (errno == EEXIST) errno = ENOTDIR; /* a file of that name: mkdir's EEXIST would read as success */
+    to_err("cannot create %s: %s\n", path, strerror(errno));
+    return -1;
+}
+
+const char *to_folder_of(const char *path, char *buf, size_t n)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash) snprintf(buf, n, ".");
+    else snprintf(buf, n, "%.*s", (int)(slash - path + (slash == path)), path);
+    return buf;
+}
+
+FILE *to_fopen_read(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), flags;
+    if (fd < 0) return NULL;
+    FILE *f = NULL;
+    if ((flags = fcntl(fd, F_GETFL)) == -1 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == -1 || !(f = fdopen(fd, "rb")))
+        close(fd);
+    return f;
+}
+
+int to_out_open(to_out *w, const char *dir, const char *name)
+{
+    memset(w, 0, sizeof *w);
+    if (snprintf(w->path, sizeof w->path, "%s/%s", dir, name) >= (int)sizeof w->path) {
+        to_err("output path too long: %s/%s\n", dir, name);
+        return -1;
+    }
+    snprintf(w->tmp, sizeof w->tmp, "%s.tmp.%ld", w->path, (long)getpid());
+    w->f = fopen(w->tmp, "w");
+    if (!w->f) {
+        to_err("cannot write %s: %s\n", w->path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+void to_out_printf(to_out *w, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (vfprintf(w->f, fmt, ap) < 0 && !w->err) w->err = errno ? errno : EIO;
+    va_end(ap);
+}
+
+int to_out_close(to_out *w)
+{
+    int e = w->err;
+    if (fflush(w->f) != 0 && !e) e = errno;
+    if (ferror(w->f) && !e) e = EIO;
+    if (fsync(fileno(w->f)) != 0 && !e && errno != EINVAL) e = errno; /* EINVAL: a file that cannot be synced */
+    if (fclose(w->f) != 0 && !e) e = errno;
+    w->f = NULL;
+    if (!e && rename(w->tmp, w->path) != 0) e = errno;
+    if (e) {
+        remove(w->tmp);
+        to_err("cannot write %s: %s\n", w->path, strerror(e));
+        return -1;
+    }
+    to_kill_report_file(); /* tests only (continue.c) */
+    return 0;
+}
+
+void to_out_discard(to_out *w)
+{
+    if (w->f) fclose(w->f);
+    w->f = NULL;
+    remove(w->tmp);
+}

@@ -1,0 +1,106 @@
+/* labels.c: one home for every name a result is shown under: the training variants' names and labels, the
+ * --rope-scaling text, a row's label, a run's name in file names, and the encoding capabilities those names and
+ * the evaluation rows depend on (rotary, bounded). Settings, runs, tables and plots all name results this way, so
+ * it sits at the bottom. */
+#include "engine/base/labels.h"
+#include "engine/base/types.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The training variants: the name (CSV, JSON, file names), the label's suffix, and the capability of the encoding's
+ * descriptor that the variant changes (pos.h): theta500k and bf16angles set RoPE fields of the config, so they
+ * apply to the rotary encodings; rand, to every encoding that reads positions; t5max128 sets the encoding's
+ * max_distance_setting to TO_T5_LEGACY_MAX_DISTANCE. */
+static const struct { const char *name, *label; } VARIANTS[TO_VAR_COUNT] = {
+    [TO_VAR_BASE] = {"base", ""}, [TO_VAR_THETA500K] = {"theta500k", " θ=500k"}, [TO_VAR_RAND] = {"rand", "+rand"},
+    [TO_VAR_T5MAX128] = {"t5max128", " max_distance=128"}, [TO_VAR_BF16ANGLES] = {"bf16angles", " bf16 angles"}};
+
+
+const char *to_ext_text(rg_rope_ext e, double factor, char *buf, size_t cap)
+{
+    if (factor > 0) snprintf(buf, cap, "%s:%g", rg_rope_ext_name(e), factor);
+    else snprintf(buf, cap, "%s", rg_rope_ext_name(e));
+    return buf;
+}
+
+int to_ext_parse(const char *text, rg_rope_ext *e, double *factor)
+{
+    char type[32];
+    const char *colon = strchr(text, ':');
+    size_t len = colon ? (size_t)(colon - text) : strlen(text);
+    if (len == 0 || len >= sizeof type) return -1;
+    memcpy(type, text, len);
+    type[len] = 0;
+    if (rg_rope_ext_parse(type, e)) return -1;
+    *factor = 0;
+    if (!colon) return 0;
+    char *end;
+    errno = 0;
+    *factor = strtod(colon + 1, &end);
+    if (errno || end == colon + 1 || *end || !(*factor >= 1 && *factor <= 1000) || *e == RG_ROPE_EXT_NONE) return -1;
+    return 0;
+}
+
+const char *to_variant_name(to_variant v) { return (unsigned)v < TO_VAR_COUNT ? VARIANTS[v].name : "?"; }
+
+int to_variant_parse(const char *name, to_variant *v)
+{
+    for (int i = 0; i < TO_VAR_COUNT; i++)
+        if (strcmp(name, VARIANTS[i].name) == 0) { *v = (to_variant)i; return 0; }
+    return -1;
+}
+
+bool to_variant_applies(to_variant v, rg_pos_kind pos)
+{
+    const rg_pos_encoding *e = rg_pos_encoding_of(pos);
+    if (v == TO_VAR_BASE) return true;
+    if (!e) return false;
+    if (v == TO_VAR_THETA500K || v == TO_VAR_BF16ANGLES) return e->flags & RG_POS_ROTARY;
+    if (v == TO_VAR_RAND) return !(e->flags & RG_POS_POSITIONLESS); /* +rand of NoPE would be the same model */
+    return e->max_distance_setting != NULL;
+}
+
+bool to_pos_rotary(rg_pos_kind pos)
+{
+    const rg_pos_encoding *e = rg_pos_encoding_of(pos);
+    return e && (e->flags & RG_POS_ROTARY);
+}
+
+bool to_pos_bounded(rg_pos_kind pos)
+{
+    const rg_pos_encoding *e = rg_pos_encoding_of(pos);
+    return e && e->max_position;
+}
+
+to_variant to_variant_of(const to_options *o, rg_pos_kind pos)
+{
+    const rg_pos_encoding *e = rg_pos_encoding_of(pos);
+    if (o->random_positions && to_variant_applies(TO_VAR_RAND, pos)) return TO_VAR_RAND;
+    if (o->model.rope_base == TO_THETA_500K && to_variant_applies(TO_VAR_THETA500K, pos)) return TO_VAR_THETA500K;
+    if (o->model.rope_bf16_angles && to_variant_applies(TO_VAR_BF16ANGLES, pos)) return TO_VAR_BF16ANGLES;
+    if (e && e->max_distance_setting &&
+        rg_pos_config_get(&o->model, e->max_distance_setting) == TO_T5_LEGACY_MAX_DISTANCE)
+        return TO_VAR_T5MAX128;
+    return TO_VAR_BASE;
+}
+
+const char *to_label(rg_pos_kind pos, to_variant v, rg_rope_ext e, double factor, char *buf, size_t cap)
+{
+    char ext[48] = "";
+    if (e != RG_ROPE_EXT_NONE) {
+        ext[0] = '+';
+        to_ext_text(e, factor, ext + 1, sizeof ext - 1);
+    }
+    snprintf(buf, cap, "%s%s%s", rg_pos_name(pos), (unsigned)v < TO_VAR_COUNT ? VARIANTS[v].label : "", ext);
+    return buf;
+}
+
+const char *to_run_name(rg_task task, rg_pos_kind pos, to_variant v, int seed, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%s-%s%s%s-seed%d", rg_task_name(task), rg_pos_name(pos), v ? "-" : "",
+             v ? to_variant_name(v) : "", seed);
+    return buf;
+}

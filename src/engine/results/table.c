@@ -1,0 +1,129 @@
+/* table.c: the report's table, built from the results of every run: one row per (task, encoding, training
+ * variant, RoPE extension) in a fixed order, the runs (seeds) of each row, and per task the sorted test lengths; a
+ * cell is the statistics over a row's seeds at one length (stats.c). report.c, plot.c and compare.c read it. */
+#include "engine/base/labels.h"
+#include "engine/base/messages.h"
+#include "engine/base/types.h"
+#include "engine/results/results.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *to_row_label(const to_row *r, char *buf, size_t cap)
+{
+    return to_label(r->pos, r->variant, r->ext, r->ext_factor, buf, cap);
+}
+
+/* The order of rows: task, encoding, variant, extension (none first), factor (per length first). */
+static int cmp_ident(rg_task t1, rg_pos_kind p1, to_variant v1, rg_rope_ext e1, double f1, rg_task t2, rg_pos_kind p2,
+                     to_variant v2, rg_rope_ext e2, double f2)
+{
+    long a = (long)t1 * 1000000L + (long)p1 * 10000L + (long)v1 * 100L + (long)e1;
+    long b = (long)t2 * 1000000L + (long)p2 * 10000L + (long)v2 * 100L + (long)e2;
+    if (a != b) return (a > b) - (a < b);
+    return (f1 > f2) - (f1 < f2);
+}
+
+static bool row_of(const to_row *r, const to_result *x)
+{
+    return cmp_ident(r->task, r->pos, r->variant, r->ext, r->ext_factor, x->task, x->pos, x->variant, x->ext,
+                     x->ext_factor) == 0;
+}
+
+static int cmp_row(const void *a, const void *b)
+{
+    const to_row *x = a, *y = b;
+    return cmp_ident(x->task, x->pos, x->variant, x->ext, x->ext_factor, y->task, y->pos, y->variant, y->ext,
+                     y->ext_factor);
+}
+
+static int cmp_int(const void *a, const void *b) { return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b); }
+
+int to_table_build(to_table *t, const to_result *res, int n_res, int train_len)
+{
+    memset(t, 0, sizeof *t);
+    t->res = res;
+    t->n_res = n_res;
+    t->train_len = train_len;
+    t->rows = calloc((size_t)(n_res > 0 ? n_res : 1), sizeof *t->rows);
+    if (!t->rows) goto nomem;
+    for (int i = 0; i < n_res; i++) {
+        int k;
+        for (k = 0; k < t->n_rows; k++)
+            if (row_of(&t->rows[k], &res[i])) break;
+        if (k == t->n_rows)
+            t->rows[t->n_rows++] = (to_row){res[i].task, res[i].pos, res[i].variant, res[i].ext, res[i].ext_factor, 0,
+                                            NULL};
+        t->rows[k].n_runs++;
+        rg_task task = res[i].task;
+        for (int j = 0; j < res[i].n_lens; j++) {
+            int n = res[i].lens[j], q;
+            for (q = 0; q < t->n_lens[task] && t->lens[task][q] != n; q++) {}
+            if (q < t->n_lens[task]) continue;
+            if (t->n_lens[task] == TO_MAX_TABLE_LENS) {
+                to_err("more than %d test lengths for task %s in one report\n",
+                        TO_MAX_TABLE_LENS, rg_task_name(task));
+                to_table_free(t);
+                return -1;
+            }
+            t->lens[task][t->n_lens[task]++] = n;
+        }
+    }
+    for (int k = 0; k < t->n_rows; k++) {
+        t->rows[k].runs = malloc(sizeof(int) * (size_t)t->rows[k].n_runs);
+        if (!t->rows[k].runs) goto nomem;
+        t->rows[k].n_runs = 0;
+    }
+    qsort(t->rows, (size_t)t->n_rows, sizeof *t->rows, cmp_row);
+    for (int i = 0; i < n_res; i++)
+        for (int k = 0; k < t->n_rows; k++)
+            if (row_of(&t->rows[k], &res[i])) t->rows[k].runs[t->rows[k].n_runs++] = i;
+    for (int task = 0; task < rg_task_count(); task++) qsort(t->lens[task], (size_t)t->n_lens[task], sizeof(int), cmp_int);
+    return 0;
+nomem:
+    to_err("report: out of memory\n");
+    to_table_free(t);
+    return -1;
+}
+
+const to_row *to_table_row_like(const to_table *t, const to_row *like)
+{
+    for (int k = 0; k < t->n_rows; k++)
+        if (t->rows[k].task == like->task && t->rows[k].pos == like->pos && t->rows[k].variant == like->variant &&
+            t->rows[k].ext == like->ext && t->rows[k].ext_factor == like->ext_factor)
+            return &t->rows[k];
+    return NULL;
+}
+
+void to_table_free(to_table *t)
+{
+    for (int k = 0; k < t->n_rows && t->rows; k++) free(t->rows[k].runs);
+    free(t->rows);
+    t->rows = NULL;
+    t->n_rows = 0;
+}
+
+void to_table_cell(const to_table *t, const to_row *r, int n, bool exact, to_stat *s, double *values)
+{
+    double stack[64], *v = values ? values : r->n_runs <= 64 ? stack : malloc(sizeof(double) * (size_t)r->n_runs);
+    if (!v) { *s = TO_STAT_NONE; return; }
+    for (int i = 0; i < r->n_runs; i++) {
+        const to_result *x = &t->res[r->runs[i]];
+        v[i] = NAN;
+        for (int j = 0; j < x->n_lens; j++)
+            if (x->lens[j] == n) v[i] = exact ? x->exact[j] : x->token_acc[j];
+    }
+    /* the variant and a fixed factor enter the bootstrap seed so that base rows keep the seeds they had */
+    uint64_t seed = to_cell_seed(r->task, r->pos, r->ext, n, exact) ^ ((uint64_t)r->variant << 20) ^
+                    ((uint64_t)(r->ext_factor * 1000) << 24);
+    to_stat_compute(v, r->n_runs, seed, s);
+    if (v != values && v != stack) free(v);
+}
+
+bool to_row_learned(const to_table *t, const to_row *r)
+{
+    to_stat s;
+    to_table_cell(t, r, t->train_len, true, &s, NULL);
+    return s.n == 0 || s.mean >= 0.9;
+}

@@ -1,0 +1,44 @@
+/* report.h: the views of a report: report.md, report.csv, report.json (report.c), the protocol's parts
+ * (report_protocol.c), the grid tasks' part (report_grid.c) and the language models' report (lm_report.c). Every
+ * file is written through base/files.h's checked output files: renamed into place only when complete. */
+#ifndef ENG_VIEWS_REPORT_H
+#define ENG_VIEWS_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "engine/base/files.h"
+#include "engine/base/types.h"
+
+/* What the report says about the invocation that produced it. */
+typedef struct {
+    double wall_seconds;
+    const char *command;       /* the command line, as typed */
+    bool partial;              /* written while runs are still going: the report says so */
+    int runs_done, runs_total; /* shown for a partial report (0, 0: not shown) */
+    const char *sources;       /* a combined report (to_combine_load): markdown naming its inputs; NULL otherwise */
+} to_report_meta;
+
+/* Writes report.md, report.csv, report.json and the plots (extrapolation.svg: per task the exact-match and
+ * token-accuracy heatmaps; curves_<task>.svg; loss_<task>.svg from <o->out>/runs/<run>/train.csv (to_run_name)
+ * where those logs exist) into o->out. Returns 0, or -1 with a message on stderr naming the file that could not be
+ * written (a missing gnuplot is a warning, not an error: the data and scripts are still written). */
+int to_report(const to_options *o, const to_result *res, int n_res, const to_report_meta *meta);
+
+/* ------------------------------------------------------------------ provenance */
+
+/* Where and when a report was made: UTC date, the commit the binary was built from (RG_GIT_COMMIT, "+dirty" when
+ * the tree had changes), /proc/cpuinfo's model name ("unknown" without it), OpenBLAS's kernel name and config. */
+typedef struct {
+    char date[32], cpu[160];
+    const char *commit, *blas_core, *blas_config;
+} to_provenance;
+
+/* Fills p for now. Never fails (a field it cannot read is "unknown"). */
+void to_provenance_get(to_provenance *p);
+/* A report's "## Provenance" section: p, the ropegrad version and real type, the command (NULL: empty) and the
+ * wall time in seconds. */
+void to_md_provenance(to_out *w, const to_provenance *p, const char *command, double wall_seconds);
+
+#endif

@@ -1,0 +1,314 @@
+/* report_protocol.c: the report's parts beside report.c: the protocol statement (every row's budget, each
+ * encoding's extrapolation-relevant settings), the seed maximum and median table of report.md, report_cells.csv
+ * (one line per table cell: every statistic over seeds), and the per-position accounting written out
+ * (report_positions.csv, one line per run, test length and output position; report.json "positions"
+ * per cell). */
+#include "engine/views/report_protocol.h"
+#include "engine/base/files.h"
+#include "engine/base/labels.h"
+#include "engine/base/types.h"
+#include "engine/results/results.h"
+#include "engine/settings/protocol.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+
+/* ------------------------------------------------------------------ the protocol statement (report.md) */
+
+/* The budget of the runs: "every run 10000 steps", or the range when they differ. */
+static void budget_text(const to_table *t, char *b, size_t cap)
+{
+    int64_t lo = INT64_MAX, hi = 0;
+    for (int i = 0; i < t->n_res; i++) {
+        if (t->res[i].steps < lo) lo = t->res[i].steps;
+        if (t->res[i].steps > hi) hi = t->res[i].steps;
+    }
+    if (lo == hi) snprintf(b, cap, "every run of every row was trained for the same %lld steps", (long long)lo);
+    else snprintf(b, cap, "the runs' budgets differ: %lld to %lld steps (see report.csv's steps)", (long long)lo,
+                  (long long)hi);
+}
+
+/* Whether the rows hold encoding pos in variant (variant < 0: in any). */
+static bool has_row(const to_rows_held *h, rg_pos_kind pos, int variant)
+{
+    for (int v = 0; v < TO_VAR_COUNT; v++)
+        if (h->held[pos][v] && (variant < 0 || v == variant)) return true;
+    return false;
+}
+
+/* The notes' order: each encoding's note_order (0: after those with one), then the registry's. */
+static int held_in_note_order(const to_rows_held *t, int *order)
+{
+    int n = 0;
+    for (int p = 0; p < rg_pos_count(); p++) {
+        if (!has_row(t, (rg_pos_kind)p, -1)) continue;
+        int key = rg_pos_encoding_of((rg_pos_kind)p)->note_order, k = n++;
+        key = key > 0 ? key : INT_MAX;
+        for (; k > 0; k--) { /* insertion: stable, so ties keep the registry's order */
+            int prev = rg_pos_encoding_of((rg_pos_kind)order[k - 1])->note_order;
+            if ((prev > 0 ? prev : INT_MAX) <= key) break;
+            order[k] = order[k - 1];
+        }
+        order[k] = p;
+    }
+    return n;
+}
+
+/* The note of encoding p: its descriptor's report_note (which may write nothing), or without one its doc and the
+ * values of the settings it declares. */
+static void note_of(const to_options *o, const to_rows_held *t, rg_pos_kind p, int dmax, char *buf, size_t cap)
+{
+    const rg_pos_encoding *e = rg_pos_encoding_of(p);
+    rg_pos_note_info in = {dmax, has_row(t, p, TO_VAR_BASE), has_row(t, p, TO_VAR_T5MAX128)};
+    buf[0] = 0;
+    if (e->report_note) { e->report_note(&o->model, &in, buf, cap); return; }
+    size_t w = (size_t)snprintf(buf, cap, "%s: %s", e->name, e->doc ? e->doc : "(no description)");
+    for (int k = 0; k < e->n_settings && w < cap; k++)
+        w += (size_t)snprintf(buf + w, cap - w, "%s%s %g", k ? ", " : "; settings: ", e->settings[k].name,
+                              rg_pos_config_get(&o->model, e->settings[k].name));
+}
+
+void to_md_encoding_settings(to_out *w, const to_options *o, const to_rows_held *t, int dmax, const char *why)
+{
+    to_out_printf(w, "- extrapolation-relevant settings of each encoding (the longest training distance is %d, "
+                     "%s):\n", dmax, why);
+    int order[RG_POS_MAX], n = held_in_note_order(t, order);
+    static char note[8192], prev[8192];
+    prev[0] = 0;
+    for (int i = 0; i < n; i++) {
+        note_of(o, t, (rg_pos_kind)order[i], dmax, note, sizeof note);
+        if (!note[0] || strcmp(note, prev) == 0) continue; /* one line for two layouts of one encoding */
+        for (const char *line = note; *line;) {
+            size_t len = strcspn(line, "\n");
+            to_out_printf(w, "  - %.*s\n", (int)len, line);
+            line += len + (line[len] == '\n');
+        }
+        strcpy(prev, note);
+    }
+    bool rand = false;
+    for (int p = 0; p < RG_POS_MAX; p++) rand |= t->held[p][TO_VAR_RAND];
+    if (rand)
+        to_out_printf(w, "  - +rand rows: positions drawn from [0, %d) in training and at evaluation\n",
+                      o->max_position);
+}
+
+/* The settings bullet of the tasks whose longest training distance is d (rg_task_longest_distance at the table's
+ * L): each encoding's note against d, under the max_distance a run of those tasks had (to_set_fair_max_distance),
+ * naming the tasks when the table's tasks differ in it. */
+static void settings_of_distance(to_out *w, const to_options *o, const to_table *t, int d, bool several)
+{
+    static to_options og;
+    og = *o;
+    to_rows_held h = {{{false}}};
+    char why[512] = "", names[384] = "", size[32];
+    int first = -1;
+    for (int k = 0; k < t->n_rows; k++) {
+        rg_task task = t->rows[k].task;
+        if (rg_task_longest_distance(task, t->train_len) != d) continue;
+        h.held[t->rows[k].pos][t->rows[k].variant] = true;
+        to_set_fair_max_distance(&og, task, t->rows[k].pos);
+        if (first < 0) first = task;
+        char item[48];
+        snprintf(item, sizeof item, "%s%s", names[0] ? ", " : "", rg_task_name(task));
+        if (!strstr(names, item + (names[0] ? 2 : 0)) && strlen(names) + strlen(item) < sizeof names)
+            strcat(names, item);
+    }
+    if (d == 2 * t->train_len + 1) snprintf(why, sizeof why, "2 L + 1 for L = %d", t->train_len);
+    else snprintf(why, sizeof why, "the first to the last fed position of a training sequence of %s at L = %s",
+                  rg_task_name(first), rg_task_size_text(first, t->train_len, size, sizeof size));
+    if (several) snprintf(why + strlen(why), sizeof why - strlen(why), "; the rows of %s", names);
+    to_md_encoding_settings(w, &og, &h, d, why);
+}
+
+void to_md_protocol(to_out *w, const to_options *o, const to_table *t)
+{
+    char b[160];
+    budget_text(t, b, sizeof b);
+    to_out_printf(w, "- budget: %s; a row marked ✗ had that same budget (docs/protocol.md: why this budget)\n", b);
+    /* the longest training distance: the tasks' own (rg_task_longest_distance); a bullet per distinct one */
+    int dist[RG_TASK_MAX], n_dist = 0;
+    bool positions = false;
+    for (int task = 0; task < rg_task_count(); task++) {
+        if (!t->n_lens[task]) continue;
+        int d = rg_task_longest_distance(task, t->train_len), k = 0;
+        while (k < n_dist && dist[k] != d) k++;
+        if (k == n_dist) dist[n_dist++] = d;
+        positions |= (rg_task_views(task) & RG_TASK_VIEW_POSITIONS) != 0;
+    }
+    for (int k = 0; k < n_dist; k++) settings_of_distance(w, o, t, dist[k], n_dist > 1);
+    if (positions)
+        to_out_printf(w, "- per-position accuracy: report_positions.csv (per run, test length and output position) "
+                         "and report.json \"positions\" (per cell: accuracy of each output position over seeds, the "
+                         "distribution of the first wrong position); plots positions_<task>.svg\n");
+    else
+        to_out_printf(w, "- per-position accuracy: report_positions.csv (per run, test length and output position; "
+                         "no task of this report has the per-position view)\n");
+    if (o->extrap_every)
+        to_out_printf(w, "- extrapolation over training: every %d steps, exact match and token accuracy at every "
+                         "test length on the first %d samples of its evaluation set (runs/<run>/extrap.csv); plots "
+                         "over_training_<task>.svg\n", o->extrap_every, TO_CURVE_COUNT);
+}
+
+/* ------------------------------------------------------------------ max and median (report.md) */
+
+void to_md_max_median(to_out *w, const to_table *t, int task)
+{
+    int L = t->train_len;
+    to_out_printf(w, "### %s: exact match, maximum over seeds / median\n\n| encoding | seeds |",
+                  rg_task_name((rg_task)task));
+    char size[32];
+    for (int j = 0; j < t->n_lens[task]; j++)
+        to_out_printf(w, " %s%s |", to_size_label((rg_task)task, t->lens[task][j], size, sizeof size),
+                      t->lens[task][j] == L ? " (train)" : "");
+    to_out_printf(w, "\n|---|---|");
+    for (int j = 0; j < t->n_lens[task]; j++) to_out_printf(w, "---|");
+    to_out_printf(w, "\n");
+    for (int k = 0; k < t->n_rows; k++) {
+        const to_row *r = &t->rows[k];
+        if (r->task != (rg_task)task) continue;
+        char label[96];
+        to_out_printf(w, "| %s%s | %d |", to_row_label(r, label, sizeof label), to_row_learned(t, r) ? "" : " ✗",
+                      r->n_runs);
+        for (int j = 0; j < t->n_lens[task]; j++) {
+            to_stat s;
+            to_table_cell(t, r, t->lens[task][j], true, &s, NULL);
+            if (s.n == 0) to_out_printf(w, " n/a |");
+            else to_out_printf(w, " %.3f / %.3f |", s.max, s.median);
+        }
+        to_out_printf(w, "\n");
+    }
+    to_out_printf(w, "\n");
+}
+
+/* ------------------------------------------------------------------ report_cells.csv */
+
+static void csv_num(to_out *w, double v) { if (isfinite(v)) to_out_printf(w, ",%.9g", v); else to_out_printf(w, ","); }
+
+int to_write_cells_csv(const char *dir, const to_table *t)
+{
+    to_out w;
+    if (to_out_open(&w, dir, "report_cells.csv")) return -1;
+    to_out_printf(&w, "task,encoding,variant,rope_ext,n,train_len,metric,n_seeds,k_reaching_0.5,mean,sd,ci95_t_lo,"
+                      "ci95_t_hi,max,median\n");
+    for (int k = 0; k < t->n_rows; k++) {
+        const to_row *r = &t->rows[k];
+        for (int j = 0; j < t->n_lens[r->task]; j++)
+            for (int e = 1; e >= 0; e--) {
+                to_stat s;
+                char ext[48];
+                to_table_cell(t, r, t->lens[r->task][j], e, &s, NULL);
+                to_out_printf(&w, "%s,%s,%s,%s,%d,%d,%s,%d,%d", rg_task_name(r->task), rg_pos_name(r->pos),
+                              to_variant_name(r->variant), to_ext_text(r->ext, r->ext_factor, ext, sizeof ext),
+                              t->lens[r->task][j], t->train_len, e ? "exact_match" : "token_acc", s.n, s.k);
+                csv_num(&w, s.mean);
+                csv_num(&w, s.sd);
+                csv_num(&w, s.lo);
+                csv_num(&w, s.hi);
+                csv_num(&w, s.max);
+                csv_num(&w, s.median);
+                to_out_printf(&w, "\n");
+            }
+    }
+    return to_out_close(&w);
+}
+
+/* ------------------------------------------------------------------ a trick against its base task (report.md) */
+
+/* The row of (task, pos, variant) without a RoPE scaling, or NULL. */
+static const to_row *plain_row(const to_table *t, int task, rg_pos_kind pos, to_variant v)
+{
+    const to_row like = {.task = (rg_task)task, .pos = pos, .variant = v, .ext = RG_ROPE_EXT_NONE};
+    return to_table_row_like(t, &like);
+}
+
+static bool has_len(const to_table *t, int task, int n)
+{
+    for (int j = 0; j < t->n_lens[task]; j++)
+        if (t->lens[task][j] == n) return true;
+    return false;
+}
+
+void to_md_tricks(to_out *w, const to_table *t)
+{
+    bool header = false;
+    for (int task = 0; task < rg_task_count(); task++) {
+        const rg_task_desc *d = rg_task_get((rg_task)task);
+        rg_task base;
+        if (!t->n_lens[task] || !d || !d->base || rg_task_parse(d->base, &base) || !t->n_lens[base]) continue;
+        int lens[TO_MAX_TABLE_LENS], nl = 0; /* the lengths both tasks were tested at */
+        for (int j = 0; j < t->n_lens[task]; j++)
+            if (has_len(t, base, t->lens[task][j])) lens[nl++] = t->lens[task][j];
+        bool rows = false; /* an encoding (and variant) both tasks hold */
+        for (int k = 0; k < t->n_rows && !rows; k++)
+            rows = t->rows[k].task == (rg_task)task && t->rows[k].ext == RG_ROPE_EXT_NONE &&
+                   plain_row(t, base, t->rows[k].pos, t->rows[k].variant);
+        if (!nl || !rows) continue;
+        if (!header)
+            to_out_printf(w, "## Tricks against their base tasks\n\nExact match of each trick row beside its base "
+                             "task's row of the same encoding and variant (mean over seeds, k/N seeds reaching %.1f): "
+                             "trick / base; the budget line above says whether every run had the same steps.\n\n", TO_PASS_EXACT);
+        header = true;
+        to_out_printf(w, "### %s against %s\n\n| encoding |", rg_task_name((rg_task)task), rg_task_name(base));
+        for (int j = 0; j < nl; j++) to_out_printf(w, " n=%d%s |", lens[j], lens[j] == t->train_len ? " (train)" : "");
+        to_out_printf(w, "\n|---|");
+        for (int j = 0; j < nl; j++) to_out_printf(w, "---|");
+        to_out_printf(w, "\n");
+        for (int k = 0; k < t->n_rows; k++) {
+            const to_row *r = &t->rows[k], *b;
+            if (r->task != (rg_task)task || r->ext != RG_ROPE_EXT_NONE ||
+                !(b = plain_row(t, base, r->pos, r->variant)))
+                continue;
+            char label[96];
+            to_out_printf(w, "| %s |", to_row_label(r, label, sizeof label));
+            for (int j = 0; j < nl; j++) {
+                to_stat x, y;
+                to_table_cell(t, r, lens[j], true, &x, NULL);
+                to_table_cell(t, b, lens[j], true, &y, NULL);
+                if (x.n && y.n) to_out_printf(w, " %.3f (%d/%d) / %.3f (%d/%d) |", x.mean, x.k, x.n, y.mean, y.k, y.n);
+                else to_out_printf(w, " n/a |");
+            }
+            to_out_printf(w, "\n");
+        }
+        to_out_printf(w, "\n");
+    }
+}
+
+/* ------------------------------------------------------------------ per-position accounting */
+
+int to_write_positions_csv(const char *dir, const to_table *t)
+{
+    to_out w;
+    if (to_out_open(&w, dir, "report_positions.csv")) return -1;
+    to_out_printf(&w, "task,encoding,variant,rope_ext,seed,n,position,samples,right,first_wrong\n");
+    for (int i = 0; i < t->n_res; i++) {
+        const to_result *x = &t->res[i];
+        char ext[48];
+        to_ext_text(x->ext, x->ext_factor, ext, sizeof ext);
+        for (int j = 0; j < x->n_lens; j++) /* the counts hold the G target tokens of lens[j] (run.c) */
+            for (int p = 0, G = rg_task_target_len(x->task, x->lens[j]); x->pos_count[j] > 0 && p < G; p++)
+                to_out_printf(&w, "%s,%s,%s,%s,%d,%d,%d,%d,%d,%d\n", rg_task_name(x->task), rg_pos_name(x->pos),
+                              to_variant_name(x->variant), ext, x->seed, x->lens[j], p + 1, x->pos_count[j],
+                              x->pos_right[j][p], x->first_wrong[j][p]);
+    }
+    return to_out_close(&w);
+}
+
+void *to_json_positions(const to_table *t, const to_row *r, int n)
+{
+    double acc[TO_POS_MAX], fw[TO_POS_MAX], all;
+    int seeds = to_cell_positions(t, r, n, acc, fw, &all);
+    if (!seeds) return cJSON_CreateNull();
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "n_seeds", seeds);
+    int m = rg_task_target_len(r->task, n); /* the answer's tokens */
+    cJSON_AddItemToObject(o, "accuracy", cJSON_CreateDoubleArray(acc, m));
+    cJSON_AddItemToObject(o, "first_wrong", cJSON_CreateDoubleArray(fw, m));
+    cJSON_AddNumberToObject(o, "all_right", all);
+    return o;
+}
