@@ -140,7 +140,7 @@ $(BUILD)/test_plugins/plugin_%.so: tests/plugin_bad.c $(wildcard src/*.h src/*/*
 	$(CC) $(CFLAGS_ALL) -DBAD_$* -shared $< -o $@ $(LDFLAGS_ALL)
 $(BUILD)/tests/test_plugin: | $(TEST_PLUGINS) $(PLUGINS) $(BUILD)/tools/rg_check_pos
 $(BUILD)/tests/test_mpi: | $(PLUGINS)
-# bench/targets.c's verdicts on issue 22's targets (the benchmark itself is never a test)
+# bench/targets.c's verdicts on the benchmark's targets (the benchmark itself is never a test)
 $(BUILD)/tests/test_bench_targets: $(BUILD)/f32/tests/test_bench_targets.o $(BUILD)/f32/bench/targets.o \
                                    $(TEST_COMMON32) $(LIB32)
 	@mkdir -p $(dir $@)
@@ -165,7 +165,7 @@ $(BUILD)/tests/gradcheck_%: $(BUILD)/f64/tests/gradcheck_%.o $(TEST_COMMON64) $(
 	$(CC) $(CFLAGS_ALL) -DRG_DOUBLE $^ -o $@ $(LDFLAGS_ALL) $(CMOCKA_LIBS) $(PKG_LIBS)
 # train_order alone reads JSON (--config): cJSON (Debian libcjson-dev).
 CJSON_LIBS = $(shell pkg-config --libs libcjson 2>/dev/null || echo -lcjson)
-# OpenMPI (issue 14, docs/mpi.md): train_order's mpi.c, its only MPI code, is compiled and linked with mpicc's flags
+# OpenMPI (docs/mpi.md): train_order's mpi.c, its only MPI code, is compiled and linked with mpicc's flags
 # when mpicc is found; otherwise it compiles to stubs that refuse an mpirun launch and --data-parallel. The library
 # never includes mpi.h.
 MPICC_FOUND = $(shell command -v mpicc 2>/dev/null)
@@ -220,7 +220,7 @@ sanitize: deps
 	  EXTRA_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 	  EXTRA_LDFLAGS="-fsanitize=address,undefined" test
 
-# The main job (issue 20 §8, docs/protocol.md): copy with four encodings that differ in the window L+1..1.5L
+# The main job (docs/protocol.md): copy with four encodings that differ in the window L+1..1.5L
 # (NoPE, T5 with the fair max_distance, ALiBi, RoPE and RoPE's scaling rows), one seed, the default protocol:
 # 10000 steps, test lengths 8,16,17..24,32,48,64, the curves over training every 500 steps; about 8 minutes at
 # --jobs 2 on an idle 2-core machine; writes out/report.md.
@@ -252,7 +252,7 @@ experiment-lm: all
 experiment-tricks: all
 	$(BUILD)/examples/train_order --task copy,copy_coupled,copy_hints,reverse,reverse_coupled,reverse_hints --pos learned,rope,alibi,none --seeds 3 --out out/experiment-tricks $(RUN_ARGS)
 
-# The grid comparison (issue 24, docs/grids.md, results/grids-800/): grid_copy and grid_lookup trained on grids
+# The grid comparison (docs/grids.md, results/grids-800/): grid_copy and grid_lookup trained on grids
 # up to 4x4, tested at 3x3 .. 8x8, 4x8, 8x4, 4x6, 6x4, with NoPE, 1-D RoPE over the raster index, axial 2-D RoPE,
 # M-RoPE and the 2-D absolute / bias encodings; two seeds, 3000 steps (results/grids-3000/):
 # 2 x 8 x 2 = 32 runs, measured 19 min 53 s (1192.7 s) with 2 jobs on the 2-core machine at load average 5-6;
@@ -260,7 +260,7 @@ experiment-tricks: all
 experiment-grids: all
 	$(BUILD)/examples/train_order --task grid_copy,grid_lookup --pos none,rope,rope-2d,rope-2d-pixtral,mrope,learned-2d,alibi-2d-manhattan,t5-2d --seeds 2 --steps 3000 --train-len 4x4 --test-lens 3x3,4x4,5x5,6x6,8x8,4x8,8x4,4x6,6x4 --rope-scaling none --eval-every 250 --out out/experiment-grids $(RUN_ARGS)
 
-# The benchmark of issue 8 (bench/README.md): the C training step next to PyTorch's, and the sgemm ceiling, run
+# The benchmark (bench/README.md): the C training step next to PyTorch's, and the sgemm ceiling, run
 # once with the environment as given and once with OPENBLAS_CORETYPE=Haswell. A benchmark, never part of `make test`.
 bench: deps $(BUILD)/bench/bench
 	sh bench/run.sh $(BUILD)/bench/bench $(BENCH_ARGS)
@@ -338,7 +338,7 @@ uninstall:
 clean:
 	rm -rf build
 
-# The re-sealed mutation campaign of issue 25 (docs/checkpoint.md, "Parsing out of process"): FUZZ_N mutations of
+# The re-sealed mutation campaign (docs/checkpoint.md, "Parsing out of process"): FUZZ_N mutations of
 # a train_order checkpoint (default 2000, seed FUZZ_SEED), each re-sealed and loaded by the library, --eval and
 # --resume; 0 crashes, 0 hangs and 0 silent loads or it fails. Minutes, not part of `make test`.
 .PHONY: fuzz

@@ -32,7 +32,7 @@ void rf_make_dir(char *out, size_t cap, const char *name);
 /* A run with exact match e[j] and token accuracy a[j] at RF_LENS. */
 to_result rf_result(rg_task task, rg_pos_kind pos, rg_rope_ext ext, int seed, const double *e, const double *a);
 /* The fixture into res (at least 16 entries): copy/alibi with 6 seeds, exact match at n = 24 of 0,0,0,0,0,0.61
- * (the bimodal cell of issue 13); copy/rope with 3 seeds; copy/rope+pi with 1 seed (no sd, no interval);
+ * (a bimodal cell: the mean alone misleads); copy/rope with 3 seeds; copy/rope+pi with 1 seed (no sd, no interval);
  * reverse/none with 2 seeds and a NaN cell. Returns the count. */
 int rf_fixture(to_result *res);
 /* The options of the fixture's invocation, writing to out. */

@@ -185,7 +185,7 @@ static rg_model_config golden_cfg(const char *ds, rg_rope_ext ext)
     return cfg;
 }
 
-/* Dynamic NTK (issue 15's case: d 8, base 1e4, factor 2, original 16): the base at each length, never below the
+/* Dynamic NTK (Hugging Face's case: d 8, base 1e4, factor 2, original 16): the base at each length, never below the
  * original base, finite; length 32 gives 43267.49; the frequencies at 32; a rotation at position 40. */
 static void test_rope_dynamic_golden(void **state)
 {

@@ -1,4 +1,4 @@
-/* test_readme.c: the README a newcomer starts from (issue 23). README.md is at most 10,000 bytes; every relative
+/* test_readme.c: the README a newcomer starts from. README.md is at most 10,000 bytes; every relative
  * link in README.md and the .md files under docs/ and results/ resolves (the file exists; a #fragment into a .md file names one of its
  * headings, as GitHub makes anchors); and the README's compile line builds and runs both its own training script
  * (the first ```c block) and examples/train_tiny.c.
