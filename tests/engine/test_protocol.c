@@ -4,7 +4,7 @@
  * whose over-training log and per-position counts are checked against the library's own greedy decoding of its
  * checkpoint (rg_generate, rg_evaluate) and an independent recount. */
 #include "report_fixture.h"
-#include "../src/task/tricks.h"
+#include "task/tricks.h"
 
 #include <math.h>
 #include <stdlib.h>

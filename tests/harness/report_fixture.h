@@ -5,7 +5,7 @@
 #define RF_REPORT_FIXTURE_H
 
 #include "common.h"
-#include "../src/engine/report.h"
+#include "engine/report.h"
 
 #include <fcntl.h>
 #include <stdbool.h>

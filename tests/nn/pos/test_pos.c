@@ -6,7 +6,7 @@
  * the position summary; learned positions past the table are an error that records nothing; randomized positions
  * are sorted subsets; with NoPE bidirectional attention is permutation-equivariant and every encoding breaks that;
  * causal outputs at earlier positions ignore later tokens for every encoding; the rope_scaling settings survive a
- * checkpoint (FIRE's: tests/test_pos_fire.c). */
+ * checkpoint (FIRE's: tests/nn/pos/test_pos_fire.c). */
 #include "common.h"
 
 #include <math.h>
