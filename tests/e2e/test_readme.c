@@ -1,7 +1,8 @@
 /* test_readme.c: the README a newcomer starts from. README.md is at most 10,000 bytes; every relative
  * link in README.md and the .md files under docs/ and results/ resolves (the file exists; a #fragment into a .md file names one of its
  * headings, as GitHub makes anchors); and the README's compile line builds and runs both its own training script
- * (the first ```c block) and examples/train_tiny.c.
+ * (the first ```c block) and examples/train_tiny.c. And the repository's text gives reasons, not tracker numbers:
+ * no "issue N" in src/, tests/, docs/, the Makefile or mk/, and no commit hash in a docs/ guide.
  *
  * The line is read from README.md (the first `cc -std=c11 ...` in backticks) and run as written by /bin/sh (it
  * holds $(pkg-config ...)), with RG set to this checkout, my_train.c replaced by examples/train_tiny.c and
