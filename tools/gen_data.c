@@ -2,7 +2,7 @@
  *
  * Usage: gen_data [PATH]        (`make data` runs it from the repository root)
  *
- * The work is rg_evalset_generate (src/task/task.c), the same function tests/test_task.c calls to check that the
+ * The work is rg_evalset_generate (src/task/task.c), the same function tests/task/test_task.c calls to check that the
  * committed file equals a fresh generation. Deterministic: fixed seed RG_EVAL_SEED (20261130), one PCG32 stream per
  * (task, length) = 1000 * task_index + n, no timestamps in the file; written atomically (temp file + rename).
  * docs/data.md describes the algorithm and the layout. */

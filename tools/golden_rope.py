@@ -4,7 +4,7 @@ float64 Python (no ropegrad code, no torch): Hugging Face transformers, modeling
 (_compute_dynamic_ntk_parameters, _compute_yarn_parameters, _compute_llama3_parameters, partial_rotary_factor).
 
 Usage: /usr/bin/python3 tools/golden_rope.py [outdir]      (default: tests/fixtures; also run by `make fixtures`)
-Writes outdir/rope_scaling_golden.h5 (read by tests/test_pos.c):
+Writes outdir/rope_scaling_golden.h5 (read by tests/nn/pos/test_pos.c):
   /dynamic_base           [n]  base' at the sequence lengths /dynamic_seq_len (attrs d, base, factor, original)
   /dynamic_inv_freq_32    [d/2] the frequencies at length 32
   /yarn_inv_freq          [d/2] yarn with explicit betas and attention_factor (attrs d, base, factor, original,

@@ -1,7 +1,7 @@
 /* guard.h: the digest block, checked before HDF5 parses a file, so that an accidental change (a flipped bit, a
- * truncation) never reaches HDF5 (issue 16, docs/checkpoint.md "Corrupted files"). A file whose digest was
+ * truncation) never reaches HDF5 (docs/checkpoint.md "Corrupted files"). A file whose digest was
  * recomputed after a change (re-sealed) or that has none is still parsed only in the HDF5 reader process
- * (h5_image.h, issue 25): a CRC is an accident check, not a proof that the content is safe to parse.
+ * (h5_image.h): a CRC is an accident check, not a proof that the content is safe to parse.
  *
  * 1. The digest block. A sealed file starts with a 512-byte HDF5 user block (HDF5 and every HDF5 tool skip it;
  *    h5py, h5dump read the file as usual) holding readable text:

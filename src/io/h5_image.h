@@ -1,4 +1,4 @@
-/* h5_image.h: an HDF5 file parsed out of process (issue 25, docs/checkpoint.md "Parsing out of process").
+/* h5_image.h: an HDF5 file parsed out of process (a crafted file must not crash the program; docs/checkpoint.md "Parsing out of process").
  *
  * rg_h5_image_load forks a child process that opens the file with HDF5 under resource limits, walks every group,
  * dataset and attribute, checks each dataset's storage (every chunk allocated, of its exact size) and serializes

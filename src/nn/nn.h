@@ -116,7 +116,7 @@ typedef struct rg_model_config {
     double yarn_beta_fast, yarn_beta_slow;                  /* 32, 1; HF beta_fast, beta_slow */
     /* false (the default): RoPE's angles p theta_i in double and its cos / sin tables in float32, as Hugging Face
      * forces them (transformers PR #29285: "since bfloat16 loses precision on long contexts"). true, an ablation
-     * (issue 22): the angles and tables as torch.autocast(bfloat16) computed them before that PR: angle =
+     * (is bf16 RoPE's precision loss visible?): the angles and tables as torch.autocast(bfloat16) computed them before that PR: angle =
      * bf16(bf16(p) * bf16(theta_i)) (the product of the bf16-rounded position and inverse frequency, exact in
      * float32, rounded to bf16), cos and sin of that angle rounded to bf16; every rounding round-to-nearest-even
      * from float32 (rg_bf16_from_float). p is the position after Position Interpolation's 1/s when that applies.

@@ -1,4 +1,4 @@
-/* pos_ext.h: two more position encodings at the op level (issue 15, sections 2 and 3):
+/* pos_ext.h: two more position encodings at the op level (docs/encodings.md):
  *   M-RoPE (pos_mrope.c)  multimodal rotary embeddings of Qwen2-VL: three position ids per token (an op on
  *                         per-forward tables, as 1-D RoPE; not an encoding of the reference model, which has one
  *                         position stream).

@@ -1,4 +1,4 @@
-/* pos_grid_bias.h: the 2-D rivals of axial RoPE for grids (issue 24, sec. 2), as model encodings that read the
+/* pos_grid_bias.h: the 2-D rivals of axial RoPE for grids (docs/encodings.md), as model encodings that read the
  * row and column axes of a forward (pos.h "position axes": rg_pos_q_axis / rg_pos_k_axis with RG_AXIS_ROW and
  * RG_AXIS_COL; without axes both are the 1-D position, so they run on 1-D tasks too):
  *   learned-2d          (pos_learned_2d.c)     h = tok + pos_emb_row.weight[r] + pos_emb_col.weight[c]

@@ -174,7 +174,7 @@ static void t5_note(const rg_model_config *c, const rg_pos_note_info *in, char *
     if (w < 0 || (size_t)w >= cap) w = 0;
     int b128 = rg_t5_bucket(-dmax, false, nb, 128);
     if (in->capped_rows)
-        snprintf(buf + w, cap - (size_t)w, "%st5 max_distance=128 (variant t5max128, the setting before issue 20): "
+        snprintf(buf + w, cap - (size_t)w, "%st5 max_distance=128 (variant t5max128, the setting before the fair 2L+1 default): "
                  "training distances reach bucket %d only; buckets %d..%d are never trained and are read at test "
                  "distances past %d", w ? "\n" : "", b128, b128 + 1, nb - 1, dmax);
 }

@@ -1,4 +1,4 @@
-/* grid.c: the 2-D grid tasks (issue 24 §1; docs/grids.md) as registered tasks: grid_copy, grid_transpose,
+/* grid.c: the 2-D grid tasks (docs/grids.md) as registered tasks: grid_copy, grid_transpose,
  * grid_rotate (90 degrees clockwise) and grid_lookup, with the grid size code n = 100 F + 10 H + W (task.h; F = 1
  * here, so n = 100 + 10 H + W: "4x8" is 148), the (frame, row, column) axis ids of every token, and training
  * sizes "up to" the training size: H and W drawn uniformly and independently in 1..H_train and 1..W_train.

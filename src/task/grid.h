@@ -1,4 +1,4 @@
-/* grid.h: the grid tasks (issue 24 §1; docs/grids.md): grid_copy, grid_transpose, grid_rotate, grid_lookup
+/* grid.h: the grid tasks (docs/grids.md): grid_copy, grid_transpose, grid_rotate, grid_lookup
  * (src/task/grid.c), frames and its variant frames_qwen2vl (the same samples with Qwen2-VL's position ids;
  * src/task/grid_frames.c), registered tasks whose size n is a grid size code (task.h "grid sizes": 100 F + 10 H +
  * W) and whose tokens carry (frame, row, column) axis ids (the axes hook). All are RG_TASK_OPT_IN: train_order's

@@ -1,4 +1,4 @@
-/* grid_frames.c: the video-like task "frames" (issue 24 §1; docs/grids.md): F frames of H x W, each the previous
+/* grid_frames.c: the video-like task "frames" (docs/grids.md): F frames of H x W, each the previous
  * one shifted by one per-sample step (dr, dc), then the next frame to predict. Size n = 100 F + 10 H + W (task.h
  * grid size code, text "FxHxW": "3x4x4" is 344), F in RG_FRAMES_MIN..9; training sizes "up to" the training size:
  * F drawn in RG_FRAMES_MIN..F_train, H in 1..H_train, W in 1..W_train (uniformly, independently), so

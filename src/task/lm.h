@@ -1,5 +1,5 @@
 /* lm.h: language modelling for the perplexity-against-length curve of Press et al. 2022 ("Train Short, Test Long",
- * ICLR; Table 2 and App. B), issue 20 §5; docs/lm.md. Two corpora as registered tasks, and the evaluation of a model
+ * ICLR; Table 2 and App. B); docs/lm.md. Two corpora as registered tasks, and the evaluation of a model
  * by non-overlapping chunks and by a sliding window with exact accounting of which tokens are scored with which
  * context.
  *

@@ -1,7 +1,7 @@
 /* task.h: the tasks library (build/libropegrad_tasks.a; not part of libropegrad.a, not in ropegrad.h): the task
  * registry (rg_task_desc, rg_task_register: a program adds its own task, and the experiment engine trains and
  * evaluates it like a built-in one; docs/extending.md, examples/custom_task.c) and the built-in ordering tasks of
- * the length-extrapolation experiment (issue 7, "Task (exact)" and "Data"): the vocabulary, the copy / reverse / sort targets, the token layout of a sample, the training-batch builder with its
+ * the length-extrapolation experiment (docs/data.md): the vocabulary, the copy / reverse / sort targets, the token layout of a sample, the training-batch builder with its
  * loss mask, the evaluation prompt / expected continuation and scoring, and the canonical evaluation sets of
  * data/eval_sets.h5 (generator and loader). docs/data.md describes the same things for other implementations.
  *

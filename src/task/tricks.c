@@ -1,6 +1,6 @@
 /* tricks.c: the literature's task-structure tricks for length generalization as registered tasks, each a variant
- * of an ordering task (rg_task_desc.base) trained and evaluated by the same engine at the same budget (issue 20 §6;
- * docs/tricks.md). Declared in tricks.h.
+ * of an ordering task (rg_task_desc.base) trained and evaluated by the same engine at the same budget
+ * (docs/tricks.md). Declared in tricks.h.
  *
  * Index hints (Zhou et al. 2024, "Transformers Can Achieve Length Generalization But Not Robustly", arXiv
  * 2402.09371: "a6b7c5+a1b6c3=a7b3c9"): every content symbol is preceded by an index token h_k (tokens

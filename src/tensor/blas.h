@@ -17,10 +17,10 @@ const char *rg_blas_core(void);
 
 /* If OPENBLAS_CORETYPE is unset, OpenBLAS runs generic SSE kernels (Prescott, Core2, Nehalem, Atom, Katmai) and the
  * CPU supports AVX-512 (F, BW, VL, DQ) or else AVX2 and FMA, re-executes the running program (/proc/self/exe, same
- * argv and environment) with OPENBLAS_CORETYPE=SkylakeX or Haswell; tests/test_blas.c checks that sgemm is exact
+ * argv and environment) with OPENBLAS_CORETYPE=SkylakeX or Haswell; tests/tensor/test_blas.c checks that sgemm is exact
  * with the kernels it picks. Returns normally in every other case, and when the re-execution fails (the program
  * then goes on with the slow kernels). Setting RG_KEEP_BLAS_CORE=1 disables it. Call it first thing in main(),
- * before any other work; argv must be main's argv. Used by examples/train_order and tests/test_blas.c (bench/run.sh
+ * before any other work; argv must be main's argv. Used by examples/train_order and tests/tensor/test_blas.c (bench/run.sh
  * sets OPENBLAS_CORETYPE itself, the same for the C and the PyTorch side). */
 void rg_blas_prefer_fast_kernels(char **argv);
 

@@ -8,11 +8,11 @@
  * C1, C2 r + 1 and the final sum), written as C99 fma() so that every build and clone computes the same bits (a
  * clone without FMA instructions calls libm's exact fma). The edge cases are glibc's: NaN stays NaN, x > 88.72 is
  * inf, x < -103.97 is 0, x in [-103.97, -103.28) is the smallest subnormal (glibc's __math_may_uflowf), -inf is 0.
- * tests/test_expf.c compares it with libm's expf over every 251st float bit pattern (all 2^32 of them once, at
+ * tests/tensor/test_expf.c compares it with libm's expf over every 251st float bit pattern (all 2^32 of them once, at
  * commit time: 0 differ on this machine's glibc 2.36). libm's expf is not vectorized and was the largest single
  * elementwise cost of the step. rg_expf_sub_avx512 (below) is the same function on a row, 16 at a time in AVX-512
  * intrinsics, for attention's softmax on a CPU with AVX-512F (the compiler's loop ended short rows in scalar code);
- * tests/test_expf.c checks it against rg_expf bit for bit. */
+ * tests/tensor/test_expf.c checks it against rg_expf bit for bit. */
 #ifndef RG_EXPF_H
 #define RG_EXPF_H
 
@@ -81,7 +81,7 @@ __attribute__((target("avx512f"), always_inline)) static inline __m256 rg_expf8_
     return _mm512_cvtpd_ps(_mm512_mul_pd(y, s));
 }
 
-/* rg_expf of 16 floats, lane for lane the scalar function's bits (tests/test_expf.c checks every 251st pattern). */
+/* rg_expf of 16 floats, lane for lane the scalar function's bits (tests/tensor/test_expf.c checks every 251st pattern). */
 __attribute__((target("avx512f"), always_inline)) static inline __m512 rg_expf16_avx512(__m512 x)
 {
     const __m256 xl = _mm512_castps512_ps256(x);

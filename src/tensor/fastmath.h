@@ -1,7 +1,7 @@
 /* fastmath.h: elementwise helpers for the hot loops (internal). rg_tanh_fast is tanh for the float32 build as a
  * rational function that the compiler vectorizes, unlike libm's tanhf (which made GELU half of a training step):
  * the [13/6] minimax approximation x P(x^2) / Q(x^2) on [-7.905, 7.905] used by Eigen
- * (generic_fast_tanh_float), clamped outside; max |error| 3.9e-7 over [-9, 9] (tests/test_tensor.c checks it).
+ * (generic_fast_tanh_float), clamped outside; max |error| 3.9e-7 over [-9, 9] (tests/tensor/test_tensor.c checks it).
  * The float64 build (gradient checks) uses libm's tanh. RG_VECTORIZE compiles a loop for AVX-512 (avx512f), for
  * AVX2 with FMA (arch=x86-64-v3: Haswell and later, AMD Zen), for AVX2 alone and for the baseline, and picks at run
  * time (GCC function multi-versioning; the resolver takes the first clone of that list the CPU supports). GCC's
@@ -51,7 +51,7 @@ static inline rg_real rg_tanh_fast(rg_real x)
 
 /* x rounded to bfloat16 (the upper 16 bits of a float32): round to nearest, ties to even; a NaN stays a quiet NaN;
  * a subnormal input becomes +-0, as AVX512_BF16's VCVTNEPS2BF16 does (it treats input denormals as zero), so this
- * scalar form, which the compiler vectorizes, gives the instruction's bits for every input (tests/test_bf16.c).
+ * scalar form, which the compiler vectorizes, gives the instruction's bits for every input (tests/tensor/test_bf16.c).
  * rg_bf16_from_float and rg_bf16_rows (dnnl.c) use it where the CPU has no AVX512_BF16. */
 static inline uint16_t rg_bf16_round(float x)
 {

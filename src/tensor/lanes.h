@@ -17,7 +17,7 @@
  * VMAXPS(x, m) is (x > m ? x : m), the plain loop's comparison, NaN and signed zeros alike (with denormals as
  * zeros under DAZ, which rg_ctx_new sets, as the plain loop's MAXSS sees them). The float32 build on a
  * CPU with AVX-512F takes that path (checked once per process); every other build and CPU runs the plain loops.
- * tests/test_lanes.c checks both against the plain loops bit for bit (NaN results as NaN). */
+ * tests/tensor/test_lanes.c checks both against the plain loops bit for bit (NaN results as NaN). */
 #ifndef RG_LANES_H
 #define RG_LANES_H
 

@@ -9,7 +9,7 @@
  * Memory: parameters (rg_param_new) are malloc'ed once and live until rg_param_free. Everything an op creates
  * (result tensors, saved buffers, gradients of intermediates) comes from the context's arena, which
  * rg_ctx_reset empties once per step; after the first step the arena keeps one block large enough for a step,
- * so steady-state training performs no heap allocation in ropegrad (tests/test_autograd.c counts it; with more
+ * so steady-state training performs no heap allocation in ropegrad (tests/autograd/test_autograd.c counts it; with more
  * than one BLAS thread OpenBLAS's threaded GEMM driver mallocs a job buffer per call on its own).
  */
 #ifndef RG_TENSOR_H
@@ -235,7 +235,7 @@ rg_real *rg_grad_fresh(rg_tensor *t, bool *fresh);
  * (FTZ: a subnormal result becomes 0) and denormals-are-zero (DAZ: a subnormal operand reads as 0), the MXCSR
  * bits of the calling thread: rg_ctx_new and rg_train_step set them, so every step of a program (and every GEMM
  * it makes on that thread, OpenBLAS's and libxsmm's) runs that way without a call of its own. On normal data the
- * results are the same bit for bit (tests/test_train_step.c); values below 1.18e-38 (2.2e-308 in float64) become 0.
+ * results are the same bit for bit (tests/nn/test_train_step.c); values below 1.18e-38 (2.2e-308 in float64) become 0.
  * OpenBLAS's worker threads (2+ threads) are started before main with the default MXCSR: the first rg_ctx_new and
  * every rg_set_num_threads restart them from the calling thread so that they inherit FTZ/DAZ (do not call those
  * while another thread of yours is inside a BLAS call). No-op off x86. */

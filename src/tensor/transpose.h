@@ -3,7 +3,7 @@
  * every path gives the same bits. The compiler does not vectorize the plain loop (strided stores; it was 3% of
  * train_order's step on an AVX2 CPU, one scalar element per cycle); in the float32 build on an x86-64 CPU with AVX,
  * 8 x 8 blocks go through eight 256-bit loads, the classic unpack / shuffle / permute transpose and eight stores,
- * the edges through the plain loop. tests/test_transpose.c checks it against the plain loop on awkward shapes. */
+ * the edges through the plain loop. tests/tensor/test_transpose.c checks it against the plain loop on awkward shapes. */
 #ifndef RG_TRANSPOSE_H
 #define RG_TRANSPOSE_H
 

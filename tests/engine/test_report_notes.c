@@ -1,4 +1,4 @@
-/* test_report_notes.c: reports say only what applies (issue 23). report.md's notes explain RoPE scaling per length,
+/* test_report_notes.c: reports say only what applies (a note about rows the report lacks misleads). report.md's notes explain RoPE scaling per length,
  * fixed factors, the training variants, randomized positions and ✗ only when the report has such rows; --compare
  * prints the settings that differ between its two reports first and words the case of two zero-width intervals
  * as what it is; --replot says where it wrote each file. */

@@ -222,7 +222,7 @@ static void test_partial_report_says_so(void **state)
 static void test_no_shell_with_hostile_out(void **state)
 {
     if (!rf_have_gnuplot()) skip();
-    /* issue 16: --out "a';touch X;'b" ran touch through system(); these names try single and double quotes,
+    /* shell injection: --out "a';touch X;'b" ran touch through system(); these names try single and double quotes,
      * $(...), backticks and a gnuplot string escape */
     const char *names[] = {"a';touch X;'b", "c\";touch Y;\"d", "e$(touch Z)f", "g`touch W`h", "i'.system('touch V').'j"};
     const char *marks[] = {"X", "Y", "Z", "W", "V"};

@@ -221,7 +221,7 @@ static void test_compare_two_reports(void **state)
     free(one);
     char *t = rf_compare_text(a, b);
     const char *must[] = {
-        /* the maximum over seeds and the median since issue 20 */
+        /* the maximum over seeds and the median (one mean hides a bimodal cell) */
         "copy     alibi                  24  0.102 [0.000, 0.363]    1/6 max 0.610 med 0.000    0.950 [0.826, 1.000]    3/3 max 1.000 med 0.950    NO\n",
         "copy     alibi                   8  1.000 [1.000, 1.000]    6/6 max 1.000 med 1.000    1.000 [1.000, 1.000]    3/3 max 1.000 med 1.000    yes (every seed of both the same value)\n",
         "copy     rope+pi                24  0.610 (1 seed)          1/1                        -                                                  n/a (one report only)\n",

@@ -420,7 +420,7 @@ static void test_task_seed_train_len_in_run_group(void **state)
     assert_true(tc_h5_attr(path, "/run", "train_len") == 5 && tc_h5_attr(path, "/run", "seed") == 7);
 }
 
-/* --train-len 32 end to end (issue 20 par. 2, the literature's second training length): the test lengths 16, 32,
+/* --train-len 32 end to end (the literature's second training length): the test lengths 16, 32,
  * every n from 33 to 48, 64, 96, 128 evaluated (generated sets), per-position counts up to the EOS of n = 128
  * (position 129, TO_POS_MAX), the over-training log, the encoding statement against 2 L + 1 = 65, the plots. */
 static void test_train_len_32_end_to_end(void **state)

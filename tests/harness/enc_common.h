@@ -1,4 +1,4 @@
-/* enc_common.h: what tests/test_enc.c (float32) and tests/gradcheck_enc.c (float64) share: the golden file of
+/* enc_common.h: what tests/nn/pos/test_enc.c (float32) and tests/nn/pos/gradcheck_enc.c (float64) share: the golden file of
  * tools/golden_enc.py and a FIRE module loaded from one of its cases. Include after common.h. */
 #ifndef RG_TEST_ENC_COMMON_H
 #define RG_TEST_ENC_COMMON_H

@@ -1,10 +1,10 @@
-/* test_protocol.c: the experiment protocol of issue 20 (src/engine/protocol.c, report_protocol.c, the
+/* test_protocol.c: the experiment protocol (docs/protocol.md, src/engine/protocol.c, report_protocol.c, the
  * --extrap-every log of run.c): the per-position accounting on a hand-built case and over a report's seeds, the
  * default test lengths and T5's fair max_distance, the maximum and median over seeds, and one real run in process
  * whose over-training log and per-position counts are checked against the library's own greedy decoding of its
  * checkpoint (rg_generate, rg_evaluate) and an independent recount. */
 #include "report_fixture.h"
-#include "../src/task/tricks.h"
+#include "task/tricks.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* test_ckpt_fuzz.c: the corruption campaign of issue 16 section 1, bounded for the suite. A reference checkpoint
+/* test_ckpt_fuzz.c: the corruption campaign (no crash, hang or silent load on a damaged file), bounded for the suite. A reference checkpoint
  * (model, AdamW moments, run state) is saved; then single-byte changes aimed at its non-chunk bytes (metadata:
  * superblock, object headers, B-trees, heaps, attributes, the digest block; the parameter chunks are left out,
  * Fletcher-32 guards those) are loaded one by one in a forked child with a time limit. Each outcome is one of

@@ -1,7 +1,7 @@
 /* test_checkpoint.c: HDF5 checkpoints (src/io/checkpoint.h): the run state, a bit-identical round trip, resume
  * bit for bit, config mismatches, bad arguments, every position encoding reloading to the same logits, and files
- * of the older layout (experiment keys in /config) loading. Bad files are tests/test_ckpt_corrupt.c, the atomic
- * save tests/test_ckpt_save.c, random damage tests/test_ckpt_fuzz.c. */
+ * of the older layout (experiment keys in /config) loading. Bad files are tests/io/test_ckpt_corrupt.c, the atomic
+ * save tests/io/test_ckpt_save.c, random damage tests/test_ckpt_fuzz.c. */
 #include "ckpt_helpers.h"
 
 static void test_run_state_api(void **state)

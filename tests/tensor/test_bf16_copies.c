@@ -1,5 +1,5 @@
 /* test_bf16_copies.c (float32): with Linear's products in bf16, the bf16 copies written by the passes that produce
- * a tensor or read a gradient (rg_linear_bf16_slot, gemm.h; issue 22: "each activation once, where it is
+ * a tensor or read a gradient (rg_linear_bf16_slot, gemm.h; the rule: "each activation once, where it is
  * produced") are exactly the conversions a consuming Linear would make (rg_bf16_from_float), and are used:
  * - forward: after rg_layernorm, rg_linear_gelu and rg_attention (causal, 1 and several heads), the output's bf16
  *   copy is current (bf16_data will not convert again) and equal to rg_bf16_from_float of its data, value for value;

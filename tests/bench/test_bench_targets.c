@@ -1,4 +1,4 @@
-/* test_bench_targets.c: bench/targets.c's verdicts on issue 22's targets from hand-made 1-thread rows: a bound met
+/* test_bench_targets.c: bench/targets.c's verdicts on the benchmark's per-step targets (bench/README.md) from hand-made 1-thread rows: a bound met
  * exactly, missed by a little, bf16 rows against PyTorch's faster step (fp32 or autocast), rows or PyTorch times
  * missing (never "met"; a row that did not run has zeros, as bench.c passes it), and the elementwise floor taken as
  * the worse of fp32 and bf16. A table of cases, one loop; then the printed table. */

@@ -1,4 +1,4 @@
-/* plugin_bad.c: plugins that train_order must refuse (tests/test_plugin.c), one per -D flag: BAD_nomagic (no
+/* plugin_bad.c: plugins that train_order must refuse (tests/e2e/test_plugin.c), one per -D flag: BAD_nomagic (no
  * RG_PLUGIN_MAGIC), BAD_version (built against the next minor version), BAD_layout (descriptors of another size),
  * BAD_init (rg_plugin_init fails). Each init would register an encoding named "bad": the tests check it never
  * runs when the record is refused. */

@@ -1,4 +1,4 @@
-/* test_rope_bf16.c (float32): the bf16-angle ablation of RoPE (rg_model_config.rope_bf16_angles, issue 22).
+/* test_rope_bf16.c (float32): the bf16-angle ablation of RoPE (rg_model_config.rope_bf16_angles, torch.autocast's angles before transformers PR #29285).
  * Hand-computed cases of angle = bf16(bf16(p) bf16(theta_i)) with cos and sin rounded to bf16 (rotary dim 16, base
  * 10000, so theta_i = 10000^(-i/8)); every entry of a table against an independent bit-level bf16 rounding; the
  * default (flag off) table bit for bit the double-precision formula of before; the flag survives a checkpoint and

@@ -41,15 +41,15 @@ static void test_bad_flags_exit_2_and_write_nothing(void **state)
         {"--eval /nonexistent.h5", 0}, {"--resume a.h5 --eval b.h5", 0}, {"extra-argument", 0},
         {"--test-lens 8,8", 0}, {"--data tests/fixtures/attn.h5", 0}, {"--eval tests/fixtures/attn.h5", 0},
         {"--pos learned --train-len 79", 0}, {"--pos rope --random-positions --train-len 79", 0},
-        /* issue 13 section 2: one seed or several, exact option names */
+        /* one seed or several, exact option names (never a prefix) */
         {"--seed 7 --seeds 3", 0}, {"--seed 0", 0}, {"--seeds 1,1", 0}, {"--see 7", 0}, {"--ste 5", 0},
         {"--qui", 0}, {"--lr-schedule restart", 0}, {"--n-heads 3", 0}, {"--quiet=1", 0},
         {"--pos learned --random-positions --max-position 200", 0},
         {"--d-model 4096 --n-heads 8 --n-layers 64 --d-ff 65536", 0},
-        /* issue 16 section 3: empty and too long paths */
+        /* hostile paths: empty and too long */
         {"--eval ''", 0}, {"--resume ''", 0}, {"--data ''", 0}, {"--config ''", 0},
         {"--config /nonexistent.json", 0}, {"--out ''", 1}, {"--out", 1},
-        /* issue 25: integers are decimal, a list names each item once */
+        /* integers are decimal, a list names each item once */
         {"--steps 1e3", 0}, {"--steps 0x10", 0}, {"--batch 2.0", 0}, {"--seeds 0x3", 0}, {"--test-lens 8,1e1", 0},
         {"--task copy,copy", 0}, {"--pos rope,rope", 0}};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
@@ -249,7 +249,7 @@ static void test_hostile_checkpoints_are_refused(void **state)
         {"/run", "task", SET_STR, 0, "fly", "--eval", "/run task = 'fly' is not one value of --task"},
         {"/run", "task", SET_STR, 0, "all", "--resume", "/run task = 'all' is not one value of --task"},
         {"/run", "task", SET_STR, 0, "copy,sort", "--eval", "/run task = 'copy,sort' is not one value"},
-        /* issue 25: a value the flag's parser rejects (used to read past an array and run nothing, exit 0) */
+        /* a value the flag's parser rejects (used to read past an array and run nothing, exit 0) */
         {"/run", "task", SET_STR, 0, "", "--eval", "/run task = '' is not one value of --task"},
         {"/run", "task", SET_STR, 0, "", "--resume", "/run task = '' is not one value of --task"},
         {"/config", "vocab_size", SET_INT, 1 << 24, NULL, "--eval", "vocab_size"},

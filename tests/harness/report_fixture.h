@@ -5,20 +5,20 @@
 #define RF_REPORT_FIXTURE_H
 
 #include "common.h"
-#include "../src/engine/base/labels.h"
-#include "../src/engine/compare/compare.h"
-#include "../src/engine/plot/plot.h"
-#include "../src/engine/plot/plot_curves.h"
-#include "../src/engine/plot/plot_heat.h"
-#include "../src/engine/plot/plot_style.h"
-#include "../src/engine/run/run.h"
-#include "../src/engine/settings/lists.h"
-#include "../src/engine/settings/protocol.h"
-#include "../src/engine/settings/settings.h"
-#include "../src/engine/views/lm_report.h"
-#include "../src/engine/views/report.h"
-#include "../src/engine/views/report_grid.h"
-#include "../src/engine/views/report_protocol.h"
+#include "engine/base/labels.h"
+#include "engine/compare/compare.h"
+#include "engine/plot/plot.h"
+#include "engine/plot/plot_curves.h"
+#include "engine/plot/plot_heat.h"
+#include "engine/plot/plot_style.h"
+#include "engine/run/run.h"
+#include "engine/settings/lists.h"
+#include "engine/settings/protocol.h"
+#include "engine/settings/settings.h"
+#include "engine/views/lm_report.h"
+#include "engine/views/report.h"
+#include "engine/views/report_grid.h"
+#include "engine/views/report_protocol.h"
 
 #include <fcntl.h>
 #include <stdbool.h>
@@ -45,7 +45,7 @@ void rf_make_dir(char *out, size_t cap, const char *name);
 /* A run with exact match e[j] and token accuracy a[j] at RF_LENS. */
 to_result rf_result(rg_task task, rg_pos_kind pos, rg_rope_ext ext, int seed, const double *e, const double *a);
 /* The fixture into res (at least 16 entries): copy/alibi with 6 seeds, exact match at n = 24 of 0,0,0,0,0,0.61
- * (the bimodal cell of issue 13); copy/rope with 3 seeds; copy/rope+pi with 1 seed (no sd, no interval);
+ * (a bimodal cell: the mean alone misleads); copy/rope with 3 seeds; copy/rope+pi with 1 seed (no sd, no interval);
  * reverse/none with 2 seeds and a NaN cell. Returns the count. */
 int rf_fixture(to_result *res);
 /* The options of the fixture's invocation, writing to out. */

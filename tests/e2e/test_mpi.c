@@ -1,4 +1,4 @@
-/* test_mpi.c: train_order over MPI ranks (issue 14, src/engine/mpi.h), driving `mpirun --oversubscribe
+/* test_mpi.c: train_order over MPI ranks (docs/mpi.md, src/engine/mpi.h), driving `mpirun --oversubscribe
  * -np N` (plus --allow-run-as-root as root, as in CI) on tiny settings, every child under a timeout (its process
  * group is killed past it: nothing can hang the suite):
  *   - the grid over 2 and 3 ranks writes the single process's report.csv cell for cell (train_seconds aside) and

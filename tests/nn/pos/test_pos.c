@@ -6,7 +6,7 @@
  * the position summary; learned positions past the table are an error that records nothing; randomized positions
  * are sorted subsets; with NoPE bidirectional attention is permutation-equivariant and every encoding breaks that;
  * causal outputs at earlier positions ignore later tokens for every encoding; the rope_scaling settings survive a
- * checkpoint (FIRE's: tests/test_pos_fire.c). */
+ * checkpoint (FIRE's: tests/nn/pos/test_pos_fire.c). */
 #include "common.h"
 
 #include <math.h>
@@ -185,7 +185,7 @@ static rg_model_config golden_cfg(const char *ds, rg_rope_ext ext)
     return cfg;
 }
 
-/* Dynamic NTK (issue 15's case: d 8, base 1e4, factor 2, original 16): the base at each length, never below the
+/* Dynamic NTK (Hugging Face's case: d 8, base 1e4, factor 2, original 16): the base at each length, never below the
  * original base, finite; length 32 gives 43267.49; the frequencies at 32; a rotation at position 40. */
 static void test_rope_dynamic_golden(void **state)
 {

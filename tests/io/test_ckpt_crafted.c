@@ -1,4 +1,4 @@
-/* test_ckpt_crafted.c: crafted checkpoints of issue 25, generated here in C with HDF5 (nothing committed, no Python)
+/* test_ckpt_crafted.c: crafted checkpoints (HDF5 metadata a fuzzer would not reach), generated here in C with HDF5 (nothing committed, no Python)
  * and re-sealed (rg_checkpoint_seal, the digest of docs/checkpoint.md), so that the content reaches the HDF5 reader
  * process: datasets without their storage (no chunk, one chunk of two, unallocated contiguous), a damaged chunk key
  * (the silent-zeros class `make fuzz` found: HDF5 read the fill value), huge declared sizes (a vocabulary of 2^24

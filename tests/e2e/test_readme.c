@@ -1,7 +1,8 @@
-/* test_readme.c: the README a newcomer starts from (issue 23). README.md is at most 10,000 bytes; every relative
+/* test_readme.c: the README a newcomer starts from. README.md is at most 10,000 bytes; every relative
  * link in README.md and the .md files under docs/ and results/ resolves (the file exists; a #fragment into a .md file names one of its
  * headings, as GitHub makes anchors); and the README's compile line builds and runs both its own training script
- * (the first ```c block) and examples/train_tiny.c.
+ * (the first ```c block) and examples/train_tiny.c. And the repository's text gives reasons, not tracker numbers:
+ * no "issue N" in src/, tests/, docs/, the Makefile or mk/, and no commit hash in a docs/ guide.
  *
  * The line is read from README.md (the first `cc -std=c11 ...` in backticks) and run as written by /bin/sh (it
  * holds $(pkg-config ...)), with RG set to this checkout, my_train.c replaced by examples/train_tiny.c and
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -235,9 +237,140 @@ static void test_links_resolve(void **state)
     if (broken) fail_msg("%d broken relative links (listed above)", broken);
 }
 
+/* ---- No "issue N" as a reason, no commit hash in a guide ----
+ * A reader cannot open "issue N" (a tracker they may not have): a comment or a page gives the reason itself, or
+ * links docs/decisions.md. And a guide (a .md file of docs/) states how things work now: a commit hash belongs to a results folder's provenance
+ * (results/.../README.md), not to a guide. */
+
+/* Whether s (at most n bytes) holds "issue N" or "issues N" (any case, '#' allowed before N) as a word. */
+static bool has_issue_ref(const char *s)
+{
+    for (const char *p = s; *p; p++) {
+        if (p > s && (isalnum((unsigned char)p[-1]) || p[-1] == '_')) continue;
+        if (strncasecmp(p, "issue", 5) != 0) continue;
+        const char *q = p + 5;
+        if (*q == 's' || *q == 'S') q++;
+        if (*q != ' ') continue;
+        q++;
+        if (*q == '#') q++;
+        if (isdigit((unsigned char)*q)) return true;
+    }
+    return false;
+}
+
+/* Lines of every file under path (a file or a folder, recursively) holding "issue N"; each printed. */
+static int scan_issue_refs(const char *path)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0) return 0;
+    int found = 0;
+    if (S_ISDIR(sb.st_mode)) {
+        DIR *d = opendir(path);
+        if (!d) fail_msg("cannot open %s", path);
+        for (struct dirent *e; (e = readdir(d));) {
+            if (e->d_name[0] == '.' || strcmp(e->d_name, "fixtures") == 0) continue;
+            char sub[PATH_MAX];
+            snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
+            found += scan_issue_refs(sub);
+        }
+        closedir(d);
+        return found;
+    }
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    char line[8192];
+    int lineno = 0;
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        if (has_issue_ref(line)) { printf("%s:%d: \"issue N\" as a reason: %s", path, lineno, line); found++; }
+    }
+    fclose(f);
+    return found;
+}
+
+static void test_no_issue_refs(void **state)
+{
+    const char *roots[] = {"src", "tests", "docs", "Makefile", "mk"};
+    int found = 0;
+    for (size_t i = 0; i < sizeof roots / sizeof *roots; i++) found += scan_issue_refs(roots[i]);
+    if (found) fail_msg("%d lines give \"issue N\" as their reason (listed above): state the reason itself", found);
+    /* the check itself finds one */
+    assert_true(has_issue_ref("see Issue #" "12 for why"));
+    assert_false(has_issue_ref("tissue 5, issues, issue x"));
+}
+
+/* Whether the word w (n bytes) looks like a commit hash: 7 to 40 lowercase hex digits with at least one digit and
+ * at least one letter (so neither a number like 1000000 nor a word like "defaced"). */
+static bool hash_like(const char *w, size_t n)
+{
+    if (n < 7 || n > 40) return false;
+    bool digit = false, letter = false;
+    for (size_t i = 0; i < n; i++) {
+        if (isdigit((unsigned char)w[i])) digit = true;
+        else if (w[i] >= 'a' && w[i] <= 'f') letter = true;
+        else return false;
+    }
+    return digit && letter;
+}
+
+/* The commit-hash-like words of the guide at path, each printed. Code is exempt: fenced blocks and `code spans`
+ * hold examples (a CRC, a git_commit attribute as h5dump prints it, a sha256), not history. */
+static int scan_hashes(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) fail_msg("cannot read %s", path);
+    char line[8192];
+    int lineno = 0, found = 0;
+    bool fence = false;
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        if (strncmp(line + strspn(line, " "), "```", 3) == 0) { fence = !fence; continue; }
+        if (fence) continue;
+        bool code = false;
+        for (const char *p = line; *p;) {
+            if (*p == '`') { code = !code; p++; continue; }
+            if (!isalnum((unsigned char)*p) && *p != '_') { p++; continue; }
+            size_t n = 0;
+            while (isalnum((unsigned char)p[n]) || p[n] == '_') n++;
+            if (!code && hash_like(p, n)) {
+                printf("%s:%d: commit hash %.*s in a guide\n", path, lineno, (int)n, p);
+                found++;
+            }
+            p += n;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+static void test_no_commit_hashes_in_guides(void **state)
+{
+    DIR *d = opendir("docs");
+    if (!d) fail_msg("cannot open docs/: run from the repository's root");
+    int found = 0, files = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t n = strlen(e->d_name);
+        if (n < 4 || strcmp(e->d_name + n - 3, ".md") != 0) continue;
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "docs/%s", e->d_name);
+        found += scan_hashes(path);
+        files++;
+    }
+    closedir(d);
+    if (!files) fail_msg("no guide found under docs/");
+    if (found)
+        fail_msg("%d commit hashes in docs/ guides (listed above): move the history to docs/decisions.md and the "
+                 "provenance to results/", found);
+    assert_true(hash_like("13c04c4", 7));
+    assert_false(hash_like("1000000", 7));
+    assert_false(hash_like("defaced", 7));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_readme_size), cmocka_unit_test(test_links_resolve),
-                                       cmocka_unit_test(test_readme_compile_line)};
+                                       cmocka_unit_test(test_readme_compile_line),
+                                       cmocka_unit_test(test_no_issue_refs),
+                                       cmocka_unit_test(test_no_commit_hashes_in_guides)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
