@@ -1,6 +1,6 @@
 /* test_readme.c: the README a newcomer starts from. README.md is at most 10,000 bytes; every relative
- * link in README.md and the .md files under docs/ and results/ resolves (the file exists; a #fragment into a .md file names one of its
- * headings, as GitHub makes anchors); and the README's compile line builds and runs both its own training script
+ * link in README.md and the .md files under docs/ and results/ resolves (the file exists; a #fragment into a .md
+ * file names one of its headings, as GitHub makes anchors); and the README's compile line builds and runs both its own training script
  * (the first ```c block) and examples/train_tiny.c. And the repository's text gives reasons, not tracker numbers:
  * no "issue N" in src/, tests/, docs/, the Makefile or mk/, and no commit hash in a docs/ guide.
  *
@@ -239,8 +239,8 @@ static void test_links_resolve(void **state)
 
 /* ---- No "issue N" as a reason, no commit hash in a guide ----
  * A reader cannot open "issue N" (a tracker they may not have): a comment or a page gives the reason itself, or
- * links docs/decisions.md. And a guide (a .md file of docs/) states how things work now: a commit hash belongs to a results folder's provenance
- * (results/.../README.md), not to a guide. */
+ * links docs/decisions.md. And a guide (a .md file of docs/) states how things work now: a commit hash belongs to
+ * a results folder's provenance (results/.../README.md), not to a guide. */
 
 /* Whether s (at most n bytes) holds "issue N" or "issues N" (any case, '#' allowed before N) as a word. */
 static bool has_issue_ref(const char *s)
