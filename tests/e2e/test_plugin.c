@@ -87,7 +87,7 @@ static void test_environment_and_lists(void **state)
     /* the allowed lists name every registered task and encoding, the plugin's too */
     assert_int_equal(th_run("--plugin %s --task nope", good), 2);
     has("allowed: copy, reverse, sort, ");
-    has("frames, addition, all");
+    has("frames, frames_qwen2vl, addition, all");
     assert_int_equal(th_run("--plugin %s --pos nope", good), 2);
     has("t5-2d, xpos, all");
     assert_int_equal(th_run("--task addition"), 2); /* without the plugin */
