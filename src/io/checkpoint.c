@@ -1,6 +1,7 @@
-/* checkpoint.c: the checkpoint schema (docs/checkpoint.md), save, and a load that validates everything, then
- * commits. The HDF5 mechanics live in h5.c, the atomic replace in atomic.c, the digest block in guard.c; a file is
- * parsed by HDF5 only in the reader process of h5_image.c, and read here from the image it sends. */
+/* checkpoint.c: the load that validates everything, then commits (docs/checkpoint.md), the limits and
+ * rg_checkpoint_seal. The schema is in checkpoint_schema.h, the save in checkpoint_save.c. The HDF5 mechanics live
+ * in h5.c, the atomic replace in atomic.c, the digest block in guard.c; a file is parsed by HDF5 only in the reader
+ * process of h5_image.c, and read here from the image it sends. */
 #include "checkpoint.h"
 
 #include <math.h>
@@ -12,100 +13,9 @@
 #include "h5.h"
 #include "h5_image.h"
 
-#ifdef RG_DOUBLE
-#define REAL_DTYPE RG_H5_FLOAT64
-#else
-#define REAL_DTYPE RG_H5_FLOAT32
-#endif
+#include "checkpoint_schema.h"
 
-/* ================================================================== the schema */
-
-/* One scalar attribute of the file, stored at byte offset `off` of a C struct. Integers are stored as int32
- * (F_I32, F_BOOL) or int64 (F_I64); doubles (F_F64) as float64; F_POS and F_EXT as the encoding's
- * and the RoPE extension's names. Reading checks [lo, hi] (doubles: also finite). */
-typedef enum { F_I32, F_BOOL, F_I64, F_F64, F_POS, F_EXT } field_type;
-typedef struct {
-    const char *name;
-    field_type type;
-    size_t off;
-    double lo, hi;
-    bool optional; /* absent in files written before the field existed: read as 0 (the field's "unset") */
-} field;
-
-#define BELOW_ONE (1 - 0x1p-53) /* the largest double < 1 */
-#define INT_FIELD(st, name) {#name, F_I32, offsetof(st, name), INT32_MIN, INT32_MAX, false}
-#define F64_FIELD(st, name) {#name, F_F64, offsetof(st, name), -HUGE_VAL, HUGE_VAL, false}
-
-/* /config: the model (rg_model_config), and nothing of the experiment (that is the program's, in /run). A new config
- * field is one row here. The values are checked as a whole by rg_model_config_validate after reading. Other
- * attributes of /config are not read: files written before the experiment settings moved to /run also hold task,
- * L_train and seed there, and load as they are (docs/checkpoint.md, "Older files"). */
-static const field CONFIG_FIELDS[] = {
-    INT_FIELD(rg_model_config, vocab_size),
-    INT_FIELD(rg_model_config, d_model),
-    INT_FIELD(rg_model_config, n_heads),
-    INT_FIELD(rg_model_config, n_layers),
-    INT_FIELD(rg_model_config, d_ff),
-    INT_FIELD(rg_model_config, max_len),
-    {"causal", F_BOOL, offsetof(rg_model_config, causal), 0, 1, false},
-    {"pos_encoding", F_POS, offsetof(rg_model_config, pos), 0, 0, false},
-    F64_FIELD(rg_model_config, rope_base),
-    INT_FIELD(rg_model_config, rotary_dim),
-    {"rope_ext", F_EXT, offsetof(rg_model_config, rope_ext), 0, 0, false},
-    F64_FIELD(rg_model_config, rope_scale),
-    INT_FIELD(rg_model_config, rope_orig_len),
-    F64_FIELD(rg_model_config, llama3_low_freq_factor),
-    F64_FIELD(rg_model_config, llama3_high_freq_factor),
-    F64_FIELD(rg_model_config, yarn_beta_fast),
-    F64_FIELD(rg_model_config, yarn_beta_slow),
-    {"rope_attention_factor", F_F64, offsetof(rg_model_config, rope_attention_factor), 0, HUGE_VAL, true},
-    {"partial_rotary_factor", F_F64, offsetof(rg_model_config, partial_rotary_factor), 0, 1, true},
-    {"rope_bf16_angles", F_BOOL, offsetof(rg_model_config, rope_bf16_angles), 0, 1, true},
-};
-/* After these rows: the settings the encoding declares (pos.h rg_pos_setting: t5_num_buckets, fire_*, kerple_eps,
- * a registered encoding's), each an attribute of its name (int32 or float64), written resolved, read when present
- * (a file written before the setting existed reads as its default); then rope_layout. */
-
-/* /optim: the learning-rate schedule (rg_lr_state). */
-static const field LR_FIELDS[] = {
-    {"lr_step", F_I64, offsetof(rg_lr_state, step), 0, RG_CKPT_MAX_STEP, false},
-    {"lr_peak", F_F64, offsetof(rg_lr_state, peak), 0, 1e6, false},
-    {"lr_warmup", F_I64, offsetof(rg_lr_state, warmup), 0, RG_CKPT_MAX_STEP, false},
-    {"lr_total", F_I64, offsetof(rg_lr_state, total), 0, RG_CKPT_MAX_STEP, false},
-    {"lr_min_frac", F_F64, offsetof(rg_lr_state, min_frac), 0, 1, false},
-    {"grad_clip", F_F64, offsetof(rg_lr_state, grad_clip), 0, HUGE_VAL, false},
-};
-
-/* /optim: AdamW (only with has_adamw = 1); the ranges of rg_adamw_init. */
-static const field ADAMW_FIELDS[] = {
-    {"step", F_I64, offsetof(rg_adamw, step), 0, RG_CKPT_MAX_STEP, false},
-    {"beta1", F_F64, offsetof(rg_adamw, beta1), 0, BELOW_ONE, false},
-    {"beta2", F_F64, offsetof(rg_adamw, beta2), 0, BELOW_ONE, false},
-    {"eps", F_F64, offsetof(rg_adamw, eps), 0, HUGE_VAL, false},
-    {"weight_decay", F_F64, offsetof(rg_adamw, weight_decay), 0, HUGE_VAL, false},
-};
-
-#define N_OF(a) (int)(sizeof a / sizeof a[0])
-
-static const char *rope_layout_of(rg_pos_kind k)
-{
-    const rg_pos_encoding *e = rg_pos_encoding_of(k);
-    return e && e->rope_layout ? e->rope_layout : "none";
-}
-
-/* The encoding's declared settings of cfg, resolved, as /config attributes. */
-static herr_t write_pos_settings(hid_t loc, const rg_model_config *cfg)
-{
-    const rg_pos_encoding *e = rg_pos_encoding_of(cfg->pos);
-    herr_t r = 0;
-    for (int i = 0; e && i < e->n_settings && r >= 0; i++) {
-        const rg_pos_setting *d = &e->settings[i];
-        double v = rg_pos_config_get(cfg, d->name);
-        r = d->type == RG_POS_SETTING_INT ? rg_h5_write_int(loc, d->name, H5T_STD_I32LE, (int64_t)v)
-                                          : rg_h5_write_f64(loc, d->name, v);
-    }
-    return r;
-}
+/* ================================================================== the schema: reading it */
 
 /* Reads the declared settings of cfg's encoding that the file has into cfg (limits checked). */
 static rg_status read_pos_settings(const rg_h5_src *src, const rg_h5_obj *loc, rg_model_config *cfg)
@@ -127,32 +37,6 @@ static rg_status read_pos_settings(const rg_h5_src *src, const rg_h5_obj *loc, r
             st = rg_h5_err(src, RG_ERR_FORMAT, "/config: %s", rg_last_error());
     }
     return st;
-}
-
-/* cfg with rotary_dim and rope_orig_len resolved as tools/ref_model.py does. */
-static rg_model_config resolved(const rg_model_config *cfg)
-{
-    rg_model_config c = *cfg;
-    if (c.rotary_dim == 0 && c.n_heads > 0) c.rotary_dim = rg_rope_dim(&c);
-    if (c.rope_orig_len == 0) c.rope_orig_len = c.max_len;
-    return c;
-}
-
-static herr_t write_fields(hid_t loc, const field *fs, int n, const void *base)
-{
-    herr_t r = 0;
-    for (int i = 0; i < n && r >= 0; i++) {
-        const char *p = (const char *)base + fs[i].off;
-        switch (fs[i].type) {
-        case F_I32: r = rg_h5_write_int(loc, fs[i].name, H5T_STD_I32LE, *(const int *)p); break;
-        case F_BOOL: r = rg_h5_write_int(loc, fs[i].name, H5T_STD_I32LE, *(const bool *)p); break;
-        case F_I64: r = rg_h5_write_int(loc, fs[i].name, H5T_STD_I64LE, *(const int64_t *)p); break;
-        case F_F64: r = rg_h5_write_f64(loc, fs[i].name, *(const double *)p); break;
-        case F_POS: r = rg_h5_write_str(loc, fs[i].name, rg_pos_name(*(const rg_pos_kind *)p)); break;
-        case F_EXT: r = rg_h5_write_str(loc, fs[i].name, rg_rope_ext_name(*(const rg_rope_ext *)p)); break;
-        }
-    }
-    return r;
 }
 
 /* Reads the fields into base; `obj` names the group in messages. */
@@ -205,99 +89,6 @@ static void field_str(const field *f, const void *base, char *buf, size_t n)
     case F_POS: snprintf(buf, n, "'%s'", rg_pos_name(*(const rg_pos_kind *)p)); break;
     case F_EXT: snprintf(buf, n, "'%s'", rg_rope_ext_name(*(const rg_rope_ext *)p)); break;
     }
-}
-
-/* ================================================================== save */
-
-static herr_t write_params(hid_t loc, const char *name, const rg_params *ps, rg_real *const *data)
-{
-    hid_t g = rg_h5_create_group(loc, name);
-    if (g < 0) return -1;
-    herr_t r = 0;
-    for (int i = 0; i < ps->n && r >= 0; i++) {
-        const rg_tensor *t = ps->items[i];
-        hsize_t dims[RG_MAX_DIMS];
-        for (int k = 0; k < t->ndim; k++) dims[k] = (hsize_t)t->shape[k];
-        r = rg_h5_write_dataset(g, t->name, REAL_DTYPE, t->ndim, dims, data ? data[i] : t->data, RG_H5_CHECKSUM);
-    }
-    if (H5Gclose(g) < 0) r = -1;
-    return r;
-}
-
-/* Writes the whole checkpoint into the open (in-memory) file f; *what names the part being written. */
-static herr_t write_all(hid_t f, const rg_model *m, const rg_adamw *opt, const rg_run_state *rs, const char **what)
-{
-    rg_model_config cfg = resolved(&m->cfg);
-    hid_t g;
-    *what = "root attributes";
-    herr_t r = rg_h5_write_str(f, "format", RG_CKPT_FORMAT);
-    if (r >= 0) r = rg_h5_write_int(f, "format_version", H5T_STD_I32LE, RG_CKPT_VERSION);
-    if (r >= 0) r = rg_h5_write_int(f, "step", H5T_STD_I64LE, rs->step);
-    if (r < 0 || (*what = "/config", g = rg_h5_create_group(f, "config")) < 0) return -1;
-    r = write_fields(g, CONFIG_FIELDS, N_OF(CONFIG_FIELDS), &cfg);
-    if (r >= 0) r = write_pos_settings(g, &cfg);
-    if (r >= 0) r = rg_h5_write_str(g, "rope_layout", rope_layout_of(cfg.pos));
-    if (H5Gclose(g) < 0 || r < 0) return -1;
-    if ((*what = "/params", write_params(f, "params", &m->params, NULL)) < 0) return -1;
-    if ((*what = "/optim", g = rg_h5_create_group(f, "optim")) < 0) return -1;
-    r = rg_h5_write_int(g, "has_adamw", H5T_STD_I32LE, opt != NULL);
-    if (r >= 0) r = write_fields(g, LR_FIELDS, N_OF(LR_FIELDS), &rs->lr);
-    if (r >= 0 && opt) r = write_fields(g, ADAMW_FIELDS, N_OF(ADAMW_FIELDS), opt);
-    if (r >= 0 && opt) r = write_params(g, "exp_avg", &m->params, opt->m);
-    if (r >= 0 && opt) r = write_params(g, "exp_avg_sq", &m->params, opt->v);
-    if (H5Gclose(g) < 0 || r < 0) return -1;
-    if ((*what = "/rng", g = rg_h5_create_group(f, "rng")) < 0) return -1;
-    for (int i = 0; i < rs->n_rngs && r >= 0; i++) {
-        uint64_t v[2] = {rs->rngs[i].rng.state, rs->rngs[i].rng.inc};
-        hsize_t two = 2;
-        r = rg_h5_write_dataset(g, rs->rngs[i].name, RG_H5_UINT64, 1, &two, v, RG_H5_CHECKSUM);
-    }
-    if (H5Gclose(g) < 0 || r < 0) return -1;
-    if ((*what = "/run", g = rg_h5_create_group(f, "run")) < 0) return -1;
-    for (int i = 0; i < rs->n_attrs && r >= 0; i++) {
-        const rg_run_attr *a = &rs->attrs[i];
-        r = a->type == RG_RUN_ATTR_INT ? rg_h5_write_int(g, a->key, H5T_STD_I64LE, a->i)
-            : a->type == RG_RUN_ATTR_DOUBLE ? rg_h5_write_f64(g, a->key, a->d) : rg_h5_write_str(g, a->key, a->s);
-    }
-    if (H5Gclose(g) < 0 || r < 0) return -1;
-    return 0;
-}
-
-rg_status rg_checkpoint_save(const char *path, const rg_model *m, const rg_adamw *opt, const rg_run_state *rs)
-{
-    if (!path || !path[0] || !m) return rg_error(RG_ERR_ARG, "rg_checkpoint_save: NULL path or model");
-    if (opt && opt->n != m->params.n)
-        return rg_error(RG_ERR_ARG, "rg_checkpoint_save: the optimizer has %d parameters, the model %d", opt->n,
-                        m->params.n);
-    static const rg_run_state empty;
-    if (!rs) rs = &empty;
-    rg_status st = rg_run_state_check(rs);
-    if (st) return st;
-
-    rg_h5_src src = {"checkpoint", path};
-    rg_h5_quiet q;
-    rg_h5_quiet_begin(&q);
-    /* built in memory (nothing touches the disk until the atomic write), with the digest block as user block and
-     * a minimal chunk B-tree (istore_k 1: each dataset is one chunk) */
-    hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
-    hid_t f = fcpl >= 0 && H5Pset_userblock(fcpl, RG_GUARD_BLOCK) >= 0 && H5Pset_istore_k(fcpl, 1) >= 0
-                  ? rg_h5_create_memory(fcpl) : -1;
-    if (fcpl >= 0) H5Pclose(fcpl);
-    const char *what = "the file";
-    unsigned char *img = NULL;
-    size_t n = 0;
-    char detail[256];
-    if (f < 0 || write_all(f, m, opt, rs, &what) < 0 || !(img = rg_h5_memory_image(f, RG_GUARD_BLOCK, &n)))
-        st = rg_h5_err(&src, RG_ERR_NOMEM, "building %s in memory failed: %s", what,
-                       rg_h5_detail(detail, sizeof detail));
-    if (rg_h5_close_file(f) < 0 && !st) st = rg_h5_err(&src, RG_ERR_NOMEM, "closing the in-memory file failed");
-    rg_h5_quiet_end(&q);
-    if (!st) {
-        rg_guard_seal(img, n);
-        st = rg_atomic_write("checkpoint", path, img, n);
-    }
-    free(img);
-    return st;
 }
 
 /* ================================================================== load: read everything into a `loaded` */
