@@ -1,7 +1,7 @@
 /* bench/bench.h: what the parts of the training-step benchmark share (bench/README.md). bench/bench.c is the
- * parent (options, one child process per measurement, the table); bench/child.c is what a child process runs
- * (one training-step row, or the sgemm ceiling) and prints as one tab-separated line on stdout; bench/targets.c
- * checks a run's 1-thread rows against issue 22's targets.
+ * parent (options, one child process per measurement; bench/report.c prints the table, see bench_parent.h);
+ * bench/child.c is what a child process runs (one training-step row, or the sgemm ceiling) and prints as one
+ * tab-separated line on stdout; bench/targets.c checks a run's 1-thread rows against issue 22's targets.
  */
 #ifndef RG_BENCH_H
 #define RG_BENCH_H

@@ -5,8 +5,8 @@
 # environment as given and once with OPENBLAS_CORETYPE=SkylakeX. A benchmark, never part of `make test`.
 bench: deps $(BUILD)/bench/bench
 	sh bench/run.sh $(BUILD)/bench/bench $(BENCH_ARGS)
-$(BUILD)/bench/bench: $(BUILD)/f32/bench/bench.o $(BUILD)/f32/bench/child.o $(BUILD)/f32/bench/targets.o $(TASK_LIB) \
-                      $(LIB32)
+$(BUILD)/bench/bench: $(BUILD)/f32/bench/bench.o $(BUILD)/f32/bench/report.o $(BUILD)/f32/bench/child.o \
+                      $(BUILD)/f32/bench/targets.o $(TASK_LIB) $(LIB32)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(PKG_LIBS)
 
