@@ -286,7 +286,7 @@ static void put_dataset(writer *w, hid_t g, const char *name, const char *path)
     uint64_t nbytes = 0;
     if (!err_kind && nd >= 0 && f.standard && wanted(w, path)) {
         nbytes = f.size;
-        for (int i = 0; i < nd; i++) nbytes *= dims[i]; /* bounded: storage_check */
+        for (int i = 0; i < nd; i++) nbytes *= dims[i]; /* bounded: rg_h5i_storage_check */
         if (nbytes > w->opts->max_data_bytes - w->data_bytes) {
             char msg[4400];
             snprintf(msg, sizeof msg, "%s %s: dataset %s holds %llu bytes: more than the %llu this reader accepts "
