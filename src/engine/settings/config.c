@@ -80,11 +80,7 @@ static void config_text(to_options *o, const char *text, const char *src)
                        src, (long)(cJSON_GetErrorPtr() ? cJSON_GetErrorPtr() - text : 0));
     }
     const cJSON *item;
-    bool *seen = calloc((size_t)to_setting_count(), sizeof *seen);
-    if (!seen) {
-        cJSON_Delete(root);
-        to_usage_error("memory for the settings", "%s: out of memory", src);
-    }
+    bool seen[TO_SETTINGS_MAX] = {false}; /* on the stack: a usage error exits from inside the loop */
     cJSON_ArrayForEach(item, root) {
         const setting *s = to_setting_find_key(item->string);
         if (s && !strcmp(s->name, "seeds") && cJSON_IsArray(item) && cJSON_GetArraySize(item) == 1)
@@ -115,7 +111,6 @@ static void config_text(to_options *o, const char *text, const char *src)
     }
     cJSON_Delete(root);
     bool both = seen[to_setting_index(to_setting_find("seed"))] && seen[to_setting_index(to_setting_find("seeds"))];
-    free(seen);
     if (both) to_usage_error("one of seed S and seeds N|LIST", "%s: seed and seeds together", src);
 }
 
