@@ -162,6 +162,40 @@ static void test_own_name(void **state)
     th_exe = th_bin;
 }
 
+/* --continue of an invocation that loaded a plugin: invocation.json records the plugin's file and SHA-256, and the
+ * folder continues only with that build loaded again (another build of the same names would train another model
+ * into the same report). One table: what is loaded with --continue, the exit status, what it says. */
+static void test_continue_needs_the_same_plugin(void **state)
+{
+    char out[PATH_MAX + 16], other[PATH_MAX + 32];
+    snprintf(out, sizeof out, "%s/pc", th_tmpdir);
+    snprintf(other, sizeof other, "%s/plugin_xpos_addition.so", th_tmpdir); /* the same name, another build: */
+    FILE *in = fopen(good, "rb"), *to = fopen(other, "wb");    /* its bytes and one more (still loadable) */
+    assert_non_null(in);
+    assert_non_null(to);
+    char buf[1 << 16];
+    for (size_t n; (n = fread(buf, 1, sizeof buf, in)) > 0;) assert_int_equal(fwrite(buf, 1, n, to), n);
+    assert_int_equal(fputc('x', to), 'x');
+    fclose(in);
+    assert_int_equal(fclose(to), 0);
+    int rc = th_run("--plugin %s --task addition --pos xpos,rope --steps 3 --eval-every 0 --extrap-every 0 "
+                    "--test-lens 3 --train-len 3 --batch 8 --d-model 16 --d-ff 32 --rope-scaling none --jobs 1 "
+                    "--quiet --out %s", good, out);
+    if (rc) fail_msg("the grid failed (%d):\n%s", rc, th_logbuf);
+    static const struct { int which; int status; const char *says; } cases[] = {
+        {0, 2, "which is not loaded: pass --plugin PATH/plugin_xpos_addition.so"},
+        {1, 2, "and the one loaded now is another build of it"},
+        {2, 0, ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const char *plugin = cases[i].which == 1 ? other : good;
+        rc = cases[i].which ? th_run("--plugin %s --continue %s --quiet", plugin, out) :
+                              th_run("--continue %s --quiet", out);
+        if (rc != cases[i].status || !strstr(th_logbuf, cases[i].says))
+            fail_msg("case %zu: exit %d (want %d), output:\n%s", i, rc, cases[i].status, th_logbuf);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -171,6 +205,7 @@ int main(void)
         cmocka_unit_test_setup(test_grid_and_checkpoint, th_reset),
         cmocka_unit_test_setup(test_check_pos_float64, th_reset),
         cmocka_unit_test_setup(test_own_name, th_reset),
+        cmocka_unit_test_setup(test_continue_needs_the_same_plugin, th_reset),
     };
     return cmocka_run_group_tests(tests, setup, th_teardown);
 }

@@ -8,6 +8,8 @@
  * The report is then the one the uninterrupted invocation writes (its command line included); only its time
  * columns differ. Every file read from OUT is user input: refused, naming it and what is wrong, before anything runs
  * (exit 2). The job pool and MPI ranks run the remaining runs exactly as they run a grid (to_mpi_pool_run).
+ * The plugins the invocation loaded are recorded there too (file and SHA-256): --continue needs the same builds
+ * loaded again (--plugin or ROPEGRAD_PLUGINS), since a run of another build of an encoding is another model.
  *
  * Also the kill points of the tests (TRAIN_ORDER_KILL=POINT:N, tests only): the whole invocation (its process
  * group) is killed with SIGKILL at that point, as a crash or an out-of-memory kill would. */
@@ -22,6 +24,7 @@
 #include "engine/run/run.h"
 #include "engine/settings/settings.h"
 #include "engine/settings/option_table.h"
+#include "engine/settings/plugin_load.h"
 #include "io/guard.h"
 
 #include <cjson/cJSON.h>
@@ -54,6 +57,13 @@ int to_continue_record(const to_options *o, const char *cmd)
         cJSON_AddStringToObject(root, "command", cmd);
         cJSON_AddItemToObject(root, "settings", sj);
         sj = NULL;
+        cJSON *plugins = cJSON_AddArrayToObject(root, "plugins");
+        for (int i = 0; plugins && i < to_plugin_count(); i++) {
+            cJSON *p = cJSON_CreateObject();
+            cJSON_AddStringToObject(p, "file", to_plugin_at(i)->file);
+            cJSON_AddStringToObject(p, "sha256", to_plugin_at(i)->sha256);
+            cJSON_AddItemToArray(plugins, p);
+        }
         text = cJSON_Print(root);
     }
     cJSON_Delete(root);
@@ -94,15 +104,46 @@ static char *read_json_text(const char *path)
     return text;
 }
 
-/* The flags given with --continue: only --jobs and --quiet (how it runs, not what), which win. */
+/* The flags given with --continue: only --jobs and --quiet (how it runs, not what), which win, and --plugin (the
+ * plugins the invocation loaded, checked by plugins_wrong). */
 static void check_flags(const to_options *cli)
 {
     const setting *s;
     for (int i = 0; (s = to_setting_at(i)); i++)
         if (s->name && to_setting_given(s) && strcmp(s->name, "continue") && strcmp(s->name, "jobs") &&
-            strcmp(s->name, "quiet"))
-            to_usage_error("--continue OUT with --jobs N and --quiet only (the folder's settings are used)",
+            strcmp(s->name, "quiet") && strcmp(s->name, "plugin"))
+            to_usage_error("--continue OUT with --jobs N, --quiet and --plugin only (the folder's settings are used)",
                            "--%s does not apply with --continue", s->name);
+}
+
+/* The plugins invocation.json records (an array of {file, sha256}; absent: none) against those loaded now: each
+ * must be loaded in the same build (its SHA-256). NULL, or what is wrong (a static buffer), for "--continue: PATH:". */
+static const char *plugins_wrong(const cJSON *list)
+{
+    static char why[512];
+    if (!list) return NULL;
+    if (!cJSON_IsArray(list) || cJSON_GetArraySize(list) > TO_PLUGIN_MAX) {
+        snprintf(why, sizeof why, "plugins is not a list of at most %d plugins", TO_PLUGIN_MAX);
+        return why;
+    }
+    const cJSON *p;
+    cJSON_ArrayForEach(p, list) {
+        const cJSON *f = cJSON_GetObjectItemCaseSensitive(p, "file");
+        const cJSON *h = cJSON_GetObjectItemCaseSensitive(p, "sha256");
+        if (!cJSON_IsString(f) || !cJSON_IsString(h) || strlen(f->valuestring) > 255 || strlen(h->valuestring) != 64)
+            return "a plugins entry without its file and 64-digit sha256";
+        bool same = false, other = false;
+        for (int i = 0; i < to_plugin_count(); i++) {
+            same |= strcmp(to_plugin_at(i)->sha256, h->valuestring) == 0;
+            other |= strcmp(to_plugin_at(i)->file, f->valuestring) == 0;
+        }
+        if (same) continue;
+        snprintf(why, sizeof why, "the invocation ran with the plugin %s (sha256 %.16s...), %s: pass --plugin "
+                 "PATH/%s (the same build)", f->valuestring, h->valuestring, other ? "and the one loaded now is "
+                 "another build of it" : "which is not loaded", f->valuestring);
+        return why;
+    }
+    return NULL;
 }
 
 void to_continue_load(to_options *o, char *cmd, size_t cap)
@@ -128,6 +169,11 @@ void to_continue_load(to_options *o, char *cmd, size_t cap)
     if (wrong) {
         cJSON_Delete(root);
         to_usage_error("invocation.json as the engine wrote it", "--continue: %s: %s", path, wrong);
+    }
+    const char *plugins = plugins_wrong(cJSON_GetObjectItemCaseSensitive(root, "plugins"));
+    if (plugins) {
+        cJSON_Delete(root);
+        to_usage_error("the plugins the invocation loaded, in the same builds", "--continue: %s: %s", path, plugins);
     }
     snprintf(cmd, cap, "%s", c->valuestring);
     char *settings = cJSON_PrintUnformatted(set), src[TO_PATH + 64];

@@ -150,8 +150,8 @@ static const setting table[] = {
     PATH("continue", M_ANY, cont, "OUT",
          "continue the interrupted invocation whose --out was OUT, with its settings: finished\n"
          "                         runs kept, unfinished ones resumed from their last checkpoint, the rest\n"
-         "                         started; the same report as an uninterrupted invocation (only --jobs and\n"
-         "                         --quiet may be given with it)"),
+         "                         started; the same report as an uninterrupted invocation (only --jobs,\n"
+         "                         --quiet and --plugin, the same builds, may be given with it)"),
     PATH("replot", M_TOOL, replot, "CSV",
          "re-draw the plots of a report.csv into --out (default: the CSV's folder), no training"),
     PATH("compare", M_TOOL, compare[0], "A B",
