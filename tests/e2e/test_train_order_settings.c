@@ -10,6 +10,7 @@
  * The binary is driven through the harness (to_harness.h). */
 #include "to_harness.h"
 #include "engine/engine.h"
+#include "tensor/gemm.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -29,17 +30,22 @@ static const struct { const char *key, *value; bool train; } STORED[] = {
     {"extrap_every", "2", 0}, {"test_lens", "\"4,8,11\"", 0}, {"rope_scaling", "\"yarn:2\"", 0},
     {"random_positions", "true", 0}, {"max_position", "40", 0}, {"rope_theta", "2000", 0}, {"d_model", "16", 0},
     {"n_layers", "1", 0}, {"d_ff", "32", 0}, {"pos", "\"rope\"", 0},
+    {"precision", NULL, 0}, /* bf16 where the CPU has it (precision_stored), else fp32 */
 };
 #define N_STORED (sizeof STORED / sizeof *STORED)
 
 static char ckpt[512];
+static const char *precision_stored = "\"fp32\"";
 
 static int group_setup(void **state)
 {
     if (th_setup(state)) return -1;
     char out[300];
     snprintf(out, sizeof out, "%s/src", th_tmpdir);
-    if (th_run(SOURCE_ARGS " --quiet --out %s", out) != 0) {
+    char why[256];
+    bool bf16 = rg_bf16_supported(why, sizeof why);
+    if (bf16) precision_stored = "\"bf16\"";
+    if (th_run(SOURCE_ARGS " --quiet %s --out %s", bf16 ? "--precision bf16" : "", out) != 0) {
         fprintf(stderr, "the source run failed:\n%s", th_logbuf);
         return -1;
     }
@@ -73,10 +79,10 @@ static void test_every_stored_setting_is_used(void **state)
         if (rc != 0) fail_msg("%s exited %d:\n%s", names[m], rc, th_logbuf);
         for (size_t i = 0; i < N_STORED; i++) {
             if (m == 1 && STORED[i].train) continue;
+            const char *want = STORED[i].value ? STORED[i].value : precision_stored;
             setting_text(out, STORED[i].key, value, sizeof value);
-            if (strcmp(value, STORED[i].value) != 0)
-                fail_msg("%s: %s is %s, but the checkpoint stores %s", names[m], STORED[i].key, value,
-                         STORED[i].value);
+            if (strcmp(value, want) != 0)
+                fail_msg("%s: %s is %s, but the checkpoint stores %s", names[m], STORED[i].key, value, want);
         }
         snprintf(path, sizeof path, "%s/report.md", out);
         th_read_text(path, md, sizeof md);

@@ -134,7 +134,7 @@ static const setting table[] = {
          "base, theta500k, rand, t5max128, bf16angles (each once), or all"),
     INT("threads", M_ANY, false, threads, 1, 256, "N", "threads per run (OpenBLAS's and ropegrad's pool)"),
     INT("jobs", M_ANY, false, jobs, 1, 256, "N", "runs in parallel (default: online CPUs)"),
-    LIST("precision", M_TRAIN, false, parse_precision, print_precision, "P",
+    LIST("precision", M_ANY, false, parse_precision, print_precision, "P",
          "Linear's and attention's products: fp32, or bf16 operands with float32\n"
          "                         accumulation (oneDNN; AMX or AVX512_BF16 only, refused elsewhere;\n"
          "                         docs/precision.md)", "fp32, bf16"),

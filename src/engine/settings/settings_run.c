@@ -14,7 +14,8 @@
 /* The evaluation settings a checkpoint also keeps in /run, so that --resume and --eval evaluate as the source run
  * did unless the command line or --config gives them (older checkpoints without them: the defaults, said on stderr
  * and in the report). */
-static const char *const EVAL_SETTINGS[] = {"test-lens", "rope-scaling", "eval-every", "extrap-every"};
+/* precision too: a run trained in bf16 is evaluated in bf16 unless the command line says otherwise */
+static const char *const EVAL_SETTINGS[] = {"test-lens", "rope-scaling", "eval-every", "extrap-every", "precision"};
 #define N_EVAL_SETTINGS ((int)(sizeof EVAL_SETTINGS / sizeof *EVAL_SETTINGS))
 
 /* Where each setting of a --resume / --eval came from, as lists of /run keys (to_settings_sources). */
