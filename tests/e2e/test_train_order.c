@@ -308,6 +308,10 @@ static void test_resume_semantics(void **state)
     /* into its own folder: refused, the source untouched */
     assert_int_equal(th_run("--resume %s --steps 6 --test-lens 8 --quiet --out %s", ckpt, out), 2);
     assert_true(tc_h5_attr(ckpt, "/", "step") == 4);
+    /* back to fewer steps than the checkpoint has: refused (its report would say both step counts) */
+    snprintf(out2, sizeof out2, "%s/resume_fewer", th_tmpdir);
+    assert_int_equal(th_run("--resume %s --steps 3 --test-lens 8 --quiet --out %s", ckpt, out2), 2);
+    if (!strstr(th_logbuf, "--steps 3 is below the checkpoint's step 4")) fail_msg("no reason given:\n%s", th_logbuf);
     /* continue: a new checkpoint; the schedule ends at step 4, steps 5-6 run at the final rate 0.1 * 5e-3 */
     snprintf(out2, sizeof out2, "%s/resume2", th_tmpdir);
     rc = th_run("--resume %s --steps 6 --test-lens 8 --rope-ext none --log-every 1 --quiet --out %s", ckpt, out2);

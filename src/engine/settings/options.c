@@ -135,9 +135,11 @@ static void from_checkpoint(to_options *o)
         o->lr_start = (int)rs.step;
         o->lr_total = o->steps;
     }
-    if (rs.step >= o->steps && !o->quiet)
-        to_err("%s is at step %lld already (--steps %d): evaluating only\n", ck,
-                (long long)rs.step, o->steps);
+    if (o->steps < rs.step) /* a run cannot be trained back to fewer steps: its report would say both */
+        to_usage_error("--steps at or past the checkpoint's step (--eval evaluates it as it is)", "--resume: --steps "
+                       "%d is below the checkpoint's step %lld (%s)", o->steps, (long long)rs.step, ck);
+    if (rs.step == o->steps && !o->quiet)
+        to_err("%s is at step %lld already (--steps %d): evaluating only\n", ck, (long long)rs.step, o->steps);
 }
 
 /* A resume never replaces its source checkpoint unless --overwrite. */
