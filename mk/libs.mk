@@ -35,7 +35,7 @@ $(BUILD)/include/ropegrad:
 	ln -sfn $(CURDIR)/src $@
 
 # The headers an object depends on come from its dependency file (DEPFLAGS, included by the top Makefile).
-# Test objects also see the shared test harness (tests/harness: common.h, to_harness.h, ...).
+# Test objects also see the shared test harness (tests/harness: common.h, eng_harness.h, ...).
 $(BUILD)/f32/tests/%.o $(BUILD)/f64/tests/%.o: TEST_INC := -Itests/harness
 $(BUILD)/f32/%.o: %.c $(BUILD)/flags | $(BUILD)/include/ropegrad
 	@mkdir -p $(dir $@)

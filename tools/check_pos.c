@@ -14,25 +14,25 @@
 static int usage(const char *why)
 {
     fprintf(stderr, "%s: %s\nusage: %s [--plugin PLUGIN.so ...] ENCODING\n  (the float64 conformance check, "
-            "docs/extending.md; a plugin must be built with -DRG_DOUBLE)\n", to_prog(), why, to_prog());
+            "docs/extending.md; a plugin must be built with -DRG_DOUBLE)\n", eng_prog(), why, eng_prog());
     return 2;
 }
 
 int main(int argc, char **argv)
 {
-    to_set_prog(argv[0]);
+    eng_set_prog(argv[0]);
     if (argc < 2 || argv[argc - 1][0] == '-') return usage("name one encoding, last");
     for (int i = 1; i < argc - 1; i++) /* only --plugin PATH / --plugin=PATH before the name */
         if (!strncmp(argv[i], "--plugin=", 9)) continue;
         else if (!strcmp(argv[i], "--plugin") && i + 1 < argc - 1) i++;
         else return usage("only --plugin PATH may come before the encoding's name");
-    to_plugins_load(argc - 1, argv); /* exits 2 (or 1) on a plugin it refuses, naming it */
+    eng_plugins_load(argc - 1, argv); /* exits 2 (or 1) on a plugin it refuses, naming it */
     int failed = 0;
     rg_status st = rg_pos_conformance(argv[argc - 1], &(rg_pos_report){stdout, NULL, NULL}, &failed);
     if (st) {
-        fprintf(stderr, "%s: %s\n", to_prog(), rg_last_error());
+        fprintf(stderr, "%s: %s\n", eng_prog(), rg_last_error());
         return st == RG_ERR_ARG ? 2 : 1;
     }
-    printf("%s: %s: %s (%s checks)\n", to_prog(), argv[argc - 1], failed ? "FAILED" : "conforms", rg_build_real());
+    printf("%s: %s: %s (%s checks)\n", eng_prog(), argv[argc - 1], failed ? "FAILED" : "conforms", rg_build_real());
     return failed ? 1 : fflush(stdout) == 0 ? 0 : 1;
 }

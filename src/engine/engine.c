@@ -1,6 +1,6 @@
 /* engine.c: the experiment engine's entry point rg_engine_main (engine.h), the whole of what examples/train_order
  * does: defaults -> parse -> check -> build (the output folder and the jobs) -> run (the job pool) -> report -> free. Two report tools skip training:
- * --replot CSV (to_replot), --compare A B (to_compare) and --combine A,B,... (to_combine_load, then to_report). Exit status: 0 on success, 1 on any failed run or
+ * --replot CSV (eng_replot), --compare A B (eng_compare) and --combine A,B,... (eng_combine_load, then eng_report). Exit status: 0 on success, 1 on any failed run or
  * output, 2 on a bad command line (nothing written). */
 #include "engine/engine.h"
 #include "engine/base/clock.h"
@@ -32,98 +32,98 @@ typedef struct { const char *cmd; double t0; int done, total; } report_ctx;
 
 /* After each finished job but the last: a report of the runs so far, marked partial, so that a long grid stopped
  * early still leaves one. */
-static void partial_report(const to_options *o, const to_result *res, int n, void *ctx)
+static void partial_report(const eng_options *o, const eng_result *res, int n, void *ctx)
 {
     report_ctx *r = ctx;
     r->done++;
-    if (n) to_report(o, res, n, &(to_report_meta){to_now_seconds() - r->t0, r->cmd, true, r->done, r->total, NULL});
+    if (n) eng_report(o, res, n, &(eng_report_meta){eng_now_seconds() - r->t0, r->cmd, true, r->done, r->total, NULL});
 }
 
 /* --replot CSV and --compare A B: 0, or 1 on failure. */
-static int report_tool(const to_options *o)
+static int report_tool(const eng_options *o)
 {
     if (o->replot[0]) {
-        to_result *res = NULL; /* the CSV is checked before the folder is made */
+        eng_result *res = NULL; /* the CSV is checked before the folder is made */
         int n, train_len, rc;
-        if (to_report_load(o->replot, &res, &n, &train_len)) return 1;
-        if ((rc = to_outdir_check_replot(o)) == 0) rc = to_replot_results(o->replot, res, n, train_len, o->out);
+        if (eng_report_load(o->replot, &res, &n, &train_len)) return 1;
+        if ((rc = eng_outdir_check_replot(o)) == 0) rc = eng_replot_results(o->replot, res, n, train_len, o->out);
         free(res);
         return rc == -2 ? 2 : rc ? 1 : 0;
     }
-    if (to_compare(o->compare[0], o->compare[1], stdout)) return 1;
+    if (eng_compare(o->compare[0], o->compare[1], stdout)) return 1;
     return fflush(stdout) == 0 ? 0 : 1;
 }
 
 /* <out>/settings.json (below). */
-static int write_settings(const to_options *o);
+static int write_settings(const eng_options *o);
 
 /* --combine A,B,...: the reports of one grid's blocks of seeds as one report in --out (combine.c checks them). Its
  * settings are the first report's with the union of the seeds. 0, 1 on failure, 2 on a folder holding results. */
-static int combine_tool(const to_options *o, const char *cmd)
+static int combine_tool(const eng_options *o, const char *cmd)
 {
-    char list[TO_PATH];
+    char list[ENG_PATH];
     snprintf(list, sizeof list, "%s", o->combine);
-    const char *paths[TO_COMBINE_MAX + 1];
+    const char *paths[ENG_COMBINE_MAX + 1];
     int n = 0;
-    for (char *save = NULL, *p = strtok_r(list, ",", &save); p && n <= TO_COMBINE_MAX; p = strtok_r(NULL, ",", &save))
+    for (char *save = NULL, *p = strtok_r(list, ",", &save); p && n <= ENG_COMBINE_MAX; p = strtok_r(NULL, ",", &save))
         paths[n++] = p;
-    to_combined c;
-    if (to_combine_load(paths, n, &c)) return 1;
-    to_options m;
-    to_options_default(&m);
-    char src[TO_PATH + 48];
+    eng_combined c;
+    if (eng_combine_load(paths, n, &c)) return 1;
+    eng_options m;
+    eng_options_default(&m);
+    char src[ENG_PATH + 48];
     snprintf(src, sizeof src, "--combine: the settings united from %s%s", paths[0], n > 1 ? " and the reports after it" : "");
-    to_options_apply_config(&m, c.settings, src);
+    eng_options_apply_config(&m, c.settings, src);
     memcpy(m.seed_list, c.seeds, sizeof c.seeds[0] * (size_t)c.n_seeds);
     m.n_seeds = c.n_seeds;
     snprintf(m.out, sizeof m.out, "%s", o->out);
     m.overwrite = o->overwrite;
     m.quiet = o->quiet;
-    m.lr_total = m.steps; /* what to_options_check derives (the reports' data file need not exist here) */
+    m.lr_total = m.steps; /* what eng_options_check derives (the reports' data file need not exist here) */
     if (!m.max_position) m.max_position = m.model.max_len;
-    int lock = to_outdir_claim(&m), rc = 0;
-    if (lock < 0) { to_combined_free(&c); return lock == -2 ? 2 : 1; }
+    int lock = eng_outdir_claim(&m), rc = 0;
+    if (lock < 0) { eng_combined_free(&c); return lock == -2 ? 2 : 1; }
     if (write_settings(&m) ||
-        to_report(&m, c.res, c.n_res, &(to_report_meta){c.wall_seconds, cmd, false, 0, 0, c.sources}))
+        eng_report(&m, c.res, c.n_res, &(eng_report_meta){c.wall_seconds, cmd, false, 0, 0, c.sources}))
         rc = 1;
     if (!m.quiet)
-        to_err("--combine: %d training runs, %d seeds, from %d reports%s; report in %s/report.md\n",
+        eng_err("--combine: %d training runs, %d seeds, from %d reports%s; report in %s/report.md\n",
                 c.runs, c.n_seeds, n, c.partial ? " (one or more PARTIAL)" : "", m.out);
-    to_combined_free(&c);
+    eng_combined_free(&c);
     close(lock);
     return rc;
 }
 
 /* The jobs: the checkpoint's one run, or the grid of (task, variant, encoding, seed); a variant only for the
- * encodings it applies to (to_variant_applies). */
-static int make_jobs(const to_options *o, to_job *jobs)
+ * encodings it applies to (eng_variant_applies). */
+static int make_jobs(const eng_options *o, eng_job *jobs)
 {
     int n = 0;
-    if (o->resume[0] || o->eval[0]) { /* the one run of the checkpoint (its variant: to_run) */
+    if (o->resume[0] || o->eval[0]) { /* the one run of the checkpoint (its variant: eng_run) */
         for (int t = 0; t < rg_task_count(); t++)
             for (int p = 0; p < rg_pos_count(); p++)
-                if (o->tasks[t] && o->pos[p]) jobs[n++] = (to_job){(rg_task)t, (rg_pos_kind)p, TO_VAR_BASE,
+                if (o->tasks[t] && o->pos[p]) jobs[n++] = (eng_job){(rg_task)t, (rg_pos_kind)p, ENG_VAR_BASE,
                                                                    o->seed_list[0]};
         return n;
     }
     for (int t = 0; t < rg_task_count(); t++)
-        for (int v = 0; v < TO_VAR_COUNT; v++)
+        for (int v = 0; v < ENG_VAR_COUNT; v++)
             for (int p = 0; p < rg_pos_count(); p++)
                 for (int s = 0; s < o->n_seeds; s++)
-                    if (o->tasks[t] && o->variants[v] && o->pos[p] && to_variant_applies((to_variant)v, (rg_pos_kind)p))
-                        jobs[n++] = (to_job){(rg_task)t, (rg_pos_kind)p, (to_variant)v, o->seed_list[s]};
+                    if (o->tasks[t] && o->variants[v] && o->pos[p] && eng_variant_applies((eng_variant)v, (rg_pos_kind)p))
+                        jobs[n++] = (eng_job){(rg_task)t, (rg_pos_kind)p, (eng_variant)v, o->seed_list[s]};
     return n;
 }
 
 /* <out>/settings.json: the resolved settings (for a new run, a valid --config file). */
-static int write_settings(const to_options *o)
+static int write_settings(const eng_options *o)
 {
-    char path[TO_PATH + 32];
+    char path[ENG_PATH + 32];
     snprintf(path, sizeof path, "%s/settings.json", o->out);
     FILE *f = fopen(path, "w");
-    if (f) to_options_print(o, f);
+    if (f) eng_options_print(o, f);
     if (!f || fclose(f) != 0) {
-        to_err("cannot write %s\n", path);
+        eng_err("cannot write %s\n", path);
         return -1;
     }
     return 0;
@@ -167,68 +167,68 @@ static int check_pos(const char *name)
     int failed = 0;
     rg_status st = rg_pos_conformance(name, &(rg_pos_report){stdout, NULL, NULL}, &failed);
     if (st == RG_ERR_ARG && rg_pos_parse(name, &(rg_pos_kind){0}) != RG_OK)
-        to_usage_error("a registered encoding (see --help; a plugin's with --plugin PATH)", "--check-pos: %s",
+        eng_usage_error("a registered encoding (see --help; a plugin's with --plugin PATH)", "--check-pos: %s",
                        rg_last_error());
     if (st) {
-        fprintf(stderr, "%s: --check-pos %s: %s\n", to_prog(), name, rg_last_error());
+        fprintf(stderr, "%s: --check-pos %s: %s\n", eng_prog(), name, rg_last_error());
         return 1;
     }
-    printf("%s: %s: %s (%s checks; docs/extending.md)\n", to_prog(), name, failed ? "FAILED" : "conforms",
+    printf("%s: %s: %s (%s checks; docs/extending.md)\n", eng_prog(), name, failed ? "FAILED" : "conforms",
            rg_build_real());
     return failed ? 1 : fflush(stdout) == 0 ? 0 : 1;
 }
 
 int rg_engine_main(int argc, char **argv)
 {
-    to_set_prog(argc > 0 ? argv[0] : NULL); /* messages and --help name the program */
+    eng_set_prog(argc > 0 ? argv[0] : NULL); /* messages and --help name the program */
     rg_blas_prefer_fast_kernels(argv); /* OpenBLAS 0.3.21 runs SSE3 kernels on CPUs it does not know */
-    to_mpi_start(&argc, &argv); /* MPI_Init only under mpirun (mpi_transport.h) */
+    eng_mpi_start(&argc, &argv); /* MPI_Init only under mpirun (mpi_transport.h) */
     if (rg_task_register_tricks() || rg_lm_register() || rg_task_register_grids()) { /* opt-in: tricks.h, lm.h, grid.h */
-        fprintf(stderr, "%s: %s\n", to_prog(), rg_last_error());
+        fprintf(stderr, "%s: %s\n", eng_prog(), rg_last_error());
         return 1;
     }
-    to_plugins_load(argc, argv); /* before parsing: --pos and --task take the plugins' names */
-    to_options o;
-    to_options_default(&o);
-    to_options_parse(argc, argv, &o);
+    eng_plugins_load(argc, argv); /* before parsing: --pos and --task take the plugins' names */
+    eng_options o;
+    eng_options_default(&o);
+    eng_options_parse(argc, argv, &o);
     if (o.check_pos[0]) return check_pos(o.check_pos);
     if (o.replot[0] || o.compare[0][0]) return report_tool(&o);
     static char cmd[8192];
     command_line(argc, argv, cmd, sizeof cmd);
     if (o.combine[0]) return combine_tool(&o, cmd);
-    if (o.cont[0]) to_continue_load(&o, cmd, sizeof cmd); /* the folder's settings and command line (continue.c) */
-    to_options_check(&o);
-    to_mpi_check(&o);
-    if (o.print_config) { to_options_print(&o, stdout); return 0; }
+    if (o.cont[0]) eng_continue_load(&o, cmd, sizeof cmd); /* the folder's settings and command line (continue.c) */
+    eng_options_check(&o);
+    eng_mpi_check(&o);
+    if (o.print_config) { eng_options_print(&o, stdout); return 0; }
     if (rg_set_linear_precision(o.precision)) { /* before any run (and on every MPI rank) */
-        to_err("--%s\n", rg_last_error()); /* "precision bf16: <why>" */
+        eng_err("--%s\n", rg_last_error()); /* "precision bf16: <why>" */
         return 1;
     }
-    if (to_mpi_rank() > 0) return to_mpi_worker(&o); /* MPI ranks 1..N-1 serve rank 0 (mpi_sched.h) */
+    if (eng_mpi_rank() > 0) return eng_mpi_worker(&o); /* MPI ranks 1..N-1 serve rank 0 (mpi_sched.h) */
 
-    int lock = to_outdir_claim(&o);
+    int lock = eng_outdir_claim(&o);
     if (lock < 0) return lock == -2 ? 2 : 1; /* 2: a folder of another invocation's results */
-    if (!o.continuing && (write_settings(&o) || to_continue_record(&o, cmd))) return 1;
-    to_job *jobs = calloc((size_t)RG_TASK_MAX * rg_pos_count() * TO_VAR_COUNT * (size_t)o.n_seeds, sizeof *jobs);
+    if (!o.continuing && (write_settings(&o) || eng_continue_record(&o, cmd))) return 1;
+    eng_job *jobs = calloc((size_t)RG_TASK_MAX * rg_pos_count() * ENG_VAR_COUNT * (size_t)o.n_seeds, sizeof *jobs);
     int n_jobs = jobs ? make_jobs(&o, jobs) : 0;
-    to_result *all = calloc((size_t)n_jobs * (1 + TO_MAX_EXTS) + 1, sizeof *all);
-    if (!jobs || !all) { to_err("out of memory\n"); return 1; }
+    eng_result *all = calloc((size_t)n_jobs * (1 + ENG_MAX_EXTS) + 1, sizeof *all);
+    if (!jobs || !all) { eng_err("out of memory\n"); return 1; }
     if (o.jobs > n_jobs) o.jobs = n_jobs;
     rg_set_num_threads(o.threads);
 
-    report_ctx ctx = {cmd, to_now_seconds(), 0, n_jobs};
+    report_ctx ctx = {cmd, eng_now_seconds(), 0, n_jobs};
     int n_all = 0;
-    int failed = (o.continuing ? to_continue_pool_run : to_mpi_pool_run)(&o, jobs, n_jobs, all, &n_all,
+    int failed = (o.continuing ? eng_continue_pool_run : eng_mpi_pool_run)(&o, jobs, n_jobs, all, &n_all,
                                                                         partial_report, &ctx);
-    double wall = to_now_seconds() - ctx.t0;
+    double wall = eng_now_seconds() - ctx.t0;
     int rc = failed ? 1 : 0;
-    to_kill_arm_report(); /* tests only (continue.c) */
-    bool reported = n_all && to_report(&o, all, n_all, &(to_report_meta){wall, cmd, false, n_jobs - failed, n_jobs,
+    eng_kill_arm_report(); /* tests only (continue.c) */
+    bool reported = n_all && eng_report(&o, all, n_all, &(eng_report_meta){wall, cmd, false, n_jobs - failed, n_jobs,
                                                                          NULL}) == 0;
     if (n_all && !reported) rc = 1;
-    if (to_lm_report(&o, jobs, n_jobs, cmd, wall)) rc = 1; /* the LM tasks' perplexity report (lm_run.h) */
-    if (!o.quiet) /* names report.md only when written (LM tasks alone write lm_report.md, named by to_lm_report) */
-        to_err("%d run(s), %d failed, %.1f s%s%s%s\n", n_jobs, failed, wall,
+    if (eng_lm_report(&o, jobs, n_jobs, cmd, wall)) rc = 1; /* the LM tasks' perplexity report (lm_run.h) */
+    if (!o.quiet) /* names report.md only when written (LM tasks alone write lm_report.md, named by eng_lm_report) */
+        eng_err("%d run(s), %d failed, %.1f s%s%s%s\n", n_jobs, failed, wall,
                 reported ? "; report in " : "", reported ? o.out : "", reported ? "/report.md" : "");
     free(all);
     free(jobs);
@@ -238,10 +238,10 @@ int rg_engine_main(int argc, char **argv)
 
 rg_status rg_engine_run_settings(const rg_run_state *rs, rg_engine_settings *s)
 {
-    static to_options o;
+    static eng_options o;
     char err[RG_CKPT_STR_LEN + 512];
     memset(s, 0, sizeof *s);
-    if (to_settings_stored(rs, &o, s->defaulted, sizeof s->defaulted, err, sizeof err))
+    if (eng_settings_stored(rs, &o, s->defaulted, sizeof s->defaulted, err, sizeof err))
         return rg_error(RG_ERR_FORMAT, "run state: %s", err);
     char defaulted[sizeof s->defaulted];
     memcpy(defaulted, s->defaulted, sizeof defaulted);

@@ -57,9 +57,9 @@
  * its own header beside it (or its folder's: settings.h, results.h, compare.h) and includes the headers of the
  * names it uses, by their path from src ("engine/run/run.h").
  *
- * NAMES. The engine's internal names start with to_ (TO_ for macros), from the program it grew out of
- * (train_order); they mean "the engine". New names take the same prefix until the whole engine is renamed at once
- * (to eng_), so that one prefix never means two things. The installed interface uses rg_engine_ (RG_ENGINE_).
+ * NAMES. The engine's internal names start with eng_ (ENG_ for macros): one prefix for one thing, the engine,
+ * whichever program (train_order, a user's own main, tools/check_pos) runs it. The installed interface uses
+ * rg_engine_ (RG_ENGINE_); the library below it rg_ (RG_).
  */
 #ifndef RG_ENGINE_H
 #define RG_ENGINE_H

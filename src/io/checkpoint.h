@@ -62,7 +62,7 @@
 #define RG_CKPT_MAX_PARAMS ((int64_t)1 << 28) /* default of rg_checkpoint_set_max_params: 1 GiB of float32 */
 
 /* The largest model a load accepts, in parameters (n < 1: back to RG_CKPT_MAX_PARAMS). A program sets the largest
- * model its own limits allow (train_order: TO_MAX_PARAMS). Before any byte of a file is read, its size is checked
+ * model its own limits allow (train_order: ENG_MAX_PARAMS). Before any byte of a file is read, its size is checked
  * against rg_checkpoint_max_bytes() (RG_ERR_FORMAT naming both sizes); before a model or buffer of the size a file
  * declares is built, the parameters /params declares are checked against this limit (RG_ERR_FORMAT). */
 void rg_checkpoint_set_max_params(int64_t n);

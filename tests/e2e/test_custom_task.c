@@ -5,7 +5,7 @@
  * run's cells again; train_order, which has no such task, refuses that checkpoint naming the task and
  * rg_task_register; --compare and --replot of its reports work in the program. The tests run in order (the later ones read the first one's folder). */
 #define _DEFAULT_SOURCE /* realpath */
-#include "to_harness.h"
+#include "eng_harness.h"
 
 #include <stdio.h>
 #include <stdlib.h>

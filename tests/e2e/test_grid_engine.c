@@ -4,7 +4,7 @@
  * (256 samples: 256 at each of the 9 cells of 3x3) and the heat / cells figures' data; --eval of the checkpoint
  * reproduces the trained run's cells (the evaluation's axes are the task's, not the training batch's); and the
  * refusals: grid and 1-D tasks together, a size that is not the task's (training or test), a malformed size. */
-#include "to_harness.h"
+#include "eng_harness.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -15,7 +15,7 @@
  * Skipped with a message when mpirun is not on PATH. Under AddressSanitizer (make sanitize) the ranks run with
  * ASAN_OPTIONS=detect_leaks=0 (OpenMPI's own allocations at exit are reported as leaks), every other check on. */
 #define _DEFAULT_SOURCE /* realpath, setenv */
-#include "to_harness.h"
+#include "eng_harness.h"
 #include "io/checkpoint.h"
 
 #include <fcntl.h>
@@ -119,7 +119,7 @@ static int run(int np, const char *env, double *seconds, const char *fmt, ...)
     return rc;
 }
 
-/* report.csv of th_tmpdir/dir without its train_seconds column (8th, TO_CSV_HEADER), which is a timing. */
+/* report.csv of th_tmpdir/dir without its train_seconds column (8th, ENG_CSV_HEADER), which is a timing. */
 static void report_cells(const char *dir, char *out, size_t cap)
 {
     char path[PATH_MAX], line[1024];

@@ -8,7 +8,7 @@
  * under another name calls itself by that name; rg_check_pos runs the float64 check of a float64 build of the
  * plugin and refuses the float32 one. */
 #define _DEFAULT_SOURCE /* realpath */
-#include "to_harness.h"
+#include "eng_harness.h"
 
 #include <libgen.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* test_train_order.c: end-to-end tests of examples/train_order's runs and reports, each driving the binary
- * (fork/exec, no shell; the harness in to_harness.h) and checking its files:
+ * (fork/exec, no shell; the harness in eng_harness.h) and checking its files:
  *   - a short run writes the report, the checkpoints and runs/<run>/train.csv, from any folder (the data file is
  *     found next to the executable's repository), with generated test lengths; --eval reproduces its numbers and
  *     writes no checkpoint or training log;
@@ -15,7 +15,7 @@
  *     learning-rate schedule as asked; the run's task, seed and train_len in the checkpoint's /run group.
  * Command lines and hostile input: test_train_order_input.c. */
 #define _DEFAULT_SOURCE /* realpath */
-#include "to_harness.h"
+#include "eng_harness.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -426,7 +426,7 @@ static void test_task_seed_train_len_in_run_group(void **state)
 
 /* --train-len 32 end to end (the literature's second training length): the test lengths 16, 32,
  * every n from 33 to 48, 64, 96, 128 evaluated (generated sets), per-position counts up to the EOS of n = 128
- * (position 129, TO_POS_MAX), the over-training log, the encoding statement against 2 L + 1 = 65, the plots. */
+ * (position 129, ENG_POS_MAX), the over-training log, the encoding statement against 2 L + 1 = 65, the plots. */
 static void test_train_len_32_end_to_end(void **state)
 {
     char out[512], path[700];

@@ -1,4 +1,4 @@
-/* test_train_order_continue.c: `train_order --continue OUT`, end to end (the harness: to_harness.h).
+/* test_train_order_continue.c: `train_order --continue OUT`, end to end (the harness: eng_harness.h).
  *   - a tiny grid (2 encodings x 2 seeds, RoPE scaling, held-out and extrapolation measurements) run without
  *     interruption, with --jobs 1 and --jobs 2; then the same grid killed with SIGKILL (the whole process group,
  *     through the test hook TRAIN_ORDER_KILL) during training, inside a checkpoint save, during evaluation and
@@ -12,7 +12,7 @@
  *     message naming the file and what is wrong (one table, one loop); flags other than --jobs and --quiet are
  *     refused with --continue. */
 #define _DEFAULT_SOURCE /* usleep */
-#include "to_harness.h"
+#include "eng_harness.h"
 #include "engine/engine.h"
 
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* test_train_order_input.c: end-to-end tests of what examples/train_order is given, each driving the binary
- * (fork/exec, no shell; the harness in to_harness.h):
+ * (fork/exec, no shell; the harness in eng_harness.h):
  *   - bad command lines (unknown or abbreviated options, --seed with --seeds, empty or too long paths, options that
  *     do not apply to the mode) exit 2 and write nothing; --seed / --seeds;
  *   - checkpoints with hostile /run, /config, /optim, /rng or /params contents are refused with exit 2 and a
@@ -11,7 +11,7 @@
  * The group setup trains one tiny run (copy, rope, 4 steps) into th_tmpdir/run: the checkpoint and the folder
  * these tests start from. Runs and reports: test_train_order.c. */
 #define _DEFAULT_SOURCE /* usleep */
-#include "to_harness.h"
+#include "eng_harness.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -7,8 +7,8 @@
  *     default, and stderr and report.md say so;
  *   - a program reloading the checkpoint itself (rg_checkpoint_open) gets the same settings from one call,
  *     rg_engine_run_settings, which refuses a bad stored value with RG_ERR_FORMAT naming it.
- * The binary is driven through the harness (to_harness.h). */
-#include "to_harness.h"
+ * The binary is driven through the harness (eng_harness.h). */
+#include "eng_harness.h"
 #include "engine/engine.h"
 #include "tensor/gemm.h"
 

@@ -237,39 +237,39 @@ static void test_engine_asks_no_builtin(void **state)
 
 static void test_registered_rotary_encoding(void **state)
 {
-    assert_true(to_pos_rotary(xrope_id));
-    assert_true(to_variant_applies(TO_VAR_THETA500K, xrope_id));
-    assert_true(to_variant_applies(TO_VAR_BF16ANGLES, xrope_id));
-    assert_true(to_variant_applies(TO_VAR_RAND, xrope_id));
-    assert_false(to_variant_applies(TO_VAR_T5MAX128, xrope_id));
-    assert_false(to_pos_rotary(xbias_id));
-    assert_true(to_variant_applies(TO_VAR_T5MAX128, xbias_id));
+    assert_true(eng_pos_rotary(xrope_id));
+    assert_true(eng_variant_applies(ENG_VAR_THETA500K, xrope_id));
+    assert_true(eng_variant_applies(ENG_VAR_BF16ANGLES, xrope_id));
+    assert_true(eng_variant_applies(ENG_VAR_RAND, xrope_id));
+    assert_false(eng_variant_applies(ENG_VAR_T5MAX128, xrope_id));
+    assert_false(eng_pos_rotary(xbias_id));
+    assert_true(eng_variant_applies(ENG_VAR_T5MAX128, xbias_id));
     /* the built-ins answer the same way through their descriptors */
     static const struct { rg_pos_kind pos; bool rotary, rand, capped; } B[] = {
         {RG_POS_ROPE, true, true, false},  {RG_POS_ROPE_HALF, true, true, false}, {RG_POS_MROPE, true, true, false},
         {RG_POS_T5, false, true, true},    {RG_POS_NONE, false, false, false},    {RG_POS_ROPE_2D, false, true, false},
         {RG_POS_ALIBI, false, true, false}};
     for (size_t i = 0; i < sizeof B / sizeof *B; i++) {
-        assert_int_equal(to_pos_rotary(B[i].pos), B[i].rotary);
-        assert_int_equal(to_variant_applies(TO_VAR_THETA500K, B[i].pos), B[i].rotary);
-        assert_int_equal(to_variant_applies(TO_VAR_RAND, B[i].pos), B[i].rand);
-        assert_int_equal(to_variant_applies(TO_VAR_T5MAX128, B[i].pos), B[i].capped);
+        assert_int_equal(eng_pos_rotary(B[i].pos), B[i].rotary);
+        assert_int_equal(eng_variant_applies(ENG_VAR_THETA500K, B[i].pos), B[i].rotary);
+        assert_int_equal(eng_variant_applies(ENG_VAR_RAND, B[i].pos), B[i].rand);
+        assert_int_equal(eng_variant_applies(ENG_VAR_T5MAX128, B[i].pos), B[i].capped);
     }
-    assert_true(to_pos_bounded(RG_POS_LEARNED));
-    assert_false(to_pos_bounded(xrope_id));
+    assert_true(eng_pos_bounded(RG_POS_LEARNED));
+    assert_false(eng_pos_bounded(xrope_id));
 }
 
 static void test_registered_styles(void **state)
 {
-    assert_string_equal(to_plot_colour(xbias_id), "#123456");
-    assert_int_equal(to_plot_marker(xbias_id), 3);
-    const char *mine = to_plot_colour(xrope_id);
+    assert_string_equal(eng_plot_colour(xbias_id), "#123456");
+    assert_int_equal(eng_plot_marker(xbias_id), 3);
+    const char *mine = eng_plot_colour(xrope_id);
     for (int p = 0; p < rg_pos_count(); p++) {
         if (p == (int)xrope_id) continue;
-        if (!strcmp(to_plot_colour((rg_pos_kind)p), mine))
+        if (!strcmp(eng_plot_colour((rg_pos_kind)p), mine))
             fail_msg("xrope is drawn in %s's colour %s", rg_pos_name((rg_pos_kind)p), mine);
     }
-    assert_true(to_plot_marker(xrope_id) >= 1 && to_plot_marker(xrope_id) <= 15);
+    assert_true(eng_plot_marker(xrope_id) >= 1 && eng_plot_marker(xrope_id) <= 15);
     /* a style that is not "#RRGGBB" with a marker 1..15 is refused at registration */
     static const rg_pos_encoding bad = {.name = "badstyle", .plot_colour = "red", .plot_marker = 3};
     assert_int_equal(rg_pos_register(&bad, NULL), RG_ERR_ARG);
@@ -303,17 +303,17 @@ static void test_task_geometry(void **state)
     assert_int_equal(rg_task_parse("copy_coupled", &cc), RG_OK);
     assert_true(rg_task_longest_distance(cc, 16) < rg_task_total_len(cc, 16) - 2);
     /* T5's fair max_distance follows the task; an encoding's own cap too; its floor is the encoding's validate */
-    to_options o = rf_options(rf_tmpdir);
+    eng_options o = rf_options(rf_tmpdir);
     o.train_len = 16;
     o.fair_max_distance = true;
-    to_set_fair_max_distance(&o, copy2_id, RG_POS_T5);
+    eng_set_fair_max_distance(&o, copy2_id, RG_POS_T5);
     assert_int_equal((int)rg_pos_config_get(&o.model, "t5_max_distance"), 49);
-    to_set_fair_max_distance(&o, RG_TASK_COPY, RG_POS_T5);
+    eng_set_fair_max_distance(&o, RG_TASK_COPY, RG_POS_T5);
     assert_int_equal((int)rg_pos_config_get(&o.model, "t5_max_distance"), 33);
-    to_set_fair_max_distance(&o, copy2_id, xbias_id);
+    eng_set_fair_max_distance(&o, copy2_id, xbias_id);
     assert_int_equal((int)rg_pos_config_get(&o.model, "xbias_max_distance"), 49);
-    assert_int_equal(to_fair_max_distance(&o.model, RG_POS_T5, 9), 17); /* above num_buckets / 2 = 16 */
-    assert_int_equal(to_fair_max_distance(&o.model, RG_POS_ALIBI, 9), -1);
+    assert_int_equal(eng_fair_max_distance(&o.model, RG_POS_T5, 9), 17); /* above num_buckets / 2 = 16 */
+    assert_int_equal(eng_fair_max_distance(&o.model, RG_POS_ALIBI, 9), -1);
 }
 
 /* ------------------------------------------------------------------ both through the engine */
@@ -390,7 +390,7 @@ static void test_engine_run(void **state)
     char *gp = rf_slurp(out, "curves_copy2.gp");
     assert_non_null(gp);
     char want[64];
-    snprintf(want, sizeof want, "lc rgb '%s' title 'xrope'", to_plot_colour(xrope_id));
+    snprintf(want, sizeof want, "lc rgb '%s' title 'xrope'", eng_plot_colour(xrope_id));
     assert_non_null(strstr(gp, want));
     assert_non_null(strstr(gp, "lc rgb '#123456' title 'xbias'"));
     free(csv), free(md), free(js), free(dat), free(gp);

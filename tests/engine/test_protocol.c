@@ -27,11 +27,11 @@ static void test_position_count_hand_built(void **state)
         5, 6, 7, 8,   /* the EOS wrong */
         9, 9, 9, 9};  /* all wrong */
     uint16_t right[4] = {0}, first[5] = {0};
-    to_position_count(gen, want, 5, 4, right, first);
+    eng_position_count(gen, want, 5, 4, right, first);
     const uint16_t want_right[4] = {3, 4, 3, 2}, want_first[5] = {2, 0, 1, 1, 1};
     for (int p = 0; p < 4; p++) assert_int_equal(right[p], want_right[p]);
     for (int p = 0; p < 5; p++) assert_int_equal(first[p], want_first[p]);
-    to_position_count(gen, want, 5, 4, right, first); /* it adds */
+    eng_position_count(gen, want, 5, 4, right, first); /* it adds */
     for (int p = 0; p < 4; p++) assert_int_equal(right[p], 2 * want_right[p]);
     assert_int_equal(first[4], 2);
     int64_t r64[4] = {0}, f64[5] = {0}; /* the library's function (generate.h) the engine adds from */
@@ -47,7 +47,7 @@ static void test_position_count_hand_built(void **state)
 /* Over a row's seeds: accuracy is the mean of the seeds' fractions, first_wrong and all_right are pooled. */
 static void test_cell_positions_over_seeds(void **state)
 {
-    to_result res[2];
+    eng_result res[2];
     double e[4] = {0}, a[4] = {0};
     for (int s = 0; s < 2; s++) res[s] = rf_result(RG_TASK_COPY, RG_POS_ALIBI, RG_ROPE_EXT_NONE, s + 1, e, a);
     /* RF_LENS[0] = 8: 9 positions; seed 1 of 4 samples, seed 2 of 2 */
@@ -56,39 +56,39 @@ static void test_cell_positions_over_seeds(void **state)
     for (int p = 0; p < 9; p++) { res[0].pos_right[0][p] = p < 4 ? 4 : 1; res[1].pos_right[0][p] = p < 2 ? 2 : 0; }
     res[0].first_wrong[0][4] = 3; res[0].first_wrong[0][9] = 1;
     res[1].first_wrong[0][2] = 2;
-    to_table t;
-    assert_int_equal(to_table_build(&t, res, 2, 16), 0);
-    double acc[TO_POS_MAX], fw[TO_POS_MAX], all;
-    assert_int_equal(to_cell_positions(&t, &t.rows[0], 8, acc, fw, &all), 2);
+    eng_table t;
+    assert_int_equal(eng_table_build(&t, res, 2, 16), 0);
+    double acc[ENG_POS_MAX], fw[ENG_POS_MAX], all;
+    assert_int_equal(eng_cell_positions(&t, &t.rows[0], 8, acc, fw, &all), 2);
     assert_true(fabs(acc[0] - 1.0) < 1e-12);                   /* (4/4 + 2/2) / 2 */
     assert_true(fabs(acc[3] - 0.5) < 1e-12);                   /* (4/4 + 0/2) / 2 */
     assert_true(fabs(acc[8] - 0.125) < 1e-12);                 /* (1/4 + 0/2) / 2 */
     assert_true(fabs(fw[2] - 2.0 / 6) < 1e-12 && fabs(fw[4] - 3.0 / 6) < 1e-12 && fw[0] == 0);
     assert_true(fabs(all - 1.0 / 6) < 1e-12);
-    assert_int_equal(to_cell_positions(&t, &t.rows[0], 16, acc, fw, &all), 0); /* no counts at n = 16 */
-    to_table_free(&t);
+    assert_int_equal(eng_cell_positions(&t, &t.rows[0], 16, acc, fw, &all), 0); /* no counts at n = 16 */
+    eng_table_free(&t);
 }
 
 /* ------------------------------------------------------------------ lengths, T5, statistics */
 
 static void test_default_test_lens(void **state)
 {
-    static const struct { int L, n, lens[TO_MAX_LENS]; } cases[] = {
+    static const struct { int L, n, lens[ENG_MAX_LENS]; } cases[] = {
         {16, 13, {8, 16, 17, 18, 19, 20, 21, 22, 23, 24, 32, 48, 64}},
         {32, 21, {16, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 64, 96, 128}},
         {4, 7, {2, 4, 5, 6, 8, 12, 16}},
         {1, 4, {1, 2, 3, 4}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        int lens[TO_MAX_LENS], n = to_default_test_lens(cases[i].L, lens);
+        int lens[ENG_MAX_LENS], n = eng_default_test_lens(cases[i].L, lens);
         assert_int_equal(n, cases[i].n);
         for (int j = 0; j < n; j++)
             if (lens[j] != cases[i].lens[j]) fail_msg("L=%d: lens[%d] = %d, want %d", cases[i].L, j, lens[j], cases[i].lens[j]);
     }
-    /* a long training length: the dense window is cut so that everything fits, nothing passes TO_MAX_TEST_N */
-    int lens[TO_MAX_LENS], n = to_default_test_lens(500, lens);
-    assert_true(n <= TO_MAX_LENS);
-    for (int j = 1; j < n; j++) assert_true(lens[j] > lens[j - 1] && lens[j] <= TO_MAX_TEST_N);
+    /* a long training length: the dense window is cut so that everything fits, nothing passes ENG_MAX_TEST_N */
+    int lens[ENG_MAX_LENS], n = eng_default_test_lens(500, lens);
+    assert_true(n <= ENG_MAX_LENS);
+    for (int j = 1; j < n; j++) assert_true(lens[j] > lens[j - 1] && lens[j] <= ENG_MAX_TEST_N);
     assert_int_equal(lens[0], 250);
     assert_int_equal(lens[2], 501);
 }
@@ -98,23 +98,23 @@ static void test_default_test_lens(void **state)
 static void test_t5_fair_max_distance(void **state)
 {
     rg_model_config c = {0}; /* the declared defaults: 32 buckets */
-    assert_int_equal(to_fair_max_distance(&c, RG_POS_T5, 2 * 16 + 1), 33);
-    assert_int_equal(to_fair_max_distance(&c, RG_POS_T5, 2 * 32 + 1), 65);
-    assert_int_equal(to_fair_max_distance(&c, RG_POS_T5, 2 * 4 + 1), 17); /* the model's floor num_buckets / 2 + 1 */
+    assert_int_equal(eng_fair_max_distance(&c, RG_POS_T5, 2 * 16 + 1), 33);
+    assert_int_equal(eng_fair_max_distance(&c, RG_POS_T5, 2 * 32 + 1), 65);
+    assert_int_equal(eng_fair_max_distance(&c, RG_POS_T5, 2 * 4 + 1), 17); /* the model's floor num_buckets / 2 + 1 */
     for (int L = 8; L <= 64; L *= 2) { /* below 8 the exact buckets 2L+2..15 are never trained: no max_distance helps */
-        int d = to_fair_max_distance(&c, RG_POS_T5, 2 * L + 1);
+        int d = eng_fair_max_distance(&c, RG_POS_T5, 2 * L + 1);
         bool trained[32] = {false}, legacy[32] = {false};
         for (int k = 0; k <= 2 * L + 1; k++) {
             trained[rg_t5_bucket(-k, false, 32, d)] = true;
-            legacy[rg_t5_bucket(-k, false, 32, TO_T5_LEGACY_MAX_DISTANCE)] = true;
+            legacy[rg_t5_bucket(-k, false, 32, ENG_T5_LEGACY_MAX_DISTANCE)] = true;
         }
         bool legacy_gap = false;
         for (int k = 0; k < 2000; k++) {
             if (!trained[rg_t5_bucket(-k, false, 32, d)]) fail_msg("L=%d: distance %d reads an untrained bucket", L, k);
-            legacy_gap |= !legacy[rg_t5_bucket(-k, false, 32, TO_T5_LEGACY_MAX_DISTANCE)];
+            legacy_gap |= !legacy[rg_t5_bucket(-k, false, 32, ENG_T5_LEGACY_MAX_DISTANCE)];
         }
         assert_int_equal(rg_t5_bucket(-(2 * L + 2), false, 32, d), 31);
-        if (2 * L + 1 < TO_T5_LEGACY_MAX_DISTANCE) assert_true(legacy_gap); /* L = 64 reaches 128 in training */
+        if (2 * L + 1 < ENG_T5_LEGACY_MAX_DISTANCE) assert_true(legacy_gap); /* L = 64 reaches 128 in training */
     }
 }
 
@@ -128,20 +128,20 @@ static void test_stat_max_median(void **state)
         {{0.1, 0.3, 0.2, 0.4}, 4, 0.4, 0.25},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        to_stat s;
-        to_stat_compute(cases[i].v, cases[i].n, 3, &s);
+        eng_stat s;
+        eng_stat_compute(cases[i].v, cases[i].n, 3, &s);
         if (fabs(s.max - cases[i].max) > 1e-12 || fabs(s.median - cases[i].median) > 1e-12)
             fail_msg("case %zu: max %g median %g, want %g %g", i, s.max, s.median, cases[i].max, cases[i].median);
     }
     double none[2] = {NAN, NAN};
-    to_stat s;
-    to_stat_compute(none, 2, 3, &s);
+    eng_stat s;
+    eng_stat_compute(none, 2, 3, &s);
     assert_true(isnan(s.max) && isnan(s.median));
     /* sorting for the median leaves the bootstrap (which resamples in the seeds' order) as it was */
     double v[3] = {0.9, 0.1, 0.5};
     double lo, hi;
-    to_stat_compute(v, 3, 11, &s);
-    to_bootstrap_ci(v, 3, TO_BOOT_REPS, 11, TO_CI_LEVEL, &lo, &hi);
+    eng_stat_compute(v, 3, 11, &s);
+    eng_bootstrap_ci(v, 3, ENG_BOOT_REPS, 11, ENG_CI_LEVEL, &lo, &hi);
     assert_true(s.boot_lo == lo && s.boot_hi == hi);
 }
 
@@ -166,8 +166,8 @@ static void test_run_logs_over_training_and_counts_positions(void **state)
 {
     char out[512];
     rf_make_dir(out, sizeof out, "run");
-    to_options o;
-    to_options_default(&o);
+    eng_options o;
+    eng_options_default(&o);
     o.steps = 40;
     o.batch = 8;
     o.train_len = 4;
@@ -177,16 +177,16 @@ static void test_run_logs_over_training_and_counts_positions(void **state)
     o.jobs = 1;
     o.n_exts = 0;
     snprintf(o.out, sizeof o.out, "%s", out);
-    to_options_check(&o);
+    eng_options_check(&o);
     char sub[600];
     snprintf(sub, sizeof sub, "%s/ckpt", out);
-    assert_int_equal(to_make_dir(sub), 0); /* to_outdir_claim makes it for a whole invocation */
+    assert_int_equal(eng_make_dir(sub), 0); /* eng_outdir_claim makes it for a whole invocation */
     const int lens[2] = {4, 8};
     memcpy(o.test_lens, lens, sizeof lens);
     o.n_test_lens = 2;
-    to_job job = {RG_TASK_COPY, RG_POS_ALIBI, TO_VAR_BASE, 1};
-    static to_result res[1 + TO_MAX_EXTS];
-    assert_int_equal(to_run(&o, &job, res), 1);
+    eng_job job = {RG_TASK_COPY, RG_POS_ALIBI, ENG_VAR_BASE, 1};
+    static eng_result res[1 + ENG_MAX_EXTS];
+    assert_int_equal(eng_run(&o, &job, res), 1);
 
     /* the log: a header, then steps 20 and 40 at both lengths */
     char *text = rf_slurp(out, "runs/copy-alibi-seed1/extrap.csv");
@@ -196,7 +196,7 @@ static void test_run_logs_over_training_and_counts_positions(void **state)
     assert_int_equal(extrap_rows(text, 40, lens, 2, em, acc), 4);
     free(text);
 
-    /* the library's greedy decoding of the saved model on the first TO_CURVE_COUNT samples gives the last row */
+    /* the library's greedy decoding of the saved model on the first ENG_CURVE_COUNT samples gives the last row */
     char ckpt[700];
     snprintf(ckpt, sizeof ckpt, "%s/ckpt/copy-alibi-seed1.h5", out);
     rg_model_config cfg;
@@ -218,13 +218,13 @@ static void test_run_logs_over_training_and_counts_positions(void **state)
             rg_task_expected(RG_TASK_COPY, x + i * n, n, want + i * G);
         }
         double e, a;
-        assert_int_equal(rg_evaluate(m, prompts, want, TO_CURVE_COUNT, n + 2, G, 0, NULL, 16, &e, &a), RG_OK);
+        assert_int_equal(rg_evaluate(m, prompts, want, ENG_CURVE_COUNT, n + 2, G, 0, NULL, 16, &e, &a), RG_OK);
         if (fabs(e - em[j]) > 1e-5 || fabs(a - acc[j]) > 1e-5)
             fail_msg("n=%d: extrap.csv %g %g, the checkpoint %g %g", n, em[j], acc[j], e, a);
         /* the run's per-position counts of all RG_EVAL_COUNT samples, recounted here */
         assert_int_equal(rg_generate(m, prompts, c, n + 2, G, 0, NULL, 64, gen), RG_OK);
         assert_int_equal(res[0].pos_count[j], c);
-        int first[TO_POS_MAX + 1] = {0}, all_right = 0;
+        int first[ENG_POS_MAX + 1] = {0}, all_right = 0;
         for (int p = 0; p < G; p++) {
             int right = 0;
             for (int i = 0; i < c; i++) right += gen[i * G + p] == want[i * G + p];
@@ -244,8 +244,8 @@ static void test_run_logs_over_training_and_counts_positions(void **state)
     rg_model_free(m);
 
     /* the report: per-position lines and the max / median table */
-    to_report_meta meta = {1.0, "test", false, 0, 0, NULL};
-    assert_int_equal(to_report(&o, res, 1, &meta), 0);
+    eng_report_meta meta = {1.0, "test", false, 0, 0, NULL};
+    assert_int_equal(eng_report(&o, res, 1, &meta), 0);
     char *pos = rf_slurp(out, "report_positions.csv"), *md = rf_slurp(out, "report.md");
     assert_non_null(pos);
     assert_non_null(md);
@@ -268,16 +268,16 @@ static void test_registered_encoding_stated(void **state)
 {
     char out[512];
     rf_make_dir(out, sizeof out, "kerple");
-    to_options o = rf_options(out);
+    eng_options o = rf_options(out);
     rg_pos_kind k;
     assert_int_equal(rg_pos_parse("kerple-log", &k), RG_OK);
     assert_int_equal(rg_pos_config_set_text(&o.model, "kerple_eps=0.05"), 0);
     double e[4] = {1, 0.5, 0, 0}, a[4] = {1, 0.9, 0.3, 0.1};
-    to_result r = rf_result(RG_TASK_COPY, k, RG_ROPE_EXT_NONE, 1, e, a);
+    eng_result r = rf_result(RG_TASK_COPY, k, RG_ROPE_EXT_NONE, 1, e, a);
     o.tasks[RG_TASK_COPY] = o.pos[k] = true;
     o.seed_list[o.n_seeds++] = 1;
-    to_report_meta meta = {1.0, "test", false, 0, 0, NULL};
-    assert_int_equal(to_report(&o, &r, 1, &meta), 0);
+    eng_report_meta meta = {1.0, "test", false, 0, 0, NULL};
+    assert_int_equal(eng_report(&o, &r, 1, &meta), 0);
     char *md = rf_slurp(out, "report.md");
     assert_non_null(md);
     assert_non_null(strstr(md, "  - kerple-log: KERPLE log bias"));
@@ -300,15 +300,15 @@ static void test_t5_statement(void **state)
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
         char out[512], cfg[64];
         rf_make_dir(out, sizeof out, "t5text");
-        to_options o = rf_options(out);
+        eng_options o = rf_options(out);
         snprintf(cfg, sizeof cfg, "t5_max_distance=%d", cases[k].md);
         assert_int_equal(rg_pos_config_set_text(&o.model, cfg), 0);
-        to_rows_held h = {{{false}}};
-        h.held[RG_POS_T5][TO_VAR_BASE] = true;
-        to_out w;
-        assert_int_equal(to_out_open(&w, out, "t5.md"), 0);
-        to_md_encoding_settings(&w, &o, &h, cases[k].dmax, "test");
-        assert_int_equal(to_out_close(&w), 0);
+        eng_rows_held h = {{{false}}};
+        h.held[RG_POS_T5][ENG_VAR_BASE] = true;
+        eng_out w;
+        assert_int_equal(eng_out_open(&w, out, "t5.md"), 0);
+        eng_md_encoding_settings(&w, &o, &h, cases[k].dmax, "test");
+        assert_int_equal(eng_out_close(&w), 0);
         char *md = rf_slurp(out, "t5.md");
         assert_non_null(md);
         if (!strstr(md, cases[k].want)) fail_msg("case %zu: no '%s' in:\n%s", k, cases[k].want, md);
@@ -324,7 +324,7 @@ static void test_tricks_beside_their_base(void **state)
     if (rg_task_parse("copy_hints", &hints) != RG_OK) /* the engine registers the tricks at start */
         assert_int_equal(rg_task_register_tricks(), RG_OK);
     assert_int_equal(rg_task_parse("copy_hints", &hints), RG_OK);
-    to_result res[5];
+    eng_result res[5];
     double e_base[4] = {1, 0.9, 0.1, 0}, e_trick[4] = {1, 1, 0.95, 0.4}, a[4] = {1, 1, 1, 1};
     res[0] = rf_result(RG_TASK_COPY, RG_POS_ALIBI, RG_ROPE_EXT_NONE, 1, e_base, a);
     res[1] = rf_result(RG_TASK_COPY, RG_POS_ALIBI, RG_ROPE_EXT_NONE, 2, e_base, a);
@@ -334,11 +334,11 @@ static void test_tricks_beside_their_base(void **state)
     for (int pass = 0; pass < 2; pass++) {
         char out[512];
         rf_make_dir(out, sizeof out, pass ? "tricks_alone" : "tricks");
-        to_options o = rf_options(out);
+        eng_options o = rf_options(out);
         o.tasks[RG_TASK_COPY] = !pass, o.tasks[hints] = true, o.pos[RG_POS_ALIBI] = o.pos[RG_POS_ROPE] = true;
         o.seed_list[o.n_seeds++] = 1, o.seed_list[o.n_seeds++] = 2;
-        to_report_meta meta = {1.0, "test", false, 0, 0, NULL};
-        assert_int_equal(to_report(&o, pass ? res + 2 : res, pass ? 3 : 5, &meta), 0);
+        eng_report_meta meta = {1.0, "test", false, 0, 0, NULL};
+        assert_int_equal(eng_report(&o, pass ? res + 2 : res, pass ? 3 : 5, &meta), 0);
         char *md = rf_slurp(out, "report.md");
         assert_non_null(md);
         if (pass) { /* no base task, and (the rope row) no shared encoding: no section, no empty table */

@@ -29,13 +29,13 @@ static void test_t_quantiles_match_independent_values(void **state)
         {1, 12.7062047362}, {2, 4.3026527297}, {3, 3.1824463053}, {5, 2.5705818356}, {9, 2.2621571628},
         {29, 2.0452296421}};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        double q = to_t_quantile(0.975, cases[i].df);
+        double q = eng_t_quantile(0.975, cases[i].df);
         if (fabs(q - cases[i].q) > 2e-9) fail_msg("t(0.975, %d) = %.10f, want %.10f", cases[i].df, q, cases[i].q);
-        assert_true(fabs(to_t_quantile(0.025, cases[i].df) + q) < 1e-12);
-        assert_true(fabs(to_t_cdf(q, cases[i].df) - 0.975) < 1e-10);
+        assert_true(fabs(eng_t_quantile(0.025, cases[i].df) + q) < 1e-12);
+        assert_true(fabs(eng_t_cdf(q, cases[i].df) - 0.975) < 1e-10);
     }
-    assert_true(fabs(to_t_cdf(0, 4) - 0.5) < 1e-15);
-    assert_true(fabs(to_t_cdf(1, 1) - 0.75) < 1e-12); /* Cauchy: 1/2 + atan(1)/pi */
+    assert_true(fabs(eng_t_cdf(0, 4) - 0.5) < 1e-15);
+    assert_true(fabs(eng_t_cdf(1, 1) - 0.75) < 1e-12); /* Cauchy: 1/2 + atan(1)/pi */
 }
 
 static void test_t_interval_known_values(void **state)
@@ -52,8 +52,8 @@ static void test_t_interval_known_values(void **state)
         {{0.2, 0.4, 0.9}, 3, 1, 0.5, 0.3605551275, 0.0, 1.0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        to_stat s;
-        to_stat_compute(cases[i].v, cases[i].n, 7, &s);
+        eng_stat s;
+        eng_stat_compute(cases[i].v, cases[i].n, 7, &s);
         assert_int_equal(s.n, cases[i].n);
         assert_int_equal(s.k, cases[i].k);
         if (fabs(s.mean - cases[i].mean) > 1e-9 || fabs(s.sd - cases[i].sd) > 1e-9 || fabs(s.lo - cases[i].lo) > 1e-9 ||
@@ -65,19 +65,19 @@ static void test_t_interval_known_values(void **state)
 
 static void test_one_seed_and_nan(void **state)
 {
-    to_stat s;
+    eng_stat s;
     double one[1] = {0.61};
-    to_stat_compute(one, 1, 1, &s);
+    eng_stat_compute(one, 1, 1, &s);
     assert_int_equal(s.n, 1);
     assert_int_equal(s.k, 1);
     assert_true(s.mean == 0.61 && isnan(s.sd) && isnan(s.lo) && isnan(s.hi) && isnan(s.boot_lo));
     double some[4] = {NAN, 0.2, NAN, 0.4};
-    to_stat_compute(some, 4, 1, &s);
+    eng_stat_compute(some, 4, 1, &s);
     assert_int_equal(s.n, 2);
     assert_int_equal(s.k, 0);
     assert_true(fabs(s.mean - 0.3) < 1e-15);
     double none[2] = {NAN, NAN};
-    to_stat_compute(none, 2, 1, &s);
+    eng_stat_compute(none, 2, 1, &s);
     assert_int_equal(s.n, 0);
     assert_true(isnan(s.mean));
 }
@@ -87,8 +87,8 @@ static void test_k_of_n_threshold(void **state)
     static const struct { double v[5]; int n, k; } cases[] = {
         {{0.5, 0.4999, 1, 0, 0.75}, 5, 3}, {{0, 0, 0}, 3, 0}, {{1, 1}, 2, 2}, {{0.49, 0.51}, 2, 1}};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        to_stat s;
-        to_stat_compute(cases[i].v, cases[i].n, 1, &s);
+        eng_stat s;
+        eng_stat_compute(cases[i].v, cases[i].n, 1, &s);
         if (s.k != cases[i].k) fail_msg("case %zu: k = %d, want %d", i, s.k, cases[i].k);
     }
 }
@@ -96,26 +96,26 @@ static void test_k_of_n_threshold(void **state)
 static void test_bootstrap_is_seeded_and_sane(void **state)
 {
     double v[6] = {0, 0, 0, 0, 0, 0.61}, lo1, hi1, lo2, hi2, lo3, hi3;
-    to_bootstrap_ci(v, 6, TO_BOOT_REPS, 42, 0.95, &lo1, &hi1);
-    to_bootstrap_ci(v, 6, TO_BOOT_REPS, 42, 0.95, &lo2, &hi2);
+    eng_bootstrap_ci(v, 6, ENG_BOOT_REPS, 42, 0.95, &lo1, &hi1);
+    eng_bootstrap_ci(v, 6, ENG_BOOT_REPS, 42, 0.95, &lo2, &hi2);
     assert_true(lo1 == lo2 && hi1 == hi2); /* bit-identical for the same seed */
     /* the resampled mean takes values j * 0.61 / 6: P(no 0.61 drawn) = (5/6)^6 = 0.335 > 0.025, so lo = 0, and
      * P(at least 2 drawn) = 0.263 > 0.025 while P(at least 3) = 0.0623 > 0.025 and P(>= 4) = 0.0087: hi = 3 * 0.61/6 */
     assert_true(lo1 == 0);
     assert_true(fabs(hi1 - 3 * 0.61 / 6) < 1e-12);
     double w[5] = {0.1, 0.35, 0.4, 0.8, 0.9};
-    to_bootstrap_ci(w, 5, TO_BOOT_REPS, 1, 0.95, &lo1, &hi1);
-    to_bootstrap_ci(w, 5, TO_BOOT_REPS, 2, 0.95, &lo3, &hi3);
+    eng_bootstrap_ci(w, 5, ENG_BOOT_REPS, 1, 0.95, &lo1, &hi1);
+    eng_bootstrap_ci(w, 5, ENG_BOOT_REPS, 2, 0.95, &lo3, &hi3);
     assert_true(lo1 != lo3 || hi1 != hi3); /* another seed, other resamples */
     assert_true(lo1 > 0.1 && hi1 < 0.9 && lo1 < 0.51 && hi1 > 0.51);
     double c[3] = {0.7, 0.7, 0.7};
-    to_bootstrap_ci(c, 3, 1000, 5, 0.95, &lo1, &hi1);
+    eng_bootstrap_ci(c, 3, 1000, 5, 0.95, &lo1, &hi1);
     assert_true(fabs(lo1 - 0.7) < 1e-15 && fabs(hi1 - 0.7) < 1e-15);
     /* the cell seed depends on the cell only */
-    assert_true(to_cell_seed(RG_TASK_COPY, RG_POS_ALIBI, RG_ROPE_EXT_NONE, 24, true) ==
-                to_cell_seed(RG_TASK_COPY, RG_POS_ALIBI, RG_ROPE_EXT_NONE, 24, true));
-    assert_true(to_cell_seed(RG_TASK_COPY, RG_POS_ALIBI, RG_ROPE_EXT_NONE, 24, true) !=
-                to_cell_seed(RG_TASK_COPY, RG_POS_ALIBI, RG_ROPE_EXT_NONE, 32, true));
+    assert_true(eng_cell_seed(RG_TASK_COPY, RG_POS_ALIBI, RG_ROPE_EXT_NONE, 24, true) ==
+                eng_cell_seed(RG_TASK_COPY, RG_POS_ALIBI, RG_ROPE_EXT_NONE, 24, true));
+    assert_true(eng_cell_seed(RG_TASK_COPY, RG_POS_ALIBI, RG_ROPE_EXT_NONE, 24, true) !=
+                eng_cell_seed(RG_TASK_COPY, RG_POS_ALIBI, RG_ROPE_EXT_NONE, 32, true));
 }
 
 /* ------------------------------------------------------------------ report.md, report.csv, report.json */
@@ -166,7 +166,7 @@ static void test_report_contents(void **state)
     int lines = 0;
     for (char *p = csv; *p; p++) lines += *p == '\n';
     assert_int_equal(lines, 1 + 12 * 4);
-    assert_non_null(strstr(csv, TO_CSV_HEADER "\n"));
+    assert_non_null(strstr(csv, ENG_CSV_HEADER "\n"));
     assert_non_null(strstr(csv, "\ncopy,alibi,base,none,6,300,0.3,16.000,24,0.61,0.8,16,0,0\n"));
     assert_non_null(strstr(csv, "\nreverse,none,base,none,2,300,0.1,12.000,32,nan,nan,16,0,0\n"));
     free(csv);
@@ -404,7 +404,7 @@ static void test_compare_to_dev_full_fails(void **state)
     FILE *f = fopen("/dev/full", "w");
     if (!f) skip();
     char *msg;
-    int rc = RF_CAPTURE(&msg, to_compare(csv, csv, f));
+    int rc = RF_CAPTURE(&msg, eng_compare(csv, csv, f));
     fclose(f);
     assert_int_equal(rc, -1);
     if (!strstr(msg, "cannot write the comparison")) fail_msg("message: %s", msg);

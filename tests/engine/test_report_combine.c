@@ -1,4 +1,4 @@
-/* test_report_combine.c: train_order --combine's library half (combine.c, to_combine_load): the report fixture
+/* test_report_combine.c: train_order --combine's library half (combine.c, eng_combine_load): the report fixture
  * written as two blocks of seeds reads back as the whole (every cell's mean, interval, k/N, max and median equal to
  * the one-invocation report's), from report.json and from report.csv + report.md as results/ commits them; the wall
  * times summed; a PARTIAL block named; blocks of encodings (the union's settings, a row short of seeds named); refusals (a differing setting named with both values, a run in two blocks, a
@@ -15,11 +15,11 @@
  * copy would not reproduce), when fill_counts is set: the blocks of test_blocks_carry_positions_and_logs. */
 static bool fill_counts;
 
-static void add_counts(to_result *res, int n)
+static void add_counts(eng_result *res, int n)
 {
     for (int i = 0; i < n; i++)
         for (int j = 0; j < res[i].n_lens; j++) {
-            to_result *x = &res[i];
+            eng_result *x = &res[i];
             if (isnan(x->exact[j])) continue; /* not evaluated there: no counts */
             int G = rg_task_target_len(x->task, x->lens[j]), c = 20 + x->seed + j, by = 0;
             x->pos_count[j] = c;
@@ -41,25 +41,25 @@ static void write_block_of(const char *name, int lo, int hi, const char *pos, co
 {
     char out[512];
     rf_make_dir(out, sizeof out, name);
-    to_options o = rf_options(out);
+    eng_options o = rf_options(out);
     if (pos) {
         char list[128];
         snprintf(list, sizeof list, "%s", pos);
-        assert_int_equal(to_parse_pos(&o, list), 0);
+        assert_int_equal(eng_parse_pos(&o, list), 0);
         o.tasks[RG_TASK_COPY] = o.tasks[RG_TASK_REVERSE] = true;
     }
     if (pos_config) assert_int_equal(rg_pos_config_set_text(&o.model, pos_config), 0);
-    to_result all[16], res[16];
+    eng_result all[16], res[16];
     int n_all = rf_fixture(all), n = 0;
     for (int i = 0; i < n_all; i++)
         if (all[i].seed >= lo && all[i].seed <= hi && (!pos || o.pos[all[i].pos])) res[n++] = all[i];
-    for (int i = 0; i < n; i++) /* the settings list what the block holds (to_combine_load checks it) */
+    for (int i = 0; i < n; i++) /* the settings list what the block holds (eng_combine_load checks it) */
         o.tasks[res[i].task] = o.pos[res[i].pos] = true;
     if (fill_counts) add_counts(res, n);
     o.lr = lr;
     for (int s = lo; s <= hi; s++) o.seed_list[o.n_seeds++] = s;
-    to_report_meta meta = {wall, "train_order --seeds block", partial, partial ? 3 : 0, partial ? 5 : 0, NULL};
-    assert_int_equal(to_report(&o, res, n, &meta), 0);
+    eng_report_meta meta = {wall, "train_order --seeds block", partial, partial ? 3 : 0, partial ? 5 : 0, NULL};
+    assert_int_equal(eng_report(&o, res, n, &meta), 0);
 }
 
 static void write_block(const char *name, int lo, int hi, double lr, bool partial, double wall)
@@ -96,32 +96,32 @@ static bool same(double x, double y) { return (isnan(x) && isnan(y)) || x == y; 
 
 /* Every cell of the fixture's one-invocation report (seeds 1..6, written and read back from its `file`, so through
  * the same rounding of the written values) equals the combined table's. */
-static void check_equal_to_whole(const to_combined *c, const char *file)
+static void check_equal_to_whole(const eng_combined *c, const char *file)
 {
     write_block("whole", 1, 6, 1e-3, false, 1);
     char path[600];
     snprintf(path, sizeof path, "%s/whole/%s", rf_tmpdir, file);
-    to_result *whole;
+    eng_result *whole;
     int n, tl;
-    assert_int_equal(to_report_load(path, &whole, &n, &tl), 0);
+    assert_int_equal(eng_report_load(path, &whole, &n, &tl), 0);
     assert_int_equal(c->n_res, n);
-    to_table a, b;
-    assert_int_equal(to_table_build(&a, whole, n, 16), 0);
-    assert_int_equal(to_table_build(&b, c->res, c->n_res, 16), 0);
+    eng_table a, b;
+    assert_int_equal(eng_table_build(&a, whole, n, 16), 0);
+    assert_int_equal(eng_table_build(&b, c->res, c->n_res, 16), 0);
     assert_int_equal(a.n_rows, b.n_rows);
     for (int r = 0; r < a.n_rows; r++)
         for (int j = 0; j < 4; j++)
             for (int ex = 0; ex < 2; ex++) {
-                to_stat x, y;
-                to_table_cell(&a, &a.rows[r], RF_LENS[j], ex, &x, NULL);
-                to_table_cell(&b, &b.rows[r], RF_LENS[j], ex, &y, NULL);
+                eng_stat x, y;
+                eng_table_cell(&a, &a.rows[r], RF_LENS[j], ex, &x, NULL);
+                eng_table_cell(&b, &b.rows[r], RF_LENS[j], ex, &y, NULL);
                 assert_int_equal(x.n, y.n);
                 assert_int_equal(x.k, y.k);
                 assert_true(same(x.mean, y.mean) && same(x.lo, y.lo) && same(x.hi, y.hi) && same(x.max, y.max) &&
                             same(x.median, y.median));
             }
-    to_table_free(&a);
-    to_table_free(&b);
+    eng_table_free(&a);
+    eng_table_free(&b);
     free(whole);
 }
 
@@ -133,8 +133,8 @@ static void test_blocks_combine_to_the_whole(void **state)
     snprintf(a, sizeof a, "%s/s12/report.json", rf_tmpdir);
     snprintf(b, sizeof b, "%s/s3to6/report.csv", rf_tmpdir); /* its settings from the report.json beside it */
     const char *in[2] = {a, b};
-    to_combined c;
-    assert_int_equal(to_combine_load(in, 2, &c), 0);
+    eng_combined c;
+    assert_int_equal(eng_combine_load(in, 2, &c), 0);
     check_equal_to_whole(&c, "report.json");
     assert_int_equal(c.n_seeds, 6);
     for (int s = 0; s < 6; s++) assert_int_equal(c.seeds[s], s + 1);
@@ -144,7 +144,7 @@ static void test_blocks_combine_to_the_whole(void **state)
     assert_non_null(strstr(c.sources, "**11 training runs** (seeds 1,2,3,4,5,6) from 2 reports"));
     assert_non_null(strstr(c.sources, "s3to6/report.csv`: 5 training runs, seeds 3,4,5,6"));
     assert_non_null(strstr(c.settings, "\"lr\":0.001"));
-    to_combined_free(&c);
+    eng_combined_free(&c);
 }
 
 /* The blocks as results/ keeps them: blocks/<name>/report.csv with its report.md beside it (Settings block,
@@ -159,14 +159,14 @@ static void test_results_layout_and_partial(void **state)
     snprintf(a, sizeof a, "%s/results/exp/blocks/s12/report.csv", rf_tmpdir);
     snprintf(b, sizeof b, "%s/results/exp/blocks/s3to6-partial/report.csv", rf_tmpdir);
     const char *in[2] = {a, b};
-    to_combined c;
-    assert_int_equal(to_combine_load(in, 2, &c), 0);
+    eng_combined c;
+    assert_int_equal(eng_combine_load(in, 2, &c), 0);
     check_equal_to_whole(&c, "report.csv");
     assert_true(fabs(c.wall_seconds - 100) < 1e-6);
     assert_true(c.partial);
     assert_non_null(strstr(c.sources, "s3to6-partial/report.csv`: 5 training runs, seeds 3,4,5,6, tasks copy"));
     assert_non_null(strstr(c.sources, "**PARTIAL**"));
-    to_combined_free(&c);
+    eng_combined_free(&c);
 }
 
 /* make experiment-small's encodings, then the others at the same seeds (the grid split by encodings): the union
@@ -181,8 +181,8 @@ static void test_blocks_of_encodings(void **state)
     snprintf(b, sizeof b, "%s/e_rest/report.csv", rf_tmpdir);
     snprintf(r, sizeof r, "%s/e_rope12/report.json", rf_tmpdir);
     const char *in[2] = {a, b};
-    to_combined c;
-    assert_int_equal(to_combine_load(in, 2, &c), 0);
+    eng_combined c;
+    assert_int_equal(eng_combine_load(in, 2, &c), 0);
     check_equal_to_whole(&c, "report.json");
     assert_int_equal(c.runs, 11);
     assert_non_null(strstr(c.settings, "\"pos\":\"alibi,none,t5,rope\""));
@@ -193,20 +193,20 @@ static void test_blocks_of_encodings(void **state)
     assert_non_null(strstr(c.sources, "- the row copy rope holds 3 of the 6 seeds"));
     assert_non_null(strstr(c.sources, "- the row reverse none holds 2 of the 6 seeds"));
     assert_null(strstr(c.sources, "the row copy alibi"));
-    to_combined_free(&c);
+    eng_combined_free(&c);
     const char *in2[2] = {a, r}; /* alibi at six seeds, rope at two */
-    assert_int_equal(to_combine_load(in2, 2, &c), 0);
+    assert_int_equal(eng_combine_load(in2, 2, &c), 0);
     assert_non_null(strstr(c.sources, "- the row copy rope holds 2 of the 6 seeds"));
     assert_null(strstr(c.sources, "the row copy alibi"));
-    to_combined_free(&c);
+    eng_combined_free(&c);
     /* alibi ran copy only and none reverse only: the union names two rows no block ran */
     write_block_of("e_none", 1, 6, "none", NULL, 1e-3, false, 5);
     snprintf(b, sizeof b, "%s/e_none/report.json", rf_tmpdir);
     const char *in3[2] = {a, b};
-    assert_int_equal(to_combine_load(in3, 2, &c), 0);
+    assert_int_equal(eng_combine_load(in3, 2, &c), 0);
     assert_non_null(strstr(c.sources, "- no block ran copy none"));
     assert_non_null(strstr(c.sources, "- no block ran reverse alibi"));
-    to_combined_free(&c);
+    eng_combined_free(&c);
 }
 
 /* Rewrites every `from` in rf_tmpdir/name/report.json to `to` (a crafted block). */
@@ -279,9 +279,9 @@ static void test_refusals(void **state)
     };
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
         const char *in[3] = {p[cases[k].a], p[cases[k].b], cases[k].c >= 0 ? p[cases[k].c] : NULL};
-        to_combined c;
+        eng_combined c;
         char *msg = NULL;
-        int rc = RF_CAPTURE(&msg, to_combine_load(in, cases[k].c >= 0 ? 3 : 2, &c));
+        int rc = RF_CAPTURE(&msg, eng_combine_load(in, cases[k].c >= 0 ? 3 : 2, &c));
         assert_int_equal(rc, -1);
         assert_null(c.res);
         for (int w = 0; w < 3; w++)
@@ -299,13 +299,13 @@ static void test_blocks_carry_positions_and_logs(void **state)
     write_block("c12", 1, 2, 1e-3, false, 1);
     write_block("c3to6", 3, 6, 1e-3, false, 1);
     fill_counts = false;
-    to_result want[16];
+    eng_result want[16];
     int n_want = rf_fixture(want);
     add_counts(want, n_want);
     char runs[600], run[128], log[900], a[600], b[600];
     snprintf(runs, sizeof runs, "%s/c3to6/runs", rf_tmpdir); /* one run's over-training log in the second block */
     assert_int_equal(mkdir(runs, 0755), 0);
-    snprintf(log, sizeof log, "%s/%s", runs, to_run_name(RG_TASK_COPY, RG_POS_ALIBI, TO_VAR_BASE, 3, run, sizeof run));
+    snprintf(log, sizeof log, "%s/%s", runs, eng_run_name(RG_TASK_COPY, RG_POS_ALIBI, ENG_VAR_BASE, 3, run, sizeof run));
     assert_int_equal(mkdir(log, 0755), 0);
     strcat(log, "/extrap.csv");
     FILE *f = fopen(log, "w");
@@ -315,11 +315,11 @@ static void test_blocks_carry_positions_and_logs(void **state)
     snprintf(a, sizeof a, "%s/c12/report.csv", rf_tmpdir);
     snprintf(b, sizeof b, "%s/c3to6/report.json", rf_tmpdir);
     const char *in[2] = {a, b};
-    to_combined c;
-    assert_int_equal(to_combine_load(in, 2, &c), 0);
+    eng_combined c;
+    assert_int_equal(eng_combine_load(in, 2, &c), 0);
     assert_int_equal(c.n_res, n_want);
     for (int i = 0; i < c.n_res; i++) {
-        const to_result *x = &c.res[i], *w = NULL;
+        const eng_result *x = &c.res[i], *w = NULL;
         for (int k = 0; k < n_want && !w; k++)
             if (want[k].task == x->task && want[k].pos == x->pos && want[k].ext == x->ext && want[k].seed == x->seed)
                 w = &want[k];
@@ -334,12 +334,12 @@ static void test_blocks_carry_positions_and_logs(void **state)
     assert_non_null(strstr(c.sources, "its runs' logs (training loss, extrapolation over training) from `"));
     char out[512];
     rf_make_dir(out, sizeof out, "c_all");
-    to_options o = rf_options(out);
+    eng_options o = rf_options(out);
     o.tasks[RG_TASK_COPY] = o.tasks[RG_TASK_REVERSE] = true;
     o.pos[RG_POS_ALIBI] = o.pos[RG_POS_ROPE] = o.pos[RG_POS_NONE] = true;
-    to_report_meta meta = {1, "train_order --combine", false, 0, 0, c.sources};
-    assert_int_equal(to_report(&o, c.res, c.n_res, &meta), 0);
-    to_combined_free(&c);
+    eng_report_meta meta = {1, "train_order --combine", false, 0, 0, c.sources};
+    assert_int_equal(eng_report(&o, c.res, c.n_res, &meta), 0);
+    eng_combined_free(&c);
     char c12[600];
     snprintf(c12, sizeof c12, "%s/c12", rf_tmpdir);
     char *all = rf_slurp(out, "report_positions.csv"), *p12 = rf_slurp(c12, "report_positions.csv");
@@ -385,7 +385,7 @@ static void test_blocks_carry_positions_and_logs(void **state)
     assert_int_equal(rename(pos_file, keep), 0); /* kept for the edits below */
     assert_int_equal(mkfifo(pos_file, 0600), 0); /* a FIFO without a writer: read as empty, never waited on */
     char *fifo_msg = NULL;
-    assert_int_equal(RF_CAPTURE(&fifo_msg, to_combine_load(in, 2, &c)), -1);
+    assert_int_equal(RF_CAPTURE(&fifo_msg, eng_combine_load(in, 2, &c)), -1);
     assert_non_null(strstr(fifo_msg, "c12/report_positions.csv: empty (no header)"));
     free(fifo_msg);
     assert_int_equal(unlink(pos_file), 0);
@@ -395,7 +395,7 @@ static void test_blocks_carry_positions_and_logs(void **state)
         fprintf(f, cases[k].text, H);
         assert_int_equal(fclose(f), 0);
         char *msg = NULL;
-        int rc = RF_CAPTURE(&msg, to_combine_load(in, 2, &c));
+        int rc = RF_CAPTURE(&msg, eng_combine_load(in, 2, &c));
         assert_int_equal(rc, -1);
         assert_null(c.res);
         if (!strstr(msg, cases[k].want) || !strstr(msg, "c12/report_positions.csv"))
@@ -422,16 +422,16 @@ static void test_blocks_carry_positions_and_logs(void **state)
                 edits[k].first, eol);
         assert_int_equal(fclose(f), 0);
         char *msg = NULL;
-        int rc = RF_CAPTURE(&msg, to_combine_load(in, 2, &c));
+        int rc = RF_CAPTURE(&msg, eng_combine_load(in, 2, &c));
         assert_int_equal(rc, -1);
         if (!strstr(msg, edits[k].want)) fail_msg("edit %zu: no '%s' in:\n%s", k, edits[k].want, msg);
         free(msg);
     }
     free(good);
     assert_int_equal(unlink(pos_file), 0); /* no positions file: the block simply has no counts */
-    assert_int_equal(to_combine_load(in, 2, &c), 0);
+    assert_int_equal(eng_combine_load(in, 2, &c), 0);
     for (int i = 0; i < c.n_res; i++) assert_int_equal(c.res[i].pos_count[0] > 0, c.res[i].seed >= 3);
-    to_combined_free(&c);
+    eng_combined_free(&c);
 }
 
 int main(void)

@@ -10,13 +10,13 @@
 #include <string.h>
 
 /* Writes a report of res into rf_tmpdir/name with options o (o.out set here); returns report.md's text. */
-static char *report_md(const char *name, to_options *o, const to_result *res, int n)
+static char *report_md(const char *name, eng_options *o, const eng_result *res, int n)
 {
     char out[512];
     rf_make_dir(out, sizeof out, name);
     snprintf(o->out, sizeof o->out, "%s", out);
-    to_report_meta meta = {1, "t", false, 0, 0, NULL};
-    if (to_report(o, res, n, &meta) != 0) fail_msg("to_report into %s failed", out);
+    eng_report_meta meta = {1, "t", false, 0, 0, NULL};
+    if (eng_report(o, res, n, &meta) != 0) fail_msg("eng_report into %s failed", out);
     return rf_slurp(out, "report.md");
 }
 
@@ -27,22 +27,22 @@ static void test_notes_only_for_what_the_report_holds(void **state)
                               *const NOTE_THETA = "training variant `θ=500k`", *const NOTE_RAND = "- randomized positions",
                               *const NOTE_X = "- ✗ marks a row", *const NOTE_NA_RAND = "for a +rand row";
     double learned[4] = {1, 1, 0.5, 0}, poor[4] = {1, 0.5, 0, 0}, acc[4] = {1, 1, 0.8, 0.3};
-    to_result res[8];
+    eng_result res[8];
     struct {
         const char *name;
         int n_rows;
-        struct { rg_pos_kind pos; rg_rope_ext ext; double factor; to_variant v; const double *e; } rows[4];
+        struct { rg_pos_kind pos; rg_rope_ext ext; double factor; eng_variant v; const double *e; } rows[4];
         bool scaled, fixed, theta, rand, x;
     } cases[] = {
-        {"plain", 2, {{RG_POS_ALIBI, RG_ROPE_EXT_NONE, 0, TO_VAR_BASE, learned},
-                      {RG_POS_ROPE, RG_ROPE_EXT_NONE, 0, TO_VAR_BASE, learned}}, false, false, false, false, false},
-        {"scaled", 2, {{RG_POS_ROPE, RG_ROPE_EXT_NONE, 0, TO_VAR_BASE, learned},
-                       {RG_POS_ROPE, RG_ROPE_EXT_YARN, 0, TO_VAR_BASE, learned}}, true, false, false, false, false},
-        {"fixed", 2, {{RG_POS_ROPE, RG_ROPE_EXT_NONE, 0, TO_VAR_BASE, learned},
-                      {RG_POS_ROPE, RG_ROPE_EXT_YARN, 4, TO_VAR_BASE, learned}}, false, true, false, false, false},
-        {"variants", 3, {{RG_POS_ROPE, RG_ROPE_EXT_NONE, 0, TO_VAR_BASE, learned},
-                         {RG_POS_ROPE, RG_ROPE_EXT_NONE, 0, TO_VAR_THETA500K, learned},
-                         {RG_POS_ALIBI, RG_ROPE_EXT_NONE, 0, TO_VAR_RAND, poor}}, false, false, true, true, true},
+        {"plain", 2, {{RG_POS_ALIBI, RG_ROPE_EXT_NONE, 0, ENG_VAR_BASE, learned},
+                      {RG_POS_ROPE, RG_ROPE_EXT_NONE, 0, ENG_VAR_BASE, learned}}, false, false, false, false, false},
+        {"scaled", 2, {{RG_POS_ROPE, RG_ROPE_EXT_NONE, 0, ENG_VAR_BASE, learned},
+                       {RG_POS_ROPE, RG_ROPE_EXT_YARN, 0, ENG_VAR_BASE, learned}}, true, false, false, false, false},
+        {"fixed", 2, {{RG_POS_ROPE, RG_ROPE_EXT_NONE, 0, ENG_VAR_BASE, learned},
+                      {RG_POS_ROPE, RG_ROPE_EXT_YARN, 4, ENG_VAR_BASE, learned}}, false, true, false, false, false},
+        {"variants", 3, {{RG_POS_ROPE, RG_ROPE_EXT_NONE, 0, ENG_VAR_BASE, learned},
+                         {RG_POS_ROPE, RG_ROPE_EXT_NONE, 0, ENG_VAR_THETA500K, learned},
+                         {RG_POS_ALIBI, RG_ROPE_EXT_NONE, 0, ENG_VAR_RAND, poor}}, false, false, true, true, true},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         int n = 0;
@@ -51,7 +51,7 @@ static void test_notes_only_for_what_the_report_holds(void **state)
             res[n].ext_factor = cases[c].rows[k].factor;
             res[n++].variant = cases[c].rows[k].v;
         }
-        to_options o = rf_options("");
+        eng_options o = rf_options("");
         char *md = report_md(cases[c].name, &o, res, n);
         assert_non_null(md);
         struct { const char *note; bool want; } checks[] = {
@@ -70,10 +70,10 @@ static void test_notes_only_for_what_the_report_holds(void **state)
  * with learning rate lr; its report.csv path into csv. */
 static void flat_report(const char *name, double e, double lr, char *csv, size_t cap)
 {
-    to_result res[3];
+    eng_result res[3];
     double ev[4] = {e, e, e, e}, a[4] = {1, 1, 1, 1};
     for (int s = 0; s < 3; s++) res[s] = rf_result(RG_TASK_COPY, RG_POS_ALIBI, RG_ROPE_EXT_NONE, s + 1, ev, a);
-    to_options o = rf_options("");
+    eng_options o = rf_options("");
     o.lr = lr;
     free(report_md(name, &o, res, 3));
     snprintf(csv, cap, "%s/%s/report.csv", rf_tmpdir, name);
@@ -144,7 +144,7 @@ static void test_replot_says_where(void **state)
     int saved = dup(1), fd = open(txt, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     dup2(fd, 1);
     close(fd);
-    int rc = to_replot(csv, re);
+    int rc = eng_replot(csv, re);
     fflush(stdout);
     dup2(saved, 1);
     close(saved);

@@ -29,8 +29,8 @@ static void test_replot_from_csv_and_json(void **state)
     assert_int_equal(rf_write_fixture_report(out, false), 0);
     snprintf(csv, sizeof csv, "%s/report.csv", out);
     snprintf(json, sizeof json, "%s/report.json", out);
-    assert_int_equal(to_replot(csv, re), 0);
-    assert_int_equal(to_replot(json, re2), 0);
+    assert_int_equal(eng_replot(csv, re), 0);
+    assert_int_equal(eng_replot(json, re2), 0);
     /* the same cells as the original report, to the digits the data files hold */
     const char *same[] = {"extrapolation.dat", "curves_copy.dat", "curves_reverse.dat"};
     for (size_t i = 0; i < sizeof same / sizeof *same; i++) {
@@ -44,7 +44,7 @@ static void test_replot_from_csv_and_json(void **state)
     char missing[600];
     snprintf(missing, sizeof missing, "%s/nope", rf_tmpdir);
     char *msg;
-    assert_int_equal(RF_CAPTURE(&msg, to_replot(csv, missing)), -1);
+    assert_int_equal(RF_CAPTURE(&msg, eng_replot(csv, missing)), -1);
     assert_non_null(strstr(msg, missing));
     free(msg);
 }
@@ -85,7 +85,7 @@ static void test_hostile_report_csv_is_refused(void **state)
         else fprintf(f, "%s%s%s", H, OK, cases[i].body);
         fclose(f);
         char *msg;
-        int rc = RF_CAPTURE(&msg, to_replot(path, rf_tmpdir));
+        int rc = RF_CAPTURE(&msg, eng_replot(path, rf_tmpdir));
         if (rc != -1) fail_msg("case %zu (%s): accepted", i, cases[i].why);
         if (!strstr(msg, path) || !strstr(msg, cases[i].why))
             fail_msg("case %zu: the message does not name the file and \"%s\":\n%s", i, cases[i].why, msg);
@@ -98,7 +98,7 @@ static void test_hostile_report_csv_is_refused(void **state)
     fputc('\n', f);
     fclose(f);
     char *msg;
-    assert_int_equal(RF_CAPTURE(&msg, to_replot(path, rf_tmpdir)), -1);
+    assert_int_equal(RF_CAPTURE(&msg, eng_replot(path, rf_tmpdir)), -1);
     assert_non_null(strstr(msg, "line 3: line too long"));
     free(msg);
     /* a JSON that is not a report */
@@ -112,7 +112,7 @@ static void test_hostile_report_csv_is_refused(void **state)
         f = fopen(path, "w");
         fputs(js[i], f);
         fclose(f);
-        assert_int_equal(RF_CAPTURE(&msg, to_replot(path, rf_tmpdir)), -1);
+        assert_int_equal(RF_CAPTURE(&msg, eng_replot(path, rf_tmpdir)), -1);
         if (!strstr(msg, path)) fail_msg("json case %zu: %s", i, msg);
         free(msg);
     }
@@ -152,16 +152,16 @@ static void test_mutated_reports_load_or_fail_cleanly(void **state)
             FILE *fp = fopen(path, "wb");
             fwrite(buf, 1, n, fp);
             fclose(fp);
-            to_result *res = NULL;
+            eng_result *res = NULL;
             int n_res = 0, train_len = 0;
             char *msg;
-            int rc = RF_CAPTURE(&msg, to_report_load(path, &res, &n_res, &train_len));
+            int rc = RF_CAPTURE(&msg, eng_report_load(path, &res, &n_res, &train_len));
             free(msg);
             if (rc == 0) {
                 accepted++;
                 assert_true(n_res > 0 && train_len >= 0 && train_len <= 1000);
                 for (int i = 0; i < n_res; i++) {
-                    assert_true(res[i].n_lens >= 1 && res[i].n_lens <= TO_MAX_LENS);
+                    assert_true(res[i].n_lens >= 1 && res[i].n_lens <= ENG_MAX_LENS);
                     for (int j = 0; j < res[i].n_lens; j++) {
                         assert_true(res[i].lens[j] >= 1 && res[i].lens[j] <= RG_TASK_MAX_N);
                         assert_true(isnan(res[i].exact[j]) || (res[i].exact[j] >= 0 && res[i].exact[j] <= 1));
@@ -242,21 +242,21 @@ static void test_variants_are_rows_everywhere(void **state)
 {
     char out[512];
     rf_make_dir(out, sizeof out, "variants");
-    to_result res[8];
+    eng_result res[8];
     int n = 0;
     double e[4] = {1, 1, 0.5, 0}, a[4] = {1, 1, 0.8, 0.3}, e2[4] = {1, 1, 0.9, 0.4};
     res[n++] = rf_result(RG_TASK_COPY, RG_POS_ROPE, RG_ROPE_EXT_NONE, 1, e, a);
     res[n] = rf_result(RG_TASK_COPY, RG_POS_ROPE, RG_ROPE_EXT_NONE, 1, e2, a);
-    res[n++].variant = TO_VAR_THETA500K;
+    res[n++].variant = ENG_VAR_THETA500K;
     res[n] = rf_result(RG_TASK_COPY, RG_POS_ALIBI, RG_ROPE_EXT_NONE, 1, e2, a);
-    res[n++].variant = TO_VAR_RAND;
+    res[n++].variant = ENG_VAR_RAND;
     res[n] = rf_result(RG_TASK_COPY, RG_POS_ROPE, RG_ROPE_EXT_YARN, 1, e2, a);
     res[n++].ext_factor = 4;
     res[n++] = rf_result(RG_TASK_COPY, RG_POS_ROPE, RG_ROPE_EXT_YARN, 1, e, a);
     res[0].generated[2] = true;
-    to_options o = rf_options(out);
-    to_report_meta meta = {1, "t", false, 0, 0, NULL};
-    assert_int_equal(to_report(&o, res, n, &meta), 0);
+    eng_options o = rf_options(out);
+    eng_report_meta meta = {1, "t", false, 0, 0, NULL};
+    assert_int_equal(eng_report(&o, res, n, &meta), 0);
     char *md = rf_slurp(out, "report.md"), *csv = rf_slurp(out, "report.csv"), *js = rf_slurp(out, "report.json");
     const char *md_rows[] = {"| rope | 1 |", "| rope+yarn | 1 |", "| rope+yarn:4 | 1 |", "| rope θ=500k | 1 |",
                              "| alibi+rand | 1 |"};
@@ -279,9 +279,9 @@ static void test_variants_are_rows_everywhere(void **state)
     for (int f = 0; f < 2; f++) {
         char path[600];
         snprintf(path, sizeof path, "%s/%s", out, files[f]);
-        to_result *back;
+        eng_result *back;
         int nb, tl;
-        assert_int_equal(to_report_load(path, &back, &nb, &tl), 0);
+        assert_int_equal(eng_report_load(path, &back, &nb, &tl), 0);
         assert_int_equal(nb, n);
         for (int i = 0; i < n; i++) {
             assert_int_equal(back[i].variant, res[i].variant);
@@ -298,8 +298,8 @@ static void test_variants_are_rows_everywhere(void **state)
     struct { const char *text; int rc; const char *why; } cases[] = {
         {"task,encoding,rope_ext,seed,steps,final_loss,train_seconds,n,exact_match,token_acc\n"
          "copy,rope,none,1,300,0.1,10,8,1,1\n", 0, NULL},
-        {TO_CSV_HEADER "\ncopy,rope,fast,none,1,300,0.1,10,8,1,1,16,0,0\n", -1, "line 2: unknown variant"},
-        {TO_CSV_HEADER "\ncopy,rope,base,none,1,300,0.1,10,8,1,1,16,2,0\n", -1, "line 2: generated is not 0 or 1"},
+        {ENG_CSV_HEADER "\ncopy,rope,fast,none,1,300,0.1,10,8,1,1,16,0,0\n", -1, "line 2: unknown variant"},
+        {ENG_CSV_HEADER "\ncopy,rope,base,none,1,300,0.1,10,8,1,1,16,2,0\n", -1, "line 2: generated is not 0 or 1"},
         {"task,encoding,colour,rope_ext,seed,steps,final_loss,train_seconds,n,exact_match,token_acc\n", -1,
          "line 1: not a report.csv header (column 'colour')"},
         {"task,encoding,seed,steps,final_loss,train_seconds,n,exact_match,token_acc\n", -1,
@@ -309,13 +309,13 @@ static void test_variants_are_rows_everywhere(void **state)
         FILE *f = fopen(path, "w");
         fputs(cases[i].text, f);
         fclose(f);
-        to_result *back = NULL;
+        eng_result *back = NULL;
         int nb, tl;
         char *msg;
-        int rc = RF_CAPTURE(&msg, to_report_load(path, &back, &nb, &tl));
+        int rc = RF_CAPTURE(&msg, eng_report_load(path, &back, &nb, &tl));
         if (rc != cases[i].rc || (cases[i].why && !strstr(msg, cases[i].why)))
             fail_msg("case %zu: rc %d:\n%s", i, rc, msg);
-        if (rc == 0) assert_int_equal(back[0].variant, TO_VAR_BASE);
+        if (rc == 0) assert_int_equal(back[0].variant, ENG_VAR_BASE);
         free(back);
         free(msg);
     }
@@ -327,7 +327,7 @@ static void test_steps_to_learn_column(void **state)
 {
     char out[512];
     rf_make_dir(out, sizeof out, "learn");
-    to_result res[8];
+    eng_result res[8];
     int n = 0;
     double e[4] = {1, 1, 0.5, 0}, a[4] = {1, 1, 0.8, 0.3};
     int64_t alibi[3] = {1200, -1, 1000}, none[2] = {-1, -1}, rope[3] = {700, 900, 200};
@@ -346,10 +346,10 @@ static void test_steps_to_learn_column(void **state)
         res[n].steps = 3000;
         res[n++].steps_to_learn = rope[s];
     }
-    to_options o = rf_options(out);
+    eng_options o = rf_options(out);
     o.eval_every = 100;
-    to_report_meta meta = {1, "t", false, 0, 0, NULL};
-    assert_int_equal(to_report(&o, res, n, &meta), 0);
+    eng_report_meta meta = {1, "t", false, 0, 0, NULL};
+    assert_int_equal(eng_report(&o, res, n, &meta), 0);
     char *md = rf_slurp(out, "report.md");
     const char *must[] = {" steps to 0.99 |\n", "[0.000, 0.000] · 0/3 | 1100 (median 1100) · 2/3 |\n",
                           "[0.000, 0.000] · 0/2 | not within 3000 · 0/2 |\n",
@@ -362,9 +362,9 @@ static void test_steps_to_learn_column(void **state)
     for (int f = 0; f < 2; f++) {
         char path[600];
         snprintf(path, sizeof path, "%s/%s", out, files[f]);
-        to_result *back;
+        eng_result *back;
         int nb, tl;
-        assert_int_equal(to_report_load(path, &back, &nb, &tl), 0);
+        assert_int_equal(eng_report_load(path, &back, &nb, &tl), 0);
         assert_int_equal(nb, n);
         for (int i = 0; i < n; i++) assert_int_equal(back[i].steps_to_learn, res[i].steps_to_learn);
         free(back);
@@ -381,12 +381,12 @@ static void test_steps_to_learn_column(void **state)
     const char *bad[] = {"5000", "-2", "1.5", "x"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         FILE *f = fopen(path, "w");
-        fprintf(f, TO_CSV_HEADER "\ncopy,rope,base,none,1,3000,0.1,10,8,1,1,16,0,%s\n", bad[i]);
+        fprintf(f, ENG_CSV_HEADER "\ncopy,rope,base,none,1,3000,0.1,10,8,1,1,16,0,%s\n", bad[i]);
         fclose(f);
-        to_result *back = NULL;
+        eng_result *back = NULL;
         int nb, tl;
         char *msg;
-        assert_int_equal(RF_CAPTURE(&msg, to_report_load(path, &back, &nb, &tl)), -1);
+        assert_int_equal(RF_CAPTURE(&msg, eng_report_load(path, &back, &nb, &tl)), -1);
         if (!strstr(msg, "line 2")) fail_msg("'%s': %s", bad[i], msg);
         free(msg);
         free(back);

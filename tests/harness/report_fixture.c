@@ -72,9 +72,9 @@ void rf_make_dir(char *out, size_t cap, const char *name)
 const int RF_LENS[4] = {8, 16, 24, 32};
 
 /* A run with exact match e[j] and token accuracy a[j] at RF_LENS. */
-to_result rf_result(rg_task task, rg_pos_kind pos, rg_rope_ext ext, int seed, const double *e, const double *a)
+eng_result rf_result(rg_task task, rg_pos_kind pos, rg_rope_ext ext, int seed, const double *e, const double *a)
 {
-    to_result r = {.task = task, .pos = pos, .ext = ext, .seed = seed, .n_lens = 4, .final_loss = 0.05 * seed,
+    eng_result r = {.task = task, .pos = pos, .ext = ext, .seed = seed, .n_lens = 4, .final_loss = 0.05 * seed,
                    .train_seconds = 10.0 + seed, .steps = 300};
     for (int j = 0; j < 4; j++) {
         r.lens[j] = RF_LENS[j];
@@ -86,7 +86,7 @@ to_result rf_result(rg_task task, rg_pos_kind pos, rg_rope_ext ext, int seed, co
 
 /* The fixture: copy/alibi with 6 seeds, exact match at n = 24 of 0,0,0,0,0,0.61 (the issue's bimodal cell);
  * copy/rope with 3 seeds; copy/rope+pi with 1 seed (no sd, no interval); reverse/none with 2 seeds and a NaN cell. */
-int rf_fixture(to_result *res)
+int rf_fixture(eng_result *res)
 {
     int n = 0;
     for (int s = 1; s <= 6; s++) {
@@ -106,9 +106,9 @@ int rf_fixture(to_result *res)
     return n;
 }
 
-to_options rf_options(const char *out)
+eng_options rf_options(const char *out)
 {
-    to_options o;
+    eng_options o;
     memset(&o, 0, sizeof o);
     o.model = rg_model_config_default();
     o.train_len = 16;
@@ -129,11 +129,11 @@ to_options rf_options(const char *out)
 
 int rf_write_fixture_report(const char *out, bool partial)
 {
-    to_result res[16];
+    eng_result res[16];
     int n = rf_fixture(res);
-    to_options o = rf_options(out);
-    to_report_meta meta = {12.5, "train_order --task copy,reverse --seeds 6", partial, 4, 9, NULL};
-    return to_report(&o, res, n, &meta);
+    eng_options o = rf_options(out);
+    eng_report_meta meta = {12.5, "train_order --task copy,reverse --seeds 6", partial, 4, 9, NULL};
+    return eng_report(&o, res, n, &meta);
 }
 
 bool rf_complete_svg(const char *dir, const char *name)
@@ -144,15 +144,15 @@ bool rf_complete_svg(const char *dir, const char *name)
     return ok;
 }
 
-/* --compare A B into <tmp>/compare.txt (to_compare); the text (malloc'ed), or the test fails. */
+/* --compare A B into <tmp>/compare.txt (eng_compare); the text (malloc'ed), or the test fails. */
 char *rf_compare_text(const char *a, const char *b)
 {
     char p[600];
     snprintf(p, sizeof p, "%s/compare.txt", rf_tmpdir);
     FILE *f = fopen(p, "w");
     if (!f) fail_msg("cannot write %s", p);
-    int rc = to_compare(a, b, f);
+    int rc = eng_compare(a, b, f);
     fclose(f);
-    if (rc != 0) fail_msg("to_compare(%s, %s) failed", a, b);
+    if (rc != 0) fail_msg("eng_compare(%s, %s) failed", a, b);
     return rf_slurp(rf_tmpdir, "compare.txt");
 }

@@ -43,13 +43,13 @@ bool rf_exists(const char *dir, const char *name);
 /* Makes rf_tmpdir/name (it may exist) and writes its path to out. */
 void rf_make_dir(char *out, size_t cap, const char *name);
 /* A run with exact match e[j] and token accuracy a[j] at RF_LENS. */
-to_result rf_result(rg_task task, rg_pos_kind pos, rg_rope_ext ext, int seed, const double *e, const double *a);
+eng_result rf_result(rg_task task, rg_pos_kind pos, rg_rope_ext ext, int seed, const double *e, const double *a);
 /* The fixture into res (at least 16 entries): copy/alibi with 6 seeds, exact match at n = 24 of 0,0,0,0,0,0.61
  * (a bimodal cell: the mean alone misleads); copy/rope with 3 seeds; copy/rope+pi with 1 seed (no sd, no interval);
  * reverse/none with 2 seeds and a NaN cell. Returns the count. */
-int rf_fixture(to_result *res);
+int rf_fixture(eng_result *res);
 /* The options of the fixture's invocation, writing to out. */
-to_options rf_options(const char *out);
+eng_options rf_options(const char *out);
 /* Writes the fixture's report (report.md/csv/json and plots) into out. 0 or -1. */
 int rf_write_fixture_report(const char *out, bool partial);
 
@@ -70,7 +70,7 @@ int rf_write_fixture_report(const char *out, bool partial);
         r_;                                                                                                           \
     })
 
-/* The text of --compare A B (to_compare, through <tmp>/compare.txt; malloc'ed); fails the test if it fails. */
+/* The text of --compare A B (eng_compare, through <tmp>/compare.txt; malloc'ed); fails the test if it fails. */
 char *rf_compare_text(const char *a, const char *b);
 
 #endif

@@ -3,7 +3,7 @@
 
 #include <time.h>
 
-double to_now_seconds(void)
+double eng_now_seconds(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -3,6 +3,6 @@
 #define ENG_BASE_CLOCK_H
 
 /* Seconds on a monotonic clock. */
-double to_now_seconds(void);
+double eng_now_seconds(void);
 
 #endif

@@ -15,9 +15,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int to_make_dir(const char *path)
+int eng_make_dir(const char *path)
 {
-    char buf[TO_PATH + 64];
+    char buf[ENG_PATH + 64];
     snprintf(buf, sizeof buf, "%s", path);
     for (char *p = buf + 1; *p; p++) {
         if (*p != '/') continue;
@@ -28,11 +28,11 @@ int to_make_dir(const char *path)
     struct stat st;
     if (mkdir(buf, 0755) == 0 || (errno == EEXIST && stat(buf, &st) == 0 && S_ISDIR(st.st_mode))) return 0;
     if (errno == EEXIST) errno = ENOTDIR; /* a file of that name: mkdir's EEXIST would read as success */
-    to_err("cannot create %s: %s\n", path, strerror(errno));
+    eng_err("cannot create %s: %s\n", path, strerror(errno));
     return -1;
 }
 
-const char *to_folder_of(const char *path, char *buf, size_t n)
+const char *eng_folder_of(const char *path, char *buf, size_t n)
 {
     const char *slash = strrchr(path, '/');
     if (!slash) snprintf(buf, n, ".");
@@ -40,7 +40,7 @@ const char *to_folder_of(const char *path, char *buf, size_t n)
     return buf;
 }
 
-FILE *to_fopen_read(const char *path)
+FILE *eng_fopen_read(const char *path)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), flags;
     if (fd < 0) return NULL;
@@ -50,23 +50,23 @@ FILE *to_fopen_read(const char *path)
     return f;
 }
 
-int to_out_open(to_out *w, const char *dir, const char *name)
+int eng_out_open(eng_out *w, const char *dir, const char *name)
 {
     memset(w, 0, sizeof *w);
     if (snprintf(w->path, sizeof w->path, "%s/%s", dir, name) >= (int)sizeof w->path) {
-        to_err("output path too long: %s/%s\n", dir, name);
+        eng_err("output path too long: %s/%s\n", dir, name);
         return -1;
     }
     snprintf(w->tmp, sizeof w->tmp, "%s.tmp.%ld", w->path, (long)getpid());
     w->f = fopen(w->tmp, "w");
     if (!w->f) {
-        to_err("cannot write %s: %s\n", w->path, strerror(errno));
+        eng_err("cannot write %s: %s\n", w->path, strerror(errno));
         return -1;
     }
     return 0;
 }
 
-void to_out_printf(to_out *w, const char *fmt, ...)
+void eng_out_printf(eng_out *w, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -74,7 +74,7 @@ void to_out_printf(to_out *w, const char *fmt, ...)
     va_end(ap);
 }
 
-int to_out_close(to_out *w)
+int eng_out_close(eng_out *w)
 {
     int e = w->err;
     if (fflush(w->f) != 0 && !e) e = errno;
@@ -85,14 +85,14 @@ int to_out_close(to_out *w)
     if (!e && rename(w->tmp, w->path) != 0) e = errno;
     if (e) {
         remove(w->tmp);
-        to_err("cannot write %s: %s\n", w->path, strerror(e));
+        eng_err("cannot write %s: %s\n", w->path, strerror(e));
         return -1;
     }
-    to_kill_report_file(); /* tests only (continue.c) */
+    eng_kill_report_file(); /* tests only (continue.c) */
     return 0;
 }
 
-void to_out_discard(to_out *w)
+void eng_out_discard(eng_out *w)
 {
     if (w->f) fclose(w->f);
     w->f = NULL;

@@ -16,11 +16,11 @@ static int kill_hook(const char *tmp_path)
     return 0;
 }
 
-static char kill_run[128]; /* the run this process works on (to_kill_run) */
+static char kill_run[128]; /* the run this process works on (eng_kill_run) */
 
-void to_kill_run(const char *name) { snprintf(kill_run, sizeof kill_run, "%s", name); }
+void eng_kill_run(const char *name) { snprintf(kill_run, sizeof kill_run, "%s", name); }
 
-void to_kill_point(const char *where, int64_t n)
+void eng_kill_point(const char *where, int64_t n)
 {
     const char *env = getenv("TRAIN_ORDER_KILL");
     size_t len = strlen(where);
@@ -34,9 +34,9 @@ void to_kill_point(const char *where, int64_t n)
 
 static int report_files = -1; /* files of the final report written so far; -1: not armed */
 
-void to_kill_arm_report(void) { report_files = 0; }
+void eng_kill_arm_report(void) { report_files = 0; }
 
-void to_kill_report_file(void)
+void eng_kill_report_file(void)
 {
-    if (report_files >= 0) to_kill_point("report", ++report_files);
+    if (report_files >= 0) eng_kill_point("report", ++report_files);
 }

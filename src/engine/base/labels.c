@@ -13,20 +13,20 @@
 /* The training variants: the name (CSV, JSON, file names), the label's suffix, and the capability of the encoding's
  * descriptor that the variant changes (pos.h): theta500k and bf16angles set RoPE fields of the config, so they
  * apply to the rotary encodings; rand, to every encoding that reads positions; t5max128 sets the encoding's
- * max_distance_setting to TO_T5_LEGACY_MAX_DISTANCE. */
-static const struct { const char *name, *label; } VARIANTS[TO_VAR_COUNT] = {
-    [TO_VAR_BASE] = {"base", ""}, [TO_VAR_THETA500K] = {"theta500k", " θ=500k"}, [TO_VAR_RAND] = {"rand", "+rand"},
-    [TO_VAR_T5MAX128] = {"t5max128", " max_distance=128"}, [TO_VAR_BF16ANGLES] = {"bf16angles", " bf16 angles"}};
+ * max_distance_setting to ENG_T5_LEGACY_MAX_DISTANCE. */
+static const struct { const char *name, *label; } VARIANTS[ENG_VAR_COUNT] = {
+    [ENG_VAR_BASE] = {"base", ""}, [ENG_VAR_THETA500K] = {"theta500k", " θ=500k"}, [ENG_VAR_RAND] = {"rand", "+rand"},
+    [ENG_VAR_T5MAX128] = {"t5max128", " max_distance=128"}, [ENG_VAR_BF16ANGLES] = {"bf16angles", " bf16 angles"}};
 
 
-const char *to_ext_text(rg_rope_ext e, double factor, char *buf, size_t cap)
+const char *eng_ext_text(rg_rope_ext e, double factor, char *buf, size_t cap)
 {
     if (factor > 0) snprintf(buf, cap, "%s:%g", rg_rope_ext_name(e), factor);
     else snprintf(buf, cap, "%s", rg_rope_ext_name(e));
     return buf;
 }
 
-int to_ext_parse(const char *text, rg_rope_ext *e, double *factor)
+int eng_ext_parse(const char *text, rg_rope_ext *e, double *factor)
 {
     char type[32];
     const char *colon = strchr(text, ':');
@@ -44,63 +44,63 @@ int to_ext_parse(const char *text, rg_rope_ext *e, double *factor)
     return 0;
 }
 
-const char *to_variant_name(to_variant v) { return (unsigned)v < TO_VAR_COUNT ? VARIANTS[v].name : "?"; }
+const char *eng_variant_name(eng_variant v) { return (unsigned)v < ENG_VAR_COUNT ? VARIANTS[v].name : "?"; }
 
-int to_variant_parse(const char *name, to_variant *v)
+int eng_variant_parse(const char *name, eng_variant *v)
 {
-    for (int i = 0; i < TO_VAR_COUNT; i++)
-        if (strcmp(name, VARIANTS[i].name) == 0) { *v = (to_variant)i; return 0; }
+    for (int i = 0; i < ENG_VAR_COUNT; i++)
+        if (strcmp(name, VARIANTS[i].name) == 0) { *v = (eng_variant)i; return 0; }
     return -1;
 }
 
-bool to_variant_applies(to_variant v, rg_pos_kind pos)
+bool eng_variant_applies(eng_variant v, rg_pos_kind pos)
 {
     const rg_pos_encoding *e = rg_pos_encoding_of(pos);
-    if (v == TO_VAR_BASE) return true;
+    if (v == ENG_VAR_BASE) return true;
     if (!e) return false;
-    if (v == TO_VAR_THETA500K || v == TO_VAR_BF16ANGLES) return e->flags & RG_POS_ROTARY;
-    if (v == TO_VAR_RAND) return !(e->flags & RG_POS_POSITIONLESS); /* +rand of NoPE would be the same model */
+    if (v == ENG_VAR_THETA500K || v == ENG_VAR_BF16ANGLES) return e->flags & RG_POS_ROTARY;
+    if (v == ENG_VAR_RAND) return !(e->flags & RG_POS_POSITIONLESS); /* +rand of NoPE would be the same model */
     return e->max_distance_setting != NULL;
 }
 
-bool to_pos_rotary(rg_pos_kind pos)
+bool eng_pos_rotary(rg_pos_kind pos)
 {
     const rg_pos_encoding *e = rg_pos_encoding_of(pos);
     return e && (e->flags & RG_POS_ROTARY);
 }
 
-bool to_pos_bounded(rg_pos_kind pos)
+bool eng_pos_bounded(rg_pos_kind pos)
 {
     const rg_pos_encoding *e = rg_pos_encoding_of(pos);
     return e && e->max_position;
 }
 
-to_variant to_variant_of(const to_options *o, rg_pos_kind pos)
+eng_variant eng_variant_of(const eng_options *o, rg_pos_kind pos)
 {
     const rg_pos_encoding *e = rg_pos_encoding_of(pos);
-    if (o->random_positions && to_variant_applies(TO_VAR_RAND, pos)) return TO_VAR_RAND;
-    if (o->model.rope_base == TO_THETA_500K && to_variant_applies(TO_VAR_THETA500K, pos)) return TO_VAR_THETA500K;
-    if (o->model.rope_bf16_angles && to_variant_applies(TO_VAR_BF16ANGLES, pos)) return TO_VAR_BF16ANGLES;
+    if (o->random_positions && eng_variant_applies(ENG_VAR_RAND, pos)) return ENG_VAR_RAND;
+    if (o->model.rope_base == ENG_THETA_500K && eng_variant_applies(ENG_VAR_THETA500K, pos)) return ENG_VAR_THETA500K;
+    if (o->model.rope_bf16_angles && eng_variant_applies(ENG_VAR_BF16ANGLES, pos)) return ENG_VAR_BF16ANGLES;
     if (e && e->max_distance_setting &&
-        rg_pos_config_get(&o->model, e->max_distance_setting) == TO_T5_LEGACY_MAX_DISTANCE)
-        return TO_VAR_T5MAX128;
-    return TO_VAR_BASE;
+        rg_pos_config_get(&o->model, e->max_distance_setting) == ENG_T5_LEGACY_MAX_DISTANCE)
+        return ENG_VAR_T5MAX128;
+    return ENG_VAR_BASE;
 }
 
-const char *to_label(rg_pos_kind pos, to_variant v, rg_rope_ext e, double factor, char *buf, size_t cap)
+const char *eng_label(rg_pos_kind pos, eng_variant v, rg_rope_ext e, double factor, char *buf, size_t cap)
 {
     char ext[48] = "";
     if (e != RG_ROPE_EXT_NONE) {
         ext[0] = '+';
-        to_ext_text(e, factor, ext + 1, sizeof ext - 1);
+        eng_ext_text(e, factor, ext + 1, sizeof ext - 1);
     }
-    snprintf(buf, cap, "%s%s%s", rg_pos_name(pos), (unsigned)v < TO_VAR_COUNT ? VARIANTS[v].label : "", ext);
+    snprintf(buf, cap, "%s%s%s", rg_pos_name(pos), (unsigned)v < ENG_VAR_COUNT ? VARIANTS[v].label : "", ext);
     return buf;
 }
 
-const char *to_run_name(rg_task task, rg_pos_kind pos, to_variant v, int seed, char *buf, size_t cap)
+const char *eng_run_name(rg_task task, rg_pos_kind pos, eng_variant v, int seed, char *buf, size_t cap)
 {
     snprintf(buf, cap, "%s-%s%s%s-seed%d", rg_task_name(task), rg_pos_name(pos), v ? "-" : "",
-             v ? to_variant_name(v) : "", seed);
+             v ? eng_variant_name(v) : "", seed);
     return buf;
 }

@@ -11,30 +11,30 @@
 
 static char prog[256] = "train_order";
 
-const char *to_prog(void) { return prog; }
+const char *eng_prog(void) { return prog; }
 
-void to_set_prog(const char *argv0)
+void eng_set_prog(const char *argv0)
 {
     const char *slash = argv0 ? strrchr(argv0, '/') : NULL;
     const char *base = slash ? slash + 1 : argv0;
     if (base && *base) snprintf(prog, sizeof prog, "%s", base);
 }
 
-_Noreturn void to_usage_error(const char *allowed, const char *fmt, ...)
+_Noreturn void eng_usage_error(const char *allowed, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "%s: ", to_prog());
+    fprintf(stderr, "%s: ", eng_prog());
     vfprintf(stderr, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\n  allowed: %s\n  (%s --help lists every option)\n", allowed, to_prog());
+    fprintf(stderr, "\n  allowed: %s\n  (%s --help lists every option)\n", allowed, eng_prog());
     exit(2);
 }
 
-void to_err(const char *fmt, ...)
+void eng_err(const char *fmt, ...)
 {
     char buf[8192];
-    int n = snprintf(buf, sizeof buf, "%s: ", to_prog());
+    int n = snprintf(buf, sizeof buf, "%s: ", eng_prog());
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(buf + n, sizeof buf - (size_t)n, fmt, ap);

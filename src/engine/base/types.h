@@ -1,6 +1,6 @@
-/* types.h: the records every layer of the engine passes: the settings of an invocation (to_options), one
- * evaluated variant of a run (to_result: cells per test length, per-position counts, a grid task's image), one job
- * of the grid (to_job), and the limits they are sized by. A run is one (task, position encoding, training variant,
+/* types.h: the records every layer of the engine passes: the settings of an invocation (eng_options), one
+ * evaluated variant of a run (eng_result: cells per test length, per-position counts, a grid task's image), one job
+ * of the grid (eng_job), and the limits they are sized by. A run is one (task, position encoding, training variant,
  * seed); its results are one row per evaluated variant (the encoding, plus each RoPE extension for the rotary
  * encodings) and one cell per test length. The file map is in engine.h. */
 #ifndef ENG_BASE_TYPES_H
@@ -14,70 +14,70 @@
 #include "io/checkpoint.h"
 #include "task/task.h"
 
-#define TO_MAX_LENS 32          /* test lengths per run (the default set of --train-len 32 has 21) */
+#define ENG_MAX_LENS 32          /* test lengths per run (the default set of --train-len 32 has 21) */
 /* Per-position accounting (protocol.c): for a test length n the output has n+1 positions (y_1..y_n,
- * then EOS at position n+1); they are counted for n + 1 <= TO_POS_MAX, longer lengths keep exact match and token
+ * then EOS at position n+1); they are counted for n + 1 <= ENG_POS_MAX, longer lengths keep exact match and token
  * accuracy only (4 x --train-len 32 = 128 fits). */
-#define TO_POS_MAX 129
+#define ENG_POS_MAX 129
 /* Extrapolation over training (run_curves.c): every --extrap-every steps a run measures exact match and token
- * accuracy on the first TO_CURVE_COUNT samples of the evaluation set of every test length (runs/<run>/extrap.csv). */
-#define TO_CURVE_COUNT 32
+ * accuracy on the first ENG_CURVE_COUNT samples of the evaluation set of every test length (runs/<run>/extrap.csv). */
+#define ENG_CURVE_COUNT 32
 /* T5's max_distance of the variant row t5max128 (the engine's earlier setting: 32 buckets, max_distance 128, so
  * buckets past the training distances were never trained); the default (--t5-max-distance 0) is 2 train_len + 1,
  * the longest distance in training, so that every longer distance falls into the last, trained bucket. */
-#define TO_T5_LEGACY_MAX_DISTANCE 128
-#define TO_GRID_SIDE 9       /* RG_GRID_MAX_SIDE: the grid image's rows and columns */
-#define TO_GRID_CELLS (TO_GRID_SIDE * TO_GRID_SIDE)
-#define TO_MAX_EXTS 8
-#define TO_PATH 1024
-#define TO_MAX_MICRO 16
-#define TO_MAX_SEEDS 1000
-#define TO_MAX_STEPS 100000000
-#define TO_EVAL_FILE "data/eval_sets.h5" /* the canonical evaluation sets, in the repository */
-#define TO_MAX_PARAMS 1e8      /* the largest model train_order builds (400 MB of float32, 1.2 GB with AdamW) */
-#define TO_MAX_TEST_N 999      /* longest test n: streams 1000 * task + n stay distinct per (task, n) */
+#define ENG_T5_LEGACY_MAX_DISTANCE 128
+#define ENG_GRID_SIDE 9       /* RG_GRID_MAX_SIDE: the grid image's rows and columns */
+#define ENG_GRID_CELLS (ENG_GRID_SIDE * ENG_GRID_SIDE)
+#define ENG_MAX_EXTS 8
+#define ENG_PATH 1024
+#define ENG_MAX_MICRO 16
+#define ENG_MAX_SEEDS 1000
+#define ENG_MAX_STEPS 100000000
+#define ENG_EVAL_FILE "data/eval_sets.h5" /* the canonical evaluation sets, in the repository */
+#define ENG_MAX_PARAMS 1e8      /* the largest model train_order builds (400 MB of float32, 1.2 GB with AdamW) */
+#define ENG_MAX_TEST_N 999      /* longest test n: streams 1000 * task + n stay distinct per (task, n) */
 /* Steps-to-learn: every --eval-every steps a run measures exact match on a held-out set of
- * TO_HELDOUT_COUNT samples at each of up to 4 lengths n <= train_len (train_len/4, /2, 3/4 rounded up, and
- * train_len), drawn with rg_task_sample from PCG32 seed TO_HELDOUT_SEED, stream 1000 * task + n: not the test
- * sets' seed (RG_EVAL_SEED) nor the training streams. The first step with exact match >= TO_LEARNED_EXACT over the
+ * ENG_HELDOUT_COUNT samples at each of up to 4 lengths n <= train_len (train_len/4, /2, 3/4 rounded up, and
+ * train_len), drawn with rg_task_sample from PCG32 seed ENG_HELDOUT_SEED, stream 1000 * task + n: not the test
+ * sets' seed (RG_EVAL_SEED) nor the training streams. The first step with exact match >= ENG_LEARNED_EXACT over the
  * whole set is the run's steps_to_learn. */
-#define TO_HELDOUT_SEED 0x686f6c646f7574ULL
-#define TO_HELDOUT_COUNT 64
-#define TO_HELDOUT_LENS 4
-#define TO_LEARNED_EXACT 0.99
+#define ENG_HELDOUT_SEED 0x686f6c646f7574ULL
+#define ENG_HELDOUT_COUNT 64
+#define ENG_HELDOUT_LENS 4
+#define ENG_LEARNED_EXACT 0.99
 
 /* The training variants of a run (--variants): the encoding as configured; RoPE with rope_theta
- * TO_THETA_500K (Llama 3's base; the rotary encodings only); randomized positions (Ruoss et al. 2023; every encoding
- * that reads positions, i.e. all but none); the max_distance_setting at TO_T5_LEGACY_MAX_DISTANCE (t5max128; T5);
+ * ENG_THETA_500K (Llama 3's base; the rotary encodings only); randomized positions (Ruoss et al. 2023; every encoding
+ * that reads positions, i.e. all but none); the max_distance_setting at ENG_T5_LEGACY_MAX_DISTANCE (t5max128; T5);
  * RoPE with bf16 angles and tables (bf16angles, rg_model_config.rope_bf16_angles; the rotary encodings only; issue
- * 22's ablation). Which encoding takes which variant is its descriptor's answer (to_variant_applies). A variant is part of a result's identity: its label is in every table, CSV, JSON, plot and
+ * 22's ablation). Which encoding takes which variant is its descriptor's answer (eng_variant_applies). A variant is part of a result's identity: its label is in every table, CSV, JSON, plot and
  * comparison. */
 typedef enum {
-    TO_VAR_BASE = 0, TO_VAR_THETA500K, TO_VAR_RAND, TO_VAR_T5MAX128, TO_VAR_BF16ANGLES, TO_VAR_COUNT
-} to_variant;
-#define TO_THETA_500K 500000.0
+    ENG_VAR_BASE = 0, ENG_VAR_THETA500K, ENG_VAR_RAND, ENG_VAR_T5MAX128, ENG_VAR_BF16ANGLES, ENG_VAR_COUNT
+} eng_variant;
+#define ENG_THETA_500K 500000.0
 
 /* What a resume does with the learning-rate schedule (--lr-schedule). */
 typedef enum {
-    TO_LR_CONTINUE = 0,   /* the checkpoint's schedule goes on (PyTorch's restored scheduler state); steps past its
+    ENG_LR_CONTINUE = 0,   /* the checkpoint's schedule goes on (PyTorch's restored scheduler state); steps past its
                              end run at the final rate min_lr_frac * lr */
-    TO_LR_RESTART = 1     /* a new warmup + cosine schedule from the resume step to --steps */
-} to_lr_mode;
+    ENG_LR_RESTART = 1     /* a new warmup + cosine schedule from the resume step to --steps */
+} eng_lr_mode;
 
 typedef struct {
     bool tasks[RG_TASK_MAX];
     bool pos[RG_POS_MAX];           /* by registry id (pos.h), 0 .. rg_pos_count() - 1 */
-    int seed_list[TO_MAX_SEEDS], n_seeds;  /* --seed S, or --seeds N (1..N) or a list */
+    int seed_list[ENG_MAX_SEEDS], n_seeds;  /* --seed S, or --seeds N (1..N) or a list */
     int steps, batch, train_len, warmup;
     double lr, min_lr_frac, weight_decay, clip, beta1, beta2, eps;
-    int test_lens[TO_MAX_LENS], n_test_lens;
-    rg_rope_ext exts[TO_MAX_EXTS];
-    double ext_factor[TO_MAX_EXTS]; /* 0: s = (2n+3)/(2 train_len+3) per test length; else this fixed factor (HF) */
+    int test_lens[ENG_MAX_LENS], n_test_lens;
+    rg_rope_ext exts[ENG_MAX_EXTS];
+    double ext_factor[ENG_MAX_EXTS]; /* 0: s = (2n+3)/(2 train_len+3) per test length; else this fixed factor (HF) */
     int n_exts;
-    bool variants[TO_VAR_COUNT];    /* the training variants of the grid (--variants) */
+    bool variants[ENG_VAR_COUNT];    /* the training variants of the grid (--variants) */
     bool random_positions;
     bool fair_max_distance;         /* the encodings' max_distance_setting follows the tasks' longest training
-                                     * distance (not given: to_set_fair_max_distance) */
+                                     * distance (not given: eng_set_fair_max_distance) */
     int max_position;          /* random positions are drawn from [0, max_position) */
     int threads, jobs;
     rg_precision precision;    /* --precision: Linear's products fp32 (default) or bf16 (rg_set_linear_precision) */
@@ -88,59 +88,59 @@ typedef struct {
     int extrap_every;          /* steps between measurements at every test length (runs/<run>/extrap.csv); 0: none */
     int lr_start;              /* the step the learning-rate schedule starts from (0; the resume step on restart) */
     int lr_total;              /* the schedule's last step (steps, unless a resume continues a shorter schedule) */
-    to_lr_mode lr_mode;
-    char out[TO_PATH];
-    char resume[TO_PATH];
-    char eval[TO_PATH];
-    char data[TO_PATH];
-    char config[TO_PATH];
-    char replot[TO_PATH];      /* --replot CSV: re-draw a report's plots into out, nothing trained */
-    char compare[2][TO_PATH];  /* --compare A B: print the cell-by-cell comparison of two reports */
-    char combine[TO_PATH];     /* --combine A,B,...: one report in out from reports of one grid's blocks of seeds */
-    char cont[TO_PATH];        /* --continue OUT: the interrupted invocation whose folder is OUT (continue.c) */
+    eng_lr_mode lr_mode;
+    char out[ENG_PATH];
+    char resume[ENG_PATH];
+    char eval[ENG_PATH];
+    char data[ENG_PATH];
+    char config[ENG_PATH];
+    char replot[ENG_PATH];      /* --replot CSV: re-draw a report's plots into out, nothing trained */
+    char compare[2][ENG_PATH];  /* --compare A B: print the cell-by-cell comparison of two reports */
+    char combine[ENG_PATH];     /* --combine A,B,...: one report in out from reports of one grid's blocks of seeds */
+    char cont[ENG_PATH];        /* --continue OUT: the interrupted invocation whose folder is OUT (continue.c) */
     bool continuing;           /* these are the settings of OUT read by --continue (cont is then "") */
-    char check_pos[TO_PATH];   /* --check-pos NAME: the encoding's conformance check (pos_conformance.h), no run */
+    char check_pos[ENG_PATH];   /* --check-pos NAME: the encoding's conformance check (pos_conformance.h), no run */
     bool quiet, overwrite, print_config;
     bool steps_given;          /* --steps on the command line or in --config */
     bool data_parallel;        /* --data-parallel: every MPI rank computes a share of each batch (mpi_transport.h) */
     rg_model_config model;     /* the reference model; pos set per run */
-} to_options;
+} eng_options;
 
 /* One evaluated variant of a run: cells per test length. NaN where the length cannot be evaluated (a position past
  * the learned table). */
 typedef struct {
     rg_task task;
     rg_pos_kind pos;
-    to_variant variant;        /* how it was trained (to_variant_of its settings) */
+    eng_variant variant;        /* how it was trained (eng_variant_of its settings) */
     rg_rope_ext ext;           /* RG_ROPE_EXT_NONE for the encoding itself */
     double ext_factor;         /* 0: per test length s; else the fixed factor */
     int seed;
     int n_lens;
-    int lens[TO_MAX_LENS];
-    double exact[TO_MAX_LENS], token_acc[TO_MAX_LENS];
+    int lens[ENG_MAX_LENS];
+    double exact[ENG_MAX_LENS], token_acc[ENG_MAX_LENS];
     double final_loss, train_seconds;
     int64_t steps;
-    int64_t steps_to_learn;    /* the first step with held-out exact match >= TO_LEARNED_EXACT; -1 not reached
+    int64_t steps_to_learn;    /* the first step with held-out exact match >= ENG_LEARNED_EXACT; -1 not reached
                                   within `steps`; 0 not measured (--eval-every 0, --eval, older reports) */
-    bool generated[TO_MAX_LENS]; /* the evaluation set of lens[i] was generated (not in the data file) */
-    /* Per-position accounting of lens[i] = n (protocol.c), when pos_count[i] > 0 (n + 1 <= TO_POS_MAX): of the
+    bool generated[ENG_MAX_LENS]; /* the evaluation set of lens[i] was generated (not in the data file) */
+    /* Per-position accounting of lens[i] = n (protocol.c), when pos_count[i] > 0 (n + 1 <= ENG_POS_MAX): of the
      * pos_count[i] samples, pos_right[i][p] had output position p+1 right (p = 0..n, p = n the EOS), and
      * first_wrong[i][p] had their first wrong token at position p+1; first_wrong[i][n+1] were all right. */
-    int pos_count[TO_MAX_LENS];
-    uint16_t pos_right[TO_MAX_LENS][TO_POS_MAX];
-    uint16_t first_wrong[TO_MAX_LENS][TO_POS_MAX + 1];
-    /* Grid tasks (report_grid.c): the grid image of lens[i], cell (row, col) at row * TO_GRID_SIDE + col: of the
+    int pos_count[ENG_MAX_LENS];
+    uint16_t pos_right[ENG_MAX_LENS][ENG_POS_MAX];
+    uint16_t first_wrong[ENG_MAX_LENS][ENG_POS_MAX + 1];
+    /* Grid tasks (report_grid.c): the grid image of lens[i], cell (row, col) at row * ENG_GRID_SIDE + col: of the
      * cell_count tokens expected there (a cell's symbol or background, over the samples; run.c), cell_right were
      * generated right. Zero for a 1-D task and in a report read back (report.csv does not hold them). */
-    uint16_t cell_count[TO_MAX_LENS][TO_GRID_CELLS];
-    uint16_t cell_right[TO_MAX_LENS][TO_GRID_CELLS];
+    uint16_t cell_count[ENG_MAX_LENS][ENG_GRID_CELLS];
+    uint16_t cell_right[ENG_MAX_LENS][ENG_GRID_CELLS];
     /* The folder holding this run's logs (runs_dir/<run>/train.csv, extrap.csv) when it is not the report's own
      * <out>/runs: a block's runs/ read by --combine (combine.c owns the string), "" for a combined run without
      * logs (never read from --out's runs/); NULL otherwise. */
     const char *runs_dir;
-} to_result;
+} eng_result;
 
 /* One run of the grid: a task, an encoding, a training variant, a seed. */
-typedef struct { rg_task task; rg_pos_kind pos; to_variant variant; int seed; } to_job;
+typedef struct { rg_task task; rg_pos_kind pos; eng_variant variant; int seed; } eng_job;
 
 #endif

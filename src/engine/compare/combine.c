@@ -90,7 +90,7 @@ static int merge_list(cJSON *merged, const char *key, const char *const *reports
     if ((!a && !b) || cJSON_Compare(a, b, true)) return 0;
     if (!cJSON_IsString(a) || !cJSON_IsString(b)) {
         char *ta = value_text(a), *tb = value_text(b);
-        to_err("--combine: %s and an earlier report of the list differ in the setting '%s' (%s "
+        eng_err("--combine: %s and an earlier report of the list differ in the setting '%s' (%s "
                 "against %s), which is not a list\n", reports[i], key, tb ? tb : "?", ta ? ta : "?");
         free(ta);
         free(tb);
@@ -100,14 +100,14 @@ static int merge_list(cJSON *merged, const char *key, const char *const *reports
     for (int pass = 0; pass < 2 && settings; pass++) /* every item NAME=VALUE, in both lists */
         for (const char *q = pass ? b->valuestring : a->valuestring; *q; q += strcspn(q, ","), q += *q == ',')
             if (strcspn(q, "=") >= strcspn(q, ",")) {
-                to_err("--combine: %s: the setting 'pos_config' holds the item '%.*s', which is "
+                eng_err("--combine: %s: the setting 'pos_config' holds the item '%.*s', which is "
                         "not NAME=VALUE\n", pass ? reports[i] : holder(reports, info, i, key, q, strcspn(q, ",")),
                         (int)strcspn(q, ","), q);
                 return -1;
             }
     size_t cap = strlen(a->valuestring) + strlen(b->valuestring) + 2;
     char *out = malloc(cap), *items = strdup(b->valuestring);
-    if (!out || !items) { free(out); free(items); to_err("--combine: out of memory\n"); return -1; }
+    if (!out || !items) { free(out); free(items); eng_err("--combine: out of memory\n"); return -1; }
     snprintf(out, cap, "%s", a->valuestring);
     int rc = 0;
     for (char *save = NULL, *it = strtok_r(items, ",", &save); it && rc == 0; it = strtok_r(NULL, ",", &save)) {
@@ -116,7 +116,7 @@ static int merge_list(cJSON *merged, const char *key, const char *const *reports
         for (const char *q = out; *q && settings; q += strcspn(q, ","), q += *q == ',') {
             size_t len = strcspn(q, ",");
             if (strcspn(q, "=") == name && strncmp(q, it, name) == 0) {
-                to_err("--combine: %s and %s differ in the encoding setting %.*s (%.*s against "
+                eng_err("--combine: %s and %s differ in the encoding setting %.*s (%.*s against "
                         "%s): blocks of one grid share every setting of an encoding they both hold\n",
                         holder(reports, info, i, key, q, len), reports[i], (int)name, it, (int)(len - name - 1),
                         q + name + 1, it + name + 1);
@@ -134,16 +134,16 @@ static int merge_list(cJSON *merged, const char *key, const char *const *reports
 
 /* Appends to sources a line per (task, encoding, variant) row trained with fewer seeds than the union: a grid split
  * by encodings and by seeds need not be a rectangle, and its intervals are then over fewer seeds in those rows. */
-static int name_short_rows(to_combined *c, size_t *cap_src);
+static int name_short_rows(eng_combined *c, size_t *cap_src);
 
-static bool same_run(const to_result *x, const to_result *y)
+static bool same_run(const eng_result *x, const eng_result *y)
 {
     return x->task == y->task && x->pos == y->pos && x->variant == y->variant && x->ext == y->ext &&
            x->ext_factor == y->ext_factor && x->seed == y->seed;
 }
 
 /* Whether x is a training run (not a RoPE scaling row evaluated on one) of y's row: task, encoding and variant. */
-static bool training_run_of(const to_result *x, const to_result *y)
+static bool training_run_of(const eng_result *x, const eng_result *y)
 {
     return x->ext == RG_ROPE_EXT_NONE && x->task == y->task && x->pos == y->pos && x->variant == y->variant;
 }
@@ -174,13 +174,13 @@ static int cmp_int(const void *a, const void *b) { return (*(const int *)a > *(c
 /* The extras of an input whose results are res[0..n) (the last n of c->res): its per-position counts from
  * <path without .csv/.json>_positions.csv, and, for X/report.csv or X/report.json, the logs in X/runs. Each named in
  * c->sources. 0, or -1 with a message (a malformed positions file, out of memory). */
-static int add_extras(to_combined *c, const char *path, to_result *res, int n, size_t *cap_src)
+static int add_extras(eng_combined *c, const char *path, eng_result *res, int n, size_t *cap_src)
 {
-    char file[TO_PATH + 32];
-    snprintf(file, sizeof file, "%.*s_positions.csv", (int)to_report_stem(path), path);
-    int slots = 0, got = to_read_positions_csv(file, res, n, &slots);
+    char file[ENG_PATH + 32];
+    snprintf(file, sizeof file, "%.*s_positions.csv", (int)eng_report_stem(path), path);
+    int slots = 0, got = eng_read_positions_csv(file, res, n, &slots);
     if (got < 0) {
-        to_err("--combine: the per-position counts beside %s are malformed (above)\n", path);
+        eng_err("--combine: the per-position counts beside %s are malformed (above)\n", path);
         return -1;
     }
     if (got && append(&c->sources, cap_src, "  - per-position counts of %d (run, test length) pairs from `%s`\n", slots,
@@ -195,14 +195,14 @@ static int add_extras(to_combined *c, const char *path, to_result *res, int n, s
     if (stat(file, &st) != 0 || !S_ISDIR(st.st_mode)) return 0;
     bool holds = false; /* a folder of this block's runs (a combined report's runs/ is empty) */
     for (int i = 0; i < n && !holds; i++) {
-        char run[128], dir[TO_PATH + 200];
-        snprintf(dir, sizeof dir, "%s/%s", file, to_run_name(res[i].task, res[i].pos, res[i].variant, res[i].seed, run,
+        char run[128], dir[ENG_PATH + 200];
+        snprintf(dir, sizeof dir, "%s/%s", file, eng_run_name(res[i].task, res[i].pos, res[i].variant, res[i].seed, run,
                                                               sizeof run));
         holds = stat(dir, &st) == 0 && S_ISDIR(st.st_mode);
     }
     if (!holds) return 0;
-    if (c->n_dirs == TO_COMBINE_MAX || !(c->runs_dirs[c->n_dirs] = strdup(file))) {
-        to_err("--combine: out of memory\n");
+    if (c->n_dirs == ENG_COMBINE_MAX || !(c->runs_dirs[c->n_dirs] = strdup(file))) {
+        eng_err("--combine: out of memory\n");
         return -1;
     }
     for (int i = 0; i < n; i++) res[i].runs_dir = c->runs_dirs[c->n_dirs];
@@ -212,19 +212,19 @@ static int add_extras(to_combined *c, const char *path, to_result *res, int n, s
 }
 
 /* One input: its results appended to c, its seeds added to the union, its line of c->sources. 0 or -1. */
-static int add_input(to_combined *c, const char *path, const cJSON *info, int *cap_res, size_t *cap_src,
+static int add_input(eng_combined *c, const char *path, const cJSON *info, int *cap_res, size_t *cap_src,
                      const cJSON *first_info, const char *first_path)
 {
-    to_result *res;
+    eng_result *res;
     int n, train_len;
-    if (to_report_load(path, &res, &n, &train_len)) return -1;
+    if (eng_report_load(path, &res, &n, &train_len)) return -1;
     const cJSON *set = cJSON_GetObjectItemCaseSensitive(info, "settings");
     const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(set, "task"), *pos = cJSON_GetObjectItemCaseSensitive(set, "pos");
     for (int i = 0; i < n; i++) { /* the lists the union is taken of must name what the block holds */
         const char *tn = rg_task_name(res[i].task), *pn = rg_pos_name(res[i].pos);
         bool t_ok = cJSON_IsString(tasks) && list_holds(tasks->valuestring, tn, strlen(tn));
         if (!t_ok || !cJSON_IsString(pos) || !list_holds(pos->valuestring, pn, strlen(pn))) {
-            to_err("--combine: %s holds a run of %s %s, but its settings list the %s %s\n", path,
+            eng_err("--combine: %s holds a run of %s %s, but its settings list the %s %s\n", path,
                     tn, pn, t_ok ? "encodings" : "tasks", cJSON_IsString(t_ok ? pos : tasks) ?
                     (t_ok ? pos : tasks)->valuestring : "(none)");
             free(res);
@@ -235,8 +235,8 @@ static int add_input(to_combined *c, const char *path, const cJSON *info, int *c
         for (int j = 0; j < c->n_res; j++)
             if (same_run(&res[i], &c->res[j])) {
                 char label[96];
-                to_label(res[i].pos, res[i].variant, res[i].ext, res[i].ext_factor, label, sizeof label);
-                to_err("--combine: the run %s %s seed %d is in %s and in an earlier report of "
+                eng_label(res[i].pos, res[i].variant, res[i].ext, res[i].ext_factor, label, sizeof label);
+                eng_err("--combine: the run %s %s seed %d is in %s and in an earlier report of "
                         "the list (a seed may be in one block only)\n", rg_task_name(res[i].task), label,
                         res[i].seed, path);
                 free(res);
@@ -244,26 +244,26 @@ static int add_input(to_combined *c, const char *path, const cJSON *info, int *c
             }
     if (c->n_res + n > *cap_res) {
         int cap = 2 * (c->n_res + n);
-        to_result *p = realloc(c->res, sizeof *p * (size_t)cap);
-        if (!p) { free(res); to_err("--combine: out of memory\n"); return -1; }
+        eng_result *p = realloc(c->res, sizeof *p * (size_t)cap);
+        if (!p) { free(res); eng_err("--combine: out of memory\n"); return -1; }
         c->res = p;
         *cap_res = cap;
     }
     memcpy(c->res + c->n_res, res, sizeof *res * (size_t)n);
     c->n_res += n;
     free(res);
-    int runs = 0, seeds[TO_MAX_SEEDS], n_seeds = 0;
+    int runs = 0, seeds[ENG_MAX_SEEDS], n_seeds = 0;
     for (int i = c->n_res - n; i < c->n_res; i++) {
-        const to_result *r = &c->res[i];
+        const eng_result *r = &c->res[i];
         if (r->ext != RG_ROPE_EXT_NONE) continue;
         runs++;
         bool seen = false;
         for (int s = 0; s < n_seeds; s++) seen |= seeds[s] == r->seed;
-        if (!seen && n_seeds < TO_MAX_SEEDS) seeds[n_seeds++] = r->seed;
+        if (!seen && n_seeds < ENG_MAX_SEEDS) seeds[n_seeds++] = r->seed;
         seen = false;
         for (int s = 0; s < c->n_seeds; s++) seen |= c->seeds[s] == r->seed;
-        if (!seen && c->n_seeds == TO_MAX_SEEDS) {
-            to_err("--combine: %s brings the seeds of the union past %d\n", path, TO_MAX_SEEDS);
+        if (!seen && c->n_seeds == ENG_MAX_SEEDS) {
+            eng_err("--combine: %s brings the seeds of the union past %d\n", path, ENG_MAX_SEEDS);
             return -1;
         }
         if (!seen) c->seeds[c->n_seeds++] = r->seed;
@@ -296,7 +296,7 @@ static int add_input(to_combined *c, const char *path, const cJSON *info, int *c
         const cJSON *x = cJSON_GetObjectItemCaseSensitive(fpv, PROV_KEYS[k]), *y = cJSON_GetObjectItemCaseSensitive(pv, PROV_KEYS[k]);
         if (x && y && cJSON_Compare(x, y, true)) continue;
         char *tx = value_text(x), *ty = value_text(y);
-        to_err("--combine: note: %s has %s %s, %s has %s (the combined report names both)\n",
+        eng_err("--combine: note: %s has %s %s, %s has %s (the combined report names both)\n",
                 first_path, PROV_KEYS[k], tx ? tx : "?", path, ty ? ty : "?");
         if (append(&c->sources, cap_src, "  - its %s differs from the first report's: %s against %s\n", PROV_KEYS[k],
                    ty ? ty : "?", tx ? tx : "?")) { free(tx); free(ty); return -1; }
@@ -306,22 +306,22 @@ static int add_input(to_combined *c, const char *path, const cJSON *info, int *c
     return add_extras(c, path, c->res + c->n_res - n, n, cap_src);
 }
 
-int to_combine_load(const char *const *reports, int n, to_combined *c)
+int eng_combine_load(const char *const *reports, int n, eng_combined *c)
 {
     memset(c, 0, sizeof *c);
-    if (n < 1 || n > TO_COMBINE_MAX) {
-        to_err("--combine: %d reports (1 to %d allowed)\n", n, TO_COMBINE_MAX);
+    if (n < 1 || n > ENG_COMBINE_MAX) {
+        eng_err("--combine: %d reports (1 to %d allowed)\n", n, ENG_COMBINE_MAX);
         return -1;
     }
-    cJSON *info[TO_COMBINE_MAX] = {NULL}, *merged = NULL; /* merged: the first report's settings, lists united */
+    cJSON *info[ENG_COMBINE_MAX] = {NULL}, *merged = NULL; /* merged: the first report's settings, lists united */
     int cap_res = 0, rc = -1;
     size_t cap_src = 0;
     for (int i = 0; i < n; i++) {
-        char where[TO_PATH + 32];
-        info[i] = to_report_settings(reports[i], where, sizeof where);
+        char where[ENG_PATH + 32];
+        info[i] = eng_report_settings(reports[i], where, sizeof where);
         const cJSON *set = cJSON_GetObjectItemCaseSensitive(info[i], "settings");
         if (!cJSON_IsObject(set)) {
-            to_err("--combine: %s: no settings found (read %s; looked for its report.json, the "
+            eng_err("--combine: %s: no settings found (read %s; looked for its report.json, the "
                     "settings.json in its folder and the Settings block of its report.md): without them the reports "
                     "cannot be checked to be blocks of one grid\n", reports[i], where);
             goto done;
@@ -331,7 +331,7 @@ int to_combine_load(const char *const *reports, int n, to_combined *c)
         if (key) {
             char *ta = value_text(cJSON_GetObjectItemCaseSensitive(first, key));
             char *tb = value_text(cJSON_GetObjectItemCaseSensitive(set, key));
-            to_err("--combine: %s and %s differ in the setting '%s' (%s against %s): only the "
+            eng_err("--combine: %s and %s differ in the setting '%s' (%s against %s): only the "
                     "seeds, tasks and encodings (and out, overwrite, quiet, jobs) may differ between blocks of one "
                     "grid\n", reports[0],
                     reports[i], key, ta ? ta : "?", tb ? tb : "?");
@@ -339,7 +339,7 @@ int to_combine_load(const char *const *reports, int n, to_combined *c)
             free(tb);
             goto done;
         }
-        if (!i && !(merged = cJSON_Duplicate(first, true))) { to_err("--combine: out of memory\n"); goto done; }
+        if (!i && !(merged = cJSON_Duplicate(first, true))) { eng_err("--combine: out of memory\n"); goto done; }
         for (int k = 0; i && UNION_KEYS[k]; k++)
             if (merge_list(merged, UNION_KEYS[k], reports, info, i))
                 goto done;
@@ -357,7 +357,7 @@ int to_combine_load(const char *const *reports, int n, to_combined *c)
     free(list);
     c->settings = cJSON_PrintUnformatted(merged);
     if (!c->settings || !c->sources || name_short_rows(c, &cap)) {
-        to_err("--combine: out of memory\n");
+        eng_err("--combine: out of memory\n");
         goto done;
     }
     const cJSON *tl = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(info[0], "settings"), "train_len");
@@ -366,11 +366,11 @@ int to_combine_load(const char *const *reports, int n, to_combined *c)
 done:
     cJSON_Delete(merged);
     for (int i = 0; i < n; i++) cJSON_Delete(info[i]);
-    if (rc) to_combined_free(c);
+    if (rc) eng_combined_free(c);
     return rc;
 }
 
-void to_combined_free(to_combined *c)
+void eng_combined_free(eng_combined *c)
 {
     free(c->res);
     cJSON_free(c->settings);
@@ -379,10 +379,10 @@ void to_combined_free(to_combined *c)
     memset(c, 0, sizeof *c);
 }
 
-static int name_short_rows(to_combined *c, size_t *cap_src)
+static int name_short_rows(eng_combined *c, size_t *cap_src)
 {
     for (int i = 0; i < c->n_res; i++) {
-        const to_result *r = &c->res[i];
+        const eng_result *r = &c->res[i];
         bool first = training_run_of(r, r);
         for (int j = 0; j < i && first; j++) /* the row's first training run: count its seeds once */
             first = !training_run_of(&c->res[j], r);
@@ -392,7 +392,7 @@ static int name_short_rows(to_combined *c, size_t *cap_src)
             seeds += training_run_of(&c->res[j], r);
         if (seeds >= c->n_seeds) continue;
         char label[96];
-        to_label(r->pos, r->variant, RG_ROPE_EXT_NONE, 0, label, sizeof label);
+        eng_label(r->pos, r->variant, RG_ROPE_EXT_NONE, 0, label, sizeof label);
         if (append(&c->sources, cap_src, "- the row %s %s holds %d of the %d seeds (its intervals are over those)\n",
                    rg_task_name(r->task), label, seeds, c->n_seeds))
             return -1;

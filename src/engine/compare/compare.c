@@ -19,7 +19,7 @@
 /* The text of path (malloc'ed, NUL-terminated), or NULL if it cannot be read whole within MAX_SETTINGS_BYTES. */
 static char *slurp(const char *path)
 {
-    FILE *f = to_fopen_read(path);
+    FILE *f = eng_fopen_read(path);
     if (!f) return NULL;
     size_t cap = MAX_SETTINGS_BYTES;
     char *text = malloc(cap);
@@ -64,19 +64,19 @@ static cJSON *md_settings(const char *md)
     return root;
 }
 
-size_t to_report_stem(const char *report)
+size_t eng_report_stem(const char *report)
 {
     size_t len = strlen(report);
     return len > 4 && strcmp(report + len - 4, ".csv") == 0 ? len - 4
            : len > 5 && strcmp(report + len - 5, ".json") == 0 ? len - 5 : len;
 }
 
-/* to_report_settings (report.h). */
-void *to_report_settings(const char *report, char *where, size_t cap)
+/* eng_report_settings (report.h). */
+void *eng_report_settings(const char *report, char *where, size_t cap)
 {
-    size_t len = strlen(report), stem = to_report_stem(report);
-    char folder[TO_PATH], path[3][TO_PATH + 32];
-    to_folder_of(report, folder, sizeof folder);
+    size_t len = strlen(report), stem = eng_report_stem(report);
+    char folder[ENG_PATH], path[3][ENG_PATH + 32];
+    eng_folder_of(report, folder, sizeof folder);
     bool json = len >= 5 && strcmp(report + len - 5, ".json") == 0;
     snprintf(path[0], sizeof path[0], "%.*s.json", (int)stem, report);
     snprintf(path[1], sizeof path[1], "%s/settings.json", folder);
@@ -134,8 +134,8 @@ static int diff_group(const cJSON *a, const cJSON *b, const char *group, const c
  * key by key; says where they were read from, and so when they could not be. */
 static void compare_settings(const char *report_a, const char *report_b, FILE *out)
 {
-    char wa[TO_PATH + 32], wb[TO_PATH + 32];
-    cJSON *a = to_report_settings(report_a, wa, sizeof wa), *b = to_report_settings(report_b, wb, sizeof wb);
+    char wa[ENG_PATH + 32], wb[ENG_PATH + 32];
+    cJSON *a = eng_report_settings(report_a, wa, sizeof wa), *b = eng_report_settings(report_b, wb, sizeof wb);
     fprintf(out, "\nSettings that differ (A's read from %s, B's from %s):\n", wa, wb);
     const char *side[2] = {report_a, report_b}, *read[2] = {wa, wb};
     const cJSON *ab[2] = {a, b};
@@ -143,7 +143,7 @@ static void compare_settings(const char *report_a, const char *report_b, FILE *o
     for (int i = 0; i < 2; i++) {
         if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(ab[i], "settings"))) continue;
         known = false;
-        if (!ab[i]) /* the three files to_report_settings tries */
+        if (!ab[i]) /* the three files eng_report_settings tries */
             fprintf(out, "  not known: %s has no report.json, settings.json or report.md beside it (tried the .json "
                     "of its name, settings.json in its folder, the .md of its name)\n", side[i]);
         else
@@ -168,7 +168,7 @@ static void compare_settings(const char *report_a, const char *report_b, FILE *o
 
 /* "0.102 [0.000, 0.363]    1/6 max 0.410 med 0.020", "0.610 (1 seed)    1/1", "-": one report's side of a line
  * (mean [95% t interval] k/N, then the maximum over seeds and the median). */
-static void cell_text(const to_stat *s, bool exact, char *buf, size_t cap)
+static void cell_text(const eng_stat *s, bool exact, char *buf, size_t cap)
 {
     char kn[24] = "";
     if (exact && s->n > 0) snprintf(kn, sizeof kn, "%d/%d", s->k, s->n);
@@ -179,19 +179,19 @@ static void cell_text(const to_stat *s, bool exact, char *buf, size_t cap)
 
 /* Prints every cell of the union of the rows of a and b for one metric; counts the cells whose intervals do not
  * overlap. */
-static int compare_metric(const to_table *a, const to_table *b, bool exact, FILE *out)
+static int compare_metric(const eng_table *a, const eng_table *b, bool exact, FILE *out)
 {
     int differ = 0;
     fprintf(out, "\n%s\n%-8s %-18s %6s  %-49s  %-49s  %s\n", exact ? "exact match (k/N: seeds >= 0.5)" : "token accuracy",
             "task", "encoding", "n", "A mean [95% t interval] k/N max median", "B mean [95% t interval] k/N max median",
             "intervals overlap");
     for (int pass = 0; pass < 2; pass++) {
-        const to_table *t = pass ? b : a, *o = pass ? a : b;
+        const eng_table *t = pass ? b : a, *o = pass ? a : b;
         for (int k = 0; k < t->n_rows; k++) {
-            const to_row *r = &t->rows[k], *ro = to_table_row_like(o, r);
+            const eng_row *r = &t->rows[k], *ro = eng_table_row_like(o, r);
             if (pass && ro) continue; /* printed in the first pass */
-            const to_row *ra = pass ? ro : r, *rb = pass ? r : ro;
-            int task = r->task, lens[2 * TO_MAX_TABLE_LENS], nl = 0;
+            const eng_row *ra = pass ? ro : r, *rb = pass ? r : ro;
+            int task = r->task, lens[2 * ENG_MAX_TABLE_LENS], nl = 0;
             for (int j = 0; j < a->n_lens[task]; j++) lens[nl++] = a->lens[task][j];
             for (int j = 0; j < b->n_lens[task]; j++) {
                 int q = 0;
@@ -199,9 +199,9 @@ static int compare_metric(const to_table *a, const to_table *b, bool exact, FILE
                 if (q == a->n_lens[task]) lens[nl++] = b->lens[task][j];
             }
             for (int j = 0; j < nl; j++) {
-                to_stat sa = TO_STAT_NONE, sb = sa;
-                if (ra) to_table_cell(a, ra, lens[j], exact, &sa, NULL);
-                if (rb) to_table_cell(b, rb, lens[j], exact, &sb, NULL);
+                eng_stat sa = ENG_STAT_NONE, sb = sa;
+                if (ra) eng_table_cell(a, ra, lens[j], exact, &sa, NULL);
+                if (rb) eng_table_cell(b, rb, lens[j], exact, &sb, NULL);
                 if (sa.n == 0 && sb.n == 0) continue;
                 char ta[96], tb[96], label[96];
                 cell_text(&sa, exact, ta, sizeof ta);
@@ -216,7 +216,7 @@ static int compare_metric(const to_table *a, const to_table *b, bool exact, FILE
                 else if (sa.hi < sb.lo || sb.hi < sa.lo) { ov = "NO"; differ++; }
                 else ov = "yes";
                 fprintf(out, "%-8s %-18s %6d  %-49s  %-49s  %s\n", rg_task_name(r->task),
-                        to_row_label(r, label, sizeof label), lens[j], ta, tb, ov);
+                        eng_row_label(r, label, sizeof label), lens[j], ta, tb, ov);
             }
         }
     }
@@ -224,22 +224,22 @@ static int compare_metric(const to_table *a, const to_table *b, bool exact, FILE
 }
 
 /* Training runs among n results: each run has one result for its encoding (ext none) plus one per RoPE extension. */
-static int count_runs(const to_result *r, int n)
+static int count_runs(const eng_result *r, int n)
 {
     int runs = 0;
     for (int i = 0; i < n; i++) runs += r[i].ext == RG_ROPE_EXT_NONE;
     return runs;
 }
 
-int to_compare(const char *report_a, const char *report_b, FILE *out)
+int eng_compare(const char *report_a, const char *report_b, FILE *out)
 {
-    to_result *ra = NULL, *rb = NULL;
+    eng_result *ra = NULL, *rb = NULL;
     int na, nb, la, lb, rc = -1;
-    to_table ta, tb;
-    if (to_report_load(report_a, &ra, &na, &la)) return -1;
-    if (to_report_load(report_b, &rb, &nb, &lb)) { free(ra); return -1; }
-    if (to_table_build(&ta, ra, na, la) == 0) {
-        if (to_table_build(&tb, rb, nb, lb) == 0) {
+    eng_table ta, tb;
+    if (eng_report_load(report_a, &ra, &na, &la)) return -1;
+    if (eng_report_load(report_b, &rb, &nb, &lb)) { free(ra); return -1; }
+    if (eng_table_build(&ta, ra, na, la) == 0) {
+        if (eng_table_build(&tb, rb, nb, lb) == 0) {
             char sa[16] = "unknown", sb[16] = "unknown"; /* 0: a report.csv without the train_len column */
             if (la > 0) snprintf(sa, sizeof sa, "%d", la);
             if (lb > 0) snprintf(sb, sizeof sb, "%d", lb);
@@ -255,12 +255,12 @@ int to_compare(const char *report_a, const char *report_b, FILE *out)
             int dt = compare_metric(&ta, &tb, false, out);
             fprintf(out, "\n%d exact-match and %d token-accuracy cells whose intervals do not overlap\n", de, dt);
             rc = 0;
-            to_table_free(&tb);
+            eng_table_free(&tb);
         }
-        to_table_free(&ta);
+        eng_table_free(&ta);
     }
     if (rc == 0 && (fflush(out) != 0 || ferror(out))) {
-        to_err("cannot write the comparison: %s\n", strerror(errno ? errno : EIO));
+        eng_err("cannot write the comparison: %s\n", strerror(errno ? errno : EIO));
         rc = -1;
     }
     free(ra);

@@ -19,9 +19,9 @@
 
 /* The script's opening: the format (fmt = svg | pdf | png, -e "fmt='pdf'"), the output name, and one terminal per
  * format at W x H inches (SVG at 72 px per inch, so that its text has the PDF's size; PNG at 150 dpi). */
-void to_plot_terminal(to_out *g, const char *base, double w_in, double h_in)
+void eng_plot_terminal(eng_out *g, const char *base, double w_in, double h_in)
 {
-    to_out_printf(g, "if (!exists('fmt')) fmt = 'svg'\nif (!exists('outfile')) outfile = '%s.'.fmt\n"
+    eng_out_printf(g, "if (!exists('fmt')) fmt = 'svg'\nif (!exists('outfile')) outfile = '%s.'.fmt\n"
                      "set encoding utf8\nW = %.2f; H = %.2f  # inches\n"
                      "if (fmt eq 'pdf') {\n  set terminal pdfcairo size W,H noenhanced font '" FONT ",9' linewidth 1\n"
                      "} else { if (fmt eq 'png') {\n  set terminal pngcairo size W*150,H*150 noenhanced font '" FONT
@@ -37,10 +37,10 @@ void to_plot_terminal(to_out *g, const char *base, double w_in, double h_in)
 static pid_t spawn_gnuplot(const char *dir, char *const *argv, const char *path, int *err_fd, int *st_fd)
 {
     int errp[2], st[2];
-    if (pipe(errp)) { to_err("cannot draw %s: pipe: %s\n", path, strerror(errno)); return -1; }
+    if (pipe(errp)) { eng_err("cannot draw %s: pipe: %s\n", path, strerror(errno)); return -1; }
     if (pipe(st)) {
         close(errp[0]); close(errp[1]);
-        to_err("cannot draw %s: pipe: %s\n", path, strerror(errno));
+        eng_err("cannot draw %s: pipe: %s\n", path, strerror(errno));
         return -1;
     }
     fcntl(st[1], F_SETFD, FD_CLOEXEC);
@@ -59,7 +59,7 @@ static pid_t spawn_gnuplot(const char *dir, char *const *argv, const char *path,
     close(st[1]);
     if (pid < 0) {
         close(errp[0]); close(st[0]);
-        to_err("cannot draw %s: fork: %s\n", path, strerror(errno));
+        eng_err("cannot draw %s: fork: %s\n", path, strerror(errno));
         return -1;
     }
     *err_fd = errp[0];
@@ -111,7 +111,7 @@ static bool complete_output(const char *path, int format)
  * renames it to <name>. Returns 0, 1 when gnuplot is not installed, -1 on failure (message on stderr). */
 static int run_gnuplot(const char *dir, const char *script, const char *name, int format)
 {
-    char tmp[640], expr[700], path[TO_PATH + 640], tmp_path[TO_PATH + 640];
+    char tmp[640], expr[700], path[ENG_PATH + 640], tmp_path[ENG_PATH + 640];
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", name, (long)getpid());
     snprintf(expr, sizeof expr, "fmt='%s'; outfile='%s'", FORMATS[format], tmp); /* our names only: [a-z0-9_.-] */
     snprintf(path, sizeof path, "%s/%s", dir, name);
@@ -130,7 +130,7 @@ static int run_gnuplot(const char *dir, const char *script, const char *name, in
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
     if (exec_err == ENOENT) return 1;
     if (exec_err) {
-        to_err("cannot draw %s: starting gnuplot: %s\n", path, strerror(exec_err));
+        eng_err("cannot draw %s: starting gnuplot: %s\n", path, strerror(exec_err));
         return -1;
     }
     int exited_ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
@@ -138,13 +138,13 @@ static int run_gnuplot(const char *dir, const char *script, const char *name, in
     if (ok && rename(tmp_path, path) == 0) return 0;
     int e = errno;
     remove(tmp_path);
-    to_err("cannot write %s: gnuplot's output is %s%s%s\n", path,
+    eng_err("cannot write %s: gnuplot's output is %s%s%s\n", path,
             exited_ok ? "incomplete (disk full?)" : "missing (gnuplot failed)", n_log ? "; gnuplot said:\n" : "",
             n_log ? log : (ok ? strerror(e) : ""));
     return -1;
 }
 
-int to_gnuplot(const char *dir, const char *script, const char *base)
+int eng_gnuplot(const char *dir, const char *script, const char *base)
 {
     for (int f = 0; f < N_FORMATS; f++) {
         char name[600];

@@ -3,10 +3,10 @@
  * heatmap cells):
  * - extrapolation.{svg,pdf,png}: the heatmaps (plot_heat.c).
  * - curves_<task>.*: exact match and token accuracy against n, a row of two panels per group of at most
- *   TO_PLOT_MAX_SERIES series: the encodings, the training variants, and each RoPE layout (and variant) with its
+ *   ENG_PLOT_MAX_SERIES series: the encodings, the training variants, and each RoPE layout (and variant) with its
  *   scaling types; the mean line, the 95% t band and every seed's value as a point; the training length is a
  *   labelled black line over a shaded trained range. One legend per row, as wide as its longest label.
- * - loss_<task>.*: the training loss of every run from its log runs/<run>/train.csv (to_run_name) (columns
+ * - loss_<task>.*: the training loss of every run from its log runs/<run>/train.csv (eng_run_name) (columns
  *   step,loss,...), one colour per encoding; missing logs are skipped.
  * Each figure's data (.dat) and script (.gp) are kept beside it: `gnuplot curves_copy.gp` in the folder redraws the
  * SVG, `gnuplot -e "fmt='pdf'" curves_copy.gp` the PDF. gnuplot runs with fork/exec and an argument vector (no
@@ -35,22 +35,22 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define TO_PLOT_MAX_SERIES 9   /* series per panel: more are split into panels of their own */
+#define ENG_PLOT_MAX_SERIES 9   /* series per panel: more are split into panels of their own */
 
 /* ------------------------------------------------------------------ curves_<task>.* */
 
 /* The group of a row's panel: 0 the encodings (base, no scaling), 1 the training variants (no scaling), then per
  * variant and rotary encoding (RG_POS_ROTARY) its plain row with its scaling types: 2 + RG_POS_MAX variant + pos. */
-#define N_GROUPS (2 + RG_POS_MAX * TO_VAR_COUNT)
+#define N_GROUPS (2 + RG_POS_MAX * ENG_VAR_COUNT)
 #define MAX_CURVE_PANELS 96
-static int group_of(const to_row *r)
+static int group_of(const eng_row *r)
 {
     if (r->ext != RG_ROPE_EXT_NONE) return 2 + RG_POS_MAX * (int)r->variant + (int)r->pos;
-    return r->variant == TO_VAR_BASE ? 0 : 1;
+    return r->variant == ENG_VAR_BASE ? 0 : 1;
 }
 
 /* The panels of a task: panel[k] of each row k of the task (-1 for other tasks), their titles; a group of more than
- * TO_PLOT_MAX_SERIES rows is split into panels of equal size. Plain RoPE rows are drawn in their group and, when
+ * ENG_PLOT_MAX_SERIES rows is split into panels of equal size. Plain RoPE rows are drawn in their group and, when
  * their layout has scaling rows, again in that layout's panel (in_also). Returns the number of panels. */
 typedef struct {
     int n;
@@ -58,9 +58,9 @@ typedef struct {
     char title[MAX_CURVE_PANELS][96];
 } panels;
 
-static bool in_scaling_group(const to_table *t, const to_row *r, int grp)
+static bool in_scaling_group(const eng_table *t, const eng_row *r, int grp)
 {
-    if (r->ext != RG_ROPE_EXT_NONE || !to_pos_rotary(r->pos)) return false;
+    if (r->ext != RG_ROPE_EXT_NONE || !eng_pos_rotary(r->pos)) return false;
     if (grp != 2 + RG_POS_MAX * (int)r->variant + (int)r->pos) return false;
     for (int k = 0; k < t->n_rows; k++)
         if (t->rows[k].task == r->task && group_of(&t->rows[k]) == grp) return true;
@@ -68,7 +68,7 @@ static bool in_scaling_group(const to_table *t, const to_row *r, int grp)
 }
 
 /* Fills panel_of[2 * k + slot] (slot 0 its own group, slot 1 a scaling group it also appears in; -1 none). */
-static void make_panels(const to_table *t, int task, int *panel_of, panels *pl)
+static void make_panels(const eng_table *t, int task, int *panel_of, panels *pl)
 {
     pl->n = 0;
     for (int k = 0; k < 2 * t->n_rows; k++) panel_of[k] = -1;
@@ -77,25 +77,25 @@ static void make_panels(const to_table *t, int task, int *panel_of, panels *pl)
         for (int k = 0; k < t->n_rows; k++)
             if (t->rows[k].task == (rg_task)task)
                 n += group_of(&t->rows[k]) == grp || in_scaling_group(t, &t->rows[k], grp);
-        int chunks = (n + TO_PLOT_MAX_SERIES - 1) / TO_PLOT_MAX_SERIES, per = n ? (n + chunks - 1) / chunks : 1, i = 0;
+        int chunks = (n + ENG_PLOT_MAX_SERIES - 1) / ENG_PLOT_MAX_SERIES, per = n ? (n + chunks - 1) / chunks : 1, i = 0;
         if (!n || pl->n + chunks > MAX_CURVE_PANELS) continue; /* (a table of far more rows than a plot shows) */
         for (int k = 0; k < t->n_rows; k++) {
-            const to_row *r = &t->rows[k];
+            const eng_row *r = &t->rows[k];
             if (r->task != (rg_task)task) continue;
             bool own = group_of(r) == grp, also = in_scaling_group(t, r, grp);
             if (own || also) panel_of[2 * k + !own] = pl->n + i++ / per;
         }
         char lay[64];
         for (int c = 0; c < chunks; c++) {
-            const to_row *any = NULL;
+            const eng_row *any = NULL;
             for (int k = 0; k < t->n_rows && !any; k++)
                 if (t->rows[k].task == (rg_task)task && group_of(&t->rows[k]) == grp) any = &t->rows[k];
             if (grp == 0) snprintf(lay, sizeof lay, "encodings");
             else if (grp == 1) snprintf(lay, sizeof lay, "training variants");
             else snprintf(lay, sizeof lay, "%s%s%s and its scaling types", rg_pos_name(any->pos),
-                          any->variant == TO_VAR_THETA500K || any->variant == TO_VAR_BF16ANGLES ? " " : "",
-                          any->variant == TO_VAR_THETA500K ? "θ=500k" : any->variant == TO_VAR_RAND ? "+rand"
-                          : any->variant == TO_VAR_BF16ANGLES ? "bf16 angles" : "");
+                          any->variant == ENG_VAR_THETA500K || any->variant == ENG_VAR_BF16ANGLES ? " " : "",
+                          any->variant == ENG_VAR_THETA500K ? "θ=500k" : any->variant == ENG_VAR_RAND ? "+rand"
+                          : any->variant == ENG_VAR_BF16ANGLES ? "bf16 angles" : "");
             if (chunks > 1) snprintf(pl->title[pl->n], sizeof pl->title[0], "%s (%d of %d)", lay, c + 1, chunks);
             else snprintf(pl->title[pl->n], sizeof pl->title[0], "%s", lay);
             pl->first_group[pl->n++] = grp;
@@ -104,69 +104,69 @@ static void make_panels(const to_table *t, int task, int *panel_of, panels *pl)
 }
 
 /* One subplot: panel p of a row, exact match (left, no legend) or token accuracy (right, the legend). */
-static void curve_panel(to_out *g, const to_table *t, int task, int p, const panels *pl, const int *panel_of,
+static void curve_panel(eng_out *g, const eng_table *t, int task, int p, const panels *pl, const int *panel_of,
                         bool exact, const int *block_of)
 {
     const char *cname = rg_task_name((rg_task)task);
-    to_out_printf(g, "set ylabel '%s' font ',8' offset 1.2,0\n%s\nplot ",
+    eng_out_printf(g, "set ylabel '%s' font ',8' offset 1.2,0\n%s\nplot ",
                   exact ? "exact match (fraction)" : "token accuracy (fraction)",
                   exact ? "unset key" : "");
     int ycol = exact ? 2 : 5, s = 0;
     bool scaling = pl->first_group[p] >= 2;
     char label[96];
     for (int k = 0; k < t->n_rows; k++) {
-        const to_row *r = &t->rows[k];
+        const eng_row *r = &t->rows[k];
         if (r->task != (rg_task)task || (panel_of[2 * k] != p && panel_of[2 * k + 1] != p)) continue;
         /* scaling panels: the plain row keeps its encoding's colour, each scaling type gets its own */
         bool own = !scaling || r->ext == RG_ROPE_EXT_NONE;
-        const char *c = own ? to_plot_colour(r->pos) : to_plot_scaling_colour(r->ext);
-        int marker = own ? to_plot_marker(r->pos) : to_plot_scaling_marker(r->ext);
+        const char *c = own ? eng_plot_colour(r->pos) : eng_plot_scaling_colour(r->ext);
+        int marker = own ? eng_plot_marker(r->pos) : eng_plot_scaling_marker(r->ext);
         int b = block_of[k];
-        to_out_printf(g, "%s'curves_%s.dat' index %d using 1:%d:%d with filledcurves fs transparent solid 0.12 "
+        eng_out_printf(g, "%s'curves_%s.dat' index %d using 1:%d:%d with filledcurves fs transparent solid 0.12 "
                          "noborder lc rgb '%s' notitle, \\\n", s ? ", \\\n     " : "", cname, b, ycol + 1, ycol + 2, c);
-        to_out_printf(g, "     '' index %d using 1:%d with linespoints lw 1.5 pt %d ps 0.7 dt %d lc rgb '%s' title '%s', "
+        eng_out_printf(g, "     '' index %d using 1:%d with linespoints lw 1.5 pt %d ps 0.7 dt %d lc rgb '%s' title '%s', "
                          "\\\n", b, ycol, marker, 1 + (int)r->variant, c,
-                      to_row_label(r, label, sizeof label));
-        to_out_printf(g, "     '' index %d using 1:%d with points pt 6 ps 0.35 lc rgb '%s' notitle", b + 1,
+                      eng_row_label(r, label, sizeof label));
+        eng_out_printf(g, "     '' index %d using 1:%d with points pt 6 ps 0.35 lc rgb '%s' notitle", b + 1,
                       exact ? 2 : 3, c);
         s++;
     }
-    to_out_printf(g, "\n");
+    eng_out_printf(g, "\n");
 }
 
 /* curves_<task>.dat: per row of the task two blocks (block_of[k] and the next): the means with their 95% t
  * intervals, then every seed's values (n jittered by row so that rows' seeds stand side by side). */
-static void write_curves_dat(to_out *d, const to_table *t, int task, double span, int *block_of)
+static void write_curves_dat(eng_out *d, const eng_table *t, int task, double span, int *block_of)
 {
     const char *cname = rg_task_name((rg_task)task);
     int block = 0, nr = 0;
     for (int k = 0; k < t->n_rows; k++) {
-        const to_row *r = &t->rows[k];
+        const eng_row *r = &t->rows[k];
         if (r->task != (rg_task)task) continue;
         block_of[k] = block;
         block += 2;
         char label[96];
         double *ve = malloc(sizeof(double) * 2 * (size_t)r->n_runs), *va = ve ? ve + r->n_runs : NULL;
         if (!ve) break;
-        to_out_printf(d, "# %s %s: n exact_mean exact_lo exact_hi token_mean token_lo token_hi\n", cname,
-                      to_row_label(r, label, sizeof label));
+        eng_out_printf(d, "# %s %s: n exact_mean exact_lo exact_hi token_mean token_lo token_hi\n", cname,
+                      eng_row_label(r, label, sizeof label));
         for (int j = 0; j < t->n_lens[task]; j++) {
-            to_stat e, a;
-            to_table_cell(t, r, t->lens[task][j], true, &e, NULL);
-            to_table_cell(t, r, t->lens[task][j], false, &a, NULL);
-            to_out_printf(d, "%d %.6g %.6g %.6g %.6g %.6g %.6g\n", t->lens[task][j], e.mean, e.lo, e.hi, a.mean, a.lo,
+            eng_stat e, a;
+            eng_table_cell(t, r, t->lens[task][j], true, &e, NULL);
+            eng_table_cell(t, r, t->lens[task][j], false, &a, NULL);
+            eng_out_printf(d, "%d %.6g %.6g %.6g %.6g %.6g %.6g\n", t->lens[task][j], e.mean, e.lo, e.hi, a.mean, a.lo,
                           a.hi);
         }
-        to_out_printf(d, "\n\n# %s per seed: n exact token (n jittered for visibility)\n", label);
+        eng_out_printf(d, "\n\n# %s per seed: n exact token (n jittered for visibility)\n", label);
         for (int j = 0; j < t->n_lens[task]; j++) {
-            to_stat s;
-            to_table_cell(t, r, t->lens[task][j], true, &s, ve);
-            to_table_cell(t, r, t->lens[task][j], false, &s, va);
+            eng_stat s;
+            eng_table_cell(t, r, t->lens[task][j], true, &s, ve);
+            eng_table_cell(t, r, t->lens[task][j], false, &s, va);
             double jit = 0.008 * span * ((nr % 8) - 3.5); /* rows' seeds side by side, not on top */
             for (int i = 0; i < r->n_runs; i++)
-                if (isfinite(ve[i])) to_out_printf(d, "%.3f %.6g %.6g\n", t->lens[task][j] + jit, ve[i], va[i]);
+                if (isfinite(ve[i])) eng_out_printf(d, "%.3f %.6g %.6g\n", t->lens[task][j] + jit, ve[i], va[i]);
         }
-        to_out_printf(d, "\n\n");
+        eng_out_printf(d, "\n\n");
         free(ve);
         nr++;
     }
@@ -174,7 +174,7 @@ static void write_curves_dat(to_out *d, const to_table *t, int task, double span
 
 /* curves_<task>.gp (gname): the page, the axes, the shaded trained range and line, then a row of two subplots
  * (exact match; token accuracy with the legend, as wide as its longest label) per panel, reading dname's blocks. */
-static void write_curves_gp(to_out *g, const to_table *t, int task, const char *gname, const char *dname,
+static void write_curves_gp(eng_out *g, const eng_table *t, int task, const char *gname, const char *dname,
                             const char *base, double span, const int *block_of, const int *panel_of, const panels *pl)
 {
     int lo = t->lens[task][0], hi = t->lens[task][t->n_lens[task] - 1], L = t->train_len;
@@ -182,15 +182,15 @@ static void write_curves_gp(to_out *g, const to_table *t, int task, const char *
     char label[96];
     for (int k = 0; k < t->n_rows; k++)
         if (t->rows[k].task == (rg_task)task) {
-            size_t n = strlen(to_row_label(&t->rows[k], label, sizeof label));
+            size_t n = strlen(eng_row_label(&t->rows[k], label, sizeof label));
             if (n > max_label) max_label = n;
         }
     double pad = 0.06 * span + 0.5, W = 7.0, row_h = 2.5, H = row_h * pl->n, lm = 0.78, key_w = 0.6 + 0.08 * max_label;
     double gap = 0.05, pw = (W - 2 * lm - gap - key_w) / 2;
-    to_out_printf(g, "# %s: curves of the report (data: %s; per row: a block of means and 95%% t intervals, then "
+    eng_out_printf(g, "# %s: curves of the report (data: %s; per row: a block of means and 95%% t intervals, then "
                       "a block of per-seed values)\n", gname, dname);
-    to_plot_terminal(g, base, W, H);
-    to_out_printf(g, "set datafile missing 'nan'\nset multiplot\nset xlabel 'test length n (symbols)' offset 0,0.4\n"
+    eng_plot_terminal(g, base, W, H);
+    eng_out_printf(g, "set datafile missing 'nan'\nset multiplot\nset xlabel 'test length n (symbols)' offset 0,0.4\n"
                      "set xrange [%g:%g]\nset yrange [-0.02:1.08]\nset ytics 0.25 font ',8'\nset xtics font ',8'\n"
                      "set xtics (", lo - pad, hi + pad);
     /* every test length gets a tic; a label only outside the dense window L+1..1.5L (its numbers would print over
@@ -199,12 +199,12 @@ static void write_curves_gp(to_out *g, const to_table *t, int task, const char *
         int x = t->lens[task][j];
         bool labelled = x - last >= 0.12 * span && (x <= L || 2 * x >= 3 * L);
         if (labelled) last = x;
-        if (labelled) to_out_printf(g, "%s\"%d\" %d", j ? ", " : "", x, x);
-        else to_out_printf(g, "%s\"\" %d 1", j ? ", " : "", x);
+        if (labelled) eng_out_printf(g, "%s\"%d\" %d", j ? ", " : "", x, x);
+        else eng_out_printf(g, "%s\"\" %d 1", j ? ", " : "", x);
     }
-    to_out_printf(g, ")\nset grid lc rgb '#dddddd' lw 0.5 dt 3\nset border lc rgb '#444444'\n");
+    eng_out_printf(g, ")\nset grid lc rgb '#dddddd' lw 0.5 dt 3\nset border lc rgb '#444444'\n");
     if (L >= lo - pad && L <= hi + pad)
-        to_out_printf(g, "set object 1 rect from graph 0, graph 0 to first %d, graph 1 fc rgb '#f2f2f2' fs solid "
+        eng_out_printf(g, "set object 1 rect from graph 0, graph 0 to first %d, graph 1 fc rgb '#f2f2f2' fs solid "
                           "noborder behind\nset arrow 1 from %d, graph 0 to %d, graph 1 nohead lw 1.5 dt 2 lc rgb "
                           "'black' front\nset label 1 'training length n = %d' at %d, graph 0.5 rotate by 90 center "
                           "offset -0.9,0 font ',7' front\n", L, L, L, L, L);
@@ -212,44 +212,44 @@ static void write_curves_gp(to_out *g, const to_table *t, int task, const char *
         for (int m = 0; m < 2; m++) {
             double x0 = lm + m * (pw + lm + gap), y1 = 1 - p * row_h / H;
             if (m == 1) /* the legend right of the token-accuracy panel, at its top */
-                to_out_printf(g, "set key at screen %.4f, screen %.4f left top reverse Left font ',8' spacing 1.0 "
+                eng_out_printf(g, "set key at screen %.4f, screen %.4f left top reverse Left font ',8' spacing 1.0 "
                                  "samplen 2 maxcols 1\n", (x0 + pw + 0.08) / W, y1 - 0.32 / H);
-            to_out_printf(g, "set lmargin at screen %.4f\nset rmargin at screen %.4f\nset tmargin at screen %.4f\n"
+            eng_out_printf(g, "set lmargin at screen %.4f\nset rmargin at screen %.4f\nset tmargin at screen %.4f\n"
                              "set bmargin at screen %.4f\n", x0 / W, (x0 + pw) / W, y1 - 0.32 / H,
                           y1 - (row_h - 0.5) / H);
             if (m == 0) /* the row's title: the task and the panel's series */
-                to_out_printf(g, "set label 2 '%s: %s' at screen %.4f, screen %.4f center font ',10'\n",
+                eng_out_printf(g, "set label 2 '%s: %s' at screen %.4f, screen %.4f center font ',10'\n",
                               rg_task_name((rg_task)task), pl->title[p], (lm + pw + 0.6 * lm) / W, y1 - 0.14 / H);
-            else to_out_printf(g, "unset label 2\n");
+            else eng_out_printf(g, "unset label 2\n");
             curve_panel(g, t, task, p, pl, panel_of, m == 0, block_of);
         }
-    to_out_printf(g, "unset multiplot\n");
+    eng_out_printf(g, "unset multiplot\n");
 }
 
 /* curves_<task>.dat and .gp in dir; base (cap bytes) gets the figure's name without its extension. 0 or -1. */
-static int write_curves(const to_table *t, const char *dir, int task, char *base, size_t cap)
+static int write_curves(const eng_table *t, const char *dir, int task, char *base, size_t cap)
 {
     const char *cname = rg_task_name((rg_task)task);
     char dname[64], gname[64];
     snprintf(dname, sizeof dname, "curves_%s.dat", cname);
     snprintf(gname, sizeof gname, "curves_%s.gp", cname);
     snprintf(base, cap, "curves_%s", cname);
-    to_out d, g;
-    if (to_out_open(&d, dir, dname)) return -1;
-    if (to_out_open(&g, dir, gname)) { to_out_discard(&d); return -1; }
+    eng_out d, g;
+    if (eng_out_open(&d, dir, dname)) return -1;
+    if (eng_out_open(&g, dir, gname)) { eng_out_discard(&d); return -1; }
     double span = t->lens[task][t->n_lens[task] - 1] - t->lens[task][0];
     if (span < 1) span = 1;
     int *block_of = calloc((size_t)t->n_rows * 3, sizeof *block_of), *panel_of = block_of + t->n_rows;
     panels *pl = malloc(sizeof *pl);
-    if (!block_of || !pl) { free(block_of); free(pl); to_out_discard(&d); to_out_discard(&g); return -1; }
+    if (!block_of || !pl) { free(block_of); free(pl); eng_out_discard(&d); eng_out_discard(&g); return -1; }
     make_panels(t, task, panel_of, pl);
     write_curves_dat(&d, t, task, span, block_of);
     write_curves_gp(&g, t, task, gname, dname, base, span, block_of, panel_of, pl);
     free(block_of);
     free(pl);
-    int rc = to_out_close(&d);
-    if (rc) to_out_discard(&g);
-    else rc = to_out_close(&g);
+    int rc = eng_out_close(&d);
+    if (rc) eng_out_discard(&g);
+    else rc = eng_out_close(&g);
     return rc;
 }
 
@@ -257,9 +257,9 @@ static int write_curves(const to_table *t, const char *dir, int task, char *base
 
 /* Copies the (step, loss) columns of one run's log into d as a block. Returns the number of points, 0 when the log
  * does not exist, -1 when it is malformed (a warning naming the file and line; the figure goes on without it). */
-static int copy_log(to_out *d, const char *path)
+static int copy_log(eng_out *d, const char *path)
 {
-    FILE *f = to_fopen_read(path);
+    FILE *f = eng_fopen_read(path);
     if (!f) return 0;
     char line[1024];
     int c_step = -1, c_loss = -1, n = 0;
@@ -294,12 +294,12 @@ static int copy_log(to_out *d, const char *path)
         }
         if (why) break;
         if (!(v[0] >= 0 && v[0] <= 1e12) || isnan(v[1])) { why = "missing or out-of-range step or loss"; break; }
-        if (isfinite(v[1]) && v[1] > 0) { to_out_printf(d, "%.0f %.6g\n", v[0], v[1]); n++; }
+        if (isfinite(v[1]) && v[1] > 0) { eng_out_printf(d, "%.0f %.6g\n", v[0], v[1]); n++; }
         if (lineno > 10000000) { why = "more than 10^7 lines"; break; }
     }
     fclose(f);
     if (why) {
-        to_err("warning: skipping the loss log %s: line %ld: %s\n", path, lineno, why);
+        eng_err("warning: skipping the loss log %s: line %ld: %s\n", path, lineno, why);
         return -1;
     }
     return n;
@@ -307,75 +307,75 @@ static int copy_log(to_out *d, const char *path)
 
 /* Returns 1 if a figure was written (base gets its name without extension), 0 if no run of the task has a log, -1
  * on a write error. */
-static int write_loss(const to_table *t, const char *dir, const char *runs_dir, int task, char *base, size_t cap)
+static int write_loss(const eng_table *t, const char *dir, const char *runs_dir, int task, char *base, size_t cap)
 {
     const char *cname = rg_task_name((rg_task)task);
     char dname[64], gname[64];
     snprintf(dname, sizeof dname, "loss_%s.dat", cname);
     snprintf(gname, sizeof gname, "loss_%s.gp", cname);
     snprintf(base, cap, "loss_%s", cname);
-    to_out d, g;
-    if (to_out_open(&d, dir, dname)) return -1;
-    if (to_out_open(&g, dir, gname)) { to_out_discard(&d); return -1; }
+    eng_out d, g;
+    if (eng_out_open(&d, dir, dname)) return -1;
+    if (eng_out_open(&g, dir, gname)) { eng_out_discard(&d); return -1; }
     size_t max_label = 4;
     char label[96];
     for (int k = 0; k < t->n_rows; k++)
         if (t->rows[k].task == (rg_task)task && t->rows[k].ext == RG_ROPE_EXT_NONE) {
-            size_t n = strlen(to_row_label(&t->rows[k], label, sizeof label));
+            size_t n = strlen(eng_row_label(&t->rows[k], label, sizeof label));
             if (n > max_label) max_label = n;
         }
     double W = 7.0, key_w = 0.6 + 0.08 * max_label;
-    to_out_printf(&g, "# %s: training loss of every %s run (data: %s, one block per run, from "
+    eng_out_printf(&g, "# %s: training loss of every %s run (data: %s, one block per run, from "
                       "runs/<task>-<pos>[-<variant>]-seed<S>/train.csv)\n", gname, cname, dname);
-    to_plot_terminal(&g, base, W, 3.4);
-    to_out_printf(&g, "set lmargin at screen %.4f\nset rmargin at screen %.4f\nset tmargin at screen 0.88\n"
+    eng_plot_terminal(&g, base, W, 3.4);
+    eng_out_printf(&g, "set lmargin at screen %.4f\nset rmargin at screen %.4f\nset tmargin at screen 0.88\n"
                       "set title '%s: training loss (every seed, one colour per encoding)' font ',10'\n"
                       "set xlabel 'training step'\nset ylabel 'loss (nats per token, log scale)' font ',8'\n"
                       "set logscale y\nset grid lc rgb '#dddddd' lw 0.5 dt 3\n"
                       "set key at screen %.4f, screen 0.88 left top reverse Left font ',8' spacing 1.0 samplen 2 "
                       "maxcols 1\nplot ", 0.75 / W, (W - key_w) / W, cname, (W - key_w + 0.08) / W);
     int block = 0, drawn = 0;
-    bool titled[RG_POS_MAX][TO_VAR_COUNT] = {{false}};
+    bool titled[RG_POS_MAX][ENG_VAR_COUNT] = {{false}};
     for (int k = 0; k < t->n_rows; k++) {
-        const to_row *r = &t->rows[k];
+        const eng_row *r = &t->rows[k];
         if (r->task != (rg_task)task || r->ext != RG_ROPE_EXT_NONE) continue;
         char label[96], run[128];
-        to_label(r->pos, r->variant, RG_ROPE_EXT_NONE, 0, label, sizeof label);
+        eng_label(r->pos, r->variant, RG_ROPE_EXT_NONE, 0, label, sizeof label);
         for (int i = 0; i < r->n_runs; i++) {
             int seed = t->res[r->runs[i]].seed;
             const char *from = t->res[r->runs[i]].runs_dir ? t->res[r->runs[i]].runs_dir : runs_dir;
             if (!from[0]) continue; /* a combined run without logs */
-            char path[TO_PATH + 128];
-            snprintf(path, sizeof path, "%s/%s/train.csv", from, to_run_name((rg_task)task, r->pos, r->variant,
+            char path[ENG_PATH + 128];
+            snprintf(path, sizeof path, "%s/%s/train.csv", from, eng_run_name((rg_task)task, r->pos, r->variant,
                      seed, run, sizeof run));
-            to_out_printf(&d, "# %s %s seed %d: step loss\n", cname, label, seed);
+            eng_out_printf(&d, "# %s %s seed %d: step loss\n", cname, label, seed);
             int n = copy_log(&d, path);
-            to_out_printf(&d, "\n\n");
+            eng_out_printf(&d, "\n\n");
             if (n > 0) { /* one colour per encoding, one dash type per training variant */
-                to_out_printf(&g, "%s'%s' index %d using 1:2 with lines lw 1 dt %d lc rgb '%s' ",
-                              drawn ? ", \\\n     " : "", dname, block, 1 + (int)r->variant, to_plot_colour(r->pos));
-                if (titled[r->pos][r->variant]) to_out_printf(&g, "notitle");
-                else to_out_printf(&g, "title '%s'", label);
+                eng_out_printf(&g, "%s'%s' index %d using 1:2 with lines lw 1 dt %d lc rgb '%s' ",
+                              drawn ? ", \\\n     " : "", dname, block, 1 + (int)r->variant, eng_plot_colour(r->pos));
+                if (titled[r->pos][r->variant]) eng_out_printf(&g, "notitle");
+                else eng_out_printf(&g, "title '%s'", label);
                 titled[r->pos][r->variant] = true;
                 drawn++;
             }
             block++;
         }
     }
-    to_out_printf(&g, "\n");
-    if (!drawn) { to_out_discard(&d); to_out_discard(&g); return 0; }
-    if (to_out_close(&d)) { to_out_discard(&g); return -1; }
-    return to_out_close(&g) ? -1 : 1;
+    eng_out_printf(&g, "\n");
+    if (!drawn) { eng_out_discard(&d); eng_out_discard(&g); return 0; }
+    if (eng_out_close(&d)) { eng_out_discard(&g); return -1; }
+    return eng_out_close(&g) ? -1 : 1;
 }
 
 /* ------------------------------------------------------------------ entry points */
 
 /* Writes the figures' data and scripts, then draws each in every format; said (or NULL) gets a line per figure
  * naming the files written. */
-static int plot_all(const to_table *t, const char *dir, const char *runs_dir, FILE *said)
+static int plot_all(const eng_table *t, const char *dir, const char *runs_dir, FILE *said)
 {
     int n_tasks;
-    if (to_plot_heatmaps(t, dir, &n_tasks)) return -1;
+    if (eng_plot_heatmaps(t, dir, &n_tasks)) return -1;
     char names[1 + 2 * RG_TASK_MAX][64];
     int n_fig = 0;
     snprintf(names[n_fig++], 64, "extrapolation");
@@ -389,49 +389,49 @@ static int plot_all(const to_table *t, const char *dir, const char *runs_dir, FI
     for (int i = 0; i < n_fig; i++) {
         char script[600];
         snprintf(script, sizeof script, "%.63s.gp", names[i]);
-        int rc = to_gnuplot(dir, script, names[i]); /* every format, the first failure's status */
+        int rc = eng_gnuplot(dir, script, names[i]); /* every format, the first failure's status */
         if (rc < 0) return -1;
         if (rc == 1) {
-            to_err("warning: gnuplot is not installed: no plots (their data and scripts "
+            eng_err("warning: gnuplot is not installed: no plots (their data and scripts "
                             "are in %s: *.dat, *.gp; apt-get install gnuplot-nox)\n", dir);
             if (said) fprintf(said, "%s: wrote the plots' data and scripts (no gnuplot): %s/*.dat, *.gp\n",
-                              to_prog(), dir);
+                              eng_prog(), dir);
             return 0;
         }
-        if (said) fprintf(said, "%s: wrote %s/%s.svg, .pdf, .png (data %s.dat, script %s.gp)\n", to_prog(), dir,
+        if (said) fprintf(said, "%s: wrote %s/%s.svg, .pdf, .png (data %s.dat, script %s.gp)\n", eng_prog(), dir,
                           names[i], names[i], names[i]);
     }
-    return to_plot_positions(t, dir) || to_plot_over_training(t, dir, runs_dir) ? -1 : 0; /* plot_curves.c */
+    return eng_plot_positions(t, dir) || eng_plot_over_training(t, dir, runs_dir) ? -1 : 0; /* plot_curves.c */
 }
 
-int to_plot(const to_table *t, const char *dir, const char *runs_dir) { return plot_all(t, dir, runs_dir, NULL); }
+int eng_plot(const eng_table *t, const char *dir, const char *runs_dir) { return plot_all(t, dir, runs_dir, NULL); }
 
-int to_replot_results(const char *report_csv, const to_result *res, int n_res, int train_len, const char *out_dir)
+int eng_replot_results(const char *report_csv, const eng_result *res, int n_res, int train_len, const char *out_dir)
 {
     struct stat sb;
     if (stat(out_dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-        to_err("--replot: output folder %s: %s\n", out_dir,
+        eng_err("--replot: output folder %s: %s\n", out_dir,
                 errno && stat(out_dir, &sb) != 0 ? strerror(errno) : "not a folder");
         return -1;
     }
-    char folder[TO_PATH], runs[TO_PATH + 16];
-    snprintf(runs, sizeof runs, "%s/runs", to_folder_of(report_csv, folder, sizeof folder));
-    to_table t;
-    int rc = to_table_build(&t, res, n_res, train_len);
+    char folder[ENG_PATH], runs[ENG_PATH + 16];
+    snprintf(runs, sizeof runs, "%s/runs", eng_folder_of(report_csv, folder, sizeof folder));
+    eng_table t;
+    int rc = eng_table_build(&t, res, n_res, train_len);
     if (rc == 0) {
         rc = plot_all(&t, out_dir, runs, stdout);
-        to_table_free(&t);
+        eng_table_free(&t);
     }
     if (rc == 0 && fflush(stdout) != 0) rc = -1;
     return rc;
 }
 
-int to_replot(const char *report_csv, const char *out_dir)
+int eng_replot(const char *report_csv, const char *out_dir)
 {
-    to_result *res = NULL;
+    eng_result *res = NULL;
     int n_res = 0, train_len = 0;
-    if (to_report_load(report_csv, &res, &n_res, &train_len)) return -1;
-    int rc = to_replot_results(report_csv, res, n_res, train_len, out_dir);
+    if (eng_report_load(report_csv, &res, &n_res, &train_len)) return -1;
+    int rc = eng_replot_results(report_csv, res, n_res, train_len, out_dir);
     free(res);
     return rc;
 }

@@ -1,4 +1,4 @@
-/* plot_curves.c: the per-position and over-training figures, drawn by gnuplot through gnuplot.c's to_gnuplot
+/* plot_curves.c: the per-position and over-training figures, drawn by gnuplot through gnuplot.c's eng_gnuplot
  * (same checks, same SVG style), each with its .dat and .gp kept beside it:
  * - positions_<task>.svg (tasks with the per-position view): top, the accuracy of each output position (1..G, the
  *   answer's G = target_len(n) tokens: 1..n+1 for the ordering tasks, n+1 the EOS; mean over seeds) at the
@@ -27,21 +27,21 @@
 #define MAX_CURVE_STEPS 4096   /* distinct steps per row in over_training (a longer log is cut there) */
 #define MAX_LOG_LINES 1000000
 
-static bool plotted_row(const to_row *r, int task) { return r->task == (rg_task)task && r->ext == RG_ROPE_EXT_NONE; }
+static bool plotted_row(const eng_row *r, int task) { return r->task == (rg_task)task && r->ext == RG_ROPE_EXT_NONE; }
 
 /* ------------------------------------------------------------------ positions_<task>.svg */
 
 /* The panels' test lengths: ceil(1.5 L), 2L, 4L among the task's lengths that have counts (else the longest that
  * has). Returns their count. */
-static int position_lens(const to_table *t, int task, int *lens)
+static int position_lens(const eng_table *t, int task, int *lens)
 {
     int L = t->train_len, want[3] = {(3 * L + 1) / 2, 2 * L, 4 * L}, n = 0, longest = 0;
-    double a[TO_POS_MAX], f[TO_POS_MAX], all;
+    double a[ENG_POS_MAX], f[ENG_POS_MAX], all;
     for (int j = 0; j < t->n_lens[task]; j++) {
         int len = t->lens[task][j];
         bool has = false;
         for (int k = 0; k < t->n_rows && !has; k++)
-            has = plotted_row(&t->rows[k], task) && to_cell_positions(t, &t->rows[k], len, a, f, &all) > 0;
+            has = plotted_row(&t->rows[k], task) && eng_cell_positions(t, &t->rows[k], len, a, f, &all) > 0;
         if (!has) continue;
         if (len > L) longest = len;
         for (int q = 0; q < 3; q++)
@@ -51,31 +51,31 @@ static int position_lens(const to_table *t, int task, int *lens)
     return n;
 }
 
-static int write_positions(const to_table *t, const char *dir, int task, const int *lens, int n_panels)
+static int write_positions(const eng_table *t, const char *dir, int task, const int *lens, int n_panels)
 {
     const char *cname = rg_task_name((rg_task)task);
     char dname[64], gname[64], name[64];
     snprintf(dname, sizeof dname, "positions_%s.dat", cname);
     snprintf(gname, sizeof gname, "positions_%s.gp", cname);
     snprintf(name, sizeof name, "positions_%s", cname);
-    to_out d, g;
-    if (to_out_open(&d, dir, dname)) return -1;
-    if (to_out_open(&g, dir, gname)) { to_out_discard(&d); return -1; }
+    eng_out d, g;
+    if (eng_out_open(&d, dir, dname)) return -1;
+    if (eng_out_open(&g, dir, gname)) { eng_out_discard(&d); return -1; }
     int L = t->train_len, block = 0, base[MAX_PANELS], GL = rg_task_target_len((rg_task)task, L);
-    to_out_printf(&g, "# %s: per-position accuracy and first wrong position (data: %s, one block per panel and row)\n"
+    eng_out_printf(&g, "# %s: per-position accuracy and first wrong position (data: %s, one block per panel and row)\n"
                       , cname, dname);
     char what[96]; /* the answer: n + 1 tokens (EOS last) for the ordering tasks, the task's target_len otherwise */
     if (GL == L + 1) snprintf(what, sizeof what, "output position n+1 is the EOS");
     else snprintf(what, sizeof what, "an answer of %d output positions at L", GL);
     /* the key once per row of panels, outside the last one (eleven encodings would cover the curves inside) */
-    to_plot_terminal(&g, name, (520.0 * n_panels + 80) / 100 + 1.6, 9); /* plot.c: SVG, PDF and PNG */
-    to_out_printf(&g, "set multiplot layout 2,%d title '%s: where the output breaks (training length L = %d, %s)' "
+    eng_plot_terminal(&g, name, (520.0 * n_panels + 80) / 100 + 1.6, 9); /* plot.c: SVG, PDF and PNG */
+    eng_out_printf(&g, "set multiplot layout 2,%d title '%s: where the output breaks (training length L = %d, %s)' "
                       "font ',9'\nset grid lc rgb '#dddddd' lw 0.5 dt 3\n", n_panels, cname, L, what);
     for (int m = 0; m < 2; m++)
         for (int p = 0; p < n_panels; p++) {
             int n = lens[p], G = rg_task_target_len((rg_task)task, n);
-            to_out_printf(&g, "%s\n", p == n_panels - 1 ? "set key outside right top vertical font ',8'" : "unset key");
-            to_out_printf(&g, "set title 'n = %d: %s'\nset xlabel 'output position'\nset ylabel '%s'\n"
+            eng_out_printf(&g, "%s\n", p == n_panels - 1 ? "set key outside right top vertical font ',8'" : "unset key");
+            eng_out_printf(&g, "set title 'n = %d: %s'\nset xlabel 'output position'\nset ylabel '%s'\n"
                               "set xrange [0.5:%d.5]\nset yrange [0:1.02]\nset arrow 1 from %g, graph 0 to %g, graph 1 "
                               "nohead lw 2 dt 2 lc rgb 'black'\nset label 1 'L = %d' at %g, graph 0.95 left offset "
                               "0.5,0\nplot ", n, m ? "first wrong position (fraction of samples)" :
@@ -83,32 +83,32 @@ static int write_positions(const to_table *t, const char *dir, int task, const i
             int drawn = 0;
             if (m == 0) base[p] = block;
             for (int k = 0; k < t->n_rows; k++) {
-                const to_row *r = &t->rows[k];
-                double acc[TO_POS_MAX], fw[TO_POS_MAX], all;
-                if (!plotted_row(r, task) || to_cell_positions(t, r, n, acc, fw, &all) == 0) continue;
+                const eng_row *r = &t->rows[k];
+                double acc[ENG_POS_MAX], fw[ENG_POS_MAX], all;
+                if (!plotted_row(r, task) || eng_cell_positions(t, r, n, acc, fw, &all) == 0) continue;
                 char label[96];
                 if (m == 0) { /* the data once, for the top panels; the bottom ones read column 3 */
-                    to_out_printf(&d, "# %s %s n=%d: position accuracy first_wrong\n", cname,
-                                  to_row_label(r, label, sizeof label), n);
-                    for (int q = 0; q < G; q++) to_out_printf(&d, "%d %.6g %.6g\n", q + 1, acc[q], fw[q]);
-                    to_out_printf(&d, "\n\n");
+                    eng_out_printf(&d, "# %s %s n=%d: position accuracy first_wrong\n", cname,
+                                  eng_row_label(r, label, sizeof label), n);
+                    for (int q = 0; q < G; q++) eng_out_printf(&d, "%d %.6g %.6g\n", q + 1, acc[q], fw[q]);
+                    eng_out_printf(&d, "\n\n");
                 }
                 int idx = base[p] + drawn;
-                to_out_printf(&g, "%s'%s' index %d using 1:%d with linespoints pt 7 ps 0.4 lw 1.5 dt %d lc rgb '%s' "
+                eng_out_printf(&g, "%s'%s' index %d using 1:%d with linespoints pt 7 ps 0.4 lw 1.5 dt %d lc rgb '%s' "
                                   "title '%s'", drawn ? ", \\\n     " : "", dname, idx, m ? 3 : 2, 1 + (int)r->variant,
-                              to_plot_colour(r->pos), to_row_label(r, label, sizeof label));
+                              eng_plot_colour(r->pos), eng_row_label(r, label, sizeof label));
                 drawn++;
             }
-            to_out_printf(&g, "\n");
+            eng_out_printf(&g, "\n");
             if (m == 0) block += drawn;
         }
-    to_out_printf(&g, "unset multiplot\n");
-    if (to_out_close(&d)) { to_out_discard(&g); return -1; }
-    if (to_out_close(&g)) return -1;
-    return to_gnuplot(dir, gname, name) < 0 ? -1 : 0;
+    eng_out_printf(&g, "unset multiplot\n");
+    if (eng_out_close(&d)) { eng_out_discard(&g); return -1; }
+    if (eng_out_close(&g)) return -1;
+    return eng_gnuplot(dir, gname, name) < 0 ? -1 : 0;
 }
 
-int to_plot_positions(const to_table *t, const char *dir)
+int eng_plot_positions(const eng_table *t, const char *dir)
 {
     for (int task = 0; task < rg_task_count(); task++) {
         int lens[MAX_PANELS], n = t->n_lens[task] ? position_lens(t, task, lens) : 0;
@@ -142,7 +142,7 @@ static int field(const char *s, const char *end, double *v)
  * naming the file and line). */
 static int add_log(row_curves *c, const char *path, int L)
 {
-    FILE *f = to_fopen_read(path);
+    FILE *f = eng_fopen_read(path);
     if (!f) return 0;
     char line[256];
     long lineno = 1;
@@ -191,7 +191,7 @@ static int add_log(row_curves *c, const char *path, int L)
     }
     fclose(f);
     if (why) {
-        to_err("warning: skipping the log %s: line %ld: %s\n", path, lineno, why);
+        eng_err("warning: skipping the log %s: line %ld: %s\n", path, lineno, why);
         return -1;
     }
     return 1;
@@ -200,7 +200,7 @@ static int add_log(row_curves *c, const char *path, int L)
 static int cmp_step(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b; return (x > y) - (x < y); }
 
 /* Writes the row's blocks (one per band with data: step exact token, ascending) into d; sets has[b]. */
-static void write_row_blocks(to_out *d, const row_curves *c, const char *label, bool *has)
+static void write_row_blocks(eng_out *d, const row_curves *c, const char *label, bool *has)
 {
     static const char *const bands[3] = {"n <= L", "L < n <= 1.5L", "n > 1.5L"};
     int order[MAX_CURVE_STEPS];
@@ -211,22 +211,22 @@ static void write_row_blocks(to_out *d, const row_curves *c, const char *label, 
         for (int s = 0; s < c->n_steps; s++)
             if (c->step[s] == keys[i]) { order[i] = s; break; }
     for (int b = 0; b < 3; b++) {
-        to_out_printf(d, "# %s, %s: step exact_match token_acc (means over the band's lengths, then seeds)\n", label,
+        eng_out_printf(d, "# %s, %s: step exact_match token_acc (means over the band's lengths, then seeds)\n", label,
                       bands[b]);
         has[b] = false;
         for (int i = 0; i < c->n_steps; i++) {
             int s = order[i];
             if (!c->cnt[s][b]) continue;
-            to_out_printf(d, "%.0f %.6g %.6g\n", c->step[s], c->sum[s][b][0] / c->cnt[s][b],
+            eng_out_printf(d, "%.0f %.6g %.6g\n", c->step[s], c->sum[s][b][0] / c->cnt[s][b],
                           c->sum[s][b][1] / c->cnt[s][b]);
             has[b] = true;
         }
-        if (!has[b]) to_out_printf(d, "0 NaN NaN\n");
-        to_out_printf(d, "\n\n");
+        if (!has[b]) eng_out_printf(d, "0 NaN NaN\n");
+        eng_out_printf(d, "\n\n");
     }
 }
 
-static int write_over_training(const to_table *t, const char *dir, const char *runs_dir, int task, row_curves *c)
+static int write_over_training(const eng_table *t, const char *dir, const char *runs_dir, int task, row_curves *c)
 {
     static const int dts[3] = {3, 1, 2};
     const char *cname = rg_task_name((rg_task)task);
@@ -234,28 +234,28 @@ static int write_over_training(const to_table *t, const char *dir, const char *r
     snprintf(dname, sizeof dname, "over_training_%s.dat", cname);
     snprintf(gname, sizeof gname, "over_training_%s.gp", cname);
     snprintf(name, sizeof name, "over_training_%s", cname);
-    to_out d, g;
-    if (to_out_open(&d, dir, dname)) return -1;
-    if (to_out_open(&g, dir, gname)) { to_out_discard(&d); return -1; }
+    eng_out d, g;
+    if (eng_out_open(&d, dir, dname)) return -1;
+    if (eng_out_open(&g, dir, gname)) { eng_out_discard(&d); return -1; }
     char plot[2][16384] = {"", ""};
     int block = 0, drawn = 0;
     for (int k = 0; k < t->n_rows; k++) {
-        const to_row *r = &t->rows[k];
+        const eng_row *r = &t->rows[k];
         if (!plotted_row(r, task)) continue;
         memset(c, 0, sizeof *c);
         int logs = 0;
         for (int i = 0; i < r->n_runs; i++) {
-            char run[128], path[TO_PATH + 160];
-            const to_result *x = &t->res[r->runs[i]];
+            char run[128], path[ENG_PATH + 160];
+            const eng_result *x = &t->res[r->runs[i]];
             if (x->runs_dir && !x->runs_dir[0]) continue; /* a combined run without logs */
             snprintf(path, sizeof path, "%s/%s/extrap.csv", x->runs_dir ? x->runs_dir : runs_dir,
-                     to_run_name(r->task, r->pos, r->variant, x->seed, run, sizeof run));
+                     eng_run_name(r->task, r->pos, r->variant, x->seed, run, sizeof run));
             logs += add_log(c, path, t->train_len) > 0;
         }
         if (!logs || !c->n_steps) continue;
         char label[96];
         bool has[3];
-        to_row_label(r, label, sizeof label);
+        eng_row_label(r, label, sizeof label);
         write_row_blocks(&d, c, label, has);
         /* one key entry per encoding (its colour), on the first band present, L<n<=1.5L first; the title says
          * which dash type is which band */
@@ -265,30 +265,30 @@ static int write_over_training(const to_table *t, const char *dir, const char *r
                 size_t len = strlen(plot[m]);
                 snprintf(plot[m] + len, sizeof plot[m] - len, "%s'%s' index %d using 1:%d with lines lw 1.8 dt %d lc "
                          "rgb '%s' %s%s%s", len ? ", \\\n     " : "", dname, block, 2 + m, dts[b],
-                         to_plot_colour(r->pos), b == keyed ? "title '" : "notitle", b == keyed ? label : "",
+                         eng_plot_colour(r->pos), b == keyed ? "title '" : "notitle", b == keyed ? label : "",
                          b == keyed ? "'" : "");
             }
         drawn += has[0] || has[1] || has[2];
     }
-    if (!drawn) { to_out_discard(&d); to_out_discard(&g); return 0; }
-    to_out_printf(&g, "# %s: extrapolation over training (data: %s, per row three blocks: the bands n<=L, L<n<=1.5L, "
+    if (!drawn) { eng_out_discard(&d); eng_out_discard(&g); return 0; }
+    eng_out_printf(&g, "# %s: extrapolation over training (data: %s, per row three blocks: the bands n<=L, L<n<=1.5L, "
                       "n>1.5L)\n", gname, dname);
-    to_plot_terminal(&g, name, 11.6, 4.8); /* plot.c: SVG, PDF and PNG */
-    to_out_printf(&g, "set multiplot layout 1,2 title '%s over training (L = %d): dotted n<=L, solid L<n<=1.5L, "
+    eng_plot_terminal(&g, name, 11.6, 4.8); /* plot.c: SVG, PDF and PNG */
+    eng_out_printf(&g, "set multiplot layout 1,2 title '%s over training (L = %d): dotted n<=L, solid L<n<=1.5L, "
                       "dashed n>1.5L; first %d samples per length, mean over seeds' font ',9'\n"
                       "set grid lc rgb '#dddddd' lw 0.5 dt 3\nset xlabel 'step'\nset format x '%%.0s%%c'\n"
                       "set yrange [0:1.02]\nunset key\nset ylabel 'exact match'\nplot %s\n"
                       "set key outside right top vertical font ',8'\nset ylabel 'token accuracy'\nplot %s\n"
-                      "unset multiplot\n", cname, t->train_len, TO_CURVE_COUNT, plot[0], plot[1]);
-    if (to_out_close(&d)) { to_out_discard(&g); return -1; }
-    if (to_out_close(&g)) return -1;
-    return to_gnuplot(dir, gname, name) < 0 ? -1 : 0;
+                      "unset multiplot\n", cname, t->train_len, ENG_CURVE_COUNT, plot[0], plot[1]);
+    if (eng_out_close(&d)) { eng_out_discard(&g); return -1; }
+    if (eng_out_close(&g)) return -1;
+    return eng_gnuplot(dir, gname, name) < 0 ? -1 : 0;
 }
 
-int to_plot_over_training(const to_table *t, const char *dir, const char *runs_dir)
+int eng_plot_over_training(const eng_table *t, const char *dir, const char *runs_dir)
 {
     row_curves *c = malloc(sizeof *c);
-    if (!c) { to_err("over-training plot: out of memory\n"); return -1; }
+    if (!c) { eng_err("over-training plot: out of memory\n"); return -1; }
     int rc = 0;
     for (int task = 0; task < rg_task_count() && rc == 0; task++)
         if (t->n_lens[task]) rc = write_over_training(t, dir, runs_dir, task, c);

@@ -7,7 +7,7 @@
 /* positions_<task>.svg (accuracy against output position at the window's lengths, a curve per row,
  * the training length marked) and over_training_<task>.svg (exact match against the step from the runs'
  * runs/<run>/extrap.csv, a curve per encoding and length band). 0 or -1. */
-int to_plot_positions(const to_table *t, const char *dir);
-int to_plot_over_training(const to_table *t, const char *dir, const char *runs_dir);
+int eng_plot_positions(const eng_table *t, const char *dir);
+int eng_plot_over_training(const eng_table *t, const char *dir, const char *runs_dir);
 
 #endif

@@ -5,6 +5,6 @@
 #include "engine/results/results.h"
 
 /* extrapolation.dat and extrapolation.gp in dir; *n_tasks gets the number of tasks drawn. 0 or -1 with a message. */
-int to_plot_heatmaps(const to_table *t, const char *dir, int *n_tasks);
+int eng_plot_heatmaps(const eng_table *t, const char *dir, int *n_tasks);
 
 #endif

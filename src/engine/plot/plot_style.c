@@ -10,8 +10,8 @@ static const char *const colours[] = {"#000000", "#E69F00", "#56B4E9", "#009E73"
 static const int markers[] = {7, 5, 9, 11, 13, 15, 6, 4, 8, 10, 12, 14, 1, 2};
 #define N_STYLES 14
 
-const char *to_plot_scaling_colour(rg_rope_ext e) { return colours[(unsigned)e % N_STYLES]; }
-int to_plot_scaling_marker(rg_rope_ext e) { return markers[(unsigned)e % N_STYLES]; }
+const char *eng_plot_scaling_colour(rg_rope_ext e) { return colours[(unsigned)e % N_STYLES]; }
+int eng_plot_scaling_marker(rg_rope_ext e) { return markers[(unsigned)e % N_STYLES]; }
 
 /* The palette of registered encodings without a style of their own: colours no built-in descriptor uses. */
 static const char *const reserved_colours[] = {"#FF7F0E", "#2CA02C", "#D62728", "#1F77B4", "#BCBD22", "#393B79",
@@ -31,13 +31,13 @@ static int unstyled_rank(rg_pos_kind pos)
     return k % N_RESERVED;
 }
 
-const char *to_plot_colour(rg_pos_kind pos)
+const char *eng_plot_colour(rg_pos_kind pos)
 {
     const rg_pos_encoding *e = rg_pos_encoding_of(pos);
     return e && e->plot_colour ? e->plot_colour : reserved_colours[unstyled_rank(pos)];
 }
 
-int to_plot_marker(rg_pos_kind pos)
+int eng_plot_marker(rg_pos_kind pos)
 {
     const rg_pos_encoding *e = rg_pos_encoding_of(pos);
     return e && e->plot_colour ? e->plot_marker : reserved_markers[unstyled_rank(pos)];

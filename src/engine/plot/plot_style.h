@@ -8,10 +8,10 @@
 /* An encoding's colour "#RRGGBB" and gnuplot point type in every figure: its descriptor's plot_colour and
  * plot_marker, or for an encoding without them a pair of a palette reserved for such encodings (by their order of
  * registration), never a built-in's. */
-const char *to_plot_colour(rg_pos_kind pos);
-int to_plot_marker(rg_pos_kind pos);
+const char *eng_plot_colour(rg_pos_kind pos);
+int eng_plot_marker(rg_pos_kind pos);
 /* The colour and marker of scaling type e's curves in a scaling panel (like the two above). */
-const char *to_plot_scaling_colour(rg_rope_ext e);
-int to_plot_scaling_marker(rg_rope_ext e);
+const char *eng_plot_scaling_colour(rg_rope_ext e);
+int eng_plot_scaling_marker(rg_rope_ext e);
 
 #endif

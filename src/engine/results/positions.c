@@ -1,13 +1,13 @@
 /* positions.c: the per-position counts of a report's results: a row's accuracy and first-wrong fractions per output
  * position over its seeds, and report_positions.csv read back into the results it belongs to (--combine).
  *
- * Per-position values of a cell (to_cell_positions), for a task with that view (RG_TASK_VIEW_POSITIONS): output
+ * Per-position values of a cell (eng_cell_positions), for a task with that view (RG_TASK_VIEW_POSITIONS): output
  * position p = 1..G, the answer's G = target_len(n) tokens (n+1 for the ordering tasks, the EOS last).
  * accuracy[p] is the mean over the row's seeds of each seed's fraction of samples with position p right;
  * first_wrong[p] is the fraction, pooled over the seeds' samples, whose first wrong token is at p; all_right the
  * pooled fraction with none wrong (so first_wrong sums with all_right to 1).
  *
- * to_read_positions_csv reads report_positions.csv back (train_order --combine: a block's counts travel with its
+ * eng_read_positions_csv reads report_positions.csv back (train_order --combine: a block's counts travel with its
  * report), every line checked as user input. */
 #include "engine/base/files.h"
 #include "engine/base/labels.h"
@@ -21,25 +21,25 @@
 #include <string.h>
 
 /* The slot of test length n in result x with per-position counts, or -1. */
-static int pos_slot(const to_result *x, int n)
+static int pos_slot(const eng_result *x, int n)
 {
     for (int j = 0; j < x->n_lens; j++)
         if (x->lens[j] == n) return x->pos_count[j] > 0 ? j : -1;
     return -1;
 }
 
-int to_cell_positions(const to_table *t, const to_row *r, int n, double *accuracy, double *first_wrong,
+int eng_cell_positions(const eng_table *t, const eng_row *r, int n, double *accuracy, double *first_wrong,
                       double *all_right)
 {
     int m = rg_task_target_len(r->task, n), seeds = 0;
     /* the view of a task that asks for it (RG_TASK_VIEW_POSITIONS: the answer's m tokens); other tasks (the grids:
      * their cell images, report_grid.c) have their counts in report_positions.csv only */
-    if (!(rg_task_views(r->task) & RG_TASK_VIEW_POSITIONS) || m < 1 || m > TO_POS_MAX) return 0;
+    if (!(rg_task_views(r->task) & RG_TASK_VIEW_POSITIONS) || m < 1 || m > ENG_POS_MAX) return 0;
     double pooled = 0;
     for (int p = 0; p < m; p++) accuracy[p] = first_wrong[p] = 0;
     *all_right = 0;
     for (int i = 0; i < r->n_runs; i++) {
-        const to_result *x = &t->res[r->runs[i]];
+        const eng_result *x = &t->res[r->runs[i]];
         int j = pos_slot(x, n);
         if (j < 0) continue;
         seeds++;
@@ -73,14 +73,14 @@ static long whole(const char *s, long max)
 }
 
 /* The result of res[0..n) that a line's first five fields name, or -1. */
-static int find_run(const to_result *res, int n, char *const *f, long seed)
+static int find_run(const eng_result *res, int n, char *const *f, long seed)
 {
     for (int i = 0; i < n; i++) {
-        const to_result *x = &res[i];
+        const eng_result *x = &res[i];
         char ext[48];
         if (x->seed == seed && strcmp(f[0], rg_task_name(x->task)) == 0 && strcmp(f[1], rg_pos_name(x->pos)) == 0 &&
-            strcmp(f[2], to_variant_name(x->variant)) == 0 &&
-            strcmp(f[3], to_ext_text(x->ext, x->ext_factor, ext, sizeof ext)) == 0)
+            strcmp(f[2], eng_variant_name(x->variant)) == 0 &&
+            strcmp(f[3], eng_ext_text(x->ext, x->ext_factor, ext, sizeof ext)) == 0)
             return i;
     }
     return -1;
@@ -88,14 +88,14 @@ static int find_run(const to_result *res, int n, char *const *f, long seed)
 
 /* One line (split into f[10]) into res: 0, or -1 with the reason in why. seen[i][j][p]: a line was read for result
  * i, length slot j, position p. */
-static int read_position_line(char *const *f, to_result *res, int n, bool (*seen)[TO_MAX_LENS][TO_POS_MAX],
+static int read_position_line(char *const *f, eng_result *res, int n, bool (*seen)[ENG_MAX_LENS][ENG_POS_MAX],
                               char *why, size_t cap)
 {
-    long seed = whole(f[4], 1000000), len = whole(f[5], 100000), p = whole(f[6], TO_POS_MAX);
+    long seed = whole(f[4], 1000000), len = whole(f[5], 100000), p = whole(f[6], ENG_POS_MAX);
     long samples = whole(f[7], UINT16_MAX), right = whole(f[8], UINT16_MAX), fw = whole(f[9], UINT16_MAX);
     if (seed < 1 || len < 1 || p < 1 || samples < 1 || right < 0 || fw < 0) {
         snprintf(why, cap, "a field is not a whole number in its range (seed 1..1000000, n >= 1, position 1..%d, "
-                 "samples 1..65535, right and first_wrong 0..65535)", TO_POS_MAX);
+                 "samples 1..65535, right and first_wrong 0..65535)", ENG_POS_MAX);
         return -1;
     }
     int i = find_run(res, n, f, seed);
@@ -103,11 +103,11 @@ static int read_position_line(char *const *f, to_result *res, int n, bool (*seen
         snprintf(why, cap, "no run %s %s %s %s seed %ld in the report beside it", f[0], f[1], f[2], f[3], seed);
         return -1;
     }
-    to_result *x = &res[i];
+    eng_result *x = &res[i];
     int j = 0;
     while (j < x->n_lens && x->lens[j] != len) j++;
     int G = j < x->n_lens ? rg_task_target_len(x->task, (int)len) : 0;
-    if (j == x->n_lens || G > TO_POS_MAX || p > G) {
+    if (j == x->n_lens || G > ENG_POS_MAX || p > G) {
         snprintf(why, cap, "n = %ld, position %ld: not a test length of that run with %s", len, p,
                  j == x->n_lens ? "an evaluation" : "that many output positions");
         return -1;
@@ -126,11 +126,11 @@ static int read_position_line(char *const *f, to_result *res, int n, bool (*seen
 
 /* After the lines: every counted (run, length) has all its positions, and its first-wrong counts leave the
  * all-right count (first_wrong[G]) non-negative. 0, or -1 with the reason. */
-static int finish_positions(to_result *res, int n, bool (*seen)[TO_MAX_LENS][TO_POS_MAX], char *why, size_t cap)
+static int finish_positions(eng_result *res, int n, bool (*seen)[ENG_MAX_LENS][ENG_POS_MAX], char *why, size_t cap)
 {
     for (int i = 0; i < n; i++)
         for (int j = 0; j < res[i].n_lens; j++) {
-            to_result *x = &res[i];
+            eng_result *x = &res[i];
             if (!x->pos_count[j]) continue;
             int G = rg_task_target_len(x->task, x->lens[j]), sum = 0;
             for (int p = 0; p < G; p++) {
@@ -164,7 +164,7 @@ static int finish_positions(to_result *res, int n, bool (*seen)[TO_MAX_LENS][TO_
     return 0;
 }
 
-static void clear_positions(to_result *res, int n)
+static void clear_positions(eng_result *res, int n)
 {
     for (int i = 0; i < n; i++) {
         memset(res[i].pos_count, 0, sizeof res[i].pos_count);
@@ -173,16 +173,16 @@ static void clear_positions(to_result *res, int n)
     }
 }
 
-int to_read_positions_csv(const char *path, to_result *res, int n, int *slots)
+int eng_read_positions_csv(const char *path, eng_result *res, int n, int *slots)
 {
     *slots = 0;
-    FILE *f = to_fopen_read(path); /* never waits on a FIFO */
+    FILE *f = eng_fopen_read(path); /* never waits on a FIFO */
     if (!f) {
         if (errno == ENOENT) return 0;
-        to_err("%s: cannot be read: %s\n", path, strerror(errno));
+        eng_err("%s: cannot be read: %s\n", path, strerror(errno));
         return -1;
     }
-    bool (*seen)[TO_MAX_LENS][TO_POS_MAX] = calloc((size_t)(n > 0 ? n : 1), sizeof *seen);
+    bool (*seen)[ENG_MAX_LENS][ENG_POS_MAX] = calloc((size_t)(n > 0 ? n : 1), sizeof *seen);
     char *line = NULL, why[256] = "";
     size_t cap = 0;
     long at = 0;
@@ -224,8 +224,8 @@ int to_read_positions_csv(const char *path, to_result *res, int n, int *slots)
     free(seen);
     if (rc) {
         clear_positions(res, n);
-        if (at) to_err("%s, line %ld: %s\n", path, at, why);
-        else to_err("%s: %s\n", path, why);
+        if (at) eng_err("%s, line %ld: %s\n", path, at, why);
+        else eng_err("%s: %s\n", path, why);
     }
     return rc ? -1 : 1;
 }

@@ -17,7 +17,7 @@
 #define MAX_JSON_BYTES (256L << 20)
 
 typedef struct {
-    to_result *res;
+    eng_result *res;
     int n, cap;
     const char *path;
 } loader;
@@ -31,26 +31,26 @@ typedef struct {
 } point;
 
 /* Finds or appends the run of x's identity. NULL with a message on too many runs or no memory. */
-static to_result *run_of(loader *l, const to_result *x, const char *where)
+static eng_result *run_of(loader *l, const eng_result *x, const char *where)
 {
     for (int i = l->n - 1; i >= 0; i--) {
-        to_result *r = &l->res[i];
+        eng_result *r = &l->res[i];
         if (r->task == x->task && r->pos == x->pos && r->variant == x->variant && r->ext == x->ext &&
             r->ext_factor == x->ext_factor && r->seed == x->seed)
             return r;
     }
     if (l->n == MAX_RUNS) {
-        to_err("%s%s: more than %d runs\n", l->path, where, MAX_RUNS);
+        eng_err("%s%s: more than %d runs\n", l->path, where, MAX_RUNS);
         return NULL;
     }
     if (l->n == l->cap) {
         int cap = l->cap ? 2 * l->cap : 64;
-        to_result *p = realloc(l->res, sizeof *p * (size_t)cap);
-        if (!p) { to_err("%s: out of memory\n", l->path); return NULL; }
+        eng_result *p = realloc(l->res, sizeof *p * (size_t)cap);
+        if (!p) { eng_err("%s: out of memory\n", l->path); return NULL; }
         l->res = p;
         l->cap = cap;
     }
-    to_result *r = &l->res[l->n++];
+    eng_result *r = &l->res[l->n++];
     *r = *x;
     return r;
 }
@@ -58,12 +58,12 @@ static to_result *run_of(loader *l, const to_result *x, const char *where)
 /* Validates one (run, n) point and adds it. where: " line 12" or " runs[3]". 0 or -1 with a message. */
 static int add_point(loader *l, const char *where, const point *p)
 {
-    to_result x = {0};
+    eng_result x = {0};
     const char *why = NULL;
     if (rg_task_parse(p->task, &x.task)) why = "unknown task";
     else if (rg_pos_parse(p->pos, &x.pos)) why = "unknown encoding";
-    else if (p->variant && to_variant_parse(p->variant, &x.variant)) why = "unknown variant";
-    else if (to_ext_parse(p->ext, &x.ext, &x.ext_factor)) why = "unknown rope_ext";
+    else if (p->variant && eng_variant_parse(p->variant, &x.variant)) why = "unknown variant";
+    else if (eng_ext_parse(p->ext, &x.ext, &x.ext_factor)) why = "unknown rope_ext";
     else if (!(p->seed >= 0 && p->seed <= 1000000 && p->seed == floor(p->seed)))
         why = "seed is not an integer in 0..1000000";
     else if (!(p->steps >= 0 && p->steps <= 1e12 && p->steps == floor(p->steps)))
@@ -76,20 +76,20 @@ static int add_point(loader *l, const char *where, const point *p)
     else if (isnan(p->em) != isnan(p->acc)) why = "exact_match and token_acc: one is nan, the other is not";
     else if (!(p->learn >= -1 && p->learn <= p->steps && p->learn == floor(p->learn)))
         why = "steps_to_learn is not -1, 0 or a step from 1 to steps";
-    if (why) { to_err("%s%s: %s\n", l->path, where, why); return -1; }
+    if (why) { eng_err("%s%s: %s\n", l->path, where, why); return -1; }
     x.seed = (int)p->seed;
     x.steps_to_learn = (int64_t)p->learn;
-    to_result *r = run_of(l, &x, where);
+    eng_result *r = run_of(l, &x, where);
     if (!r) return -1;
     int n = (int)p->n;
     for (int j = 0; j < r->n_lens; j++)
         if (r->lens[j] == n) {
-            to_err("%s%s: n = %d appears twice for %s/%s/%s/%s seed %d\n", l->path, where, n,
+            eng_err("%s%s: n = %d appears twice for %s/%s/%s/%s seed %d\n", l->path, where, n,
                     p->task, p->pos, p->variant ? p->variant : "base", p->ext, x.seed);
             return -1;
         }
-    if (r->n_lens == TO_MAX_LENS) {
-        to_err("%s%s: more than %d test lengths in one run\n", l->path, where, TO_MAX_LENS);
+    if (r->n_lens == ENG_MAX_LENS) {
+        eng_err("%s%s: more than %d test lengths in one run\n", l->path, where, ENG_MAX_LENS);
         return -1;
     }
     r->steps = (int64_t)p->steps;
@@ -132,8 +132,8 @@ static int csv_header(loader *l, char *line, int col[C_COUNT], int *nf)
         int c = 0;
         while (c < C_COUNT && strcmp(p, COLUMNS[c]) != 0) c++;
         if (c == C_COUNT || col[c] >= 0 || *nf == C_COUNT) {
-            to_err("%s line 1: not a report.csv header (column '%s')\n  expected: %s\n", l->path,
-                    p, TO_CSV_HEADER);
+            eng_err("%s line 1: not a report.csv header (column '%s')\n  expected: %s\n", l->path,
+                    p, ENG_CSV_HEADER);
             return -1;
         }
         col[c] = *nf;
@@ -141,8 +141,8 @@ static int csv_header(loader *l, char *line, int col[C_COUNT], int *nf)
     }
     for (int c = 0; c < C_REQUIRED; c++)
         if (col[c] < 0) {
-            to_err("%s line 1: not a report.csv header (no column %s)\n  expected: %s\n",
-                    l->path, COLUMNS[c], TO_CSV_HEADER);
+            eng_err("%s line 1: not a report.csv header (no column %s)\n  expected: %s\n",
+                    l->path, COLUMNS[c], ENG_CSV_HEADER);
             return -1;
         }
     return 0;
@@ -159,27 +159,27 @@ static int csv_line(loader *l, char *line, const int col[C_COUNT], int nf, const
         if (p) *p++ = 0;
     }
     if (k != nf) {
-        to_err("%s%s: %d fields, expected %d\n", l->path, where, k, nf);
+        eng_err("%s%s: %d fields, expected %d\n", l->path, where, k, nf);
         return -1;
     }
     double v[C_COUNT];
     for (int c = C_SEED; c < C_COUNT; c++)
         if (c != C_VARIANT && col[c] >= 0 && !number(field[col[c]], &v[c])) {
-            to_err("%s%s: field %d '%s' (%s) is not a number\n", l->path, where, col[c] + 1,
+            eng_err("%s%s: field %d '%s' (%s) is not a number\n", l->path, where, col[c] + 1,
                     field[col[c]], COLUMNS[c]);
             return -1;
         }
     if (col[C_TRAIN_LEN] >= 0) {
         double tl = v[C_TRAIN_LEN];
         if (!(tl >= 1 && tl <= 1000 && tl == floor(tl)) || (*train_len >= 0 && *train_len != (int)tl)) {
-            to_err("%s%s: train_len is not an integer in 1..1000 or differs from the first "
+            eng_err("%s%s: train_len is not an integer in 1..1000 or differs from the first "
                             "line's\n", l->path, where);
             return -1;
         }
         *train_len = (int)tl;
     }
     if (col[C_GEN] >= 0 && v[C_GEN] != 0 && v[C_GEN] != 1) {
-        to_err("%s%s: generated is not 0 or 1\n", l->path, where);
+        eng_err("%s%s: generated is not 0 or 1\n", l->path, where);
         return -1;
     }
     point p = {field[col[C_TASK]], field[col[C_ENC]], col[C_VARIANT] >= 0 ? field[col[C_VARIANT]] : NULL,
@@ -190,8 +190,8 @@ static int csv_line(loader *l, char *line, const int col[C_COUNT], int nf, const
 
 static int load_csv(loader *l, int *train_len)
 {
-    FILE *f = to_fopen_read(l->path);
-    if (!f) { to_err("cannot read %s: %s\n", l->path, strerror(errno)); return -1; }
+    FILE *f = eng_fopen_read(l->path);
+    if (!f) { eng_err("cannot read %s: %s\n", l->path, strerror(errno)); return -1; }
     char line[1024], where[48];
     int rc = -1, col[C_COUNT], nf = 0;
     long lineno = 0;
@@ -201,13 +201,13 @@ static int load_csv(loader *l, int *train_len)
         snprintf(where, sizeof where, " line %ld", lineno);
         size_t len = strlen(line);
         if (len && line[len - 1] == '\n') line[--len] = 0;
-        else if (!feof(f)) { to_err("%s%s: line too long\n", l->path, where); goto done; }
+        else if (!feof(f)) { eng_err("%s%s: line too long\n", l->path, where); goto done; }
         if (len && line[len - 1] == '\r') line[--len] = 0;
-        if (lineno > MAX_LINES) { to_err("%s: more than %d lines\n", l->path, MAX_LINES); goto done; }
+        if (lineno > MAX_LINES) { eng_err("%s: more than %d lines\n", l->path, MAX_LINES); goto done; }
         if (lineno == 1 ? csv_header(l, line, col, &nf) : csv_line(l, line, col, nf, where, train_len)) goto done;
     }
-    if (ferror(f)) { to_err("cannot read %s: %s\n", l->path, strerror(errno)); goto done; }
-    if (lineno == 0) { to_err("%s: empty file (no report.csv header)\n", l->path); goto done; }
+    if (ferror(f)) { eng_err("cannot read %s: %s\n", l->path, strerror(errno)); goto done; }
+    if (lineno == 0) { eng_err("%s: empty file (no report.csv header)\n", l->path); goto done; }
     if (*train_len < 0) *train_len = 0; /* a report.csv without the column: training length unknown */
     rc = 0;
 done:
@@ -226,13 +226,13 @@ static bool json_num(const cJSON *o, const char *key, double *v)
 
 static char *read_all(const char *path, long *size)
 {
-    FILE *f = to_fopen_read(path);
-    if (!f) { to_err("cannot read %s: %s\n", path, strerror(errno)); return NULL; }
+    FILE *f = eng_fopen_read(path);
+    if (!f) { eng_err("cannot read %s: %s\n", path, strerror(errno)); return NULL; }
     char *buf = NULL;
     if (fseek(f, 0, SEEK_END) == 0 && (*size = ftell(f)) >= 0 && *size <= MAX_JSON_BYTES && fseek(f, 0, SEEK_SET) == 0)
         buf = malloc((size_t)*size + 1);
     if (!buf || fread(buf, 1, (size_t)*size, f) != (size_t)*size) {
-        to_err("cannot read %s: %s\n", path, buf ? "read error" : "too large or unreadable");
+        eng_err("cannot read %s: %s\n", path, buf ? "read error" : "too large or unreadable");
         free(buf);
         fclose(f);
         return NULL;
@@ -253,9 +253,9 @@ static int load_json(loader *l, int *train_len)
     double tl;
     const cJSON *runs = cJSON_GetObjectItemCaseSensitive(root, "runs"), *run;
     const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(root, "config");
-    if (!root) { to_err("%s: not valid JSON\n", l->path); return -1; }
+    if (!root) { eng_err("%s: not valid JSON\n", l->path); return -1; }
     if (!cJSON_IsArray(runs) || !json_num(cfg, "train_len", &tl) || !(tl >= 1 && tl <= 1000 && tl == floor(tl))) {
-        to_err("%s: not a report.json (needs \"runs\": [...] and \"config\": {\"train_len\": "
+        eng_err("%s: not a report.json (needs \"runs\": [...] and \"config\": {\"train_len\": "
                         "1..1000})\n", l->path);
         goto done;
     }
@@ -269,23 +269,23 @@ static int load_json(loader *l, int *train_len)
         const cJSON *va = cJSON_GetObjectItemCaseSensitive(run, "variant");
         double seed, steps, loss, secs, learn = 0;
         if (cJSON_GetObjectItemCaseSensitive(run, "steps_to_learn") && !json_num(run, "steps_to_learn", &learn)) {
-            to_err("%s%s: steps_to_learn is not a number\n", l->path, where);
+            eng_err("%s%s: steps_to_learn is not a number\n", l->path, where);
             goto done;
         }
         if (!cJSON_IsString(t) || !cJSON_IsString(p) || !cJSON_IsString(e) || !cJSON_IsArray(rs) ||
             (va && !cJSON_IsString(va)) || !json_num(run, "seed", &seed) || !json_num(run, "steps", &steps) ||
             !json_num(run, "final_loss", &loss) || !json_num(run, "train_seconds", &secs)) {
-            to_err("%s%s: needs task, encoding, rope_ext (strings; variant a string if given), "
+            eng_err("%s%s: needs task, encoding, rope_ext (strings; variant a string if given), "
                             "seed, steps, final_loss, train_seconds (numbers) and results (an array)\n", l->path, where);
             goto done;
         }
-        if (cJSON_GetArraySize(rs) == 0) { to_err("%s%s: no results\n", l->path, where); goto done; }
+        if (cJSON_GetArraySize(rs) == 0) { eng_err("%s%s: no results\n", l->path, where); goto done; }
         cJSON_ArrayForEach(x, rs) {
             double n, em, acc;
             const cJSON *g = cJSON_GetObjectItemCaseSensitive(x, "generated");
             if (!json_num(x, "n", &n) || !json_num(x, "exact_match", &em) || !json_num(x, "token_acc", &acc) ||
                 (g && !cJSON_IsBool(g))) {
-                to_err("%s%s: a result needs n, exact_match and token_acc (and generated, if "
+                eng_err("%s%s: a result needs n, exact_match and token_acc (and generated, if "
                                 "given, true or false)\n", l->path, where);
                 goto done;
             }
@@ -300,13 +300,13 @@ done:
     return rc;
 }
 
-int to_report_load(const char *path, to_result **res, int *n_res, int *train_len)
+int eng_report_load(const char *path, eng_result **res, int *n_res, int *train_len)
 {
     loader l = {NULL, 0, 0, path};
     size_t len = strlen(path);
     bool json = len >= 5 && strcmp(path + len - 5, ".json") == 0;
     int rc = json ? load_json(&l, train_len) : load_csv(&l, train_len);
-    if (rc == 0 && l.n == 0) { to_err("%s: no results\n", path); rc = -1; }
+    if (rc == 0 && l.n == 0) { eng_err("%s: no results\n", path); rc = -1; }
     if (rc) { free(l.res); l.res = NULL; l.n = 0; }
     *res = l.res;
     *n_res = l.n;

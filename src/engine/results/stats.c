@@ -48,21 +48,21 @@ static double inc_beta(double a, double b, double x)
     return 1 - front * beta_cf(b, a, 1 - x) / b; /* symmetry, where the fraction converges fast */
 }
 
-double to_t_cdf(double t, int df)
+double eng_t_cdf(double t, int df)
 {
     double tail = 0.5 * inc_beta(0.5 * df, 0.5, df / (df + t * t)); /* P(T > |t|) */
     return t >= 0 ? 1 - tail : tail;
 }
 
-double to_t_quantile(double p, int df)
+double eng_t_quantile(double p, int df)
 {
     if (p == 0.5) return 0;
-    if (p < 0.5) return -to_t_quantile(1 - p, df);
+    if (p < 0.5) return -eng_t_quantile(1 - p, df);
     double lo = 0, hi = 1;
-    while (to_t_cdf(hi, df) < p && hi < 1e12) hi *= 2;
+    while (eng_t_cdf(hi, df) < p && hi < 1e12) hi *= 2;
     for (int i = 0; i < 200 && hi - lo > 1e-12 * hi; i++) {
         double mid = 0.5 * (lo + hi);
-        if (to_t_cdf(mid, df) < p) lo = mid;
+        if (eng_t_cdf(mid, df) < p) lo = mid;
         else hi = mid;
     }
     return 0.5 * (lo + hi);
@@ -83,7 +83,7 @@ static double quantile7(const double *s, int n, double p)
     return s[i] + (h - i) * (s[i + 1] - s[i]);
 }
 
-void to_bootstrap_ci(const double *v, int n, int reps, uint64_t seed, double level, double *lo, double *hi)
+void eng_bootstrap_ci(const double *v, int n, int reps, uint64_t seed, double level, double *lo, double *hi)
 {
     double *means = malloc(sizeof *means * (size_t)reps);
     if (!means) { *lo = *hi = NAN; return; }
@@ -102,17 +102,17 @@ void to_bootstrap_ci(const double *v, int n, int reps, uint64_t seed, double lev
 
 static double clip01(double x) { return x < 0 ? 0 : x > 1 ? 1 : x; }
 
-void to_stat_compute(const double *v, int n, uint64_t boot_seed, to_stat *s)
+void eng_stat_compute(const double *v, int n, uint64_t boot_seed, eng_stat *s)
 {
     double *fin = malloc(sizeof *fin * 2 * (size_t)(n > 0 ? n : 1));
-    *s = TO_STAT_NONE;
+    *s = ENG_STAT_NONE;
     if (!fin) return;
     double sum = 0;
     for (int i = 0; i < n; i++)
         if (isfinite(v[i])) {
             fin[s->n++] = v[i];
             sum += v[i];
-            s->k += v[i] >= TO_PASS_EXACT;
+            s->k += v[i] >= ENG_PASS_EXACT;
         }
     if (s->n > 0) {
         s->mean = sum / s->n;
@@ -126,15 +126,15 @@ void to_stat_compute(const double *v, int n, uint64_t boot_seed, to_stat *s)
         double ss = 0;
         for (int i = 0; i < s->n; i++) ss += (fin[i] - s->mean) * (fin[i] - s->mean);
         s->sd = sqrt(ss / (s->n - 1));
-        double half = to_t_quantile(1 - 0.5 * (1 - TO_CI_LEVEL), s->n - 1) * s->sd / sqrt(s->n);
+        double half = eng_t_quantile(1 - 0.5 * (1 - ENG_CI_LEVEL), s->n - 1) * s->sd / sqrt(s->n);
         s->lo = clip01(s->mean - half);
         s->hi = clip01(s->mean + half);
-        to_bootstrap_ci(fin, s->n, TO_BOOT_REPS, boot_seed, TO_CI_LEVEL, &s->boot_lo, &s->boot_hi);
+        eng_bootstrap_ci(fin, s->n, ENG_BOOT_REPS, boot_seed, ENG_CI_LEVEL, &s->boot_lo, &s->boot_hi);
     }
     free(fin);
 }
 
-uint64_t to_cell_seed(rg_task task, rg_pos_kind pos, rg_rope_ext ext, int n, bool exact)
+uint64_t eng_cell_seed(rg_task task, rg_pos_kind pos, rg_rope_ext ext, int n, bool exact)
 {
     /* splitmix64 finalizer over the packed identity; a registered task by its name's stream, so that its
      * intervals do not depend on the order of registration */
@@ -150,16 +150,16 @@ uint64_t to_cell_seed(rg_task task, rg_pos_kind pos, rg_rope_ext ext, int n, boo
 /* ------------------------------------------------------------------ steps-to-learn of a row */
 
 
-void to_row_steps_to_learn(const to_table *t, const to_row *r, to_learn_stat *s)
+void eng_row_steps_to_learn(const eng_table *t, const eng_row *r, eng_learn_stat *s)
 {
-    *s = (to_learn_stat){0, 0, NAN, NAN, 0};
-    double v[TO_MAX_SEEDS];
+    *s = (eng_learn_stat){0, 0, NAN, NAN, 0};
+    double v[ENG_MAX_SEEDS];
     for (int i = 0; i < r->n_runs; i++) {
-        const to_result *x = &t->res[r->runs[i]];
+        const eng_result *x = &t->res[r->runs[i]];
         if (x->steps_to_learn == 0) continue;
         s->n++;
         if (x->steps > s->max_steps) s->max_steps = x->steps;
-        if (x->steps_to_learn > 0 && s->k < TO_MAX_SEEDS) v[s->k++] = (double)x->steps_to_learn;
+        if (x->steps_to_learn > 0 && s->k < ENG_MAX_SEEDS) v[s->k++] = (double)x->steps_to_learn;
     }
     if (s->k == 0) return;
     qsort(v, (size_t)s->k, sizeof *v, cmp_double);
@@ -169,7 +169,7 @@ void to_row_steps_to_learn(const to_table *t, const to_row *r, to_learn_stat *s)
     s->median = s->k % 2 ? v[s->k / 2] : 0.5 * (v[s->k / 2 - 1] + v[s->k / 2]);
 }
 
-const char *to_learn_text(const to_learn_stat *s, char *buf, size_t cap)
+const char *eng_learn_text(const eng_learn_stat *s, char *buf, size_t cap)
 {
     if (s->n == 0) snprintf(buf, cap, "n/a");
     else if (s->k == 0) snprintf(buf, cap, "not within %lld · 0/%d", (long long)s->max_steps, s->n);
@@ -178,7 +178,7 @@ const char *to_learn_text(const to_learn_stat *s, char *buf, size_t cap)
     return buf;
 }
 
-bool to_table_has_learn(const to_table *t)
+bool eng_table_has_learn(const eng_table *t)
 {
     for (int i = 0; i < t->n_res; i++)
         if (t->res[i].steps_to_learn != 0) return true;

@@ -10,14 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *to_row_label(const to_row *r, char *buf, size_t cap)
+const char *eng_row_label(const eng_row *r, char *buf, size_t cap)
 {
-    return to_label(r->pos, r->variant, r->ext, r->ext_factor, buf, cap);
+    return eng_label(r->pos, r->variant, r->ext, r->ext_factor, buf, cap);
 }
 
 /* The order of rows: task, encoding, variant, extension (none first), factor (per length first). */
-static int cmp_ident(rg_task t1, rg_pos_kind p1, to_variant v1, rg_rope_ext e1, double f1, rg_task t2, rg_pos_kind p2,
-                     to_variant v2, rg_rope_ext e2, double f2)
+static int cmp_ident(rg_task t1, rg_pos_kind p1, eng_variant v1, rg_rope_ext e1, double f1, rg_task t2, rg_pos_kind p2,
+                     eng_variant v2, rg_rope_ext e2, double f2)
 {
     long a = (long)t1 * 1000000L + (long)p1 * 10000L + (long)v1 * 100L + (long)e1;
     long b = (long)t2 * 1000000L + (long)p2 * 10000L + (long)v2 * 100L + (long)e2;
@@ -25,7 +25,7 @@ static int cmp_ident(rg_task t1, rg_pos_kind p1, to_variant v1, rg_rope_ext e1, 
     return (f1 > f2) - (f1 < f2);
 }
 
-static bool row_of(const to_row *r, const to_result *x)
+static bool row_of(const eng_row *r, const eng_result *x)
 {
     return cmp_ident(r->task, r->pos, r->variant, r->ext, r->ext_factor, x->task, x->pos, x->variant, x->ext,
                      x->ext_factor) == 0;
@@ -33,14 +33,14 @@ static bool row_of(const to_row *r, const to_result *x)
 
 static int cmp_row(const void *a, const void *b)
 {
-    const to_row *x = a, *y = b;
+    const eng_row *x = a, *y = b;
     return cmp_ident(x->task, x->pos, x->variant, x->ext, x->ext_factor, y->task, y->pos, y->variant, y->ext,
                      y->ext_factor);
 }
 
 static int cmp_int(const void *a, const void *b) { return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b); }
 
-int to_table_build(to_table *t, const to_result *res, int n_res, int train_len)
+int eng_table_build(eng_table *t, const eng_result *res, int n_res, int train_len)
 {
     memset(t, 0, sizeof *t);
     t->res = res;
@@ -53,7 +53,7 @@ int to_table_build(to_table *t, const to_result *res, int n_res, int train_len)
         for (k = 0; k < t->n_rows; k++)
             if (row_of(&t->rows[k], &res[i])) break;
         if (k == t->n_rows)
-            t->rows[t->n_rows++] = (to_row){res[i].task, res[i].pos, res[i].variant, res[i].ext, res[i].ext_factor, 0,
+            t->rows[t->n_rows++] = (eng_row){res[i].task, res[i].pos, res[i].variant, res[i].ext, res[i].ext_factor, 0,
                                             NULL};
         t->rows[k].n_runs++;
         rg_task task = res[i].task;
@@ -61,10 +61,10 @@ int to_table_build(to_table *t, const to_result *res, int n_res, int train_len)
             int n = res[i].lens[j], q;
             for (q = 0; q < t->n_lens[task] && t->lens[task][q] != n; q++) {}
             if (q < t->n_lens[task]) continue;
-            if (t->n_lens[task] == TO_MAX_TABLE_LENS) {
-                to_err("more than %d test lengths for task %s in one report\n",
-                        TO_MAX_TABLE_LENS, rg_task_name(task));
-                to_table_free(t);
+            if (t->n_lens[task] == ENG_MAX_TABLE_LENS) {
+                eng_err("more than %d test lengths for task %s in one report\n",
+                        ENG_MAX_TABLE_LENS, rg_task_name(task));
+                eng_table_free(t);
                 return -1;
             }
             t->lens[task][t->n_lens[task]++] = n;
@@ -82,12 +82,12 @@ int to_table_build(to_table *t, const to_result *res, int n_res, int train_len)
     for (int task = 0; task < rg_task_count(); task++) qsort(t->lens[task], (size_t)t->n_lens[task], sizeof(int), cmp_int);
     return 0;
 nomem:
-    to_err("report: out of memory\n");
-    to_table_free(t);
+    eng_err("report: out of memory\n");
+    eng_table_free(t);
     return -1;
 }
 
-const to_row *to_table_row_like(const to_table *t, const to_row *like)
+const eng_row *eng_table_row_like(const eng_table *t, const eng_row *like)
 {
     for (int k = 0; k < t->n_rows; k++)
         if (t->rows[k].task == like->task && t->rows[k].pos == like->pos && t->rows[k].variant == like->variant &&
@@ -96,7 +96,7 @@ const to_row *to_table_row_like(const to_table *t, const to_row *like)
     return NULL;
 }
 
-void to_table_free(to_table *t)
+void eng_table_free(eng_table *t)
 {
     for (int k = 0; k < t->n_rows && t->rows; k++) free(t->rows[k].runs);
     free(t->rows);
@@ -104,26 +104,26 @@ void to_table_free(to_table *t)
     t->n_rows = 0;
 }
 
-void to_table_cell(const to_table *t, const to_row *r, int n, bool exact, to_stat *s, double *values)
+void eng_table_cell(const eng_table *t, const eng_row *r, int n, bool exact, eng_stat *s, double *values)
 {
     double stack[64], *v = values ? values : r->n_runs <= 64 ? stack : malloc(sizeof(double) * (size_t)r->n_runs);
-    if (!v) { *s = TO_STAT_NONE; return; }
+    if (!v) { *s = ENG_STAT_NONE; return; }
     for (int i = 0; i < r->n_runs; i++) {
-        const to_result *x = &t->res[r->runs[i]];
+        const eng_result *x = &t->res[r->runs[i]];
         v[i] = NAN;
         for (int j = 0; j < x->n_lens; j++)
             if (x->lens[j] == n) v[i] = exact ? x->exact[j] : x->token_acc[j];
     }
     /* the variant and a fixed factor enter the bootstrap seed so that base rows keep the seeds they had */
-    uint64_t seed = to_cell_seed(r->task, r->pos, r->ext, n, exact) ^ ((uint64_t)r->variant << 20) ^
+    uint64_t seed = eng_cell_seed(r->task, r->pos, r->ext, n, exact) ^ ((uint64_t)r->variant << 20) ^
                     ((uint64_t)(r->ext_factor * 1000) << 24);
-    to_stat_compute(v, r->n_runs, seed, s);
+    eng_stat_compute(v, r->n_runs, seed, s);
     if (v != values && v != stack) free(v);
 }
 
-bool to_row_learned(const to_table *t, const to_row *r)
+bool eng_row_learned(const eng_table *t, const eng_row *r)
 {
-    to_stat s;
-    to_table_cell(t, r, t->train_len, true, &s, NULL);
+    eng_stat s;
+    eng_table_cell(t, r, t->train_len, true, &s, NULL);
     return s.n == 0 || s.mean >= 0.9;
 }

@@ -7,7 +7,7 @@
  * with the loss window the checkpoint keeps, so it ends bit for bit as an uninterrupted run), else the run starts.
  * The report is then the one the uninterrupted invocation writes (its command line included); only its time
  * columns differ. Every file read from OUT is user input: refused, naming it and what is wrong, before anything runs
- * (exit 2). The job pool and MPI ranks run the remaining runs exactly as they run a grid (to_mpi_pool_run).
+ * (exit 2). The job pool and MPI ranks run the remaining runs exactly as they run a grid (eng_mpi_pool_run).
  * The plugins the invocation loaded are recorded there too (file and SHA-256): --continue needs the same builds
  * loaded again (--plugin or ROPEGRAD_PLUGINS), since a run of another build of an encoding is another model.
  *
@@ -44,10 +44,10 @@
 
 /* ------------------------------------------------------------------ <out>/invocation.json */
 
-int to_continue_record(const to_options *o, const char *cmd)
+int eng_continue_record(const eng_options *o, const char *cmd)
 {
     if (o->resume[0] || o->eval[0] || o->continuing) return 0; /* only a grid of new runs can be continued */
-    char path[TO_PATH + 32], *settings = to_options_json(o), *text = NULL;
+    char path[ENG_PATH + 32], *settings = eng_options_json(o), *text = NULL;
     snprintf(path, sizeof path, "%s/%s", o->out, INVOCATION);
     cJSON *root = cJSON_CreateObject(), *sj = settings ? cJSON_Parse(settings) : NULL;
     cJSON_free(settings);
@@ -58,10 +58,10 @@ int to_continue_record(const to_options *o, const char *cmd)
         cJSON_AddItemToObject(root, "settings", sj);
         sj = NULL;
         cJSON *plugins = cJSON_AddArrayToObject(root, "plugins");
-        for (int i = 0; plugins && i < to_plugin_count(); i++) {
+        for (int i = 0; plugins && i < eng_plugin_count(); i++) {
             cJSON *p = cJSON_CreateObject();
-            cJSON_AddStringToObject(p, "file", to_plugin_at(i)->file);
-            cJSON_AddStringToObject(p, "sha256", to_plugin_at(i)->sha256);
+            cJSON_AddStringToObject(p, "file", eng_plugin_at(i)->file);
+            cJSON_AddStringToObject(p, "sha256", eng_plugin_at(i)->sha256);
             cJSON_AddItemToArray(plugins, p);
         }
         text = cJSON_Print(root);
@@ -69,22 +69,22 @@ int to_continue_record(const to_options *o, const char *cmd)
     cJSON_Delete(root);
     cJSON_Delete(sj);
     if (!text) {
-        to_err("cannot write %s: out of memory\n", path);
+        eng_err("cannot write %s: out of memory\n", path);
         return -1;
     }
     rg_status st = rg_atomic_write("the invocation's settings", path, text, strlen(text));
     cJSON_free(text);
-    if (st) to_err("%s\n", rg_last_error());
+    if (st) eng_err("%s\n", rg_last_error());
     return st ? -1 : 0;
 }
 
 /* The text of path (at most MAX_JSON bytes, no NUL byte) into a malloc'ed string; exits 2 naming it otherwise. */
 static char *read_json_text(const char *path)
 {
-    FILE *f = to_fopen_read(path);
+    FILE *f = eng_fopen_read(path);
     struct stat st;
     if (!f || fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode))
-        to_usage_error("the output folder of an invocation of this engine (it holds invocation.json)", "--continue: "
+        eng_usage_error("the output folder of an invocation of this engine (it holds invocation.json)", "--continue: "
                        "%s: %s", path, !f ? strerror(errno) : "not a regular file");
     char *text = st.st_size <= MAX_JSON ? malloc((size_t)st.st_size + 1) : NULL;
     size_t n = text ? fread(text, 1, (size_t)st.st_size, f) : 0;
@@ -92,27 +92,27 @@ static char *read_json_text(const char *path)
     fclose(f);
     if (!whole) {
         free(text);
-        to_usage_error("invocation.json as the engine wrote it", "--continue: %s: %s", path, st.st_size > MAX_JSON ?
+        eng_usage_error("invocation.json as the engine wrote it", "--continue: %s: %s", path, st.st_size > MAX_JSON ?
                        "larger than 1 MiB" : "changed while being read (or out of memory)");
     }
     text[n] = 0;
-    if (strlen(text) != n) to_usage_error("invocation.json as the engine wrote it", "--continue: %s: a NUL byte at "
+    if (strlen(text) != n) eng_usage_error("invocation.json as the engine wrote it", "--continue: %s: a NUL byte at "
                                           "byte %zu", path, strlen(text));
     const char *esc = strstr(text, "\\u0000"); /* cJSON would end a string there, dropping the rest silently */
-    if (esc) to_usage_error("invocation.json as the engine wrote it", "--continue: %s: a \\u0000 escape at byte %ld",
+    if (esc) eng_usage_error("invocation.json as the engine wrote it", "--continue: %s: a \\u0000 escape at byte %ld",
                             path, (long)(esc - text));
     return text;
 }
 
 /* The flags given with --continue: only --jobs and --quiet (how it runs, not what), which win, and --plugin (the
  * plugins the invocation loaded, checked by plugins_wrong). */
-static void check_flags(const to_options *cli)
+static void check_flags(const eng_options *cli)
 {
     const setting *s;
-    for (int i = 0; (s = to_setting_at(i)); i++)
-        if (s->name && to_setting_given(s) && strcmp(s->name, "continue") && strcmp(s->name, "jobs") &&
+    for (int i = 0; (s = eng_setting_at(i)); i++)
+        if (s->name && eng_setting_given(s) && strcmp(s->name, "continue") && strcmp(s->name, "jobs") &&
             strcmp(s->name, "quiet") && strcmp(s->name, "plugin"))
-            to_usage_error("--continue OUT with --jobs N, --quiet and --plugin only (the folder's settings are used)",
+            eng_usage_error("--continue OUT with --jobs N, --quiet and --plugin only (the folder's settings are used)",
                            "--%s does not apply with --continue", s->name);
 }
 
@@ -122,8 +122,8 @@ static const char *plugins_wrong(const cJSON *list)
 {
     static char why[512];
     if (!list) return NULL;
-    if (!cJSON_IsArray(list) || cJSON_GetArraySize(list) > TO_PLUGIN_MAX) {
-        snprintf(why, sizeof why, "plugins is not a list of at most %d plugins", TO_PLUGIN_MAX);
+    if (!cJSON_IsArray(list) || cJSON_GetArraySize(list) > ENG_PLUGIN_MAX) {
+        snprintf(why, sizeof why, "plugins is not a list of at most %d plugins", ENG_PLUGIN_MAX);
         return why;
     }
     const cJSON *p;
@@ -133,9 +133,9 @@ static const char *plugins_wrong(const cJSON *list)
         if (!cJSON_IsString(f) || !cJSON_IsString(h) || strlen(f->valuestring) > 255 || strlen(h->valuestring) != 64)
             return "a plugins entry without its file and 64-digit sha256";
         bool same = false, other = false;
-        for (int i = 0; i < to_plugin_count(); i++) {
-            same |= strcmp(to_plugin_at(i)->sha256, h->valuestring) == 0;
-            other |= strcmp(to_plugin_at(i)->file, f->valuestring) == 0;
+        for (int i = 0; i < eng_plugin_count(); i++) {
+            same |= strcmp(eng_plugin_at(i)->sha256, h->valuestring) == 0;
+            other |= strcmp(eng_plugin_at(i)->file, f->valuestring) == 0;
         }
         if (same) continue;
         snprintf(why, sizeof why, "the invocation ran with the plugin %s (sha256 %.16s...), %s: pass --plugin "
@@ -146,13 +146,13 @@ static const char *plugins_wrong(const cJSON *list)
     return NULL;
 }
 
-void to_continue_load(to_options *o, char *cmd, size_t cap)
+void eng_continue_load(eng_options *o, char *cmd, size_t cap)
 {
     check_flags(o);
-    bool jobs_given = to_setting_given(to_setting_find("jobs")), quiet_given = to_setting_given(
-        to_setting_find("quiet"));
-    to_options cli = *o;
-    char path[TO_PATH + 32];
+    bool jobs_given = eng_setting_given(eng_setting_find("jobs")), quiet_given = eng_setting_given(
+        eng_setting_find("quiet"));
+    eng_options cli = *o;
+    char path[ENG_PATH + 32];
     snprintf(path, sizeof path, "%s/%s", cli.cont, INVOCATION);
     char *text = read_json_text(path);
     cJSON *root = cJSON_ParseWithOpts(text, NULL, true);
@@ -168,23 +168,23 @@ void to_continue_load(to_options *o, char *cmd, size_t cap)
                         "no command line (a string)" : !cJSON_IsObject(set) ? "no settings object" : NULL;
     if (wrong) {
         cJSON_Delete(root);
-        to_usage_error("invocation.json as the engine wrote it", "--continue: %s: %s", path, wrong);
+        eng_usage_error("invocation.json as the engine wrote it", "--continue: %s: %s", path, wrong);
     }
     const char *plugins = plugins_wrong(cJSON_GetObjectItemCaseSensitive(root, "plugins"));
     if (plugins) {
         cJSON_Delete(root);
-        to_usage_error("the plugins the invocation loaded, in the same builds", "--continue: %s: %s", path, plugins);
+        eng_usage_error("the plugins the invocation loaded, in the same builds", "--continue: %s: %s", path, plugins);
     }
     snprintf(cmd, cap, "%s", c->valuestring);
-    char *settings = cJSON_PrintUnformatted(set), src[TO_PATH + 64];
+    char *settings = cJSON_PrintUnformatted(set), src[ENG_PATH + 64];
     cJSON_Delete(root);
-    if (!settings) to_usage_error("invocation.json as the engine wrote it", "--continue: %s: out of memory", path);
+    if (!settings) eng_usage_error("invocation.json as the engine wrote it", "--continue: %s: out of memory", path);
     snprintf(src, sizeof src, "--continue: %s: settings", path);
-    to_options_default(o);
-    to_options_apply_config(o, settings, src); /* every value checked as --config's are */
+    eng_options_default(o);
+    eng_options_apply_config(o, settings, src); /* every value checked as --config's are */
     cJSON_free(settings);
     if (o->resume[0] || o->eval[0] || o->cont[0] || o->print_config)
-        to_usage_error("the settings of a grid of new runs", "--continue: %s: settings of a --resume, --eval or "
+        eng_usage_error("the settings of a grid of new runs", "--continue: %s: settings of a --resume, --eval or "
                        "--continue invocation", path);
     snprintf(o->out, sizeof o->out, "%s", cli.cont); /* the folder, wherever it is now */
     if (jobs_given) o->jobs = cli.jobs;
@@ -200,11 +200,11 @@ void to_continue_load(to_options *o, char *cmd, size_t cap)
  * load as the model, optimizer and /run settings this invocation gives the run (rg_checkpoint_load: digest, the
  * HDF5 reader process, bounds, every /config value equal), at a step within the run, and with a valid loss window
  * (train loop: loss_window_*). */
-static const char *check_checkpoint(const to_options *o, const to_job *j, const char *path, char *why, size_t cap)
+static const char *check_checkpoint(const eng_options *o, const eng_job *j, const char *path, char *why, size_t cap)
 {
-    static to_options ov;
+    static eng_options ov;
     static rg_run_state rs, want;
-    to_run_options(o, j, &ov);
+    eng_run_options(o, j, &ov);
     rg_model_config cfg = ov.model;
     cfg.pos = j->pos;
     cfg.vocab_size = rg_task_get(j->task)->vocab_size;
@@ -226,13 +226,13 @@ static const char *check_checkpoint(const to_options *o, const to_job *j, const 
                  (long long)rs.lr.warmup, (long long)rs.lr.total, rs.lr.min_frac, rs.lr.grad_clip, opt.beta1,
                  opt.beta2, opt.eps, opt.weight_decay);
     rg_run_state_init(&want);
-    if (!why[0] && to_settings_to_run(&ov, j->task, j->seed, &want)) snprintf(why, cap, "%s", rg_last_error());
+    if (!why[0] && eng_settings_to_run(&ov, j->task, j->seed, &want)) snprintf(why, cap, "%s", rg_last_error());
     for (int i = 0; !why[0] && i < want.n_attrs; i++) {
         const rg_run_attr *w = &want.attrs[i], *a = rg_run_state_attr(&rs, w->key);
         if (!a || a->type != w->type || a->i != w->i || strcmp(a->s, w->s))
             snprintf(why, cap, "/run %s is not this invocation's value for the run", w->key);
     }
-    if (!why[0] && to_run_check_state(&rs, &ov, why, cap)) {} /* the loss window and steps_to_learn */
+    if (!why[0] && eng_run_check_state(&rs, &ov, why, cap)) {} /* the loss window and steps_to_learn */
     if (m && opt.m) rg_adamw_free(&opt);
     rg_model_free(m);
     return why[0] ? why : NULL;
@@ -245,7 +245,7 @@ static void remove_stale_report_files(const char *out)
     DIR *d = opendir(out);
     for (struct dirent *e; d && (e = readdir(d));) {
         const char *tmp = strstr(e->d_name, ".tmp.");
-        char base[TO_PATH + 300];
+        char base[ENG_PATH + 300];
         if (!tmp || strlen(out) + (size_t)(tmp - e->d_name) + 2 > sizeof base) continue;
         snprintf(base, sizeof base, "%s/%.*s", out, (int)(tmp - e->d_name), e->d_name);
         rg_atomic_remove_stale(base); /* only files of dead processes, only that name */
@@ -255,25 +255,25 @@ static void remove_stale_report_files(const char *out)
 
 typedef enum { RUN_NEW, RUN_RESUME, RUN_DONE } run_state_kind;
 
-/* Sorts the jobs of OUT into finished (records into done + k * (1 + TO_MAX_EXTS), counts[k]), interrupted and not
+/* Sorts the jobs of OUT into finished (records into done + k * (1 + ENG_MAX_EXTS), counts[k]), interrupted and not
  * started; exits 2 naming the first file that cannot be used. */
-static void scan(const to_options *o, const to_job *jobs, int n_jobs, run_state_kind *kind, to_result *done,
+static void scan(const eng_options *o, const eng_job *jobs, int n_jobs, run_state_kind *kind, eng_result *done,
                  int *counts)
 {
-    rg_checkpoint_set_max_params((int64_t)TO_MAX_PARAMS);
-    uint32_t digest = to_settings_digest(o);
+    rg_checkpoint_set_max_params((int64_t)ENG_MAX_PARAMS);
+    uint32_t digest = eng_settings_digest(o);
     for (int k = 0; k < n_jobs; k++) {
-        char name[128], path[TO_PATH + 192], why[1024];
-        static to_options ov;
-        to_run_options(o, &jobs[k], &ov);
-        to_run_name(jobs[k].task, jobs[k].pos, to_variant_of(&ov, jobs[k].pos), jobs[k].seed, name, sizeof name);
-        to_results_path(o, name, path, sizeof path);
+        char name[128], path[ENG_PATH + 192], why[1024];
+        static eng_options ov;
+        eng_run_options(o, &jobs[k], &ov);
+        eng_run_name(jobs[k].task, jobs[k].pos, eng_variant_of(&ov, jobs[k].pos), jobs[k].seed, name, sizeof name);
+        eng_results_path(o, name, path, sizeof path);
         struct stat st;
         kind[k] = RUN_NEW;
         counts[k] = 0;
         if (lstat(path, &st) == 0) {
-            counts[k] = to_results_load(&ov, digest, &jobs[k], path, done + k * (1 + TO_MAX_EXTS), why, sizeof why);
-            if (counts[k] < 0) to_usage_error("the results files the engine wrote (or remove the file to run the "
+            counts[k] = eng_results_load(&ov, digest, &jobs[k], path, done + k * (1 + ENG_MAX_EXTS), why, sizeof why);
+            if (counts[k] < 0) eng_usage_error("the results files the engine wrote (or remove the file to run the "
                                               "run again)", "--continue: %s: %s", path, why);
             kind[k] = RUN_DONE;
             continue;
@@ -281,35 +281,35 @@ static void scan(const to_options *o, const to_job *jobs, int n_jobs, run_state_
         snprintf(path, sizeof path, "%s/ckpt/%s.h5", o->out, name);
         if (lstat(path, &st) != 0) continue;
         if (check_checkpoint(o, &jobs[k], path, why, sizeof why))
-            to_usage_error("the checkpoints the engine wrote (or remove the file to start the run again)",
+            eng_usage_error("the checkpoints the engine wrote (or remove the file to start the run again)",
                            "--continue: %s: %s", path, why);
         kind[k] = RUN_RESUME;
     }
 }
 
 typedef struct {
-    const to_options *o;
-    const to_job *jobs;
+    const eng_options *o;
+    const eng_job *jobs;
     int n_jobs;
     const run_state_kind *kind;
     const int *counts;
-    const to_result *done;
-    to_result *merged;
-    void (*on_partial)(const to_options *o, const to_result *res, int n, void *ctx);
+    const eng_result *done;
+    eng_result *merged;
+    void (*on_partial)(const eng_options *o, const eng_result *res, int n, void *ctx);
     void *ctx;
 } merge_ctx;
 
 /* The results in job order: a finished job's stored records, the others' from res[0..n) (found by their run). */
-static int merge(const merge_ctx *m, const to_result *res, int n)
+static int merge(const merge_ctx *m, const eng_result *res, int n)
 {
-    static to_options ov;
+    static eng_options ov;
     int out = 0;
     for (int k = 0; k < m->n_jobs; k++) {
-        const to_job *j = &m->jobs[k];
-        for (int i = 0; i < m->counts[k]; i++) m->merged[out++] = m->done[k * (1 + TO_MAX_EXTS) + i];
+        const eng_job *j = &m->jobs[k];
+        for (int i = 0; i < m->counts[k]; i++) m->merged[out++] = m->done[k * (1 + ENG_MAX_EXTS) + i];
         if (m->kind[k] == RUN_DONE) continue;
-        to_run_options(m->o, j, &ov);
-        to_variant v = to_variant_of(&ov, j->pos);
+        eng_run_options(m->o, j, &ov);
+        eng_variant v = eng_variant_of(&ov, j->pos);
         for (int i = 0; i < n; i++)
             if (res[i].task == j->task && res[i].pos == j->pos && res[i].seed == j->seed && res[i].variant == v)
                 m->merged[out++] = res[i];
@@ -317,22 +317,22 @@ static int merge(const merge_ctx *m, const to_result *res, int n)
     return out;
 }
 
-static void partial(const to_options *o, const to_result *res, int n, void *ctx)
+static void partial(const eng_options *o, const eng_result *res, int n, void *ctx)
 {
     merge_ctx *m = ctx;
     if (m->on_partial) m->on_partial(o, m->merged, merge(m, res, n), m->ctx);
 }
 
-int to_continue_pool_run(const to_options *o, const to_job *jobs, int n_jobs, to_result *all, int *n_all,
-                         void (*on_partial)(const to_options *o, const to_result *res, int n, void *ctx), void *ctx)
+int eng_continue_pool_run(const eng_options *o, const eng_job *jobs, int n_jobs, eng_result *all, int *n_all,
+                         void (*on_partial)(const eng_options *o, const eng_result *res, int n, void *ctx), void *ctx)
 {
     run_state_kind *kind = calloc((size_t)n_jobs + 1, sizeof *kind);
     int *counts = calloc((size_t)n_jobs + 1, sizeof *counts), failed = 0, todo = 0, resumed = 0;
-    to_result *done = calloc((size_t)n_jobs * (1 + TO_MAX_EXTS) + 1, sizeof *done);
-    to_result *part = calloc((size_t)n_jobs * (1 + TO_MAX_EXTS) + 1, sizeof *part);
-    to_job *left = calloc((size_t)n_jobs + 1, sizeof *left);
+    eng_result *done = calloc((size_t)n_jobs * (1 + ENG_MAX_EXTS) + 1, sizeof *done);
+    eng_result *part = calloc((size_t)n_jobs * (1 + ENG_MAX_EXTS) + 1, sizeof *part);
+    eng_job *left = calloc((size_t)n_jobs + 1, sizeof *left);
     if (!kind || !counts || !done || !part || !left) {
-        to_err("--continue: out of memory\n");
+        eng_err("--continue: out of memory\n");
         failed = n_jobs;
     } else {
         scan(o, jobs, n_jobs, kind, done, counts);
@@ -342,13 +342,13 @@ int to_continue_pool_run(const to_options *o, const to_job *jobs, int n_jobs, to
             resumed += kind[k] == RUN_RESUME;
         }
         if (!o->quiet)
-            to_err("--continue %s: %d run(s) finished (kept), %d to resume from their "
+            eng_err("--continue %s: %d run(s) finished (kept), %d to resume from their "
                     "checkpoints, %d to start\n", o->out, n_jobs - todo, resumed, todo - resumed);
         merge_ctx m = {o, jobs, n_jobs, kind, counts, done, all, on_partial, ctx};
         int n_part = 0;
-        to_options run = *o;
+        eng_options run = *o;
         if (run.jobs > todo) run.jobs = todo > 0 ? todo : 1;
-        failed = todo ? to_mpi_pool_run(&run, left, todo, part, &n_part, partial, &m) : 0;
+        failed = todo ? eng_mpi_pool_run(&run, left, todo, part, &n_part, partial, &m) : 0;
         *n_all = merge(&m, part, n_part);
     }
     free(kind);

@@ -33,7 +33,7 @@ static rg_status task_positions(rg_task task, int n, int count, int32_t **pos)
 
 /* *pos = NULL (positions 0..T-1) unless random or the task gives its own (then those); else [count, 2n+3] positions (the caller frees them). RG_ERR_ARG
  * when 2n+3 > max_position (no such subset: the caller reports n/a), RG_ERR_NOMEM. */
-rg_status to_eval_positions(bool random, uint64_t seed, uint64_t base, rg_task task, int n, int count,
+rg_status eng_eval_positions(bool random, uint64_t seed, uint64_t base, rg_task task, int n, int count,
                                 int max_position, int32_t **pos)
 {
     *pos = NULL;
@@ -53,25 +53,25 @@ rg_status to_eval_positions(bool random, uint64_t seed, uint64_t base, rg_task t
 
 /* Greedy decoding of count prompts [count, P] of (task, n), target_len(n) tokens each, scored against want
  * [count, G]: exact match and token accuracy through the task's score hook (rg_task_score_rows; token equality
- * without one), and into r's slot (when r is not NULL and G <= TO_POS_MAX) the per-position accounting by token
- * equality (to_position_count). At positions 0.., or at row i of pos [count, P + G] if not NULL. RG_ERR_ARG when a
+ * without one), and into r's slot (when r is not NULL and G <= ENG_POS_MAX) the per-position accounting by token
+ * equality (eng_position_count). At positions 0.., or at row i of pos [count, P + G] if not NULL. RG_ERR_ARG when a
  * position passes the learned table. */
-rg_status to_evaluate_rows(rg_model *m, rg_task task, int n, const int32_t *prompts, const int32_t *want,
-                               int count, const int32_t *pos, double *exact, double *token_acc, to_result *r,
+rg_status eng_evaluate_rows(rg_model *m, rg_task task, int n, const int32_t *prompts, const int32_t *want,
+                               int count, const int32_t *pos, double *exact, double *token_acc, eng_result *r,
                                int slot)
 {
     int P = rg_task_prompt_len(task, n), G = rg_task_target_len(task, n);
     int32_t *gen = malloc(sizeof(int32_t) * (size_t)count * G), *axes = NULL;
-    rg_status st = gen ? to_eval_axes(task, n, prompts, count, &axes)
+    rg_status st = gen ? eng_eval_axes(task, n, prompts, count, &axes)
                        : rg_error(RG_ERR_NOMEM, "evaluation n=%d: out of memory", n);
     if (st == RG_OK) st = rg_generate_axes(m, prompts, count, P, G, pos, axes, EVAL_BATCH, gen);
     rg_task_score sc = {0};
     if (st == RG_OK) st = rg_task_score_rows(task, n, &sc, prompts, gen, want, count);
-    if (st == RG_OK && r && G <= TO_POS_MAX) {
+    if (st == RG_OK && r && G <= ENG_POS_MAX) {
         r->pos_count[slot] = count;
-        to_position_count(gen, want, count, G, r->pos_right[slot], r->first_wrong[slot]);
+        eng_position_count(gen, want, count, G, r->pos_right[slot], r->first_wrong[slot]);
     }
-    if (st == RG_OK && r && axes) to_cell_count(task, n, gen, want, axes, count, r, slot);
+    if (st == RG_OK && r && axes) eng_cell_count(task, n, gen, want, axes, count, r, slot);
     free(gen);
     free(axes);
     *exact = st ? NAN : rg_task_exact_match(&sc);
@@ -79,9 +79,9 @@ rg_status to_evaluate_rows(rg_model *m, rg_task task, int n, const int32_t *prom
     return st;
 }
 
-/* The first `count` samples of an evaluation set (its prompts and expected continuations), as to_evaluate_rows. */
-rg_status to_evaluate_set(rg_model *m, const rg_evalset *es, int count, const int32_t *pos, double *exact,
-                          double *token_acc, to_result *r, int slot)
+/* The first `count` samples of an evaluation set (its prompts and expected continuations), as eng_evaluate_rows. */
+rg_status eng_evaluate_set(rg_model *m, const rg_evalset *es, int count, const int32_t *pos, double *exact,
+                          double *token_acc, eng_result *r, int slot)
 {
-    return to_evaluate_rows(m, es->task, es->n, es->prompt, es->expected, count, pos, exact, token_acc, r, slot);
+    return eng_evaluate_rows(m, es->task, es->n, es->prompt, es->expected, count, pos, exact, token_acc, r, slot);
 }

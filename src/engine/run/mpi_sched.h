@@ -7,10 +7,10 @@
 
 /* Ranks 1..N-1: serve rank 0 (grid: run the runs it hands out; data-parallel: take part in each run) until it is
  * done. Returns the exit status (a failed run never returns: MPI_Abort). */
-int to_mpi_worker(const to_options *o);
-/* Rank 0 under MPI: to_pool_run's contract (results in job order, on_partial after each finished run, the number of
+int eng_mpi_worker(const eng_options *o);
+/* Rank 0 under MPI: eng_pool_run's contract (results in job order, on_partial after each finished run, the number of
  * failed runs), over the ranks. */
-int to_mpi_pool_run(const to_options *o, const to_job *jobs, int n_jobs, to_result *all, int *n_all,
-                    void (*on_partial)(const to_options *o, const to_result *res, int n, void *ctx), void *ctx);
+int eng_mpi_pool_run(const eng_options *o, const eng_job *jobs, int n_jobs, eng_result *all, int *n_all,
+                    void (*on_partial)(const eng_options *o, const eng_result *res, int n, void *ctx), void *ctx);
 
 #endif

@@ -1,6 +1,6 @@
 /* mpi_transport.c: the MPI transport (mpi_transport.h): the launch check, MPI_Init and the exit handler, the ranks,
  * the release of the waiting ranks, the data-parallel gradient sum (in a fixed order) and the test hooks. The
- * scheduler that hands jobs to ranks is apart (mpi_sched.c): this file runs no job. Compiled against OpenMPI when the Makefile finds mpicc (TO_HAVE_MPI),
+ * scheduler that hands jobs to ranks is apart (mpi_sched.c): this file runs no job. Compiled against OpenMPI when the Makefile finds mpicc (ENG_HAVE_MPI),
  * otherwise as stubs that refuse an MPI launch and --data-parallel. The records travel as bytes: every rank runs
  * the same binary on the same architecture (a homogeneous cluster). */
 #include "engine/run/mpi_transport.h"
@@ -45,7 +45,7 @@ static int test_hooks(const rg_model *m, const char *tag, int rank, int64_t step
     return 0;
 }
 
-#ifdef TO_HAVE_MPI
+#ifdef ENG_HAVE_MPI
 #include <mpi.h>
 
 static struct {
@@ -64,7 +64,7 @@ static struct {
 
 /* Rank 0 tells the others whether the work starts (1) or the program ends before it (0). Every rank calls it once:
  * in the pool or the worker, or else in the exit handler. */
-int to_mpi_release(int go)
+int eng_mpi_release(int go)
 {
     MPI_Bcast(&go, 1, MPI_INT, 0, MPI_COMM_WORLD);
     g.released = true;
@@ -76,17 +76,17 @@ static void at_exit(void)
     int done = 0;
     MPI_Finalized(&done);
     if (done) return;
-    if (!g.released) to_mpi_release(0);
+    if (!g.released) eng_mpi_release(0);
     free(dp.all);
     free(dp.losses);
     MPI_Finalize();
 }
 
-void to_mpi_start(int *argc, char ***argv)
+void eng_mpi_start(int *argc, char ***argv)
 {
     if (!launched_by_mpirun()) return;
     if (MPI_Init(argc, argv) != MPI_SUCCESS) {
-        to_err("MPI_Init failed\n");
+        eng_err("MPI_Init failed\n");
         exit(1);
     }
     g.active = true;
@@ -102,15 +102,15 @@ void to_mpi_start(int *argc, char ***argv)
  * rank and both lists). */
 static void check_plugins(void)
 {
-    enum { CAP = TO_PLUGIN_MAX * 80 + 1 };
+    enum { CAP = ENG_PLUGIN_MAX * 80 + 1 };
     char mine[CAP], *all = g.rank == 0 ? malloc((size_t)CAP * g.size) : NULL;
-    to_plugins_fingerprint(mine, CAP);
+    eng_plugins_fingerprint(mine, CAP);
     MPI_Gather(mine, CAP, MPI_CHAR, all, CAP, MPI_CHAR, 0, MPI_COMM_WORLD);
     int bad = -1;
     for (int r = 1; g.rank == 0 && all && r < g.size && bad < 0; r++)
         if (strcmp(all + (size_t)r * CAP, mine)) bad = r;
     if (g.rank == 0 && bad > 0)
-        to_err("MPI rank %d loaded other plugins than rank 0 (every rank must load the same --plugin files and "
+        eng_err("MPI rank %d loaded other plugins than rank 0 (every rank must load the same --plugin files and "
                "ROPEGRAD_PLUGINS):\n  rank 0: %s\n  rank %d: %s\n", bad, mine[0] ? mine : "(none)", bad,
                all[(size_t)bad * CAP] ? all + (size_t)bad * CAP : "(none)");
     free(all);
@@ -118,21 +118,21 @@ static void check_plugins(void)
     if (bad > 0) exit(2);
 }
 
-void to_mpi_check(const to_options *o)
+void eng_mpi_check(const eng_options *o)
 {
     if (g.active) check_plugins();
     g.data_parallel = o->data_parallel;
     if (o->data_parallel && !g.active)
-        to_usage_error("mpirun -np N build/examples/train_order ... --data-parallel",
+        eng_usage_error("mpirun -np N build/examples/train_order ... --data-parallel",
                        "--data-parallel needs an MPI launch (this process was not started by mpirun)");
 }
 
-int to_mpi_rank(void) { return g.rank; }
-int to_mpi_size(void) { return g.size; }
-bool to_mpi_writes(void) { return !(g.active && g.data_parallel && g.rank > 0); }
-bool to_mpi_active(void) { return g.active; }
-bool to_mpi_data_parallel(void) { return g.data_parallel; }
-const char *to_mpi_host(void) { return g.host; }
+int eng_mpi_rank(void) { return g.rank; }
+int eng_mpi_size(void) { return g.size; }
+bool eng_mpi_writes(void) { return !(g.active && g.data_parallel && g.rank > 0); }
+bool eng_mpi_active(void) { return g.active; }
+bool eng_mpi_data_parallel(void) { return g.data_parallel; }
+const char *eng_mpi_host(void) { return g.host; }
 
 /* ------------------------------------------------------------------ data-parallel runs */
 
@@ -152,7 +152,7 @@ static rg_status dp_reduce(rg_real *grad, int64_t n, double *loss, void *ctx)
         dp.losses = malloc(sizeof(double) * (size_t)g.size);
         dp.cap = dp.all && dp.losses ? n : 0;
         if (!dp.cap) {
-            to_err("rank 0: out of memory for %d gradient blocks of %lld elements\n", g.size,
+            eng_err("rank 0: out of memory for %d gradient blocks of %lld elements\n", g.size,
                     (long long)n);
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
@@ -177,7 +177,7 @@ static rg_status dp_reduce(rg_real *grad, int64_t n, double *loss, void *ctx)
     return RG_OK;
 }
 
-int to_mpi_share(rg_trainer *t, const char *tag)
+int eng_mpi_share(rg_trainer *t, const char *tag)
 {
     if (!g.active || !g.data_parallel) return 0;
     dp.steps = 0;
@@ -190,7 +190,7 @@ int to_mpi_share(rg_trainer *t, const char *tag)
     return 0;
 }
 
-int to_mpi_after_step(const to_options *o, const rg_model *m, const char *tag, int64_t step)
+int eng_mpi_after_step(const eng_options *o, const rg_model *m, const char *tag, int64_t step)
 {
     if (test_hooks(m, tag, g.rank, step)) return -1;
     if (g.active && g.data_parallel && g.rank == 0 && step == o->steps && dp.steps > 0 && !o->quiet)
@@ -203,26 +203,26 @@ int to_mpi_after_step(const to_options *o, const rg_model *m, const char *tag, i
 
 #else /* no MPI in this build: refuse the MPI modes with a message */
 
-void to_mpi_start(int *argc, char ***argv)
+void eng_mpi_start(int *argc, char ***argv)
 {
     if (!launched_by_mpirun()) return;
-    to_err("started by mpirun, but this build has no MPI (mpicc was not found when it was "
+    eng_err("started by mpirun, but this build has no MPI (mpicc was not found when it was "
             "built); install libopenmpi-dev and openmpi-bin (make deps) and rebuild\n");
     exit(2);
 }
 
-void to_mpi_check(const to_options *o)
+void eng_mpi_check(const eng_options *o)
 {
     if (o->data_parallel)
-        to_usage_error("a build with MPI (install libopenmpi-dev openmpi-bin, rebuild), launched by mpirun",
+        eng_usage_error("a build with MPI (install libopenmpi-dev openmpi-bin, rebuild), launched by mpirun",
                        "--data-parallel needs MPI, and this build has none (mpicc was not found)");
 }
 
-int to_mpi_rank(void) { return 0; }
-int to_mpi_size(void) { return 1; }
-bool to_mpi_writes(void) { return true; }
-int to_mpi_share(rg_trainer *t, const char *tag) { return 0; }
-int to_mpi_after_step(const to_options *o, const rg_model *m, const char *tag, int64_t step)
+int eng_mpi_rank(void) { return 0; }
+int eng_mpi_size(void) { return 1; }
+bool eng_mpi_writes(void) { return true; }
+int eng_mpi_share(rg_trainer *t, const char *tag) { return 0; }
+int eng_mpi_after_step(const eng_options *o, const rg_model *m, const char *tag, int64_t step)
 {
     return test_hooks(m, tag, 0, step);
 }

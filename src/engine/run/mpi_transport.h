@@ -4,7 +4,7 @@
  *
  * Two modes:
  *   - the grid over ranks (default): rank 0 hands out the runs one at a time to whichever rank asks (runs differ in
- *     length), gathers their results (to_result records) and writes the report, logs and plot as one process would;
+ *     length), gathers their results (eng_result records) and writes the report, logs and plot as one process would;
  *     ranks 1..N-1 train and write their runs' checkpoints and train.csv to the shared --out. Rank 0 only
  *     coordinates (it polls with a 2 ms sleep, so it costs no core); with one rank it runs the grid itself.
  *   - --data-parallel: every rank takes part in every run; micro-batch j of each batch is computed by rank j % N
@@ -25,28 +25,28 @@
 
 /* First thing in main: MPI_Init when launched by mpirun, and an exit handler that ends MPI cleanly (MPI_Finalize;
  * ranks still waiting for rank 0 are released first). Exits 2 in a build without MPI when launched by mpirun. */
-void to_mpi_start(int *argc, char ***argv);
+void eng_mpi_start(int *argc, char ***argv);
 /* After the options are checked: --data-parallel needs an mpirun launch (exit 2 with a message otherwise). */
-void to_mpi_check(const to_options *o);
+void eng_mpi_check(const eng_options *o);
 /* This process's rank (0 without MPI) and the number of ranks (1 without MPI). */
-int to_mpi_rank(void);
-int to_mpi_size(void);
+int eng_mpi_rank(void);
+int eng_mpi_size(void);
 /* ---- used by the scheduler (mpi_sched.c), MPI builds only */
 /* Rank 0 tells the others whether the work starts (1) or the program ends before it (0); returns go as received. */
-int to_mpi_release(int go);
-bool to_mpi_active(void);         /* launched by mpirun, MPI initialized */
-bool to_mpi_data_parallel(void);  /* --data-parallel */
-const char *to_mpi_host(void);    /* this rank's processor name */
+int eng_mpi_release(int go);
+bool eng_mpi_active(void);         /* launched by mpirun, MPI initialized */
+bool eng_mpi_data_parallel(void);  /* --data-parallel */
+const char *eng_mpi_host(void);    /* this rank's processor name */
 
 /* ---- used by run.c */
 /* Data-parallel: gives trainer t this rank's share and the MPI reduction (rg_trainer_set_share). Otherwise nothing.
  * 0, or -1 with a message. */
-int to_mpi_share(rg_trainer *t, const char *tag);
+int eng_mpi_share(rg_trainer *t, const char *tag);
 /* Whether this rank writes a run's checkpoints, train.csv and evaluations: false only on ranks 1..N-1 with
  * --data-parallel. */
-bool to_mpi_writes(void);
+bool eng_mpi_writes(void);
 /* After each step: the test hooks (checksum line, injected failure: -1 with a message) and, at the last step of a
  * data-parallel run, rank 0's line on communication time per step and gradient bytes. 0 or -1. */
-int to_mpi_after_step(const to_options *o, const rg_model *m, const char *tag, int64_t step);
+int eng_mpi_after_step(const eng_options *o, const rg_model *m, const char *tag, int64_t step);
 
 #endif

@@ -60,7 +60,7 @@ static void first_result(const char *dir, char *name, size_t n)
 /* Whether another train_order holds dir's lock now (without creating the lock file). */
 static bool in_use(const char *dir)
 {
-    char path[TO_PATH + 64];
+    char path[ENG_PATH + 64];
     snprintf(path, sizeof path, "%s/%s", dir, LOCK_NAME);
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0) return false;
@@ -69,63 +69,63 @@ static bool in_use(const char *dir)
     return busy;
 }
 
-int to_outdir_check_replot(const to_options *o)
+int eng_outdir_check_replot(const eng_options *o)
 {
-    char csv_dir[TO_PATH], entry[256];
-    to_folder_of(o->replot, csv_dir, sizeof csv_dir);
+    char csv_dir[ENG_PATH], entry[256];
+    eng_folder_of(o->replot, csv_dir, sizeof csv_dir);
     struct stat a, b;
     bool own = stat(o->out, &a) == 0 && stat(csv_dir, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
     first_result(o->out, entry, sizeof entry);
     if (!own && entry[0] && !o->overwrite) {
-        to_err("--out %s already holds results (%s/%s) and is not the folder of %s; --replot "
+        eng_err("--out %s already holds results (%s/%s) and is not the folder of %s; --replot "
                         "there would replace them: choose another --out, or add --overwrite\n", o->out, o->out, entry,
                 o->replot);
         return -2;
     }
     if (in_use(o->out)) {
-        to_err("--out %s is in use by another train_order; wait for it or choose another "
+        eng_err("--out %s is in use by another train_order; wait for it or choose another "
                         "--out\n", o->out);
         return -1;
     }
-    return to_make_dir(o->out);
+    return eng_make_dir(o->out);
 }
 
-int to_outdir_claim(const to_options *o)
+int eng_outdir_claim(const eng_options *o)
 {
-    char path[TO_PATH + 64], entry[256];
+    char path[ENG_PATH + 64], entry[256];
     struct stat st;
     if (stat(o->out, &st) == 0 && !S_ISDIR(st.st_mode)) { /* bad usage, like a folder of other results: exit 2 */
-        to_err("--out %s is a file, not a folder; choose another --out\n", o->out);
+        eng_err("--out %s is a file, not a folder; choose another --out\n", o->out);
         return -2;
     }
-    if (to_make_dir(o->out)) return -1;
+    if (eng_make_dir(o->out)) return -1;
     snprintf(path, sizeof path, "%s/%s", o->out, LOCK_NAME);
     int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) {
-        to_err("cannot create the lock file %s: %s\n", path, strerror(errno));
+        eng_err("cannot create the lock file %s: %s\n", path, strerror(errno));
         return -1;
     }
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        to_err("--out %s is in use by another train_order (%s is locked); wait for it or "
+        eng_err("--out %s is in use by another train_order (%s is locked); wait for it or "
                         "choose another --out\n", o->out, path);
         close(fd);
         return -1;
     }
     first_result(o->out, entry, sizeof entry);
     if (entry[0] && !o->overwrite && !o->continuing) { /* --continue: this invocation's own results */
-        char inv[TO_PATH + 32];
+        char inv[ENG_PATH + 32];
         snprintf(inv, sizeof inv, "%s/invocation.json", o->out);
-        to_err("--out %s already holds results of another invocation (%s/%s); choose another "
+        eng_err("--out %s already holds results of another invocation (%s/%s); choose another "
                "--out, or add --overwrite to write into it%s%s%s\n", o->out, o->out, entry,
                 access(inv, F_OK) == 0 ? ", or take that invocation up where it stopped with --continue " : "",
                 access(inv, F_OK) == 0 ? o->out : "", access(inv, F_OK) == 0 ? " if it was interrupted" : "");
         close(fd);
         return -2;
     }
-    char sub[TO_PATH + 16];
+    char sub[ENG_PATH + 16];
     snprintf(sub, sizeof sub, "%s/ckpt", o->out);
-    if (!o->eval[0] && to_make_dir(sub)) { close(fd); return -1; } /* --eval writes no checkpoint */
+    if (!o->eval[0] && eng_make_dir(sub)) { close(fd); return -1; } /* --eval writes no checkpoint */
     snprintf(sub, sizeof sub, "%s/runs", o->out);
-    if (!o->eval[0] && to_make_dir(sub)) { close(fd); return -1; } /* nor training logs */
+    if (!o->eval[0] && eng_make_dir(sub)) { close(fd); return -1; } /* nor training logs */
     return fd;
 }

@@ -1,7 +1,7 @@
 /* results_file.c: a finished run's results on disk, <out>/results/<run>.bin, so that an interrupted invocation's
  * finished runs are kept by --continue (continue.c) instead of living only in the parent's memory. A run writes its
  * file atomically (rg_atomic_write: a temporary file renamed into place) once it has evaluated every row; the file
- * is then the run's to_result records exactly as the job pool hands them to the report.
+ * is then the run's eng_result records exactly as the job pool hands them to the report.
  *
  * The file is read back as user input (a folder a user may have edited, or another version wrote): its size is
  * checked before anything is allocated, a header names the format, its version and the record size of the version
@@ -27,31 +27,31 @@
 typedef struct {
     char magic[16];
     uint32_t version;        /* VERSION */
-    uint32_t record_bytes;   /* sizeof(to_result) of the version that wrote the file */
+    uint32_t record_bytes;   /* sizeof(eng_result) of the version that wrote the file */
     uint32_t count;          /* records (0 for an LM task's run: its results are lm_report's files) */
     uint32_t crc;            /* rg_crc32 of the records' bytes */
-    uint32_t settings;       /* to_settings_digest of the invocation that ran it */
+    uint32_t settings;       /* eng_settings_digest of the invocation that ran it */
     uint32_t spare;
 } header;
 
-void to_results_path(const to_options *o, const char *name, char *buf, size_t cap)
+void eng_results_path(const eng_options *o, const char *name, char *buf, size_t cap)
 {
-    snprintf(buf, cap, "%.*s/results/%s.bin", TO_PATH - 1, o->out, name);
+    snprintf(buf, cap, "%.*s/results/%s.bin", ENG_PATH - 1, o->out, name);
 }
 
-int to_results_save(const to_options *o, uint32_t digest, const char *name, const to_result *res, int n)
+int eng_results_save(const eng_options *o, uint32_t digest, const char *name, const eng_result *res, int n)
 {
-    char dir[TO_PATH + 16], path[TO_PATH + 160];
-    snprintf(dir, sizeof dir, "%.*s/results", TO_PATH - 1, o->out);
-    to_results_path(o, name, path, sizeof path);
-    if (to_make_dir(dir)) return -1;
+    char dir[ENG_PATH + 16], path[ENG_PATH + 160];
+    snprintf(dir, sizeof dir, "%.*s/results", ENG_PATH - 1, o->out);
+    eng_results_path(o, name, path, sizeof path);
+    if (eng_make_dir(dir)) return -1;
     size_t bytes = sizeof(header) + sizeof *res * (size_t)n;
     unsigned char *buf = calloc(1, bytes);
     if (!buf) {
-        to_err("%s: out of memory\n", path);
+        eng_err("%s: out of memory\n", path);
         return -1;
     }
-    to_result *rec = (to_result *)(buf + sizeof(header));
+    eng_result *rec = (eng_result *)(buf + sizeof(header));
     memcpy(rec, res, sizeof *res * (size_t)n);
     for (int i = 0; i < n; i++) rec[i].runs_dir = NULL; /* a pointer: meaningless in a file */
     header h = {MAGIC, VERSION, (uint32_t)sizeof *res, (uint32_t)n, rg_crc32(0, rec, sizeof *res * (size_t)n),
@@ -59,7 +59,7 @@ int to_results_save(const to_options *o, uint32_t digest, const char *name, cons
     memcpy(buf, &h, sizeof h);
     rg_status st = rg_atomic_write("results of the run", path, buf, bytes);
     free(buf);
-    if (st) to_err("%s\n", rg_last_error());
+    if (st) eng_err("%s\n", rg_last_error());
     return st ? -1 : 0;
 }
 
@@ -75,28 +75,28 @@ static bool bools_ok(const bool *b, int n)
 static bool score_ok(double v) { return isnan(v) || (v >= 0 && v <= 1); }
 
 /* The per-position and grid-cell counts of slot i of r: no count above the samples it counts. */
-static bool counts_ok(const to_result *r, int i)
+static bool counts_ok(const eng_result *r, int i)
 {
     int n = r->lens[i];
     if (r->pos_count[i] < 0 || r->pos_count[i] > UINT16_MAX) return false;
-    for (int p = 0; p < TO_POS_MAX; p++)
+    for (int p = 0; p < ENG_POS_MAX; p++)
         if (r->pos_right[i][p] > r->pos_count[i] || r->first_wrong[i][p] > r->pos_count[i]) return false;
-    if (r->first_wrong[i][TO_POS_MAX] > r->pos_count[i]) return false;
-    for (int c = 0; c < TO_GRID_CELLS; c++)
+    if (r->first_wrong[i][ENG_POS_MAX] > r->pos_count[i]) return false;
+    for (int c = 0; c < ENG_GRID_CELLS; c++)
         if (r->cell_right[i][c] > r->cell_count[i][c]) return false;
     return n >= 1;
 }
 
 /* What is wrong with record k of a run of job j under o (NULL when nothing): written into why. */
-static const char *check_record(const to_options *o, const to_job *j, const to_result *r, int k, char *why,
+static const char *check_record(const eng_options *o, const eng_job *j, const eng_result *r, int k, char *why,
                                 size_t cap)
 {
     char label[96];
     rg_rope_ext ext = k ? o->exts[k - 1] : RG_ROPE_EXT_NONE;
     double factor = k ? o->ext_factor[k - 1] : 0;
-    if (r->task != j->task || r->pos != j->pos || r->variant != to_variant_of(o, j->pos) || r->seed != j->seed ||
+    if (r->task != j->task || r->pos != j->pos || r->variant != eng_variant_of(o, j->pos) || r->seed != j->seed ||
         r->ext != ext || r->ext_factor != factor)
-        snprintf(why, cap, "record %d is not row %s of this run", k + 1, to_label(j->pos, to_variant_of(o, j->pos),
+        snprintf(why, cap, "record %d is not row %s of this run", k + 1, eng_label(j->pos, eng_variant_of(o, j->pos),
                  ext, factor, label, sizeof label));
     else if (r->n_lens != o->n_test_lens || memcmp(r->lens, o->test_lens, sizeof(int) * (size_t)o->n_test_lens))
         snprintf(why, cap, "record %d has other test lengths than the invocation's", k + 1);
@@ -104,7 +104,7 @@ static const char *check_record(const to_options *o, const to_job *j, const to_r
         snprintf(why, cap, "record %d: steps %lld / steps_to_learn %lld, but the run trains %d steps", k + 1,
                  (long long)r->steps, (long long)r->steps_to_learn, o->steps);
     else if (!(isnan(r->final_loss) || (isfinite(r->final_loss) && r->final_loss >= 0)) ||
-             !(isfinite(r->train_seconds) && r->train_seconds >= 0) || !bools_ok(r->generated, TO_MAX_LENS))
+             !(isfinite(r->train_seconds) && r->train_seconds >= 0) || !bools_ok(r->generated, ENG_MAX_LENS))
         snprintf(why, cap, "record %d: its loss, time or generated flags are outside their ranges", k + 1);
     else why[0] = 0;
     for (int i = 0; !why[0] && i < r->n_lens; i++)
@@ -117,7 +117,7 @@ static const char *check_record(const to_options *o, const to_job *j, const to_r
 /* The file's bytes (at most `most`), or NULL with why. */
 static unsigned char *read_bytes(const char *path, size_t most, size_t *n, char *why, size_t cap)
 {
-    FILE *f = to_fopen_read(path);
+    FILE *f = eng_fopen_read(path);
     struct stat st;
     unsigned char *buf = NULL;
     if (!f || fstat(fileno(f), &st) != 0) snprintf(why, cap, "cannot be read: %s", strerror(errno));
@@ -136,17 +136,17 @@ static unsigned char *read_bytes(const char *path, size_t most, size_t *n, char 
     return buf;
 }
 
-int to_results_load(const to_options *o, uint32_t digest, const to_job *j, const char *path, to_result *res,
+int eng_results_load(const eng_options *o, uint32_t digest, const eng_job *j, const char *path, eng_result *res,
                     char *why, size_t cap)
 {
-    bool rope = to_pos_rotary(j->pos); /* every rotary encoding has a row per --rope-scaling type */
-    int want = to_lm_task(j->task) ? 0 : 1 + (rope ? o->n_exts : 0);
-    size_t n, most = sizeof(header) + sizeof *res * (1 + TO_MAX_EXTS);
+    bool rope = eng_pos_rotary(j->pos); /* every rotary encoding has a row per --rope-scaling type */
+    int want = eng_lm_task(j->task) ? 0 : 1 + (rope ? o->n_exts : 0);
+    size_t n, most = sizeof(header) + sizeof *res * (1 + ENG_MAX_EXTS);
     unsigned char *buf = read_bytes(path, most, &n, why, cap);
     if (!buf) return -1;
     header h;
     memcpy(&h, buf, sizeof h);
-    const to_result *rec = (const to_result *)(buf + sizeof h);
+    const eng_result *rec = (const eng_result *)(buf + sizeof h);
     if (memcmp(h.magic, MAGIC, sizeof h.magic) != 0) snprintf(why, cap, "not a train_order results file");
     else if (h.version != VERSION || h.record_bytes != sizeof *res)
         snprintf(why, cap, "written by another version of train_order (format %u, records of %u bytes; this one "

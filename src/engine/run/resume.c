@@ -13,27 +13,27 @@
 #include <string.h>
 #include <unistd.h>
 
-uint32_t to_settings_digest(const to_options *o)
+uint32_t eng_settings_digest(const eng_options *o)
 {
-    static to_options d;
+    static eng_options d;
     d = *o; /* how and where the invocation runs is not what it computes */
     d.jobs = 1;
     d.quiet = d.overwrite = d.continuing = false;
     snprintf(d.out, sizeof d.out, ".");
-    char *text = to_options_json(&d);
+    char *text = eng_options_json(&d);
     uint32_t crc = text ? rg_crc32(0, text, strlen(text)) : 0;
     cJSON_free(text);
     return crc;
 }
 
-int to_loss_window_store(rg_run_state *rs, double sum, int64_t steps, double row)
+int eng_loss_window_store(rg_run_state *rs, double sum, int64_t steps, double row)
 {
     if (rg_run_state_set_double(rs, "loss_window_sum", sum) || rg_run_state_set_int(rs, "loss_window_steps", steps))
         return -1;
     return isfinite(row) ? (rg_run_state_set_double(rs, "loss_row", row) ? -1 : 0) : 0;
 }
 
-void to_loss_window_load(const rg_run_state *rs, double *sum, int64_t *steps, double *row)
+void eng_loss_window_load(const rg_run_state *rs, double *sum, int64_t *steps, double *row)
 {
     const rg_run_attr *s = rg_run_state_attr(rs, "loss_window_sum"), *n = rg_run_state_attr(rs, "loss_window_steps"),
                       *r = rg_run_state_attr(rs, "loss_row");
@@ -42,7 +42,7 @@ void to_loss_window_load(const rg_run_state *rs, double *sum, int64_t *steps, do
     *row = r && r->type == RG_RUN_ATTR_DOUBLE ? r->d : NAN;
 }
 
-int to_run_check_state(const rg_run_state *rs, const to_options *ov, char *why, size_t cap)
+int eng_run_check_state(const rg_run_state *rs, const eng_options *ov, char *why, size_t cap)
 {
     const rg_run_attr *a = rg_run_state_attr(rs, "steps_to_learn"), *s = rg_run_state_attr(rs, "loss_window_sum"),
                       *n = rg_run_state_attr(rs, "loss_window_steps"), *r = rg_run_state_attr(rs, "loss_row");
@@ -58,11 +58,11 @@ int to_run_check_state(const rg_run_state *rs, const to_options *ov, char *why, 
     return why[0] ? -1 : 0;
 }
 
-void to_continue_resume_source(to_options *ov, const to_job *job)
+void eng_continue_resume_source(eng_options *ov, const eng_job *job)
 {
-    char name[128], ckpt[TO_PATH + 160];
-    to_run_name(job->task, job->pos, to_variant_of(ov, job->pos), job->seed, name, sizeof name);
-    snprintf(ckpt, sizeof ckpt, "%.*s/ckpt/%s.h5", TO_PATH - 1, ov->out, name);
+    char name[128], ckpt[ENG_PATH + 160];
+    eng_run_name(job->task, job->pos, eng_variant_of(ov, job->pos), job->seed, name, sizeof name);
+    snprintf(ckpt, sizeof ckpt, "%.*s/ckpt/%s.h5", ENG_PATH - 1, ov->out, name);
     size_t n = strlen(ckpt);
     if (access(ckpt, F_OK) == 0 && n < sizeof ov->resume) memcpy(ov->resume, ckpt, n + 1);
 }

@@ -2,7 +2,7 @@
  * checkpoint it, log it (runs/<task>-<pos>-seed<S>/train.csv), and evaluate it by greedy decoding on the
  * evaluation sets at every test length; RoPE runs are also evaluated with each evaluation-time extension
  * (rg_model_set_rope_scaling) at s = (2n+3) / (2 L_train + 3) per test length, or at a fixed factor. A run is one
- * training variant (to_variant): the encoding as configured, rope_theta 500000, or randomized positions. */
+ * training variant (eng_variant): the encoding as configured, rope_theta 500000, or randomized positions. */
 #include "engine/run/run.h"
 #include "engine/base/clock.h"
 #include "engine/base/files.h"
@@ -30,17 +30,17 @@
 
 /* ------------------------------------------------------------------ the held-out set (steps-to-learn) */
 
-/* Prompts and expected continuations of the held-out set of a run (see TO_HELDOUT_SEED), and for a +rand run the
+/* Prompts and expected continuations of the held-out set of a run (see ENG_HELDOUT_SEED), and for a +rand run the
  * positions of each sample (eval_positions, drawn once: every measurement of the run uses the same ones). */
 typedef struct {
     rg_task task;
-    int n_lens, lens[TO_HELDOUT_LENS];
-    int32_t *prompts[TO_HELDOUT_LENS], *want[TO_HELDOUT_LENS], *pos[TO_HELDOUT_LENS];
+    int n_lens, lens[ENG_HELDOUT_LENS];
+    int32_t *prompts[ENG_HELDOUT_LENS], *want[ENG_HELDOUT_LENS], *pos[ENG_HELDOUT_LENS];
 } heldout;
 
 static void heldout_free(heldout *h)
 {
-    for (int i = 0; i < TO_HELDOUT_LENS; i++) { free(h->prompts[i]); free(h->want[i]); free(h->pos[i]); }
+    for (int i = 0; i < ENG_HELDOUT_LENS; i++) { free(h->prompts[i]); free(h->want[i]); free(h->pos[i]); }
     memset(h, 0, sizeof *h);
 }
 
@@ -49,19 +49,19 @@ static rg_status heldout_init(heldout *h, rg_task task, int L, bool random, uint
 {
     memset(h, 0, sizeof *h);
     h->task = task;
-    for (int q = 1; q <= TO_HELDOUT_LENS; q++) {
-        int n = rg_task_size_part(task, L, q, TO_HELDOUT_LENS); /* ceil(q L / 4); a grid's sides so */
+    for (int q = 1; q <= ENG_HELDOUT_LENS; q++) {
+        int n = rg_task_size_part(task, L, q, ENG_HELDOUT_LENS); /* ceil(q L / 4); a grid's sides so */
         if (h->n_lens && h->lens[h->n_lens - 1] == n) continue;
         int k = h->n_lens++, P = rg_task_prompt_len(task, n), G = rg_task_target_len(task, n);
         h->lens[k] = n;
-        h->prompts[k] = malloc(sizeof(int32_t) * TO_HELDOUT_COUNT * (size_t)P);
-        h->want[k] = malloc(sizeof(int32_t) * TO_HELDOUT_COUNT * (size_t)G);
+        h->prompts[k] = malloc(sizeof(int32_t) * ENG_HELDOUT_COUNT * (size_t)P);
+        h->want[k] = malloc(sizeof(int32_t) * ENG_HELDOUT_COUNT * (size_t)G);
         rg_status st = h->prompts[k] && h->want[k] ? RG_OK : rg_error(RG_ERR_NOMEM, "held-out set: out of memory");
         if (st == RG_OK)
-            st = to_eval_positions(random, seed, EVALPOS_HELDOUT, task, n, TO_HELDOUT_COUNT, max_position, &h->pos[k]);
+            st = eng_eval_positions(random, seed, EVALPOS_HELDOUT, task, n, ENG_HELDOUT_COUNT, max_position, &h->pos[k]);
         rg_rng rng;
-        rg_rng_seed(&rng, TO_HELDOUT_SEED, rg_task_stream(task, n));
-        for (int i = 0; i < TO_HELDOUT_COUNT && st == RG_OK; i++)
+        rg_rng_seed(&rng, ENG_HELDOUT_SEED, rg_task_stream(task, n));
+        for (int i = 0; i < ENG_HELDOUT_COUNT && st == RG_OK; i++)
             st = rg_task_draw(task, &rng, n, h->prompts[k] + (int64_t)i * P, h->want[k] + (int64_t)i * G);
         if (st) { heldout_free(h); return st; }
     }
@@ -76,7 +76,7 @@ static rg_status heldout_eval(const heldout *h, rg_model *m, double *exact, doub
     for (int k = 0; k < h->n_lens; k++) {
         int n = h->lens[k], G = rg_task_target_len(h->task, n);
         double em, acc;
-        rg_status st = to_evaluate_rows(m, h->task, n, h->prompts[k], h->want[k], TO_HELDOUT_COUNT, h->pos[k], &em, &acc,
+        rg_status st = eng_evaluate_rows(m, h->task, n, h->prompts[k], h->want[k], ENG_HELDOUT_COUNT, h->pos[k], &em, &acc,
                                        NULL, 0);
         if (st) return st;
         *exact += em / h->n_lens;
@@ -91,7 +91,7 @@ static rg_status heldout_eval(const heldout *h, rg_model *m, double *exact, doub
 
 /* Everything one training loop holds. */
 typedef struct {
-    const to_options *o;
+    const eng_options *o;
     rg_task task;
     rg_model *m;
     rg_adamw *opt;
@@ -104,8 +104,8 @@ typedef struct {
     FILE *eval_csv;              /* runs/<run>/eval.csv (with --eval-every) */
     FILE *extrap_csv;            /* runs/<run>/extrap.csv (with --extrap-every) */
     heldout held;
-    to_curveset curves;
-    int64_t steps_to_learn;      /* as to_result (carried over a resume through /run steps_to_learn) */
+    eng_curveset curves;
+    int64_t steps_to_learn;      /* as eng_result (carried over a resume through /run steps_to_learn) */
     double eval_seconds;         /* spent on held-out measurements */
     double t0, win_t0, win_loss;
     double row_loss;             /* the loss of the last train.csv row (the mean since the row before) */
@@ -113,7 +113,7 @@ typedef struct {
 } trainer;
 
 /* The learning rate of step index s: warmup + cosine from o->lr_start to o->lr_total, then the final rate. */
-static double lr_at(const to_options *o, int64_t s)
+static double lr_at(const eng_options *o, int64_t s)
 {
     int64_t total = o->lr_total - o->lr_start;
     if (s - o->lr_start >= total) return o->lr * o->min_lr_frac;
@@ -125,7 +125,7 @@ static double lr_at(const to_options *o, int64_t s)
  * 0, or -1 with a message. */
 static int train_step(trainer *t, double lr, double *loss, double *grad_norm, int64_t *tokens)
 {
-    const to_options *o = t->o;
+    const eng_options *o = t->o;
     if (rg_task_batch_sample(&t->batch, t->task, t->data_rng, o->batch, o->train_len)) {
         fprintf(stderr, "%s: %s: batch: %s\n", t->tag, t->ckpt, rg_last_error());
         return -1;
@@ -154,10 +154,10 @@ static int train_step(trainer *t, double lr, double *loss, double *grad_norm, in
  * malformed: the resumed log then starts at the resume step, and the message says so). */
 static char *source_history(const trainer *t, const char *file, const char *header, int64_t upto)
 {
-    char ck_dir[TO_PATH], src_dir[TO_PATH], path[2 * TO_PATH + 192], line[1024];
-    to_folder_of(t->o->resume, ck_dir, sizeof ck_dir);
-    snprintf(path, sizeof path, "%s/runs/%s/%s", to_folder_of(ck_dir, src_dir, sizeof src_dir), t->name, file);
-    FILE *f = to_fopen_read(path);
+    char ck_dir[ENG_PATH], src_dir[ENG_PATH], path[2 * ENG_PATH + 192], line[1024];
+    eng_folder_of(t->o->resume, ck_dir, sizeof ck_dir);
+    snprintf(path, sizeof path, "%s/runs/%s/%s", eng_folder_of(ck_dir, src_dir, sizeof src_dir), t->name, file);
+    FILE *f = eng_fopen_read(path);
     size_t cap = 1 << 16, n = 0;
     char *rows = f ? malloc(cap) : NULL;
     if (rows) rows[0] = 0; /* a log with no row up to the resume step is the header alone */
@@ -190,10 +190,10 @@ static char *source_history(const trainer *t, const char *file, const char *head
 /* Opens the run's log file (header, then on a resume the source run's rows up to the resume step). */
 static FILE *open_log(const trainer *t, const char *dir, const char *file, const char *header)
 {
-    char path[TO_PATH + 192];
-    if (to_mpi_writes()) snprintf(path, sizeof path, "%s/%s", dir, file);
+    char path[ENG_PATH + 192];
+    if (eng_mpi_writes()) snprintf(path, sizeof path, "%s/%s", dir, file);
     else snprintf(path, sizeof path, "/dev/null"); /* data-parallel ranks 1..N-1: rank 0 writes the logs (mpi_transport.h) */
-    char *rows = t->o->resume[0] && to_mpi_writes() ? source_history(t, file, header, t->rs->step) : NULL;
+    char *rows = t->o->resume[0] && eng_mpi_writes() ? source_history(t, file, header, t->rs->step) : NULL;
     FILE *f = fopen(path, "w");
     if (!f) fprintf(stderr, "%s: cannot write %s: %s\n", t->tag, path, strerror(errno));
     else fprintf(f, "%s%s", header, rows ? rows : "");
@@ -203,9 +203,9 @@ static FILE *open_log(const trainer *t, const char *dir, const char *file, const
 
 static int trainer_init(trainer *t)
 {
-    const to_options *o = t->o;
+    const eng_options *o = t->o;
     if (rg_task_batch_alloc_for(&t->batch, t->task, o->batch, o->train_len) || rg_trainer_init(&t->tr) ||
-        to_mpi_share(&t->tr, t->tag)) {
+        eng_mpi_share(&t->tr, t->tag)) {
         fprintf(stderr, "%s: %s\n", t->tag, rg_last_error());
         return -1;
     }
@@ -216,9 +216,9 @@ static int trainer_init(trainer *t)
         fprintf(stderr, "%s: %s: the data or positions RNG is missing\n", t->tag, t->ckpt);
         return -1;
     }
-    char dir[TO_PATH + 160];
-    snprintf(dir, sizeof dir, "%.*s/runs/%s", TO_PATH - 1, o->out, t->name);
-    if (to_make_dir(dir)) {
+    char dir[ENG_PATH + 160];
+    snprintf(dir, sizeof dir, "%.*s/runs/%s", ENG_PATH - 1, o->out, t->name);
+    if (eng_make_dir(dir)) {
         fprintf(stderr, "%s: cannot make %s: %s\n", t->tag, dir, strerror(errno));
         return -1;
     }
@@ -226,7 +226,7 @@ static int trainer_init(trainer *t)
     if (o->eval_every) {
         int64_t seed; /* the run's seed, a row of train_order's /run settings (settings.c, settings_run.c) */
         if (rg_run_state_get_int(t->rs, "seed", 1, INT32_MAX, &seed) ||
-            heldout_init(&t->held, t->task, o->train_len, to_variant_of(o, t->m->cfg.pos) == TO_VAR_RAND,
+            heldout_init(&t->held, t->task, o->train_len, eng_variant_of(o, t->m->cfg.pos) == ENG_VAR_RAND,
                          (uint64_t)seed, o->max_position)) {
             fprintf(stderr, "%s: %s\n", t->tag, rg_last_error());
             return -1;
@@ -236,13 +236,13 @@ static int trainer_init(trainer *t)
     if (o->extrap_every) {
         int64_t seed;
         if (rg_run_state_get_int(t->rs, "seed", 1, INT32_MAX, &seed) ||
-            to_curveset_init(&t->curves, o, t->task, to_variant_of(o, t->m->cfg.pos) == TO_VAR_RAND, (uint64_t)seed)) {
+            eng_curveset_init(&t->curves, o, t->task, eng_variant_of(o, t->m->cfg.pos) == ENG_VAR_RAND, (uint64_t)seed)) {
             fprintf(stderr, "%s: %s\n", t->tag, rg_last_error());
             return -1;
         }
         if (!(t->extrap_csv = open_log(t, dir, "extrap.csv", "step,n,exact_match,token_acc\n"))) return -1;
     }
-    t->t0 = t->win_t0 = to_now_seconds();
+    t->t0 = t->win_t0 = eng_now_seconds();
     t->start = t->rs->step;
     return 0;
 }
@@ -253,7 +253,7 @@ static void trainer_free(trainer *t)
     if (t->eval_csv) fclose(t->eval_csv);
     if (t->extrap_csv) fclose(t->extrap_csv);
     heldout_free(&t->held);
-    to_curveset_free(&t->curves);
+    eng_curveset_free(&t->curves);
     rg_trainer_free(&t->tr);
     rg_task_batch_free(&t->batch);
 }
@@ -262,12 +262,12 @@ static void trainer_free(trainer *t)
  * on a terminal (one job) a line redrawn every step, otherwise a labelled line at every tenth of the run. */
 static void log_step(trainer *t, double loss, double lr, double grad_norm, int64_t tokens)
 {
-    const to_options *o = t->o;
+    const eng_options *o = t->o;
     int64_t s = t->rs->step;
     t->win_loss += loss;
     t->win_steps++;
     t->win_tokens += tokens;
-    double now = to_now_seconds(), el = now - t->t0;
+    double now = eng_now_seconds(), el = now - t->t0;
     double mean = t->win_loss / (double)t->win_steps, tok_s = (double)t->win_tokens / fmax(now - t->win_t0, 1e-9);
     bool last = s == o->steps, row = s % o->log_every == 0 || last;
     if (row) {
@@ -289,31 +289,31 @@ static void log_step(trainer *t, double loss, double lr, double grad_norm, int64
 }
 
 /* Every o->eval_every steps (and at the last): exact match on the held-out set, a row of eval.csv, and the first
- * step reaching TO_LEARNED_EXACT (kept in the run state, so that a resume carries it on). 0 or -1. */
+ * step reaching ENG_LEARNED_EXACT (kept in the run state, so that a resume carries it on). 0 or -1. */
 static int measure(trainer *t)
 {
-    const to_options *o = t->o;
+    const eng_options *o = t->o;
     int64_t s = t->rs->step;
     if (o->extrap_every && (s % o->extrap_every == 0 || s == o->steps)) {
-        double t0 = to_now_seconds();
-        if (to_curveset_measure(&t->curves, t->m, s, t->extrap_csv, t->tag)) return -1;
-        t->eval_seconds += to_now_seconds() - t0;
+        double t0 = eng_now_seconds();
+        if (eng_curveset_measure(&t->curves, t->m, s, t->extrap_csv, t->tag)) return -1;
+        t->eval_seconds += eng_now_seconds() - t0;
     }
     if (!o->eval_every || (s % o->eval_every != 0 && s != o->steps)) return 0;
-    double t0 = to_now_seconds(), em, acc;
+    double t0 = eng_now_seconds(), em, acc;
     if (heldout_eval(&t->held, t->m, &em, &acc)) {
         fprintf(stderr, "%s: held-out evaluation at step %lld: %s\n", t->tag, (long long)s, rg_last_error());
         return -1;
     }
-    double secs = to_now_seconds() - t0;
+    double secs = eng_now_seconds() - t0;
     t->eval_seconds += secs;
     fprintf(t->eval_csv, "%lld,%.6g,%.6g,%.4f\n", (long long)s, em, acc, secs);
     fflush(t->eval_csv);
-    if (em >= TO_LEARNED_EXACT && t->steps_to_learn <= 0) {
+    if (em >= ENG_LEARNED_EXACT && t->steps_to_learn <= 0) {
         t->steps_to_learn = s;
         if (!o->quiet)
             fprintf(stderr, "%s: step %lld: held-out exact match %.3f >= %.2f (steps to learn)\n", t->tag,
-                    (long long)s, em, TO_LEARNED_EXACT);
+                    (long long)s, em, ENG_LEARNED_EXACT);
     }
     if (rg_run_state_set_int(t->rs, "steps_to_learn", t->steps_to_learn > 0 ? t->steps_to_learn : -1)) {
         fprintf(stderr, "%s: %s\n", t->tag, rg_last_error());
@@ -323,14 +323,14 @@ static int measure(trainer *t)
 }
 
 /* Trains m from rs->step to o->steps, saving to ckpt. Returns 0 or -1. */
-static int train(const to_options *o, rg_task task, rg_model *m, rg_adamw *opt, rg_run_state *rs, const char *ckpt,
+static int train(const eng_options *o, rg_task task, rg_model *m, rg_adamw *opt, rg_run_state *rs, const char *ckpt,
                  const char *tag, const char *name, double *final_loss, int64_t *steps_to_learn)
 {
     trainer t = {.o = o, .task = task, .m = m, .opt = opt, .rs = rs, .tag = tag, .name = name, .ckpt = ckpt,
                  .row_loss = NAN, .steps_to_learn = *steps_to_learn};
     int rc = trainer_init(&t) ? -1 : 0;
     if (o->continuing && o->resume[0]) /* the window of losses the interrupted run had (its final loss: the mean) */
-        to_loss_window_load(rs, &t.win_loss, &t.win_steps, &t.row_loss);
+        eng_loss_window_load(rs, &t.win_loss, &t.win_steps, &t.row_loss);
     while (rc == 0 && rs->step < o->steps) {
         double loss, grad_norm, lr = lr_at(o, rs->step);
         int64_t tokens = 0;
@@ -341,15 +341,15 @@ static int train(const to_options *o, rg_task task, rg_model *m, rg_adamw *opt, 
             rc = -1;
             break;
         }
-        if (to_mpi_after_step(o, m, tag, rs->step)) { rc = -1; break; }
-        if (to_mpi_writes()) { /* data-parallel ranks 1..N-1 neither log, measure nor save (mpi_transport.h) */
+        if (eng_mpi_after_step(o, m, tag, rs->step)) { rc = -1; break; }
+        if (eng_mpi_writes()) { /* data-parallel ranks 1..N-1 neither log, measure nor save (mpi_transport.h) */
             log_step(&t, loss, lr, grad_norm, tokens);
             if (measure(&t)) { rc = -1; break; }
         }
-        to_kill_point("train", rs->step); /* tests only (continue.c) */
-        if ((rs->step % o->ckpt_every == 0 || rs->step == o->steps) && to_mpi_writes()) {
-            to_kill_point("save", rs->step);
-            if (to_loss_window_store(rs, t.win_loss, t.win_steps, t.row_loss) || rg_checkpoint_save(ckpt, m, opt, rs)) {
+        eng_kill_point("train", rs->step); /* tests only (continue.c) */
+        if ((rs->step % o->ckpt_every == 0 || rs->step == o->steps) && eng_mpi_writes()) {
+            eng_kill_point("save", rs->step);
+            if (eng_loss_window_store(rs, t.win_loss, t.win_steps, t.row_loss) || rg_checkpoint_save(ckpt, m, opt, rs)) {
                 fprintf(stderr, "%s: %s\n", tag, rg_last_error());
                 rc = -1;
             }
@@ -360,7 +360,7 @@ static int train(const to_options *o, rg_task task, rg_model *m, rg_adamw *opt, 
     *steps_to_learn = t.steps_to_learn;
     if (o->eval_every && !o->quiet)
         fprintf(stderr, "%s: measurements during training took %.2f s of %.2f s\n", tag, t.eval_seconds,
-                to_now_seconds() - t.t0);
+                eng_now_seconds() - t.t0);
     trainer_free(&t);
     return rc;
 }
@@ -379,10 +379,10 @@ static int new_run_state(int seed, rg_run_state *rs)
 }
 
 /* Builds the model and optimizer of a run: new, or read from the checkpoint of --resume / --eval (its encoding
- * replaces *pos; task and seed are the checkpoint's already: to_options_check read them from its /run group), and
+ * replaces *pos; task and seed are the checkpoint's already: eng_options_check read them from its /run group), and
  * writes the run's settings into rs's /run group. Returns 0 or -1 with a message; on -1, *m is NULL or the model
  * and optimizer are built and the caller frees them. */
-static int build(const to_options *o, rg_task task, rg_pos_kind *pos, int seed, rg_model **m, rg_adamw *opt,
+static int build(const eng_options *o, rg_task task, rg_pos_kind *pos, int seed, rg_model **m, rg_adamw *opt,
                  rg_run_state *rs)
 {
     const char *src = o->resume[0] ? o->resume : o->eval[0] ? o->eval : NULL;
@@ -391,45 +391,45 @@ static int build(const to_options *o, rg_task task, rg_pos_kind *pos, int seed, 
     cfg.vocab_size = rg_task_get(task)->vocab_size; /* the task's vocabulary (30 for the ordering tasks) */
     if (src) {
         if (rg_checkpoint_read_config(src, &cfg, rs)) {
-            to_err("%s\n", rg_last_error());
+            eng_err("%s\n", rg_last_error());
             return -1;
         }
         *pos = cfg.pos;
     } else if (new_run_state(seed, rs)) {
-        to_err("%s\n", rg_last_error());
+        eng_err("%s\n", rg_last_error());
         return -1;
     }
     if (rg_model_new(&cfg, (uint64_t)seed, m)) {
-        to_err("%s\n", rg_last_error());
+        eng_err("%s\n", rg_last_error());
         return -1;
     }
     if (rg_adamw_init(opt, &(*m)->params, o->beta1, o->beta2, o->eps, o->weight_decay) ||
         (src && rg_checkpoint_load(src, *m, opt, rs))) {
-        to_err("%s\n", rg_last_error());
+        eng_err("%s\n", rg_last_error());
         rg_model_free(*m);
         *m = NULL;
         return -1;
     }
-    if (src && to_settings_check_optim(opt, src)) return -1; /* the caller frees m and opt */
+    if (src && eng_settings_check_optim(opt, src)) return -1; /* the caller frees m and opt */
     /* the schedule and settings this invocation runs with (a resume may extend --steps or restart the schedule) */
     rs->lr = (rg_lr_state){rs->step, o->lr, o->warmup, o->lr_total, o->min_lr_frac, o->clip};
-    if (to_settings_to_run(o, task, seed, rs) || to_plugin_record(rs, (*m)->cfg.pos, task)) {
-        to_err("%s\n", rg_last_error());
+    if (eng_settings_to_run(o, task, seed, rs) || eng_plugin_record(rs, (*m)->cfg.pos, task)) {
+        eng_err("%s\n", rg_last_error());
         return -1;
     }
     return 0;
 }
 
 /* Evaluates variant v (0: the encoding itself, else RoPE extension o->exts[v-1]) at every test length into r. */
-static int evaluate_variant(const to_options *o, rg_model *m, const rg_run_state *rs, const char *tag, int v,
-                            to_result *r)
+static int evaluate_variant(const eng_options *o, rg_model *m, const rg_run_state *rs, const char *tag, int v,
+                            eng_result *r)
 {
     int L_tokens = rg_task_total_len(r->task, o->train_len); /* a checkpoint's /run train_len for --resume, --eval */
     for (int i = 0; i < o->n_test_lens; i++) {
         int n = o->test_lens[i];
         r->lens[i] = n;
         double s = (double)rg_task_total_len(r->task, n) / (double)L_tokens;
-        if (to_pos_rotary(r->pos)) {
+        if (eng_pos_rotary(r->pos)) {
             /* per test length: s beyond the training length (none at or below it); fixed: the factor everywhere */
             bool on = v != 0 && (r->ext_factor > 0 || s > 1);
             rg_rope_scaling sc = rg_model_rope_scaling(m);
@@ -444,32 +444,32 @@ static int evaluate_variant(const to_options *o, rg_model *m, const rg_run_state
         }
         rg_evalset es;
         bool generated;
-        if (to_evalset_get(o, r->task, n, &es, &generated)) {
+        if (eng_evalset_get(o, r->task, n, &es, &generated)) {
             fprintf(stderr, "%s: %s\n", tag, rg_last_error());
             return -1;
         }
         r->generated[i] = generated;
         int32_t *pos; /* +rand runs: randomized positions as in training, the same for every row v */
-        rg_status st = to_eval_positions(r->variant == TO_VAR_RAND, (uint64_t)r->seed, EVALPOS_TEST, r->task, n, es.count,
+        rg_status st = eng_eval_positions(r->variant == ENG_VAR_RAND, (uint64_t)r->seed, EVALPOS_TEST, r->task, n, es.count,
                                       o->max_position, &pos);
         bool no_positions = st == RG_ERR_ARG;
-        if (st == RG_OK) st = to_evaluate_set(m, &es, es.count, pos, &r->exact[i], &r->token_acc[i], r, i);
+        if (st == RG_OK) st = eng_evaluate_set(m, &es, es.count, pos, &r->exact[i], &r->token_acc[i], r, i);
         free(pos);
         rg_evalset_free(&es);
         if (no_positions) {
             r->exact[i] = r->token_acc[i] = NAN; /* longer than --max-position: n/a */
             if (!o->quiet) fprintf(stderr, "%s: n/a at n=%d (not evaluated): %s\n", tag, n, rg_last_error());
-        } else if (st == RG_ERR_ARG && to_pos_bounded(r->pos)) {
+        } else if (st == RG_ERR_ARG && eng_pos_bounded(r->pos)) {
             r->exact[i] = r->token_acc[i] = NAN; /* a position past the encoding's largest (a learned table): n/a */
         } else if (st) {
             fprintf(stderr, "%s: evaluation at n=%d: %s\n", tag, n, rg_last_error());
             return -1;
         }
-        if (v == 0) to_kill_point("eval", i + 1); /* tests only (continue.c) */
+        if (v == 0) eng_kill_point("eval", i + 1); /* tests only (continue.c) */
         char ext[48] = "";
-        if (v) to_ext_text(r->ext, r->ext_factor, ext, sizeof ext);
+        if (v) eng_ext_text(r->ext, r->ext_factor, ext, sizeof ext);
         char size[32];
-        to_size_label(r->task, n, size, sizeof size);
+        eng_size_label(r->task, n, size, sizeof size);
         if (!o->quiet && !no_positions)
             fprintf(stderr, "%s%s%s: evaluated %s%s (%d/%d): exact_match %.3f, token_acc %.3f\n", tag, v ? "+" : "",
                     ext, size, generated ? " (generated set)" : "", i + 1, o->n_test_lens, r->exact[i],
@@ -478,29 +478,29 @@ static int evaluate_variant(const to_options *o, rg_model *m, const rg_run_state
     return 0;
 }
 
-void to_run_options(const to_options *o, const to_job *job, to_options *ov)
+void eng_run_options(const eng_options *o, const eng_job *job, eng_options *ov)
 {
     /* the invocation's settings with the job's training variant applied (a checkpoint's run is the variant its own
        settings make it) */
     *ov = *o;
     if (!o->resume[0] && !o->eval[0]) {
-        if (job->variant == TO_VAR_RAND) ov->random_positions = true;
-        if (job->variant == TO_VAR_THETA500K) ov->model.rope_base = TO_THETA_500K;
-        to_set_fair_max_distance(ov, job->task, job->pos); /* the job's own task's longest distance */
+        if (job->variant == ENG_VAR_RAND) ov->random_positions = true;
+        if (job->variant == ENG_VAR_THETA500K) ov->model.rope_base = ENG_THETA_500K;
+        eng_set_fair_max_distance(ov, job->task, job->pos); /* the job's own task's longest distance */
         const char *md = rg_pos_encoding_of(job->pos)->max_distance_setting;
-        if (job->variant == TO_VAR_T5MAX128 && md) rg_pos_config_set(&ov->model, md, TO_T5_LEGACY_MAX_DISTANCE);
-        if (job->variant == TO_VAR_BF16ANGLES) ov->model.rope_bf16_angles = true;
+        if (job->variant == ENG_VAR_T5MAX128 && md) rg_pos_config_set(&ov->model, md, ENG_T5_LEGACY_MAX_DISTANCE);
+        if (job->variant == ENG_VAR_BF16ANGLES) ov->model.rope_bf16_angles = true;
     }
-    if (to_lm_task(job->task)) /* no greedy decoding: perplexity after training */
+    if (eng_lm_task(job->task)) /* no greedy decoding: perplexity after training */
         ov->eval_every = ov->extrap_every = 0;
 }
 
-int to_run(const to_options *o_in, const to_job *job, to_result *res)
+int eng_run(const eng_options *o_in, const eng_job *job, eng_result *res)
 {
-    static to_options ov;
-    to_run_options(o_in, job, &ov);
-    const to_options *o = &ov;
-    if (o->continuing) to_continue_resume_source(&ov, job); /* its checkpoint, if it has one */
+    static eng_options ov;
+    eng_run_options(o_in, job, &ov);
+    const eng_options *o = &ov;
+    if (o->continuing) eng_continue_resume_source(&ov, job); /* its checkpoint, if it has one */
     rg_task task = job->task;
     rg_pos_kind pos = job->pos;
     int seed = job->seed;
@@ -511,15 +511,15 @@ int to_run(const to_options *o_in, const to_job *job, to_result *res)
         if (m) { rg_adamw_free(&opt); rg_model_free(m); } /* built, then refused */
         return -1;
     }
-    to_variant variant = to_variant_of(o, pos);
-    char tag[160], label[96], name[128], ckpt[TO_PATH + 160];
+    eng_variant variant = eng_variant_of(o, pos);
+    char tag[160], label[96], name[128], ckpt[ENG_PATH + 160];
     snprintf(tag, sizeof tag, "%s/%s/seed%d", rg_task_name(task),
-             to_label(pos, variant, RG_ROPE_EXT_NONE, 0, label, sizeof label), seed);
-    to_run_name(task, pos, variant, seed, name, sizeof name);
-    to_kill_run(name); /* tests only (continue.c) */
-    snprintf(ckpt, sizeof ckpt, "%.*s/ckpt/%s.h5", TO_PATH - 1, o->out, name);
+             eng_label(pos, variant, RG_ROPE_EXT_NONE, 0, label, sizeof label), seed);
+    eng_run_name(task, pos, variant, seed, name, sizeof name);
+    eng_kill_run(name); /* tests only (continue.c) */
+    snprintf(ckpt, sizeof ckpt, "%.*s/ckpt/%s.h5", ENG_PATH - 1, o->out, name);
     int n_res = -1;
-    double final_loss = NAN, t0 = to_now_seconds();
+    double final_loss = NAN, t0 = eng_now_seconds();
     int64_t steps_to_learn = 0; /* a checkpoint's, if it measured: -1 (not reached by its step) or the step */
     const rg_run_attr *a = rg_run_state_attr(&rs, "steps_to_learn");
     if (a && (a->type != RG_RUN_ATTR_INT || a->i < -1 || a->i == 0 || a->i > rs.step)) {
@@ -528,22 +528,22 @@ int to_run(const to_options *o_in, const to_job *job, to_result *res)
         goto done;
     }
     if (a) steps_to_learn = a->i;
-    if (to_lm_task(task)) to_lm_forget(o, name);
+    if (eng_lm_task(task)) eng_lm_forget(o, name);
     if (!o->eval[0] && train(o, task, m, &opt, &rs, ckpt, tag, name, &final_loss, &steps_to_learn)) goto done;
-    if (to_lm_task(task)) { /* perplexity by context, reported in lm_report.* (no rows of report.md) */
-        n_res = to_mpi_writes() && to_lm_evaluate_run(o, m, task, name, tag) ? -1 : 0;
-        if (n_res == 0 && to_mpi_writes() && !o_in->resume[0] && !o_in->eval[0] &&
-            to_results_save(o, to_settings_digest(o_in), name, res, 0))
+    if (eng_lm_task(task)) { /* perplexity by context, reported in lm_report.* (no rows of report.md) */
+        n_res = eng_mpi_writes() && eng_lm_evaluate_run(o, m, task, name, tag) ? -1 : 0;
+        if (n_res == 0 && eng_mpi_writes() && !o_in->resume[0] && !o_in->eval[0] &&
+            eng_results_save(o, eng_settings_digest(o_in), name, res, 0))
             n_res = -1;
         goto done;
     }
-    double train_s = to_now_seconds() - t0;
-    bool rope = to_pos_rotary(pos); /* the rope_scaling rows */
-    int n_var = to_mpi_writes() ? 1 + (rope ? o->n_exts : 0) : 0; /* data-parallel: rank 0 evaluates */
+    double train_s = eng_now_seconds() - t0;
+    bool rope = eng_pos_rotary(pos); /* the rope_scaling rows */
+    int n_var = eng_mpi_writes() ? 1 + (rope ? o->n_exts : 0) : 0; /* data-parallel: rank 0 evaluates */
     for (int v = 0; v < n_var; v++) {
-        to_result *r = &res[v];
+        eng_result *r = &res[v];
         memset(r, 0, sizeof *r);
-        *r = (to_result){.task = task, .pos = pos, .variant = variant, .ext = v ? o->exts[v - 1] : RG_ROPE_EXT_NONE,
+        *r = (eng_result){.task = task, .pos = pos, .variant = variant, .ext = v ? o->exts[v - 1] : RG_ROPE_EXT_NONE,
                          .ext_factor = v ? o->ext_factor[v - 1] : 0, .seed = seed,
                          .n_lens = o->n_test_lens, .final_loss = final_loss, .train_seconds = train_s,
                          .steps = rs.step, .steps_to_learn = steps_to_learn};
@@ -551,8 +551,8 @@ int to_run(const to_options *o_in, const to_job *job, to_result *res)
     }
     n_res = n_var;
     /* a finished run's results on disk, so that --continue keeps them (a new run of a grid, or a continued one) */
-    if (to_mpi_writes() && !o_in->resume[0] && !o_in->eval[0] &&
-        to_results_save(o, to_settings_digest(o_in), name, res, n_res))
+    if (eng_mpi_writes() && !o_in->resume[0] && !o_in->eval[0] &&
+        eng_results_save(o, eng_settings_digest(o_in), name, res, n_res))
         n_res = -1;
 done:
     rg_adamw_free(&opt);

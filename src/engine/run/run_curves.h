@@ -4,20 +4,20 @@
 
 #include "engine/base/types.h"
 
-/* The fixed subsample of every test length measured over training (--extrap-every): the first TO_CURVE_COUNT
+/* The fixed subsample of every test length measured over training (--extrap-every): the first ENG_CURVE_COUNT
  * samples of its evaluation set (the first rows of a generated set do not depend on its count), with, for a +rand
  * run, positions drawn as for the test sets, once; a length whose positions cannot be drawn is n/a. */
 typedef struct {
     int n_lens;
-    rg_evalset sets[TO_MAX_LENS];
-    int32_t *pos[TO_MAX_LENS];
-    bool na[TO_MAX_LENS];
-} to_curveset;
+    rg_evalset sets[ENG_MAX_LENS];
+    int32_t *pos[ENG_MAX_LENS];
+    bool na[ENG_MAX_LENS];
+} eng_curveset;
 /* For o's test lengths of task; random: a +rand run (seed draws its positions). RG_OK or the error. */
-rg_status to_curveset_init(to_curveset *c, const to_options *o, rg_task task, bool random, uint64_t seed);
-void to_curveset_free(to_curveset *c);
+rg_status eng_curveset_init(eng_curveset *c, const eng_options *o, rg_task task, bool random, uint64_t seed);
+void eng_curveset_free(eng_curveset *c);
 /* One measurement at `step`: a row step,n,exact_match,token_acc per test length into csv (empty values for n/a).
  * 0, or -1 with a message on stderr naming tag. */
-int to_curveset_measure(const to_curveset *c, rg_model *m, int64_t step, FILE *csv, const char *tag);
+int eng_curveset_measure(const eng_curveset *c, rg_model *m, int64_t step, FILE *csv, const char *tag);
 
 #endif

@@ -1,5 +1,5 @@
 /* run_grid.c: what evaluating a grid task adds to run.c (docs/grids.md): the (frame, row, column) axis ids of the
- * evaluation prompts for rg_generate_axes, and the per-cell counts of the outputs (to_result.cell_count,
+ * evaluation prompts for rg_generate_axes, and the per-cell counts of the outputs (eng_result.cell_count,
  * cell_right) behind the report's grid images (report_grid.c). */
 #include "engine/run/run_grid.h"
 #include "engine/base/types.h"
@@ -9,7 +9,7 @@
 
 /* A grid task's axis ids of count prompts [count, P]: *axes [RG_POS_AXES, count, P + G] malloc'ed (NULL for a 1-D
  * task, whose forward has none). */
-rg_status to_eval_axes(rg_task task, int n, const int32_t *prompts, int count, int32_t **axes)
+rg_status eng_eval_axes(rg_task task, int n, const int32_t *prompts, int count, int32_t **axes)
 {
     *axes = NULL;
     if (!rg_task_is_grid(task)) return RG_OK;
@@ -23,10 +23,10 @@ rg_status to_eval_axes(rg_task task, int n, const int32_t *prompts, int count, i
     return st;
 }
 
-/* The grid image of a grid task's outputs (to_result.cell_right): each expected target token that is a cell's
+/* The grid image of a grid task's outputs (eng_result.cell_right): each expected target token that is a cell's
  * symbol ('a'..'z' or the background '.') counts at its cell (axis row, axis column - 1; grid.c's layout). */
-void to_cell_count(rg_task task, int n, const int32_t *gen, const int32_t *want, const int32_t *axes, int count,
-                   to_result *r, int slot)
+void eng_cell_count(rg_task task, int n, const int32_t *gen, const int32_t *want, const int32_t *axes, int count,
+                   eng_result *r, int slot)
 {
     int P = rg_task_prompt_len(task, n), G = rg_task_target_len(task, n), T = P + G;
     int64_t stride = (int64_t)count * T;

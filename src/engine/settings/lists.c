@@ -1,5 +1,5 @@
 /* lists.c: the list-valued options of train_order (--task, --pos, --seed, --seeds, --test-lens, --rope-scaling
- * (alias --rope-ext), --lr-schedule, --variants): each a parser from the flag's text into to_options (0, or -1
+ * (alias --rope-ext), --lr-schedule, --variants): each a parser from the flag's text into eng_options (0, or -1
  * for a value outside the allowed ones) and a printer back to that text (what --print-config and --help show). The table in settings.c names
  * them. Also the names of the training variants and the labels every output shows a result under. */
 #include "engine/settings/lists.h"
@@ -23,7 +23,7 @@ static int split(char *list, char **items, int max)
     }
 }
 
-int to_parse_task(to_options *o, char *v)
+int eng_parse_task(eng_options *o, char *v)
 {
     memset(o->tasks, 0, sizeof o->tasks);
     if (strcmp(v, "all") == 0) { /* every registered task but the opt-in ones (tricks, language models) */
@@ -40,7 +40,7 @@ int to_parse_task(to_options *o, char *v)
     return n > 0 ? 0 : -1;
 }
 
-void to_allowed_names(bool tasks, char *b, size_t n)
+void eng_allowed_names(bool tasks, char *b, size_t n)
 {
     b[0] = 0;
     int count = tasks ? rg_task_count() : rg_pos_count();
@@ -49,14 +49,14 @@ void to_allowed_names(bool tasks, char *b, size_t n)
     snprintf(b + strlen(b), n - strlen(b), "all (every one not opt-in), or a comma list of them");
 }
 
-void to_print_task(const to_options *o, char *b, size_t n)
+void eng_print_task(const eng_options *o, char *b, size_t n)
 {
     b[0] = 0;
     for (int i = 0; i < rg_task_count(); i++)
         if (o->tasks[i]) snprintf(b + strlen(b), n - strlen(b), "%s%s", b[0] ? "," : "", rg_task_name((rg_task)i));
 }
 
-int to_parse_pos(to_options *o, char *v)
+int eng_parse_pos(eng_options *o, char *v)
 {
     memset(o->pos, 0, sizeof o->pos);
     if (strcmp(v, "all") == 0) { /* every registered encoding but the opt-in ones (the grid encodings) */
@@ -74,7 +74,7 @@ int to_parse_pos(to_options *o, char *v)
     return n > 0 ? 0 : -1;
 }
 
-void to_print_pos(const to_options *o, char *b, size_t n)
+void eng_print_pos(const eng_options *o, char *b, size_t n)
 {
     b[0] = 0;
     for (int i = 0; i < rg_pos_count(); i++)
@@ -84,7 +84,7 @@ void to_print_pos(const to_options *o, char *b, size_t n)
 /* NAME=VALUE items; on failure rg_last_error() says which item and why (the caller prints it): not NAME=VALUE, an
  * unknown setting, a value outside the limits the encoding declares, or a setting given twice (refused as --pos
  * refuses an encoding named twice, instead of the last one winning silently). */
-int to_parse_pos_config(to_options *o, char *v)
+int eng_parse_pos_config(eng_options *o, char *v)
 {
     o->model.n_pos_values = 0;
     char *it[RG_POS_VALUES_MAX + 1];
@@ -100,7 +100,7 @@ int to_parse_pos_config(to_options *o, char *v)
     return 0;
 }
 
-void to_print_pos_config(const to_options *o, char *b, size_t n)
+void eng_print_pos_config(const eng_options *o, char *b, size_t n)
 {
     b[0] = 0;
     for (int i = 0; i < rg_pos_count(); i++) {
@@ -118,7 +118,7 @@ static int parse_int_in(const char *s, long lo, long hi, int *out)
 {
     char *end;
     errno = 0;
-    if (!to_is_decimal_int(s)) return -1;
+    if (!eng_is_decimal_int(s)) return -1;
     long v = strtol(s, &end, 10);
     if (errno || end == s || *end || v < lo || v > hi) return -1;
     *out = (int)v;
@@ -126,24 +126,24 @@ static int parse_int_in(const char *s, long lo, long hi, int *out)
 }
 
 /* --seed S: one seed */
-int to_parse_seed(to_options *o, char *v)
+int eng_parse_seed(eng_options *o, char *v)
 {
     o->n_seeds = 1;
     return parse_int_in(v, 1, 1000000, &o->seed_list[0]);
 }
 
 /* --seeds N (seeds 1..N) or a comma list of distinct seeds */
-int to_parse_seeds(to_options *o, char *v)
+int eng_parse_seeds(eng_options *o, char *v)
 {
     if (!strchr(v, ',')) {
         int n;
-        if (parse_int_in(v, 1, TO_MAX_SEEDS, &n)) return -1;
+        if (parse_int_in(v, 1, ENG_MAX_SEEDS, &n)) return -1;
         for (int i = 0; i < n; i++) o->seed_list[i] = i + 1;
         o->n_seeds = n;
         return 0;
     }
-    char *it[TO_MAX_SEEDS];
-    int n = split(v, it, TO_MAX_SEEDS);
+    char *it[ENG_MAX_SEEDS];
+    int n = split(v, it, ENG_MAX_SEEDS);
     if (n < 0) return -1;
     for (int i = 0; i < n; i++) {
         if (parse_int_in(it[i], 1, 1000000, &o->seed_list[i])) return -1;
@@ -154,20 +154,20 @@ int to_parse_seeds(to_options *o, char *v)
     return 0;
 }
 
-void to_print_seeds(const to_options *o, char *b, size_t n)
+void eng_print_seeds(const eng_options *o, char *b, size_t n)
 {
     b[0] = 0;
     for (int i = 0; i < o->n_seeds; i++) snprintf(b + strlen(b), n - strlen(b), "%s%d", i ? "," : "", o->seed_list[i]);
 }
 
-int to_parse_test_lens(to_options *o, char *v)
+int eng_parse_test_lens(eng_options *o, char *v)
 {
-    char *it[TO_MAX_LENS];
-    int n = split(v, it, TO_MAX_LENS);
+    char *it[ENG_MAX_LENS];
+    int n = split(v, it, ENG_MAX_LENS);
     if (n < 0) return -1;
     for (int i = 0; i < n; i++) {
         if (strchr(it[i], 'x') ? rg_size_parse(it[i], &o->test_lens[i]) != RG_OK
-                               : parse_int_in(it[i], 1, TO_MAX_TEST_N, &o->test_lens[i]))
+                               : parse_int_in(it[i], 1, ENG_MAX_TEST_N, &o->test_lens[i]))
             return -1;
         for (int j = 0; j < i; j++)
             if (o->test_lens[j] == o->test_lens[i]) return -1;
@@ -176,25 +176,25 @@ int to_parse_test_lens(to_options *o, char *v)
     return 0;
 }
 
-void to_print_test_lens(const to_options *o, char *b, size_t n)
+void eng_print_test_lens(const eng_options *o, char *b, size_t n)
 {
     b[0] = 0;
     for (int i = 0; i < o->n_test_lens; i++)
         snprintf(b + strlen(b), n - strlen(b), "%s%d", i ? "," : "", o->test_lens[i]);
 }
 
-int to_parse_rope_ext(to_options *o, char *v)
+int eng_parse_rope_ext(eng_options *o, char *v)
 {
     o->n_exts = 0;
     if (strcmp(v, "none") == 0) return 0;
     char all[] = "pi,ntk,yarn,llama3,dynamic";
     if (strcmp(v, "all") == 0) v = all;
-    char *it[TO_MAX_EXTS];
-    int n = split(v, it, TO_MAX_EXTS);
+    char *it[ENG_MAX_EXTS];
+    int n = split(v, it, ENG_MAX_EXTS);
     for (int i = 0; i < n; i++) {
         rg_rope_ext e;
         double f;
-        if (to_ext_parse(it[i], &e, &f) || e == RG_ROPE_EXT_NONE) return -1;
+        if (eng_ext_parse(it[i], &e, &f) || e == RG_ROPE_EXT_NONE) return -1;
         for (int j = 0; j < i; j++)
             if (o->exts[j] == e && o->ext_factor[j] == f) return -1;
         o->exts[o->n_exts] = e;
@@ -203,56 +203,56 @@ int to_parse_rope_ext(to_options *o, char *v)
     return n > 0 ? 0 : -1;
 }
 
-void to_print_rope_ext(const to_options *o, char *b, size_t n)
+void eng_print_rope_ext(const eng_options *o, char *b, size_t n)
 {
     snprintf(b, n, "%s", o->n_exts ? "" : "none");
     for (int i = 0; i < o->n_exts; i++) {
         char t[48];
-        snprintf(b + strlen(b), n - strlen(b), "%s%s", i ? "," : "", to_ext_text(o->exts[i], o->ext_factor[i], t,
+        snprintf(b + strlen(b), n - strlen(b), "%s%s", i ? "," : "", eng_ext_text(o->exts[i], o->ext_factor[i], t,
                  sizeof t));
     }
 }
 
-int to_parse_variants(to_options *o, char *v)
+int eng_parse_variants(eng_options *o, char *v)
 {
     memset(o->variants, 0, sizeof o->variants);
     char all[] = "base,theta500k,rand,t5max128,bf16angles";
     if (strcmp(v, "all") == 0) v = all;
-    char *it[TO_VAR_COUNT];
-    int n = split(v, it, TO_VAR_COUNT);
+    char *it[ENG_VAR_COUNT];
+    int n = split(v, it, ENG_VAR_COUNT);
     for (int i = 0; i < n; i++) {
-        to_variant x;
-        if (to_variant_parse(it[i], &x) || o->variants[x]) return -1;
+        eng_variant x;
+        if (eng_variant_parse(it[i], &x) || o->variants[x]) return -1;
         o->variants[x] = true;
     }
     return n > 0 ? 0 : -1;
 }
 
-void to_print_variants(const to_options *o, char *b, size_t n)
+void eng_print_variants(const eng_options *o, char *b, size_t n)
 {
     b[0] = 0;
-    for (int i = 0; i < TO_VAR_COUNT; i++)
-        if (o->variants[i]) snprintf(b + strlen(b), n - strlen(b), "%s%s", b[0] ? "," : "", to_variant_name((to_variant)i));
+    for (int i = 0; i < ENG_VAR_COUNT; i++)
+        if (o->variants[i]) snprintf(b + strlen(b), n - strlen(b), "%s%s", b[0] ? "," : "", eng_variant_name((eng_variant)i));
 }
 
-int to_parse_lr_schedule(to_options *o, char *v)
+int eng_parse_lr_schedule(eng_options *o, char *v)
 {
-    if (strcmp(v, "continue") == 0) o->lr_mode = TO_LR_CONTINUE;
-    else if (strcmp(v, "restart") == 0) o->lr_mode = TO_LR_RESTART;
+    if (strcmp(v, "continue") == 0) o->lr_mode = ENG_LR_CONTINUE;
+    else if (strcmp(v, "restart") == 0) o->lr_mode = ENG_LR_RESTART;
     else return -1;
     return 0;
 }
 
-void to_print_lr_schedule(const to_options *o, char *b, size_t n)
+void eng_print_lr_schedule(const eng_options *o, char *b, size_t n)
 {
-    snprintf(b, n, "%s", o->lr_mode == TO_LR_RESTART ? "restart" : "continue");
+    snprintf(b, n, "%s", o->lr_mode == ENG_LR_RESTART ? "restart" : "continue");
 }
 
 /* ------------------------------------------------------------------ --help's lists */
 
 /* Every registered task and encoding (rg_task_register, rg_pos_register before rg_engine_main), the opt-in ones
  * (named, not in all) marked. */
-void to_print_registries(FILE *f)
+void eng_print_registries(FILE *f)
 {
     fprintf(f, "\nTasks (--task values; * opt-in: named, not part of all):\n");
     for (int t = 0; t < rg_task_count(); t++) {
@@ -266,7 +266,7 @@ void to_print_registries(FILE *f)
     }
 }
 
-bool to_is_decimal_int(const char *s)
+bool eng_is_decimal_int(const char *s)
 {
     if (*s == '-' || *s == '+') s++;
     if (!*s) return false;

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static to_plugin plugins[TO_PLUGIN_MAX];
+static eng_plugin plugins[ENG_PLUGIN_MAX];
 static int n_plugins;
 
 /* ------------------------------------------------------------------ SHA-256 */
@@ -56,7 +56,7 @@ static void sha256_block(uint32_t h[8], const unsigned char *p)
     for (int i = 0; i < 8; i++) h[i] += v[i];
 }
 
-int to_sha256_file(const char *path, char hex[65])
+int eng_sha256_file(const char *path, char hex[65])
 {
     FILE *f = fopen(path, "rb");
     if (!f) return -1;
@@ -109,7 +109,7 @@ static const char *magic_mismatch(const rg_plugin_magic_t *m, char *buf, size_t 
 
 static _Noreturn void refuse(int status, const char *path, const char *fmt, const char *detail)
 {
-    fprintf(stderr, "%s: --plugin %s: ", to_prog(), path);
+    fprintf(stderr, "%s: --plugin %s: ", eng_prog(), path);
     fprintf(stderr, fmt, detail);
     fprintf(stderr, "\n");
     exit(status);
@@ -118,11 +118,11 @@ static _Noreturn void refuse(int status, const char *path, const char *fmt, cons
 static void load_one(const char *path)
 {
     char hex[65], why[512];
-    if (access(path, R_OK) != 0 || to_sha256_file(path, hex) != 0)
+    if (access(path, R_OK) != 0 || eng_sha256_file(path, hex) != 0)
         refuse(2, path, "cannot be read: %s", strerror(errno));
     for (int i = 0; i < n_plugins; i++)
         if (!strcmp(plugins[i].sha256, hex)) return; /* the same file again (the flag and the environment) */
-    if (n_plugins == TO_PLUGIN_MAX) refuse(2, path, "more than %s plugins", "16");
+    if (n_plugins == ENG_PLUGIN_MAX) refuse(2, path, "more than %s plugins", "16");
     /* a name without '/' would be searched in the library path: the user means the file */
     char full[1100];
     snprintf(full, sizeof full, "%s%s", strchr(path, '/') ? "" : "./", path);
@@ -145,7 +145,7 @@ static void load_one(const char *path)
     rg_status (*init)(void);
     *(void **)&init = dlsym(h, "rg_plugin_init");
     if (!init) refuse(2, path, "%s", "not a ropegrad plugin: no rg_plugin_init function");
-    to_plugin *p = &plugins[n_plugins];
+    eng_plugin *p = &plugins[n_plugins];
     snprintf(p->path, sizeof p->path, "%s", path);
     snprintf(p->file, sizeof p->file, "%s", strrchr(path, '/') ? strrchr(path, '/') + 1 : path);
     memcpy(p->sha256, hex, sizeof hex);
@@ -157,7 +157,7 @@ static void load_one(const char *path)
     n_plugins++; /* the handle stays open: the descriptors live in the library */
 }
 
-void to_plugins_load(int argc, char **argv)
+void eng_plugins_load(int argc, char **argv)
 {
     const char *env = getenv("ROPEGRAD_PLUGINS");
     if (env && *env) {
@@ -172,27 +172,27 @@ void to_plugins_load(int argc, char **argv)
     }
 }
 
-int to_plugin_loaded(const char *path)
+int eng_plugin_loaded(const char *path)
 {
     for (int i = 0; i < n_plugins; i++)
         if (!strcmp(plugins[i].path, path)) return 0;
     char hex[65]; /* the same file under another name (loaded once) */
-    for (int i = 0; i < n_plugins && to_sha256_file(path, hex) == 0; i++)
+    for (int i = 0; i < n_plugins && eng_sha256_file(path, hex) == 0; i++)
         if (!strcmp(plugins[i].sha256, hex)) return 0;
     return -1;
 }
 
-int to_plugin_count(void) { return n_plugins; }
-const to_plugin *to_plugin_at(int i) { return i >= 0 && i < n_plugins ? &plugins[i] : NULL; }
+int eng_plugin_count(void) { return n_plugins; }
+const eng_plugin *eng_plugin_at(int i) { return i >= 0 && i < n_plugins ? &plugins[i] : NULL; }
 
-const to_plugin *to_plugin_of_pos(int id)
+const eng_plugin *eng_plugin_of_pos(int id)
 {
     for (int i = 0; i < n_plugins; i++)
         if (id >= plugins[i].pos_first && id < plugins[i].pos_end) return &plugins[i];
     return NULL;
 }
 
-const to_plugin *to_plugin_of_task(int id)
+const eng_plugin *eng_plugin_of_task(int id)
 {
     for (int i = 0; i < n_plugins; i++)
         if (id >= plugins[i].task_first && id < plugins[i].task_end) return &plugins[i];
@@ -202,14 +202,14 @@ const to_plugin *to_plugin_of_task(int id)
 /* ------------------------------------------------------------------ the --plugin option (settings.c's table) */
 
 
-/* The plugins were loaded before parsing (to_plugins_load): the parser only checks that this one was. */
-int to_parse_plugin(to_options *o, char *v)
+/* The plugins were loaded before parsing (eng_plugins_load): the parser only checks that this one was. */
+int eng_parse_plugin(eng_options *o, char *v)
 {
     (void)o;
-    return to_plugin_loaded(v);
+    return eng_plugin_loaded(v);
 }
 
-void to_print_plugin(const to_options *o, char *b, size_t n)
+void eng_print_plugin(const eng_options *o, char *b, size_t n)
 {
     (void)o;
     b[0] = 0;
@@ -219,23 +219,23 @@ void to_print_plugin(const to_options *o, char *b, size_t n)
 
 /* ------------------------------------------------------------------ the checkpoint's record */
 
-int to_plugin_record(rg_run_state *rs, int pos, int task)
+int eng_plugin_record(rg_run_state *rs, int pos, int task)
 {
     char text[RG_CKPT_STR_LEN] = "";
-    const to_plugin *pp = to_plugin_of_pos(pos), *pt = to_plugin_of_task(task);
+    const eng_plugin *pp = eng_plugin_of_pos(pos), *pt = eng_plugin_of_task(task);
     if (pp)
         snprintf(text, sizeof text, "encoding %s %s sha256:%s\n", rg_pos_name((rg_pos_kind)pos), pp->file, pp->sha256);
     if (pt)
         snprintf(text + strlen(text), sizeof text - strlen(text), "task %s %s sha256:%s\n", rg_task_name(task),
                  pt->file, pt->sha256);
-    return text[0] && rg_run_state_set_str(rs, TO_PLUGIN_ATTR, text) ? -1 : 0;
+    return text[0] && rg_run_state_set_str(rs, ENG_PLUGIN_ATTR, text) ? -1 : 0;
 }
 
-void to_plugin_hint(const char *ckpt, const char *flag)
+void eng_plugin_hint(const char *ckpt, const char *flag)
 {
     static rg_run_state rs;
     const rg_run_attr *a;
-    if (rg_checkpoint_read_run(ckpt, &rs) || !(a = rg_run_state_attr(&rs, TO_PLUGIN_ATTR)) ||
+    if (rg_checkpoint_read_run(ckpt, &rs) || !(a = rg_run_state_attr(&rs, ENG_PLUGIN_ATTR)) ||
         a->type != RG_RUN_ATTR_STRING)
         return; /* no record: the usual checks say what is wrong */
     char text[RG_CKPT_STR_LEN];
@@ -247,24 +247,24 @@ void to_plugin_hint(const char *ckpt, const char *flag)
         int id = -1;
         if (is_task) { rg_task t; if (rg_task_parse(name, &t) == RG_OK) id = t; }
         else { rg_pos_kind k; if (rg_pos_parse(name, &k) == RG_OK) id = (int)k; }
-        const to_plugin *p = id < 0 ? NULL : is_task ? to_plugin_of_task(id) : to_plugin_of_pos(id);
+        const eng_plugin *p = id < 0 ? NULL : is_task ? eng_plugin_of_task(id) : eng_plugin_of_pos(id);
         if (id < 0) {
             fprintf(stderr, "%s: %s: checkpoint %s: its %s '%s' was registered by the plugin %s (sha256 %.16s...), "
-                    "which is not loaded: pass --plugin PATH/%s (a checkpoint never loads code itself)\n", to_prog(),
+                    "which is not loaded: pass --plugin PATH/%s (a checkpoint never loads code itself)\n", eng_prog(),
                     flag, ckpt, kind, name, file, hex, file);
             exit(2);
         }
         if (p && strcmp(p->sha256, hex))
             fprintf(stderr, "%s: note: %s: checkpoint %s: its %s '%s' came from %s sha256 %.16s..., the loaded %s is "
-                    "sha256 %.16s...\n", to_prog(), flag, ckpt, kind, name, file, hex, p->file, p->sha256);
+                    "sha256 %.16s...\n", eng_prog(), flag, ckpt, kind, name, file, hex, p->file, p->sha256);
     }
 }
 
-void to_plugins_usage(FILE *f)
+void eng_plugins_usage(FILE *f)
 {
     if (n_plugins) fprintf(f, "\nPlugins loaded (--plugin, ROPEGRAD_PLUGINS):\n");
     for (int i = 0; i < n_plugins; i++) {
-        const to_plugin *p = &plugins[i];
+        const eng_plugin *p = &plugins[i];
         fprintf(f, "  %s (sha256 %.16s...)\n", p->path, p->sha256);
         for (int k = p->pos_first; k < p->pos_end; k++) {
             const rg_pos_encoding *e = rg_pos_encoding_of((rg_pos_kind)k);
@@ -277,7 +277,7 @@ void to_plugins_usage(FILE *f)
     }
 }
 
-void to_plugins_fingerprint(char *buf, size_t cap)
+void eng_plugins_fingerprint(char *buf, size_t cap)
 {
     buf[0] = 0;
     for (int i = 0; i < n_plugins; i++) /* 48 characters of the file name and 24 of the digest: < 80 per plugin */

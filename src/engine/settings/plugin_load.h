@@ -1,15 +1,15 @@
 /* plugin_load.h: the engine's plugin loader (plugin_load.c; the plugin's side is the installed plugin.h): loading the
  * libraries named by --plugin and $ROPEGRAD_PLUGINS, the record of which plugin registered which encoding and task,
  * and their digests (SHA-256 of the file). Engine-internal. */
-#ifndef TO_PLUGIN_LOAD_H
-#define TO_PLUGIN_LOAD_H
+#ifndef ENG_PLUGIN_LOAD_H
+#define ENG_PLUGIN_LOAD_H
 
 #include "nn/pos.h"
 #include "task/task.h"
 
 #include <stdio.h>
 
-#define TO_PLUGIN_MAX 16
+#define ENG_PLUGIN_MAX 16
 
 typedef struct {
     char path[1024];          /* as given */
@@ -17,7 +17,7 @@ typedef struct {
     char sha256[65];          /* of the file's bytes, lower-case hex */
     int pos_first, pos_end;   /* the encoding ids it registered: [pos_first, pos_end) */
     int task_first, task_end; /* the task ids it registered */
-} to_plugin;
+} eng_plugin;
 
 
 /* Loads every plugin of $ROPEGRAD_PLUGINS (':'-separated), then of every --plugin PATH / --plugin=PATH of argv, in
@@ -25,35 +25,35 @@ typedef struct {
  * (the same digest) is loaded once. Prints a message naming the file and exits: 2 for a file that cannot be read, is
  * not a plugin (no rg_plugin_magic or rg_plugin_init), or was built for another version or precision; 1 when dlopen
  * fails otherwise or the plugin's rg_plugin_init fails. */
-void to_plugins_load(int argc, char **argv);
-/* 0 when path (a --plugin value seen by the parser) was loaded by to_plugins_load, else -1. */
-int to_plugin_loaded(const char *path);
+void eng_plugins_load(int argc, char **argv);
+/* 0 when path (a --plugin value seen by the parser) was loaded by eng_plugins_load, else -1. */
+int eng_plugin_loaded(const char *path);
 
 /* The plugins loaded as one line of "FILE:SHA256-PREFIX" items (what MPI ranks compare, mpi_transport.c), into buf. */
-void to_plugins_fingerprint(char *buf, size_t cap);
+void eng_plugins_fingerprint(char *buf, size_t cap);
 
 /* --help's lines on the plugins loaded (file, digest, the encodings and tasks each registered); nothing without. */
-void to_plugins_usage(FILE *f);
+void eng_plugins_usage(FILE *f);
 
 /* The plugins loaded, in order. */
-int to_plugin_count(void);
-const to_plugin *to_plugin_at(int i);
+int eng_plugin_count(void);
+const eng_plugin *eng_plugin_at(int i);
 /* The plugin that registered encoding id / task id, or NULL (a built-in, or the program's own). */
-const to_plugin *to_plugin_of_pos(int id);
-const to_plugin *to_plugin_of_task(int id);
+const eng_plugin *eng_plugin_of_pos(int id);
+const eng_plugin *eng_plugin_of_task(int id);
 
-/* The checkpoint's record of the plugins behind a run: the /run string attribute TO_PLUGIN_ATTR, one line per
+/* The checkpoint's record of the plugins behind a run: the /run string attribute ENG_PLUGIN_ATTR, one line per
  * encoding or task a plugin registered, "encoding NAME FILE sha256:HEX" / "task NAME FILE sha256:HEX" (absent when
- * neither came from a plugin). to_plugin_record writes it for the run of encoding pos and task (0, or -1 with
- * rg_last_error). to_plugin_hint reads a checkpoint's record before --eval / --resume builds anything: an encoding
+ * neither came from a plugin). eng_plugin_record writes it for the run of encoding pos and task (0, or -1 with
+ * rg_last_error). eng_plugin_hint reads a checkpoint's record before --eval / --resume builds anything: an encoding
  * or task it names that is not registered stops the program with exit status 2 and a message naming the plugin's
  * file and digest and the --plugin to pass; a registered one from a plugin of another digest gets a note. */
-#define TO_PLUGIN_ATTR "plugins"
+#define ENG_PLUGIN_ATTR "plugins"
 struct rg_run_state;
-int to_plugin_record(struct rg_run_state *rs, int pos, int task);
-void to_plugin_hint(const char *ckpt, const char *flag);
+int eng_plugin_record(struct rg_run_state *rs, int pos, int task);
+void eng_plugin_hint(const char *ckpt, const char *flag);
 
 /* SHA-256 of the file at path into hex[65]. 0, or -1 (errno set) if it cannot be read. */
-int to_sha256_file(const char *path, char hex[65]);
+int eng_sha256_file(const char *path, char hex[65]);
 
 #endif

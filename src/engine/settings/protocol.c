@@ -8,16 +8,16 @@
 #include <math.h>
 #include <stdio.h>
 
-int to_default_test_lens(int L, int *lens)
+int eng_default_test_lens(int L, int *lens)
 {
     int n = 0;
     int half = (L + 1) / 2, window_end = (3 * L + 1) / 2; /* ceil(L / 2), ceil(1.5 L) */
     if (half < L) lens[n++] = half;
     lens[n++] = L;
-    for (int k = L + 1; k <= window_end && n < TO_MAX_LENS - 3 && k <= TO_MAX_TEST_N; k++) lens[n++] = k;
+    for (int k = L + 1; k <= window_end && n < ENG_MAX_LENS - 3 && k <= ENG_MAX_TEST_N; k++) lens[n++] = k;
     for (int f = 2; f <= 4; f++) {
         int k = f * L;
-        if (k > lens[n - 1] && k <= TO_MAX_TEST_N && n < TO_MAX_LENS) lens[n++] = k;
+        if (k > lens[n - 1] && k <= ENG_MAX_TEST_N && n < ENG_MAX_LENS) lens[n++] = k;
     }
     return n;
 }
@@ -32,14 +32,14 @@ static int grid_sides(int s, int *out)
     return n;
 }
 
-const char *to_size_label(rg_task task, int n, char *buf, size_t cap)
+const char *eng_size_label(rg_task task, int n, char *buf, size_t cap)
 {
     if (rg_task_is_grid(task)) return rg_task_size_text(task, n, buf, cap);
     snprintf(buf, cap, "n=%d", n);
     return buf;
 }
 
-int to_default_grid_sizes(rg_task task, int L, int *lens)
+int eng_default_grid_sizes(rg_task task, int L, int *lens)
 {
     rg_grid_shape s;
     if (rg_task_shape(task, L, &s)) return 0;
@@ -59,7 +59,7 @@ int to_default_grid_sizes(rg_task task, int L, int *lens)
     return n;
 }
 
-int to_fair_max_distance(const rg_model_config *cfg, rg_pos_kind pos, int d)
+int eng_fair_max_distance(const rg_model_config *cfg, rg_pos_kind pos, int d)
 {
     const rg_pos_encoding *e = rg_pos_encoding_of(pos);
     const rg_pos_setting *s = e && e->max_distance_setting ? rg_pos_setting_find(e->max_distance_setting) : NULL;
@@ -73,26 +73,26 @@ int to_fair_max_distance(const rg_model_config *cfg, rg_pos_kind pos, int d)
     return v;
 }
 
-void to_set_fair_max_distance(to_options *o, rg_task task, rg_pos_kind pos)
+void eng_set_fair_max_distance(eng_options *o, rg_task task, rg_pos_kind pos)
 {
     const rg_pos_encoding *e = rg_pos_encoding_of(pos);
     int d = rg_task_longest_distance(task, o->train_len);
     if (o->fair_max_distance && e && e->max_distance_setting && d >= 0)
-        rg_pos_config_set(&o->model, e->max_distance_setting, to_fair_max_distance(&o->model, pos, d));
+        rg_pos_config_set(&o->model, e->max_distance_setting, eng_fair_max_distance(&o->model, pos, d));
 }
 
-void to_position_count(const int32_t *gen, const int32_t *want, int count, int m, uint16_t *right,
+void eng_position_count(const int32_t *gen, const int32_t *want, int count, int m, uint16_t *right,
                        uint16_t *first_wrong)
 {
     /* the library's accounting (rg_position_counts, generate.h), added into the result's 16-bit counts */
-    int64_t r[TO_POS_MAX] = {0}, f[TO_POS_MAX + 1] = {0};
-    if (m < 1 || m > TO_POS_MAX) return;
+    int64_t r[ENG_POS_MAX] = {0}, f[ENG_POS_MAX + 1] = {0};
+    if (m < 1 || m > ENG_POS_MAX) return;
     rg_position_counts(gen, want, count, m, r, f);
     for (int p = 0; p < m; p++) right[p] = (uint16_t)(right[p] + r[p]);
     for (int p = 0; p <= m; p++) first_wrong[p] = (uint16_t)(first_wrong[p] + f[p]);
 }
 
-rg_status to_evalset_get(const to_options *o, rg_task task, int n, rg_evalset *es, bool *generated)
+rg_status eng_evalset_get(const eng_options *o, rg_task task, int n, rg_evalset *es, bool *generated)
 {
     *generated = true;
     for (int i = 0; rg_evalset_has(task) && i < RG_EVAL_NLENS; i++) /* the file holds the ordering tasks' sets */

@@ -2,7 +2,7 @@
  * command), the configuration, and per task two tables (a row per encoding and RoPE extension, a column per test
  * length): exact match as mean ± sd [95% t interval] and k/N seeds reaching 0.5, then token accuracy. report.csv:
  * one line per (run, test length), every seed. report.json (cJSON): provenance, configuration, every cell's
- * statistics with its per-seed values, and every run. Every file goes through to_out (checked writes, renamed into
+ * statistics with its per-seed values, and every run. Every file goes through eng_out (checked writes, renamed into
  * place only when complete). */
 #include "engine/views/report.h"
 #include "engine/base/files.h"
@@ -34,7 +34,7 @@
 
 /* ------------------------------------------------------------------ provenance */
 
-void to_provenance_get(to_provenance *p)
+void eng_provenance_get(eng_provenance *p)
 {
     time_t now = time(NULL);
     struct tm tm;
@@ -59,15 +59,15 @@ void to_provenance_get(to_provenance *p)
 
 /* ------------------------------------------------------------------ report.md */
 
-void to_md_provenance(to_out *w, const to_provenance *p, const char *command, double wall_seconds)
+void eng_md_provenance(eng_out *w, const eng_provenance *p, const char *command, double wall_seconds)
 {
-    to_out_printf(w, "## Provenance\n\n- date: %s\n- ropegrad: %s (%s)\n- commit: %s\n- host CPU: %s\n"
+    eng_out_printf(w, "## Provenance\n\n- date: %s\n- ropegrad: %s (%s)\n- commit: %s\n- host CPU: %s\n"
                      "- BLAS: OpenBLAS kernels %s (%s)\n- command: `%s`\n- wall time: %.1f s (%.1f min)\n\n", p->date,
                   rg_version(), rg_build_real(), p->commit, p->cpu, p->blas_core, p->blas_config,
                   command ? command : "", wall_seconds, wall_seconds / 60);
 }
 
-static const char *fmt_stat(const to_stat *s, bool exact, char *buf, size_t cap)
+static const char *fmt_stat(const eng_stat *s, bool exact, char *buf, size_t cap)
 {
     if (s->n == 0) snprintf(buf, cap, "n/a");
     else if (s->n == 1 && exact) snprintf(buf, cap, "%.3f · %d/1", s->mean, s->k);
@@ -78,12 +78,12 @@ static const char *fmt_stat(const to_stat *s, bool exact, char *buf, size_t cap)
 }
 
 /* The learning-rate schedule this invocation ran with, in words. */
-static void lr_schedule_text(const to_options *o, char *b, size_t cap)
+static void lr_schedule_text(const eng_options *o, char *b, size_t cap)
 {
     if (!o->resume[0])
         snprintf(b, cap, "new: warmup %d then cosine from step 0 to %d, down to %g x lr", o->warmup, o->lr_total,
                  o->min_lr_frac);
-    else if (o->lr_mode == TO_LR_RESTART)
+    else if (o->lr_mode == ENG_LR_RESTART)
         snprintf(b, cap, "restart (resume): a new warmup %d + cosine from step %d to %d, down to %g x lr", o->warmup,
                  o->lr_start, o->lr_total, o->min_lr_frac);
     else
@@ -92,13 +92,13 @@ static void lr_schedule_text(const to_options *o, char *b, size_t cap)
 }
 
 /* The test lengths of task whose evaluation sets were generated (not read from the data file), ascending, into
- * out (room for TO_MAX_TABLE_LENS). Returns their count. */
-static int generated_lens(const to_table *t, int task, int *out)
+ * out (room for ENG_MAX_TABLE_LENS). Returns their count. */
+static int generated_lens(const eng_table *t, int task, int *out)
 {
     int n = 0;
     for (int j = 0; j < t->n_lens[task]; j++)
         for (int i = 0; i < t->n_res; i++) {
-            const to_result *r = &t->res[i];
+            const eng_result *r = &t->res[i];
             int q = 0;
             while (r->task == (rg_task)task && q < r->n_lens && r->lens[q] != t->lens[task][j]) q++;
             if (r->task == (rg_task)task && q < r->n_lens && r->generated[q]) { out[n++] = t->lens[task][j]; break; }
@@ -107,19 +107,19 @@ static int generated_lens(const to_table *t, int task, int *out)
 }
 
 /* The title (PARTIAL while runs are still going) and the provenance. */
-static void md_header(to_out *w, const to_report_meta *meta, const to_provenance *p)
+static void md_header(eng_out *w, const eng_report_meta *meta, const eng_provenance *p)
 {
     if (meta->partial) {
-        to_out_printf(w, "# Length extrapolation report — PARTIAL\n\n**Partial report: written while runs are "
+        eng_out_printf(w, "# Length extrapolation report — PARTIAL\n\n**Partial report: written while runs are "
                          "still going");
-        if (meta->runs_total > 0) to_out_printf(w, " (%d of %d runs finished)", meta->runs_done, meta->runs_total);
-        to_out_printf(w, ". The final report replaces it when every run has finished.**\n\n");
+        if (meta->runs_total > 0) eng_out_printf(w, " (%d of %d runs finished)", meta->runs_done, meta->runs_total);
+        eng_out_printf(w, ". The final report replaces it when every run has finished.**\n\n");
     } else {
-        to_out_printf(w, "# Length extrapolation report\n\n");
+        eng_out_printf(w, "# Length extrapolation report\n\n");
     }
-    to_md_provenance(w, p, meta->command, meta->wall_seconds);
+    eng_md_provenance(w, p, meta->command, meta->wall_seconds);
     if (meta->sources) /* train_order --combine: the blocks this report holds; the wall time is their sum */
-        to_out_printf(w, "## Combined from\n\nThis report combines the reports below (blocks of one grid: of its seeds, "
+        eng_out_printf(w, "## Combined from\n\nThis report combines the reports below (blocks of one grid: of its seeds, "
                          "tasks or encodings, every other setting checked equal; the wall time above is the sum of "
                          "theirs). The accuracy by output position and the curves over training are drawn from the blocks "
                          "whose per-position counts and run logs came along (named below); report.csv carries neither."
@@ -132,26 +132,26 @@ static void md_header(to_out *w, const to_report_meta *meta, const to_provenance
 typedef struct {
     bool scaled, fixed, theta, rand, plain, unlearned, bf16_angles; /* plain: rows evaluated at positions 0..2n+2 */
     int ranks;
-} to_report_has;
+} eng_report_has;
 
-static void report_has(const to_table *t, to_report_has *h)
+static void report_has(const eng_table *t, eng_report_has *h)
 {
     memset(h, 0, sizeof *h);
     for (int k = 0; k < t->n_rows; k++) {
-        const to_row *r = &t->rows[k];
+        const eng_row *r = &t->rows[k];
         h->scaled |= r->ext != RG_ROPE_EXT_NONE && r->ext_factor == 0;
         h->fixed |= r->ext != RG_ROPE_EXT_NONE && r->ext_factor != 0;
-        h->theta |= r->variant == TO_VAR_THETA500K;
-        h->bf16_angles |= r->variant == TO_VAR_BF16ANGLES;
-        h->rand |= r->variant == TO_VAR_RAND;
-        h->plain |= r->variant != TO_VAR_RAND;
-        h->unlearned |= !to_row_learned(t, r);
+        h->theta |= r->variant == ENG_VAR_THETA500K;
+        h->bf16_angles |= r->variant == ENG_VAR_BF16ANGLES;
+        h->rand |= r->variant == ENG_VAR_RAND;
+        h->plain |= r->variant != ENG_VAR_RAND;
+        h->unlearned |= !eng_row_learned(t, r);
     }
-    h->ranks = to_mpi_size();
+    h->ranks = eng_mpi_size();
 }
 
 /* The configuration: model, training, schedule, evaluation, generated lengths, RoPE scaling, variants. */
-static void md_config(to_out *w, const to_options *o, const to_table *t, const to_report_has *h)
+static void md_config(eng_out *w, const eng_options *o, const eng_table *t, const eng_report_has *h)
 {
     int L = o->train_len;
     char vocab[512]; /* a run's model takes its task's vocabulary (30 for the ordering tasks) */
@@ -166,12 +166,12 @@ static void md_config(to_out *w, const to_options *o, const to_table *t, const t
                          rg_task_name(k), rg_task_get(k)->vocab_size);
         snprintf(vocab + strlen(vocab), sizeof vocab - strlen(vocab), ")");
     }
-    to_out_printf(w, "## Configuration\n\n- model: d_model %d, n_heads %d, n_layers %d, d_ff %d, vocab %s, max_len %d, "
+    eng_out_printf(w, "## Configuration\n\n- model: d_model %d, n_heads %d, n_layers %d, d_ff %d, vocab %s, max_len %d, "
                      "pre-LayerNorm decoder, no dropout\n", o->model.d_model, o->model.n_heads, o->model.n_layers,
                   o->model.d_ff, vocab, o->model.max_len);
     char pos_cfg[2048];
-    to_print_pos_config(o, pos_cfg, sizeof pos_cfg);
-    if (pos_cfg[0]) to_out_printf(w, "- encoding settings (--pos-config): %s\n", pos_cfg);
+    eng_print_pos_config(o, pos_cfg, sizeof pos_cfg);
+    if (pos_cfg[0]) eng_out_printf(w, "- encoding settings (--pos-config): %s\n", pos_cfg);
     char train[96];
     bool grid = false;
     for (int k = 0; k < t->n_rows; k++) grid |= rg_task_is_grid(t->rows[k].task);
@@ -180,27 +180,27 @@ static void md_config(to_out *w, const to_options *o, const to_table *t, const t
         snprintf(train, sizeof train, "grid sizes up to %s (each side uniform from 1)",
                  rg_task_size_text(t->rows[0].task, L, size, sizeof size));
     } else snprintf(train, sizeof train, "n uniform in 1..%d", L);
-    to_out_printf(w, "- training: %d steps, batch %d, %s, AdamW lr %g betas (%g, %g) eps %g wd %g, "
+    eng_out_printf(w, "- training: %d steps, batch %d, %s, AdamW lr %g betas (%g, %g) eps %g wd %g, "
                      "clip %g, warmup %d then cosine to %g x lr%s\n", o->steps, o->batch, train, o->lr, o->beta1, o->beta2,
                   o->eps, o->weight_decay, o->clip, o->warmup, o->min_lr_frac,
                   o->random_positions ? ", randomized positions" : "");
     char lr[256];
     lr_schedule_text(o, lr, sizeof lr);
-    to_out_printf(w, "- learning-rate schedule: %s\n", lr);
+    eng_out_printf(w, "- learning-rate schedule: %s\n", lr);
     char sources[2048]; /* --resume / --eval: which settings the checkpoint gave (a new run: every one its own) */
-    if ((o->resume[0] || o->eval[0]) && to_settings_sources(sources, sizeof sources)[0])
-        to_out_printf(w, "- settings sources: %s\n", sources);
-    if (o->data[0]) to_out_printf(w, "- evaluation: greedy decoding with the KV cache on %s\n", o->data);
-    else to_out_printf(w, "- evaluation: greedy decoding with the KV cache (every test set generated: no data file)\n");
+    if ((o->resume[0] || o->eval[0]) && eng_settings_sources(sources, sizeof sources)[0])
+        eng_out_printf(w, "- settings sources: %s\n", sources);
+    if (o->data[0]) eng_out_printf(w, "- evaluation: greedy decoding with the KV cache on %s\n", o->data);
+    else eng_out_printf(w, "- evaluation: greedy decoding with the KV cache (every test set generated: no data file)\n");
     for (int task = 0; task < rg_task_count(); task++) {
-        int gen[TO_MAX_TABLE_LENS], ng = generated_lens(t, task, gen);
+        int gen[ENG_MAX_TABLE_LENS], ng = generated_lens(t, task, gen);
         if (!t->n_lens[task]) continue;
-        to_out_printf(w, "- %s: test sets generated (not in the data file; same generator and seed rule): ",
+        eng_out_printf(w, "- %s: test sets generated (not in the data file; same generator and seed rule): ",
                       rg_task_name((rg_task)task));
         char size[32];
-        for (int i = 0; i < ng; i++) to_out_printf(w, "%s%s", i ? ", " : "", to_size_label((rg_task)task, gen[i], size,
+        for (int i = 0; i < ng; i++) eng_out_printf(w, "%s%s", i ? ", " : "", eng_size_label((rg_task)task, gen[i], size,
                                                                                           sizeof size));
-        to_out_printf(w, "%s\n", ng ? "" : "none");
+        eng_out_printf(w, "%s\n", ng ? "" : "none");
     }
     char T[320] = ""; /* a task of another geometry: its own sequence length T (run.c scales by T(n) / T(L)) */
     for (int task = 0; task < rg_task_count(); task++)
@@ -208,21 +208,21 @@ static void md_config(to_out *w, const to_options *o, const to_table *t, const t
             snprintf(T + strlen(T), sizeof T - strlen(T), "; %s: s = T(n)/%d and %d (T(n) its sequence length)",
                      rg_task_name(task), rg_task_total_len(task, L), rg_task_total_len(task, L));
     if (h->scaled)
-        to_out_printf(w, "- RoPE scaling (rows rope+TYPE, --rope-scaling, HF rope_type names) per test length: beyond "
+        eng_out_printf(w, "- RoPE scaling (rows rope+TYPE, --rope-scaling, HF rope_type names) per test length: beyond "
                          "the training length with factor s = (2n+3)/%d and original_max_position_embeddings %d%s; at "
                          "n <= %d s = 1 and they equal plain RoPE\n", 2 * L + 3, 2 * L + 3, T, L);
     if (h->fixed)
-        to_out_printf(w, "- RoPE scaling with a fixed factor (rows rope+TYPE:F): the factor F at every test length, as "
+        eng_out_printf(w, "- RoPE scaling with a fixed factor (rows rope+TYPE:F): the factor F at every test length, as "
                          "an HF rope_scaling config does, with original_max_position_embeddings %d\n", 2 * L + 3);
     if (h->theta)
-        to_out_printf(w, "- training variant `θ=500k`: rope / rope-half trained and evaluated with rope_theta 500000 "
-                         "(the other rows %g)\n", o->model.rope_base == TO_THETA_500K ? 10000.0 : o->model.rope_base);
+        eng_out_printf(w, "- training variant `θ=500k`: rope / rope-half trained and evaluated with rope_theta 500000 "
+                         "(the other rows %g)\n", o->model.rope_base == ENG_THETA_500K ? 10000.0 : o->model.rope_base);
     if (h->bf16_angles)
-        to_out_printf(w, "- training variant `bf16 angles`: rope / rope-half trained and evaluated with RoPE's angles "
+        eng_out_printf(w, "- training variant `bf16 angles`: rope / rope-half trained and evaluated with RoPE's angles "
                          "bf16(bf16(p) bf16(theta_i)) and cos / sin tables rounded to bf16 (--rope-angles bf16, as "
                          "torch.autocast computed them before HF PR #29285); the other rows in double / float32\n");
     if (h->rand)
-        to_out_printf(w, "- randomized positions (%s; Ruoss et al. 2023): each training sequence of T tokens gets a "
+        eng_out_printf(w, "- randomized positions (%s; Ruoss et al. 2023): each training sequence of T tokens gets a "
                          "sorted uniform random subset of T distinct positions from [0, %d), and is evaluated the same "
                          "way (as the paper's reference code does): each test and held-out sample of 2n+3 tokens gets "
                          "its own sorted uniform random subset of [0, %d), from a PCG32 stream seeded by (seed, task, "
@@ -230,17 +230,17 @@ static void md_config(to_out *w, const to_options *o, const to_table *t, const t
                       o->max_position, o->max_position, h->plain ? "; the other rows are evaluated at positions "
                       "0..2n+2" : "");
     if (h->ranks > 1)
-        to_out_printf(w, "- MPI: %d ranks (%s)\n", h->ranks, o->data_parallel ? "--data-parallel: every rank computes "
+        eng_out_printf(w, "- MPI: %d ranks (%s)\n", h->ranks, o->data_parallel ? "--data-parallel: every rank computes "
                       "a share of every batch; gradients summed in rank order" : "the grid over ranks: rank 0 hands "
                       "out the runs and writes the report");
-    to_md_protocol(w, o, t);
-    to_out_printf(w, "\n");
+    eng_md_protocol(w, o, t);
+    eng_out_printf(w, "\n");
 }
 
 /* How to read the tables: the cells, the interval and why t, n/a. */
-static void md_how_to_read(to_out *w, const to_options *o, const to_report_has *h)
+static void md_how_to_read(eng_out *w, const eng_options *o, const eng_report_has *h)
 {
-    to_out_printf(w, "## How to read the tables\n\n"
+    eng_out_printf(w, "## How to read the tables\n\n"
         "- Exact match cells: mean ± sd [95%% interval] · k/N, over the N seeds of the row; k/N counts the seeds "
         "whose exact match is >= %.1f. Outcomes are often bimodal (most seeds 0, one seed high): k/N shows that "
         "where the mean cannot. With one seed a cell is the value and k/1 (no sd, no interval).\n"
@@ -254,115 +254,115 @@ static void md_how_to_read(to_out *w, const to_options *o, const to_report_has *
         "- Token accuracy cells: mean ± sd [95%% t interval].\n"
         "- Below each exact-match table: the maximum over seeds / the median (the literature reports the maximum "
         "over seeds: Deletang et al. 2023, Ruoss et al. 2023); report_cells.csv has every statistic per cell.\n"
-        "- n/a: not evaluated (a position past the learned table, max_len %d", TO_PASS_EXACT, TO_BOOT_REPS,
+        "- n/a: not evaluated (a position past the learned table, max_len %d", ENG_PASS_EXACT, ENG_BOOT_REPS,
         o->model.max_len);
-    if (h->rand) to_out_printf(w, "; for a +rand row, 2n+3 tokens need more random positions than [0, max_position "
+    if (h->rand) eng_out_printf(w, "; for a +rand row, 2n+3 tokens need more random positions than [0, max_position "
                                   "%d) has", o->max_position);
-    to_out_printf(w, ").\n");
+    eng_out_printf(w, ").\n");
 }
 
-static void md_table(to_out *w, const to_table *t, int task, bool exact)
+static void md_table(eng_out *w, const eng_table *t, int task, bool exact)
 {
     int L = t->train_len;
-    to_out_printf(w, "### %s: %s\n\n| encoding | seeds |", rg_task_name((rg_task)task),
+    eng_out_printf(w, "### %s: %s\n\n| encoding | seeds |", rg_task_name((rg_task)task),
                   exact ? "exact match" : "token accuracy");
-    bool learn = exact && to_table_has_learn(t);
+    bool learn = exact && eng_table_has_learn(t);
     char size[32];
     for (int j = 0; j < t->n_lens[task]; j++)
-        to_out_printf(w, " %s%s |", to_size_label((rg_task)task, t->lens[task][j], size, sizeof size),
+        eng_out_printf(w, " %s%s |", eng_size_label((rg_task)task, t->lens[task][j], size, sizeof size),
                       t->lens[task][j] == L ? " (train)" : "");
-    if (learn) to_out_printf(w, " steps to %.2f |", TO_LEARNED_EXACT);
-    to_out_printf(w, "\n|---|---|");
-    for (int j = 0; j < t->n_lens[task] + learn; j++) to_out_printf(w, "---|");
-    to_out_printf(w, "\n");
+    if (learn) eng_out_printf(w, " steps to %.2f |", ENG_LEARNED_EXACT);
+    eng_out_printf(w, "\n|---|---|");
+    for (int j = 0; j < t->n_lens[task] + learn; j++) eng_out_printf(w, "---|");
+    eng_out_printf(w, "\n");
     for (int k = 0; k < t->n_rows; k++) {
-        const to_row *r = &t->rows[k];
+        const eng_row *r = &t->rows[k];
         if (r->task != (rg_task)task) continue;
-        to_stat s;
+        eng_stat s;
         char label[96], cell[128];
-        to_out_printf(w, "| %s%s | %d |", to_row_label(r, label, sizeof label), to_row_learned(t, r) ? "" : " ✗",
+        eng_out_printf(w, "| %s%s | %d |", eng_row_label(r, label, sizeof label), eng_row_learned(t, r) ? "" : " ✗",
                       r->n_runs);
         for (int j = 0; j < t->n_lens[task]; j++) {
-            to_table_cell(t, r, t->lens[task][j], exact, &s, NULL);
-            to_out_printf(w, " %s |", fmt_stat(&s, exact, cell, sizeof cell));
+            eng_table_cell(t, r, t->lens[task][j], exact, &s, NULL);
+            eng_out_printf(w, " %s |", fmt_stat(&s, exact, cell, sizeof cell));
         }
         if (learn) {
-            to_learn_stat ls;
-            to_row_steps_to_learn(t, r, &ls);
-            to_out_printf(w, " %s |", to_learn_text(&ls, cell, sizeof cell));
+            eng_learn_stat ls;
+            eng_row_steps_to_learn(t, r, &ls);
+            eng_out_printf(w, " %s |", eng_learn_text(&ls, cell, sizeof cell));
         }
-        to_out_printf(w, "\n");
+        eng_out_printf(w, "\n");
     }
-    to_out_printf(w, "\n");
+    eng_out_printf(w, "\n");
 }
 
-static int write_md(const to_options *o, const to_table *t, const to_report_meta *meta, const to_provenance *p)
+static int write_md(const eng_options *o, const eng_table *t, const eng_report_meta *meta, const eng_provenance *p)
 {
-    to_out w;
-    if (to_out_open(&w, o->out, "report.md")) return -1;
+    eng_out w;
+    if (eng_out_open(&w, o->out, "report.md")) return -1;
     md_header(&w, meta, p);
-    to_report_has h;
+    eng_report_has h;
     report_has(t, &h);
     md_config(&w, o, t, &h);
     md_how_to_read(&w, o, &h);
     int L = t->train_len;
     if (h.unlearned)
-        to_out_printf(&w, "- ✗ marks a row whose mean exact match at n = %d (the training length) is below 0.9: the "
+        eng_out_printf(&w, "- ✗ marks a row whose mean exact match at n = %d (the training length) is below 0.9: the "
                           "model did not learn the task, so its extrapolation numbers say nothing about the "
                           "encoding.\n", L);
-    to_out_printf(&w, "- Plots (gnuplot), each as .svg, .pdf and .png: extrapolation (per task, heatmaps of exact "
+    eng_out_printf(&w, "- Plots (gnuplot), each as .svg, .pdf and .png: extrapolation (per task, heatmaps of exact "
                       "match and token accuracy), curves_<task> (against n, with the seeds and the 95%% band), "
                       "loss_<task> (training loss of every run).\n");
-    if (to_table_has_learn(t))
-        to_out_printf(&w, "- steps to %.2f (last column of the exact-match tables): the first step at which a run's "
+    if (eng_table_has_learn(t))
+        eng_out_printf(&w, "- steps to %.2f (last column of the exact-match tables): the first step at which a run's "
                           "held-out exact match (every %d steps and at the last, %d samples at each of up to %d "
                           "lengths n <= %d, not "
                           "the test sets' samples) reached %.2f; mean (median) over the seeds that reached it, and "
                           "k/N of the measured seeds that did; \"not within S\": none did in S steps. RoPE scaling "
                           "rows repeat their run's value (the scaling is applied only at evaluation).\n",
-                      TO_LEARNED_EXACT, o->eval_every, TO_HELDOUT_COUNT, TO_HELDOUT_LENS, L, TO_LEARNED_EXACT);
-    to_out_printf(&w, "\n");
+                      ENG_LEARNED_EXACT, o->eval_every, ENG_HELDOUT_COUNT, ENG_HELDOUT_LENS, L, ENG_LEARNED_EXACT);
+    eng_out_printf(&w, "\n");
     for (int task = 0; task < rg_task_count(); task++) {
         if (!t->n_lens[task]) continue;
-        to_out_printf(&w, "## %s\n\n", rg_task_name((rg_task)task));
+        eng_out_printf(&w, "## %s\n\n", rg_task_name((rg_task)task));
         md_table(&w, t, task, true);
-        to_md_max_median(&w, t, task);
+        eng_md_max_median(&w, t, task);
         md_table(&w, t, task, false);
-        if (rg_task_views(task) & RG_TASK_VIEW_GRID) to_md_grid(&w, t, task);
+        if (rg_task_views(task) & RG_TASK_VIEW_GRID) eng_md_grid(&w, t, task);
     }
-    to_md_tricks(&w, t); /* report_protocol.c */
-    char *settings = to_options_json(o);
-    to_out_printf(&w, "## Settings\n\nThe resolved settings of this invocation (a valid --config file for a new "
+    eng_md_tricks(&w, t); /* report_protocol.c */
+    char *settings = eng_options_json(o);
+    eng_out_printf(&w, "## Settings\n\nThe resolved settings of this invocation (a valid --config file for a new "
                       "run):\n\n```json\n%s\n```\n", settings ? settings : "(out of memory)");
     cJSON_free(settings);
-    return to_out_close(&w);
+    return eng_out_close(&w);
 }
 
 /* ------------------------------------------------------------------ report.csv */
 
-static int write_csv(const to_options *o, const to_result *res, int n_res)
+static int write_csv(const eng_options *o, const eng_result *res, int n_res)
 {
-    to_out w;
-    if (to_out_open(&w, o->out, "report.csv")) return -1;
-    to_out_printf(&w, "%s\n", TO_CSV_HEADER);
+    eng_out w;
+    if (eng_out_open(&w, o->out, "report.csv")) return -1;
+    eng_out_printf(&w, "%s\n", ENG_CSV_HEADER);
     for (int i = 0; i < n_res; i++)
         for (int j = 0; j < res[i].n_lens; j++) {
             char ext[48];
-            to_out_printf(&w, "%s,%s,%s,%s,%d,%lld,%.9g,%.3f,%d,%.9g,%.9g,%d,%d,%lld\n", rg_task_name(res[i].task),
-                          rg_pos_name(res[i].pos), to_variant_name(res[i].variant),
-                          to_ext_text(res[i].ext, res[i].ext_factor, ext, sizeof ext), res[i].seed,
+            eng_out_printf(&w, "%s,%s,%s,%s,%d,%lld,%.9g,%.3f,%d,%.9g,%.9g,%d,%d,%lld\n", rg_task_name(res[i].task),
+                          rg_pos_name(res[i].pos), eng_variant_name(res[i].variant),
+                          eng_ext_text(res[i].ext, res[i].ext_factor, ext, sizeof ext), res[i].seed,
                           (long long)res[i].steps, res[i].final_loss, res[i].train_seconds, res[i].lens[j],
                           res[i].exact[j], res[i].token_acc[j], o->train_len, res[i].generated[j] ? 1 : 0,
                           (long long)res[i].steps_to_learn);
         }
-    return to_out_close(&w);
+    return eng_out_close(&w);
 }
 
 /* ------------------------------------------------------------------ report.json */
 
 static cJSON *num_or_null(double v) { return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull(); }
 
-static cJSON *json_stat(const to_stat *s, const double *values, const to_row *r, const to_table *t, bool exact)
+static cJSON *json_stat(const eng_stat *s, const double *values, const eng_row *r, const eng_table *t, bool exact)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddItemToObject(o, "mean", num_or_null(s->mean));
@@ -387,7 +387,7 @@ static cJSON *json_stat(const to_stat *s, const double *values, const to_row *r,
     return o;
 }
 
-static cJSON *json_config(const to_options *o)
+static cJSON *json_config(const eng_options *o)
 {
     cJSON *c = cJSON_CreateObject();
     cJSON_AddNumberToObject(c, "train_len", o->train_len);
@@ -409,24 +409,24 @@ static cJSON *json_config(const to_options *o)
     cJSON_AddNumberToObject(c, "vocab_size", o->model.vocab_size);
     cJSON_AddNumberToObject(c, "max_len", o->model.max_len);
     char pos_cfg[2048];
-    to_print_pos_config(o, pos_cfg, sizeof pos_cfg);
+    eng_print_pos_config(o, pos_cfg, sizeof pos_cfg);
     cJSON_AddStringToObject(c, "pos_config", pos_cfg);
     cJSON_AddStringToObject(c, "data", o->data);
     return c;
 }
 
-static cJSON *json_runs(const to_result *res, int n_res)
+static cJSON *json_runs(const eng_result *res, int n_res)
 {
     cJSON *runs = cJSON_CreateArray();
     for (int i = 0; i < n_res; i++) {
-        const to_result *r = &res[i];
+        const eng_result *r = &res[i];
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "task", rg_task_name(r->task));
         char ext[48], label[96];
         cJSON_AddStringToObject(o, "encoding", rg_pos_name(r->pos));
-        cJSON_AddStringToObject(o, "variant", to_variant_name(r->variant));
-        cJSON_AddStringToObject(o, "rope_ext", to_ext_text(r->ext, r->ext_factor, ext, sizeof ext));
-        cJSON_AddStringToObject(o, "label", to_label(r->pos, r->variant, r->ext, r->ext_factor, label, sizeof label));
+        cJSON_AddStringToObject(o, "variant", eng_variant_name(r->variant));
+        cJSON_AddStringToObject(o, "rope_ext", eng_ext_text(r->ext, r->ext_factor, ext, sizeof ext));
+        cJSON_AddStringToObject(o, "label", eng_label(r->pos, r->variant, r->ext, r->ext_factor, label, sizeof label));
         cJSON_AddNumberToObject(o, "seed", r->seed);
         cJSON_AddNumberToObject(o, "steps", (double)r->steps);
         cJSON_AddItemToObject(o, "final_loss", num_or_null(r->final_loss));
@@ -447,8 +447,8 @@ static cJSON *json_runs(const to_result *res, int n_res)
 }
 
 /* report.json's header: provenance, partial-run counts, config, settings, schedule, generated test lengths. */
-static void json_head(cJSON *root, const to_options *o, const to_table *t, const to_report_meta *meta,
-                      const to_provenance *p)
+static void json_head(cJSON *root, const eng_options *o, const eng_table *t, const eng_report_meta *meta,
+                      const eng_provenance *p)
 {
     cJSON *pv = cJSON_AddObjectToObject(root, "provenance");
     cJSON_AddStringToObject(pv, "date", p->date);
@@ -466,7 +466,7 @@ static void json_head(cJSON *root, const to_options *o, const to_table *t, const
         cJSON_AddNumberToObject(root, "runs_total", meta->runs_total);
     }
     cJSON_AddItemToObject(root, "config", json_config(o));
-    char *settings = to_options_json(o), lr[256];
+    char *settings = eng_options_json(o), lr[256];
     cJSON *sj = settings ? cJSON_Parse(settings) : NULL;
     cJSON_free(settings);
     cJSON_AddItemToObject(root, "settings", sj ? sj : cJSON_CreateNull());
@@ -474,34 +474,34 @@ static void json_head(cJSON *root, const to_options *o, const to_table *t, const
     cJSON_AddStringToObject(root, "lr_schedule", lr);
     cJSON *gen = cJSON_AddObjectToObject(root, "generated_test_lengths");
     for (int task = 0; task < rg_task_count(); task++) {
-        int g[TO_MAX_TABLE_LENS], ng = generated_lens(t, task, g);
+        int g[ENG_MAX_TABLE_LENS], ng = generated_lens(t, task, g);
         if (t->n_lens[task]) cJSON_AddItemToObject(gen, rg_task_name((rg_task)task), cJSON_CreateIntArray(g, ng));
     }
 }
 
 /* "statistics" (how the intervals and steps_to_learn are computed) and "rows" (steps_to_learn per table row). */
-static void json_stats_rows(cJSON *root, const to_table *t)
+static void json_stats_rows(cJSON *root, const eng_table *t)
 {
     cJSON *st = cJSON_AddObjectToObject(root, "statistics");
     cJSON_AddStringToObject(st, "interval", "Student t interval of the seed mean, clipped to [0, 1] (ci95_t); "
                                             "percentile bootstrap of the mean, seeded per cell (ci95_bootstrap)");
-    cJSON_AddNumberToObject(st, "level", TO_CI_LEVEL);
-    cJSON_AddNumberToObject(st, "bootstrap_resamples", TO_BOOT_REPS);
-    cJSON_AddNumberToObject(st, "pass_exact_match", TO_PASS_EXACT);
+    cJSON_AddNumberToObject(st, "level", ENG_CI_LEVEL);
+    cJSON_AddNumberToObject(st, "bootstrap_resamples", ENG_BOOT_REPS);
+    cJSON_AddNumberToObject(st, "pass_exact_match", ENG_PASS_EXACT);
     cJSON_AddStringToObject(st, "steps_to_learn", "per run: the first step with held-out exact match >= "
                             "learned_exact_match (n <= train_len, every eval_every steps); -1 not reached within "
                             "steps, 0 not measured. Per row (rows[].steps_to_learn): over the measured seeds, k "
                             "reaching it, mean and median of their steps, max_steps");
-    cJSON_AddNumberToObject(st, "learned_exact_match", TO_LEARNED_EXACT);
+    cJSON_AddNumberToObject(st, "learned_exact_match", ENG_LEARNED_EXACT);
     cJSON *rows = cJSON_AddArrayToObject(root, "rows");
     for (int k = 0; k < t->n_rows; k++) {
-        const to_row *r = &t->rows[k];
+        const eng_row *r = &t->rows[k];
         char label[96];
-        to_learn_stat ls;
-        to_row_steps_to_learn(t, r, &ls);
+        eng_learn_stat ls;
+        eng_row_steps_to_learn(t, r, &ls);
         cJSON *x = cJSON_CreateObject();
         cJSON_AddStringToObject(x, "task", rg_task_name(r->task));
-        cJSON_AddStringToObject(x, "label", to_row_label(r, label, sizeof label));
+        cJSON_AddStringToObject(x, "label", eng_row_label(r, label, sizeof label));
         cJSON_AddNumberToObject(x, "seeds", r->n_runs);
         cJSON *l = cJSON_AddObjectToObject(x, "steps_to_learn");
         cJSON_AddNumberToObject(l, "n", ls.n);
@@ -514,11 +514,11 @@ static void json_stats_rows(cJSON *root, const to_table *t)
 }
 
 /* "cells": one object per (row, test length) with its exact-match and token-accuracy statistics. */
-static void json_cells(cJSON *root, const to_table *t)
+static void json_cells(cJSON *root, const eng_table *t)
 {
     cJSON *cells = cJSON_AddArrayToObject(root, "cells");
     for (int k = 0; k < t->n_rows; k++) {
-        const to_row *r = &t->rows[k];
+        const eng_row *r = &t->rows[k];
         double *v = malloc(sizeof(double) * (size_t)r->n_runs);
         if (!v) break;
         for (int j = 0; j < t->n_lens[r->task]; j++) {
@@ -527,16 +527,16 @@ static void json_cells(cJSON *root, const to_table *t)
             cJSON_AddStringToObject(c, "task", rg_task_name(r->task));
             char ext[48], label[96];
             cJSON_AddStringToObject(c, "encoding", rg_pos_name(r->pos));
-            cJSON_AddStringToObject(c, "variant", to_variant_name(r->variant));
-            cJSON_AddStringToObject(c, "rope_ext", to_ext_text(r->ext, r->ext_factor, ext, sizeof ext));
-            cJSON_AddStringToObject(c, "label", to_row_label(r, label, sizeof label));
+            cJSON_AddStringToObject(c, "variant", eng_variant_name(r->variant));
+            cJSON_AddStringToObject(c, "rope_ext", eng_ext_text(r->ext, r->ext_factor, ext, sizeof ext));
+            cJSON_AddStringToObject(c, "label", eng_row_label(r, label, sizeof label));
             cJSON_AddNumberToObject(c, "n", n);
-            to_stat s;
-            to_table_cell(t, r, n, true, &s, v);
+            eng_stat s;
+            eng_table_cell(t, r, n, true, &s, v);
             cJSON_AddItemToObject(c, "exact_match", json_stat(&s, v, r, t, true));
-            to_table_cell(t, r, n, false, &s, v);
+            eng_table_cell(t, r, n, false, &s, v);
             cJSON_AddItemToObject(c, "token_acc", json_stat(&s, v, r, t, false));
-            cJSON_AddItemToObject(c, "positions", (cJSON *)to_json_positions(t, r, n));
+            cJSON_AddItemToObject(c, "positions", (cJSON *)eng_json_positions(t, r, n));
             cJSON_AddItemToArray(cells, c);
         }
         free(v);
@@ -544,7 +544,7 @@ static void json_cells(cJSON *root, const to_table *t)
 }
 
 /* report.json in o->out: the head, statistics and rows, cells and runs. */
-static int write_json(const to_options *o, const to_table *t, const to_report_meta *meta, const to_provenance *p)
+static int write_json(const eng_options *o, const eng_table *t, const eng_report_meta *meta, const eng_provenance *p)
 {
     cJSON *root = cJSON_CreateObject();
     json_head(root, o, t, meta, p);
@@ -553,12 +553,12 @@ static int write_json(const to_options *o, const to_table *t, const to_report_me
     cJSON_AddItemToObject(root, "runs", json_runs(t->res, t->n_res));
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
-    if (!text) { to_err("report.json: out of memory\n"); return -1; }
-    to_out w;
-    int rc = to_out_open(&w, o->out, "report.json");
+    if (!text) { eng_err("report.json: out of memory\n"); return -1; }
+    eng_out w;
+    int rc = eng_out_open(&w, o->out, "report.json");
     if (rc == 0) {
-        to_out_printf(&w, "%s\n", text);
-        rc = to_out_close(&w);
+        eng_out_printf(&w, "%s\n", text);
+        rc = eng_out_close(&w);
     }
     free(text);
     return rc;
@@ -566,21 +566,21 @@ static int write_json(const to_options *o, const to_table *t, const to_report_me
 
 /* ------------------------------------------------------------------ entry points */
 
-int to_report(const to_options *o, const to_result *res, int n_res, const to_report_meta *meta)
+int eng_report(const eng_options *o, const eng_result *res, int n_res, const eng_report_meta *meta)
 {
-    to_table t;
-    if (n_res < 1) { to_err("no results to report\n"); return -1; }
-    if (to_table_build(&t, res, n_res, o->train_len)) return -1;
-    to_provenance p;
-    to_provenance_get(&p);
+    eng_table t;
+    if (n_res < 1) { eng_err("no results to report\n"); return -1; }
+    if (eng_table_build(&t, res, n_res, o->train_len)) return -1;
+    eng_provenance p;
+    eng_provenance_get(&p);
     int rc = 0;
-    if (write_csv(o, res, n_res) || to_write_cells_csv(o->out, &t) || to_write_positions_csv(o->out, &t)) rc = -1;
+    if (write_csv(o, res, n_res) || eng_write_cells_csv(o->out, &t) || eng_write_positions_csv(o->out, &t)) rc = -1;
     if (rc == 0 && write_json(o, &t, meta, &p)) rc = -1;
     if (rc == 0 && write_md(o, &t, meta, &p)) rc = -1;
-    char runs[TO_PATH + 16];
+    char runs[ENG_PATH + 16];
     snprintf(runs, sizeof runs, "%s/runs", o->out);
-    if (rc == 0 && to_plot(&t, o->out, runs)) rc = -1;
-    if (rc == 0 && to_plot_grids(&t, o->out)) rc = -1;
-    to_table_free(&t);
+    if (rc == 0 && eng_plot(&t, o->out, runs)) rc = -1;
+    if (rc == 0 && eng_plot_grids(&t, o->out)) rc = -1;
+    eng_table_free(&t);
     return rc;
 }

@@ -17,14 +17,14 @@ typedef struct {
     const char *command;       /* the command line, as typed */
     bool partial;              /* written while runs are still going: the report says so */
     int runs_done, runs_total; /* shown for a partial report (0, 0: not shown) */
-    const char *sources;       /* a combined report (to_combine_load): markdown naming its inputs; NULL otherwise */
-} to_report_meta;
+    const char *sources;       /* a combined report (eng_combine_load): markdown naming its inputs; NULL otherwise */
+} eng_report_meta;
 
 /* Writes report.md, report.csv, report.json and the plots (extrapolation.svg: per task the exact-match and
- * token-accuracy heatmaps; curves_<task>.svg; loss_<task>.svg from <o->out>/runs/<run>/train.csv (to_run_name)
+ * token-accuracy heatmaps; curves_<task>.svg; loss_<task>.svg from <o->out>/runs/<run>/train.csv (eng_run_name)
  * where those logs exist) into o->out. Returns 0, or -1 with a message on stderr naming the file that could not be
  * written (a missing gnuplot is a warning, not an error: the data and scripts are still written). */
-int to_report(const to_options *o, const to_result *res, int n_res, const to_report_meta *meta);
+int eng_report(const eng_options *o, const eng_result *res, int n_res, const eng_report_meta *meta);
 
 /* ------------------------------------------------------------------ provenance */
 
@@ -33,12 +33,12 @@ int to_report(const to_options *o, const to_result *res, int n_res, const to_rep
 typedef struct {
     char date[32], cpu[160];
     const char *commit, *blas_core, *blas_config;
-} to_provenance;
+} eng_provenance;
 
 /* Fills p for now. Never fails (a field it cannot read is "unknown"). */
-void to_provenance_get(to_provenance *p);
+void eng_provenance_get(eng_provenance *p);
 /* A report's "## Provenance" section: p, the ropegrad version and real type, the command (NULL: empty) and the
  * wall time in seconds. */
-void to_md_provenance(to_out *w, const to_provenance *p, const char *command, double wall_seconds);
+void eng_md_provenance(eng_out *w, const eng_provenance *p, const char *command, double wall_seconds);
 
 #endif

@@ -22,7 +22,7 @@
 /* ------------------------------------------------------------------ the protocol statement (report.md) */
 
 /* The budget of the runs: "every run 10000 steps", or the range when they differ. */
-static void budget_text(const to_table *t, char *b, size_t cap)
+static void budget_text(const eng_table *t, char *b, size_t cap)
 {
     int64_t lo = INT64_MAX, hi = 0;
     for (int i = 0; i < t->n_res; i++) {
@@ -35,15 +35,15 @@ static void budget_text(const to_table *t, char *b, size_t cap)
 }
 
 /* Whether the rows hold encoding pos in variant (variant < 0: in any). */
-static bool has_row(const to_rows_held *h, rg_pos_kind pos, int variant)
+static bool has_row(const eng_rows_held *h, rg_pos_kind pos, int variant)
 {
-    for (int v = 0; v < TO_VAR_COUNT; v++)
+    for (int v = 0; v < ENG_VAR_COUNT; v++)
         if (h->held[pos][v] && (variant < 0 || v == variant)) return true;
     return false;
 }
 
 /* The notes' order: each encoding's note_order (0: after those with one), then the registry's. */
-static int held_in_note_order(const to_rows_held *t, int *order)
+static int held_in_note_order(const eng_rows_held *t, int *order)
 {
     int n = 0;
     for (int p = 0; p < rg_pos_count(); p++) {
@@ -62,10 +62,10 @@ static int held_in_note_order(const to_rows_held *t, int *order)
 
 /* The note of encoding p: its descriptor's report_note (which may write nothing), or without one its doc and the
  * values of the settings it declares. */
-static void note_of(const to_options *o, const to_rows_held *t, rg_pos_kind p, int dmax, char *buf, size_t cap)
+static void note_of(const eng_options *o, const eng_rows_held *t, rg_pos_kind p, int dmax, char *buf, size_t cap)
 {
     const rg_pos_encoding *e = rg_pos_encoding_of(p);
-    rg_pos_note_info in = {dmax, has_row(t, p, TO_VAR_BASE), has_row(t, p, TO_VAR_T5MAX128)};
+    rg_pos_note_info in = {dmax, has_row(t, p, ENG_VAR_BASE), has_row(t, p, ENG_VAR_T5MAX128)};
     buf[0] = 0;
     if (e->report_note) { e->report_note(&o->model, &in, buf, cap); return; }
     size_t w = (size_t)snprintf(buf, cap, "%s: %s", e->name, e->doc ? e->doc : "(no description)");
@@ -74,9 +74,9 @@ static void note_of(const to_options *o, const to_rows_held *t, rg_pos_kind p, i
                               rg_pos_config_get(&o->model, e->settings[k].name));
 }
 
-void to_md_encoding_settings(to_out *w, const to_options *o, const to_rows_held *t, int dmax, const char *why)
+void eng_md_encoding_settings(eng_out *w, const eng_options *o, const eng_rows_held *t, int dmax, const char *why)
 {
-    to_out_printf(w, "- extrapolation-relevant settings of each encoding (the longest training distance is %d, "
+    eng_out_printf(w, "- extrapolation-relevant settings of each encoding (the longest training distance is %d, "
                      "%s):\n", dmax, why);
     int order[RG_POS_MAX], n = held_in_note_order(t, order);
     static char note[8192], prev[8192];
@@ -86,33 +86,33 @@ void to_md_encoding_settings(to_out *w, const to_options *o, const to_rows_held 
         if (!note[0] || strcmp(note, prev) == 0) continue; /* one line for two layouts of one encoding */
         for (const char *line = note; *line;) {
             size_t len = strcspn(line, "\n");
-            to_out_printf(w, "  - %.*s\n", (int)len, line);
+            eng_out_printf(w, "  - %.*s\n", (int)len, line);
             line += len + (line[len] == '\n');
         }
         strcpy(prev, note);
     }
     bool rand = false;
-    for (int p = 0; p < RG_POS_MAX; p++) rand |= t->held[p][TO_VAR_RAND];
+    for (int p = 0; p < RG_POS_MAX; p++) rand |= t->held[p][ENG_VAR_RAND];
     if (rand)
-        to_out_printf(w, "  - +rand rows: positions drawn from [0, %d) in training and at evaluation\n",
+        eng_out_printf(w, "  - +rand rows: positions drawn from [0, %d) in training and at evaluation\n",
                       o->max_position);
 }
 
 /* The settings bullet of the tasks whose longest training distance is d (rg_task_longest_distance at the table's
- * L): each encoding's note against d, under the max_distance a run of those tasks had (to_set_fair_max_distance),
+ * L): each encoding's note against d, under the max_distance a run of those tasks had (eng_set_fair_max_distance),
  * naming the tasks when the table's tasks differ in it. */
-static void settings_of_distance(to_out *w, const to_options *o, const to_table *t, int d, bool several)
+static void settings_of_distance(eng_out *w, const eng_options *o, const eng_table *t, int d, bool several)
 {
-    static to_options og;
+    static eng_options og;
     og = *o;
-    to_rows_held h = {{{false}}};
+    eng_rows_held h = {{{false}}};
     char why[512] = "", names[384] = "", size[32];
     int first = -1;
     for (int k = 0; k < t->n_rows; k++) {
         rg_task task = t->rows[k].task;
         if (rg_task_longest_distance(task, t->train_len) != d) continue;
         h.held[t->rows[k].pos][t->rows[k].variant] = true;
-        to_set_fair_max_distance(&og, task, t->rows[k].pos);
+        eng_set_fair_max_distance(&og, task, t->rows[k].pos);
         if (first < 0) first = task;
         char item[48];
         snprintf(item, sizeof item, "%s%s", names[0] ? ", " : "", rg_task_name(task));
@@ -123,14 +123,14 @@ static void settings_of_distance(to_out *w, const to_options *o, const to_table 
     else snprintf(why, sizeof why, "the first to the last fed position of a training sequence of %s at L = %s",
                   rg_task_name(first), rg_task_size_text(first, t->train_len, size, sizeof size));
     if (several) snprintf(why + strlen(why), sizeof why - strlen(why), "; the rows of %s", names);
-    to_md_encoding_settings(w, &og, &h, d, why);
+    eng_md_encoding_settings(w, &og, &h, d, why);
 }
 
-void to_md_protocol(to_out *w, const to_options *o, const to_table *t)
+void eng_md_protocol(eng_out *w, const eng_options *o, const eng_table *t)
 {
     char b[160];
     budget_text(t, b, sizeof b);
-    to_out_printf(w, "- budget: %s; a row marked ✗ had that same budget (docs/protocol.md: why this budget)\n", b);
+    eng_out_printf(w, "- budget: %s; a row marked ✗ had that same budget (docs/protocol.md: why this budget)\n", b);
     /* the longest training distance: the tasks' own (rg_task_longest_distance); a bullet per distinct one */
     int dist[RG_TASK_MAX], n_dist = 0;
     bool positions = false;
@@ -143,68 +143,68 @@ void to_md_protocol(to_out *w, const to_options *o, const to_table *t)
     }
     for (int k = 0; k < n_dist; k++) settings_of_distance(w, o, t, dist[k], n_dist > 1);
     if (positions)
-        to_out_printf(w, "- per-position accuracy: report_positions.csv (per run, test length and output position) "
+        eng_out_printf(w, "- per-position accuracy: report_positions.csv (per run, test length and output position) "
                          "and report.json \"positions\" (per cell: accuracy of each output position over seeds, the "
                          "distribution of the first wrong position); plots positions_<task>.svg\n");
     else
-        to_out_printf(w, "- per-position accuracy: report_positions.csv (per run, test length and output position; "
+        eng_out_printf(w, "- per-position accuracy: report_positions.csv (per run, test length and output position; "
                          "no task of this report has the per-position view)\n");
     if (o->extrap_every)
-        to_out_printf(w, "- extrapolation over training: every %d steps, exact match and token accuracy at every "
+        eng_out_printf(w, "- extrapolation over training: every %d steps, exact match and token accuracy at every "
                          "test length on the first %d samples of its evaluation set (runs/<run>/extrap.csv); plots "
-                         "over_training_<task>.svg\n", o->extrap_every, TO_CURVE_COUNT);
+                         "over_training_<task>.svg\n", o->extrap_every, ENG_CURVE_COUNT);
 }
 
 /* ------------------------------------------------------------------ max and median (report.md) */
 
-void to_md_max_median(to_out *w, const to_table *t, int task)
+void eng_md_max_median(eng_out *w, const eng_table *t, int task)
 {
     int L = t->train_len;
-    to_out_printf(w, "### %s: exact match, maximum over seeds / median\n\n| encoding | seeds |",
+    eng_out_printf(w, "### %s: exact match, maximum over seeds / median\n\n| encoding | seeds |",
                   rg_task_name((rg_task)task));
     char size[32];
     for (int j = 0; j < t->n_lens[task]; j++)
-        to_out_printf(w, " %s%s |", to_size_label((rg_task)task, t->lens[task][j], size, sizeof size),
+        eng_out_printf(w, " %s%s |", eng_size_label((rg_task)task, t->lens[task][j], size, sizeof size),
                       t->lens[task][j] == L ? " (train)" : "");
-    to_out_printf(w, "\n|---|---|");
-    for (int j = 0; j < t->n_lens[task]; j++) to_out_printf(w, "---|");
-    to_out_printf(w, "\n");
+    eng_out_printf(w, "\n|---|---|");
+    for (int j = 0; j < t->n_lens[task]; j++) eng_out_printf(w, "---|");
+    eng_out_printf(w, "\n");
     for (int k = 0; k < t->n_rows; k++) {
-        const to_row *r = &t->rows[k];
+        const eng_row *r = &t->rows[k];
         if (r->task != (rg_task)task) continue;
         char label[96];
-        to_out_printf(w, "| %s%s | %d |", to_row_label(r, label, sizeof label), to_row_learned(t, r) ? "" : " ✗",
+        eng_out_printf(w, "| %s%s | %d |", eng_row_label(r, label, sizeof label), eng_row_learned(t, r) ? "" : " ✗",
                       r->n_runs);
         for (int j = 0; j < t->n_lens[task]; j++) {
-            to_stat s;
-            to_table_cell(t, r, t->lens[task][j], true, &s, NULL);
-            if (s.n == 0) to_out_printf(w, " n/a |");
-            else to_out_printf(w, " %.3f / %.3f |", s.max, s.median);
+            eng_stat s;
+            eng_table_cell(t, r, t->lens[task][j], true, &s, NULL);
+            if (s.n == 0) eng_out_printf(w, " n/a |");
+            else eng_out_printf(w, " %.3f / %.3f |", s.max, s.median);
         }
-        to_out_printf(w, "\n");
+        eng_out_printf(w, "\n");
     }
-    to_out_printf(w, "\n");
+    eng_out_printf(w, "\n");
 }
 
 /* ------------------------------------------------------------------ report_cells.csv */
 
-static void csv_num(to_out *w, double v) { if (isfinite(v)) to_out_printf(w, ",%.9g", v); else to_out_printf(w, ","); }
+static void csv_num(eng_out *w, double v) { if (isfinite(v)) eng_out_printf(w, ",%.9g", v); else eng_out_printf(w, ","); }
 
-int to_write_cells_csv(const char *dir, const to_table *t)
+int eng_write_cells_csv(const char *dir, const eng_table *t)
 {
-    to_out w;
-    if (to_out_open(&w, dir, "report_cells.csv")) return -1;
-    to_out_printf(&w, "task,encoding,variant,rope_ext,n,train_len,metric,n_seeds,k_reaching_0.5,mean,sd,ci95_t_lo,"
+    eng_out w;
+    if (eng_out_open(&w, dir, "report_cells.csv")) return -1;
+    eng_out_printf(&w, "task,encoding,variant,rope_ext,n,train_len,metric,n_seeds,k_reaching_0.5,mean,sd,ci95_t_lo,"
                       "ci95_t_hi,max,median\n");
     for (int k = 0; k < t->n_rows; k++) {
-        const to_row *r = &t->rows[k];
+        const eng_row *r = &t->rows[k];
         for (int j = 0; j < t->n_lens[r->task]; j++)
             for (int e = 1; e >= 0; e--) {
-                to_stat s;
+                eng_stat s;
                 char ext[48];
-                to_table_cell(t, r, t->lens[r->task][j], e, &s, NULL);
-                to_out_printf(&w, "%s,%s,%s,%s,%d,%d,%s,%d,%d", rg_task_name(r->task), rg_pos_name(r->pos),
-                              to_variant_name(r->variant), to_ext_text(r->ext, r->ext_factor, ext, sizeof ext),
+                eng_table_cell(t, r, t->lens[r->task][j], e, &s, NULL);
+                eng_out_printf(&w, "%s,%s,%s,%s,%d,%d,%s,%d,%d", rg_task_name(r->task), rg_pos_name(r->pos),
+                              eng_variant_name(r->variant), eng_ext_text(r->ext, r->ext_factor, ext, sizeof ext),
                               t->lens[r->task][j], t->train_len, e ? "exact_match" : "token_acc", s.n, s.k);
                 csv_num(&w, s.mean);
                 csv_num(&w, s.sd);
@@ -212,36 +212,36 @@ int to_write_cells_csv(const char *dir, const to_table *t)
                 csv_num(&w, s.hi);
                 csv_num(&w, s.max);
                 csv_num(&w, s.median);
-                to_out_printf(&w, "\n");
+                eng_out_printf(&w, "\n");
             }
     }
-    return to_out_close(&w);
+    return eng_out_close(&w);
 }
 
 /* ------------------------------------------------------------------ a trick against its base task (report.md) */
 
 /* The row of (task, pos, variant) without a RoPE scaling, or NULL. */
-static const to_row *plain_row(const to_table *t, int task, rg_pos_kind pos, to_variant v)
+static const eng_row *plain_row(const eng_table *t, int task, rg_pos_kind pos, eng_variant v)
 {
-    const to_row like = {.task = (rg_task)task, .pos = pos, .variant = v, .ext = RG_ROPE_EXT_NONE};
-    return to_table_row_like(t, &like);
+    const eng_row like = {.task = (rg_task)task, .pos = pos, .variant = v, .ext = RG_ROPE_EXT_NONE};
+    return eng_table_row_like(t, &like);
 }
 
-static bool has_len(const to_table *t, int task, int n)
+static bool has_len(const eng_table *t, int task, int n)
 {
     for (int j = 0; j < t->n_lens[task]; j++)
         if (t->lens[task][j] == n) return true;
     return false;
 }
 
-void to_md_tricks(to_out *w, const to_table *t)
+void eng_md_tricks(eng_out *w, const eng_table *t)
 {
     bool header = false;
     for (int task = 0; task < rg_task_count(); task++) {
         const rg_task_desc *d = rg_task_get((rg_task)task);
         rg_task base;
         if (!t->n_lens[task] || !d || !d->base || rg_task_parse(d->base, &base) || !t->n_lens[base]) continue;
-        int lens[TO_MAX_TABLE_LENS], nl = 0; /* the lengths both tasks were tested at */
+        int lens[ENG_MAX_TABLE_LENS], nl = 0; /* the lengths both tasks were tested at */
         for (int j = 0; j < t->n_lens[task]; j++)
             if (has_len(t, base, t->lens[task][j])) lens[nl++] = t->lens[task][j];
         bool rows = false; /* an encoding (and variant) both tasks hold */
@@ -250,59 +250,59 @@ void to_md_tricks(to_out *w, const to_table *t)
                    plain_row(t, base, t->rows[k].pos, t->rows[k].variant);
         if (!nl || !rows) continue;
         if (!header)
-            to_out_printf(w, "## Tricks against their base tasks\n\nExact match of each trick row beside its base "
+            eng_out_printf(w, "## Tricks against their base tasks\n\nExact match of each trick row beside its base "
                              "task's row of the same encoding and variant (mean over seeds, k/N seeds reaching %.1f): "
-                             "trick / base; the budget line above says whether every run had the same steps.\n\n", TO_PASS_EXACT);
+                             "trick / base; the budget line above says whether every run had the same steps.\n\n", ENG_PASS_EXACT);
         header = true;
-        to_out_printf(w, "### %s against %s\n\n| encoding |", rg_task_name((rg_task)task), rg_task_name(base));
-        for (int j = 0; j < nl; j++) to_out_printf(w, " n=%d%s |", lens[j], lens[j] == t->train_len ? " (train)" : "");
-        to_out_printf(w, "\n|---|");
-        for (int j = 0; j < nl; j++) to_out_printf(w, "---|");
-        to_out_printf(w, "\n");
+        eng_out_printf(w, "### %s against %s\n\n| encoding |", rg_task_name((rg_task)task), rg_task_name(base));
+        for (int j = 0; j < nl; j++) eng_out_printf(w, " n=%d%s |", lens[j], lens[j] == t->train_len ? " (train)" : "");
+        eng_out_printf(w, "\n|---|");
+        for (int j = 0; j < nl; j++) eng_out_printf(w, "---|");
+        eng_out_printf(w, "\n");
         for (int k = 0; k < t->n_rows; k++) {
-            const to_row *r = &t->rows[k], *b;
+            const eng_row *r = &t->rows[k], *b;
             if (r->task != (rg_task)task || r->ext != RG_ROPE_EXT_NONE ||
                 !(b = plain_row(t, base, r->pos, r->variant)))
                 continue;
             char label[96];
-            to_out_printf(w, "| %s |", to_row_label(r, label, sizeof label));
+            eng_out_printf(w, "| %s |", eng_row_label(r, label, sizeof label));
             for (int j = 0; j < nl; j++) {
-                to_stat x, y;
-                to_table_cell(t, r, lens[j], true, &x, NULL);
-                to_table_cell(t, b, lens[j], true, &y, NULL);
-                if (x.n && y.n) to_out_printf(w, " %.3f (%d/%d) / %.3f (%d/%d) |", x.mean, x.k, x.n, y.mean, y.k, y.n);
-                else to_out_printf(w, " n/a |");
+                eng_stat x, y;
+                eng_table_cell(t, r, lens[j], true, &x, NULL);
+                eng_table_cell(t, b, lens[j], true, &y, NULL);
+                if (x.n && y.n) eng_out_printf(w, " %.3f (%d/%d) / %.3f (%d/%d) |", x.mean, x.k, x.n, y.mean, y.k, y.n);
+                else eng_out_printf(w, " n/a |");
             }
-            to_out_printf(w, "\n");
+            eng_out_printf(w, "\n");
         }
-        to_out_printf(w, "\n");
+        eng_out_printf(w, "\n");
     }
 }
 
 /* ------------------------------------------------------------------ per-position accounting */
 
-int to_write_positions_csv(const char *dir, const to_table *t)
+int eng_write_positions_csv(const char *dir, const eng_table *t)
 {
-    to_out w;
-    if (to_out_open(&w, dir, "report_positions.csv")) return -1;
-    to_out_printf(&w, "task,encoding,variant,rope_ext,seed,n,position,samples,right,first_wrong\n");
+    eng_out w;
+    if (eng_out_open(&w, dir, "report_positions.csv")) return -1;
+    eng_out_printf(&w, "task,encoding,variant,rope_ext,seed,n,position,samples,right,first_wrong\n");
     for (int i = 0; i < t->n_res; i++) {
-        const to_result *x = &t->res[i];
+        const eng_result *x = &t->res[i];
         char ext[48];
-        to_ext_text(x->ext, x->ext_factor, ext, sizeof ext);
+        eng_ext_text(x->ext, x->ext_factor, ext, sizeof ext);
         for (int j = 0; j < x->n_lens; j++) /* the counts hold the G target tokens of lens[j] (run.c) */
             for (int p = 0, G = rg_task_target_len(x->task, x->lens[j]); x->pos_count[j] > 0 && p < G; p++)
-                to_out_printf(&w, "%s,%s,%s,%s,%d,%d,%d,%d,%d,%d\n", rg_task_name(x->task), rg_pos_name(x->pos),
-                              to_variant_name(x->variant), ext, x->seed, x->lens[j], p + 1, x->pos_count[j],
+                eng_out_printf(&w, "%s,%s,%s,%s,%d,%d,%d,%d,%d,%d\n", rg_task_name(x->task), rg_pos_name(x->pos),
+                              eng_variant_name(x->variant), ext, x->seed, x->lens[j], p + 1, x->pos_count[j],
                               x->pos_right[j][p], x->first_wrong[j][p]);
     }
-    return to_out_close(&w);
+    return eng_out_close(&w);
 }
 
-void *to_json_positions(const to_table *t, const to_row *r, int n)
+void *eng_json_positions(const eng_table *t, const eng_row *r, int n)
 {
-    double acc[TO_POS_MAX], fw[TO_POS_MAX], all;
-    int seeds = to_cell_positions(t, r, n, acc, fw, &all);
+    double acc[ENG_POS_MAX], fw[ENG_POS_MAX], all;
+    int seeds = eng_cell_positions(t, r, n, acc, fw, &all);
     if (!seeds) return cJSON_CreateNull();
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "n_seeds", seeds);

@@ -1,9 +1,9 @@
-/* to_harness.h: the harness of the end-to-end tests of examples/train_order (test_train_order.c: runs and
+/* eng_harness.h: the harness of the end-to-end tests of examples/train_order (test_train_order.c: runs and
  * reports; test_train_order_input.c: command lines and hostile input; test_mpi.c: its setup and teardown). Each
  * test binary runs its tests in one temporary folder, th_tmpdir, made by th_setup and removed by th_teardown; the program is found through
  * RG_BUILD_DIR (set by tests/run.sh) or build/. */
-#ifndef TO_HARNESS_H
-#define TO_HARNESS_H
+#ifndef ENG_HARNESS_H
+#define ENG_HARNESS_H
 
 #include "common.h"
 

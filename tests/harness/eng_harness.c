@@ -1,7 +1,7 @@
-/* to_harness.c: what the end-to-end tests of examples/train_order share (to_harness.h): the binary, a temporary
+/* eng_harness.c: what the end-to-end tests of examples/train_order share (eng_harness.h): the binary, a temporary
  * folder, starting the program with an argument vector (fork/exec, no shell), reading its files. */
 #define _DEFAULT_SOURCE /* realpath */
-#include "to_harness.h"
+#include "eng_harness.h"
 
 #include <fcntl.h>
 #include <limits.h>
