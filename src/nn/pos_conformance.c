@@ -31,7 +31,8 @@ static const int32_t TOKENS[NB * NT] = {1, 5, 2, 6, 10, 3, 0, 3, 3, 4, 9, 7};
 double rg_pos_conformance_step(void) { return cbrt(EPS); }
 
 /* Multiples of the build's epsilon: gradients at e^(2/3) (the error of central differences at their best step),
- * logits at e (rounding only). The factors hold every built-in with margin (docs/extending.md lists the numbers). */
+ * logits at e (rounding only). The factors hold every built-in with margin (the measured errors:
+ * results/extending-examples/). */
 double rg_pos_conformance_bound(const char *check)
 {
     double e23 = pow(EPS, 2.0 / 3.0);

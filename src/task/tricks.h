@@ -1,7 +1,7 @@
 /* tricks.h: the literature's length-generalization tricks as registered tasks (src/task/tricks.c has the layouts
- * and sources; docs/tricks.md the measurements): index hints (copy_hints, reverse_hints; Zhou et al. 2024) and
- * position coupling (copy_coupled, reverse_coupled; Cho et al. 2024). Each names its base task
- * (rg_task_desc.base) and is RG_TASK_OPT_IN: train_order's --task all leaves them out. */
+ * and sources; docs/tricks.md how they are run; results/tricks/ the measurements): index hints (copy_hints,
+ * reverse_hints; Zhou et al. 2024) and position coupling (copy_coupled, reverse_coupled; Cho et al. 2024). Each names
+ * its base task (rg_task_desc.base) and is RG_TASK_OPT_IN: train_order's --task all leaves them out. */
 #ifndef RG_TASK_TRICKS_H
 #define RG_TASK_TRICKS_H
 
