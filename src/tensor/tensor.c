@@ -31,6 +31,8 @@ rg_status rg_error(rg_status code, const char *fmt, ...)
 
 const char *rg_last_error(void) { return last_error; }
 
+void rg_error_clear(void) { last_error[0] = 0; }
+
 void rg_fatal(const char *file, int line, const char *fmt, ...)
 {
     va_list ap;
