@@ -40,6 +40,9 @@ static void test_bad_flags_exit_2_and_write_nothing(void **state)
         {"--rope-ext zzz", 0}, {"--test-lens 8,,", 0}, {"--jobs 0", 0}, {"--no-such-flag", 0}, {"--seeds", 0},
         {"--eval /nonexistent.h5", 0}, {"--resume a.h5 --eval b.h5", 0}, {"extra-argument", 0},
         {"--test-lens 8,8", 0}, {"--data tests/fixtures/attn.h5", 0}, {"--eval tests/fixtures/attn.h5", 0},
+        /* a --data file that no test length reads (5 is generated; a grid task's sets are): still checked */
+        {"--test-lens 5 --data tests/fixtures/attn.h5", 0}, {"--test-lens 5 --data README.md", 0},
+        {"--task grid_copy --train-len 3x3 --test-lens 3x3 --data README.md", 0},
         {"--pos learned --train-len 79", 0}, {"--pos rope --random-positions --train-len 79", 0},
         /* one seed or several, exact option names (never a prefix) */
         {"--seed 7 --seeds 3", 0}, {"--seed 0", 0}, {"--seeds 1,1", 0}, {"--see 7", 0}, {"--ste 5", 0},
