@@ -235,7 +235,7 @@ static void check_data(const eng_options *o)
             bool generated;
             rg_status st = eng_evalset_get(o, (rg_task)t, o->test_lens[i], &es, &generated);
             if (st == RG_ERR_FORMAT && generated) { /* the task's own hooks broke their contract: not the command */
-                fprintf(stderr, "train_order: %s\n", rg_last_error());
+                eng_err("%s\n", rg_last_error()); /* the program's own name, as every message */
                 exit(1);
             }
             if (st)
