@@ -23,8 +23,9 @@ ENGINE_LIB := $(BUILD)/libropegrad_engine.a
 ENGINE_OBJ := $(patsubst %.c,$(BUILD)/f32/%.o,$(shell find src/engine -name '*.c'))
 
 # build/flags holds the flags that vary between builds (CI=true adds -Werror, OPT, EXTRA_*); every object depends
-# on it, so `CI=true make test` after a plain `make` recompiles with -Werror instead of reusing the objects.
-FLAGS_TEXT = $(CC) $(OPT) $(WARN) $(EXTRA_CFLAGS) $(EXTRA_LDFLAGS) dnnl=$(DNNL_FOUND)
+# on it, so `CI=true make test` after a plain `make` recompiles with -Werror instead of reusing the objects (and
+# MPI's flags: the engine's MPI files compiled without the macro they test silently made a build without MPI).
+FLAGS_TEXT = $(CC) $(OPT) $(WARN) $(EXTRA_CFLAGS) $(EXTRA_LDFLAGS) dnnl=$(DNNL_FOUND) mpi=$(MPI_CFLAGS)
 $(BUILD)/flags: FORCE
 	@mkdir -p $(dir $@)
 	@[ "$$(cat $@ 2>/dev/null)" = "$(FLAGS_TEXT)" ] || echo "$(FLAGS_TEXT)" > $@

@@ -49,8 +49,9 @@ $(BUILD)/tests/test_conformance_f32: $(CONFORMANCE_SRC:%.c=$(BUILD)/f32/%.o) $(B
 
 # The plugins test_plugin runs train_order with (in their own folder: tests/run.sh runs every file of build/tests;
 # never linked into a test): the example plugin's source built for float64, and tests/e2e/plugin_bad.c's refusals
-# (BAD_nomagic, BAD_version, BAD_layout, BAD_init).
-TEST_PLUGINS := $(addprefix $(BUILD)/test_plugins/plugin_,f64.so nomagic.so version.so layout.so init.so)
+# (BAD_nomagic, BAD_version, BAD_layout, BAD_small, BAD_init, BAD_silent).
+TEST_PLUGINS := $(addprefix $(BUILD)/test_plugins/plugin_,f64.so nomagic.so version.so layout.so small.so init.so \
+                  silent.so)
 $(BUILD)/test_plugins/plugin_f64.so: examples/plugin_xpos_addition.c $(BUILD)/flags | $(BUILD)/include/ropegrad
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -DRG_DOUBLE $(DEPFLAGS) -shared $< -o $@ $(LDFLAGS_ALL)

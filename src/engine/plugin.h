@@ -19,6 +19,7 @@
  * The model is PostgreSQL's PG_MODULE_MAGIC with _PG_init, and Lua's luaopen_*: RG_PLUGIN_MAGIC emits a constant
  * record, rg_plugin_magic, of the headers the plugin was compiled with (the library's version, the plugin ABI, the
  * element type float32 / float64, the sizes of the descriptors). The program reads that record as DATA after dlopen
+ * (only a data symbol of at least the record's size: another object of that name is refused unread)
  * and refuses the plugin, before any of its functions is called, when it was built for another version (major, and
  * minor while the major is 0, as the soname) or another precision, naming both; only then does it call
  * rg_plugin_init. (dlopen itself runs a library's ELF constructors: a plugin must not have any.) A plugin compiled
@@ -61,7 +62,7 @@ typedef struct {
 /* The plugin's entry point, defined by the plugin: registers its encodings and tasks. Called once, after the magic
  * record was accepted and before the command line's other options are read (so --pos and --task take its names).
  * Returns RG_OK, or an error status with rg_error's message (the program then stops with exit status 1, naming the
- * plugin and the message). */
+ * plugin and the message, or saying that it gave none). */
 __attribute__((visibility("default"))) rg_status rg_plugin_init(void); /* exported under -fvisibility=hidden too */
 
 #endif

@@ -28,16 +28,13 @@
  * runs matmul and bmm (src/nn/attention_bf16.c; the softmax, its gradient and P stay float32). The float32 path
  * is the one of before, bit for bit.
  */
-#include "attention_impl.h"
+#include "attention_rows.h"
+#include "attention_bf16.h"
 #include "../tensor/gemm.h"
-#include "../tensor/lanes.h"
-#include "../tensor/fastmath.h"
-#include "../tensor/expf.h"
 #include "../tensor/pool.h"
 #include "../tensor/transpose.h"
 
 #include <string.h>
-#include <tgmath.h>
 
 static void attention_backward(rg_tensor *node);
 static const rg_op OP_ATTENTION = {"attention", attention_backward};
@@ -48,74 +45,6 @@ static inline bool wants_grad(const rg_tensor *t) { return t && t->requires_grad
 static void transpose_head(rg_real *restrict dst, const rg_real *restrict src, int S, int hd, int D)
 {
     rg_transpose_block(dst, S, src, D, S, hd, true);
-}
-
-/* One group of up to RG_LANES rows i0.. (before row `end`) of a T x S block (row stride S), as lanes.h takes it:
- * off[r] the offset of row i0 + r (the group's last row again for lanes past `end`, with n[r] = 0), n[r] its
- * visible keys. */
-static void lane_rows(int i0, int end, int T, int S, bool causal, int64_t off[RG_LANES], int n[RG_LANES])
-{
-    for (int r = 0; r < RG_LANES; r++) {
-        const int i = i0 + r < end ? i0 + r : end - 1;
-        off[r] = (int64_t)i * S;
-        n[r] = i0 + r < end ? visible_keys(causal, i, T, S) : 0;
-    }
-}
-
-/* In-place scale (+ bias, when not NULL) and softmax of rows [i_lo, i_hi) of the T x S score block P (row stride
- * S; bias the same block's); entries past the visible prefix become 0 up to zeros_end (the whole row when it sees
- * no key). The scale, exp and normalization run along each row (RG_VECTORIZE; rg_expf, expf.h, is libm's expf bit
- * for bit; on a CPU with AVX-512F its row form, 16 at a time with a masked rest, whose bits are the same); the row
- * maxima and sums, reductions in key order, run on 16 rows at once (lanes.h), so the bits are those of libm's
- * scalar loop. */
-RG_VECTORIZE static void softmax_block(rg_real *P, const rg_real *bias, rg_real scale, int i_lo, int i_hi, int T,
-                                       int S, bool causal, int blk)
-{
-#if defined(RG_EXPF_AVX512) && !defined(RG_DOUBLE)
-    const bool avx512 = rg_expf_avx512();
-#endif
-    for (int i0 = i_lo; i0 < i_hi; i0 += RG_LANES) {
-        int64_t off[RG_LANES];
-        int n[RG_LANES];
-        rg_real m[RG_LANES], s[RG_LANES];
-        lane_rows(i0, i_hi, T, S, causal, off, n);
-        const int rows = i_hi - i0 < RG_LANES ? i_hi - i0 : RG_LANES;
-        for (int r = 0; r < rows; r++) {
-            rg_real *row = P + off[r];
-            if (bias) {
-                const rg_real *br = bias + off[r];
-                for (int j = 0; j < n[r]; j++) row[j] = row[j] * scale + br[j];
-            } else {
-                for (int j = 0; j < n[r]; j++) row[j] *= scale;
-            }
-        }
-        rg_lanes_max(P, off, n, m);
-        for (int r = 0; r < rows; r++) {
-            rg_real *row = P + off[r];
-            const rg_real mr = m[r];
-            if (mr == -INFINITY) { memset(row, 0, (size_t)S * sizeof(rg_real)); n[r] = 0; continue; } /* masked */
-#ifdef RG_DOUBLE
-            for (int j = 0; j < n[r]; j++) row[j] = exp(row[j] - mr);
-#else
-#ifdef RG_EXPF_AVX512
-            if (avx512) {
-                rg_expf_sub_avx512(row, n[r], mr);
-                continue;
-            }
-#endif
-            for (int j = 0; j < n[r]; j++) row[j] = rg_expf(row[j] - mr);
-#endif
-        }
-        rg_lanes_sum(P, off, n, s);
-        for (int r = 0; r < rows; r++) {
-            if (m[r] == -INFINITY) continue;
-            rg_real *row = P + off[r];
-            const rg_real inv = 1 / s[r];
-            for (int j = 0; j < n[r]; j++) row[j] *= inv;
-            const int e = zeros_end(causal, blk, i0 + r, T, S);
-            if (n[r] < e) memset(row + n[r], 0, (size_t)(e - n[r]) * sizeof(rg_real));
-        }
-    }
 }
 
 /* The blocks of a call: nb of them, each blk long (the last one the rest); one block of every row when not
@@ -187,7 +116,7 @@ static void attn_forward_part(void *p, int part, int nparts)
             const attn_block *qb = &j->qb[x];
             rg_real *Pq = Pbh + (int64_t)qb->first * S;
             block_run(&qb->mm[0], j->q->data + qo + (int64_t)qb->first * D, kt, Pq);
-            softmax_block(Pbh, bb, j->scale, qb->first, qb->first + qb->count, T, S, j->causal, BLOCK);
+            rg_attn_softmax_rows(Pbh, bb, j->scale, qb->first, qb->first + qb->count, T, S, j->causal, BLOCK);
             block_run(&qb->mm[1], Pq, j->v->data + ko, j->out->data + qo + (int64_t)qb->first * D);
         }
         if (j->out16) rg_bf16_rows(j->out16 + qo, D, j->out->data + qo, D, T, hd); /* while in cache */
@@ -288,53 +217,6 @@ rg_tensor *rg_attention(rg_ctx *c, rg_tensor *q, rg_tensor *k, rg_tensor *v, int
     return out;
 }
 
-/* Rows [i_lo, i_hi) of dS [T, S] (row stride S, holding dP) = P * (dP - rowsum(dP * P)) (added to dbias when not
- * NULL), then scaled; entries past the visible prefix (P = 0) become 0 up to zeros_end. The row sums run in key
- * order, 16 rows at once
- * (lanes.h). */
-RG_VECTORIZE static void softmax_grad_block(rg_real *restrict dS, rg_real *restrict db, const rg_real *restrict P,
-                                            rg_real scale, int i_lo, int i_hi, int T, int S, bool causal, int blk)
-{
-    for (int i0 = i_lo; i0 < i_hi; i0 += RG_LANES) {
-        int64_t off[RG_LANES];
-        int n[RG_LANES]; /* P is 0 past the visible prefix */
-        rg_real dots[RG_LANES];
-        lane_rows(i0, i_hi, T, S, causal, off, n);
-        rg_lanes_dot(dS, P, off, n, dots);
-        const int rows = i_hi - i0 < RG_LANES ? i_hi - i0 : RG_LANES;
-        for (int r = 0; r < rows; r++) {
-            rg_real *ds = dS + off[r];
-            const rg_real *pr = P + off[r], dot = dots[r];
-            const int nr = n[r];
-            if (db) {
-                rg_real *dbr = db + off[r];
-                for (int x = 0; x < nr; x++) {
-                    rg_real g = pr[x] * (ds[x] - dot);
-                    dbr[x] += g;
-                    ds[x] = g * scale;
-                }
-            } else {
-                for (int x = 0; x < nr; x++) ds[x] = pr[x] * (ds[x] - dot) * scale;
-            }
-            const int e = zeros_end(causal, blk, i0 + r, T, S);
-            if (nr < e) memset(ds + nr, 0, (size_t)(e - nr) * sizeof(rg_real));
-        }
-    }
-}
-
-/* The two softmax passes for the bf16 path (attention_bf16.c) */
-void rg_attn_softmax_rows(rg_real *P, const rg_real *bias, rg_real scale, int i_lo, int i_hi, int T, int S,
-                          bool causal, int blk)
-{
-    softmax_block(P, bias, scale, i_lo, i_hi, T, S, causal, blk);
-}
-
-void rg_attn_softmax_grad_rows(rg_real *dS, rg_real *db, const rg_real *P, rg_real scale, int i_lo, int i_hi, int T,
-                               int S, bool causal, int blk)
-{
-    softmax_grad_block(dS, db, P, scale, i_lo, i_hi, T, S, causal, blk);
-}
-
 /* The backward of one (b, h) pair; dS and vt are the part's scratch (NULL when no dS is needed). */
 static void backward_pair(const attn_job *j, int b, int h, rg_real *dS, rg_real *vt)
 {
@@ -360,7 +242,7 @@ static void backward_pair(const attn_job *j, int b, int h, rg_real *dS, rg_real 
     /* dS = P * (dP - rowsum(dP * P)), then scaled for dQ and dK; masked entries have P = 0. After every block's dP,
      * not block by block: the row sums' gathers of rows a product has just written stall (perf: rg_lanes_dot 1.5%
      * of the large step's samples this way, 4.6% interleaved) */
-    softmax_grad_block(dS, db, Pbh, j->scale, 0, T, T, S, j->causal, BLOCK);
+    rg_attn_softmax_grad_rows(dS, db, Pbh, j->scale, 0, T, T, S, j->causal, BLOCK);
     for (int x = 0; j->dq && x < j->nqb; x++) {
         const attn_block *qb = &j->qb[x];
         block_run(&qb->mm[1], dS + (int64_t)qb->first * S, j->k->data + ko, j->dq + qo + (int64_t)qb->first * D);

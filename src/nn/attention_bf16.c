@@ -12,7 +12,7 @@
  * softmax, its gradient and the saved P. The bf16 operands: q, k and v rounded once per step (in the forward, kept
  * for the backward), P's rows as the softmax has written them (kept for dV: the copy autocast saves for the P V
  * product's backward), dO per tile and dS by query block in the backward. */
-#include "attention_impl.h"
+#include "attention_bf16.h"
 
 #include <string.h>
 

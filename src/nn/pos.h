@@ -156,7 +156,8 @@ typedef struct {
  * it with rg_node_new (tensor.h) over its sources and an rg_op whose backward ADDS (+=) d loss / d source into
  * rg_grad_of(source) for every source, from node->grad (d loss / d result, the result's shape); what the backward
  * needs from the forward goes in node->saved / iarg / farg (arena memory of c). Every such op has a float64
- * finite-difference check (tests/nn/pos/gradcheck_pos.c; rg_gradcheck of autograd). A hook never keeps a tensor of c past
+ * finite-difference check (the conformance check, pos_conformance.h, of every registered encoding; the cases it does
+ * not reach in tests/nn/pos/gradcheck_pos.c). A hook never keeps a tensor of c past
  * the forward (rg_ctx_reset frees them). Hooks must not allocate per element or call a function pointer per element
  * (speed is part of correctness). */
 typedef struct rg_pos_encoding {

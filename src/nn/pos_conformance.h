@@ -11,7 +11,9 @@
  *        largest analytic gradient and 4 random ones.
  *   kv-cache        logits of a prefill and then one token per forward through rg_kv_cache against one full forward.
  *   checkpoint      rg_checkpoint_save, rg_checkpoint_open: the same logits, bit for bit (bound 0).
- *   shift           (RG_POS_RELATIVE encodings) logits at positions p and p + 37 for every token.
+ *   shift           (RG_POS_RELATIVE encodings) logits at positions p and p + 37 for every token, against 16 times
+ *        the encoding's own rounding noise (at least e): the kv-cache check's difference, the same logits computed
+ *        in another order (equal in exact arithmetic).
  *   rope_scaling T  (rotary encodings: flags with RG_POS_ROTARY) for T = pi, ntk, yarn, llama3, dynamic at
  *        factor 2 with original length 24: the logits past 24 must change (the encoding applies the scaling); the
  *        line's error is the relative change and its bound the least change accepted.
@@ -24,7 +26,8 @@
  * The step and the bounds follow from the build's epsilon e (float64 2.2e-16, float32 1.2e-7): central differences
  * have truncation error ~h^2 and rounding error ~e/h, smallest at h ~ e^(1/3) (6e-6 in float64, 4.9e-3 in float32),
  * where both are ~e^(2/3); the bounds are fixed multiples of e^(2/3) (the numbers: docs/extending.md). The logit
- * comparisons (kv-cache, shift) are max |a - b| / max |b| against a multiple of e.
+ * comparisons (kv-cache, shift) are max |a - b| / max |b|, kv-cache's against a multiple of e, shift's against a
+ * multiple of the measured noise (above).
  *
  * Both libraries define it: the float64 build (libropegrad_f64.a) is the strict check; the float32 build
  * (libropegrad.a, train_order --check-pos) runs the same checks at float32's bounds.
@@ -55,7 +58,8 @@ typedef struct {
 } rg_pos_report;
 
 /* The step h of the central differences, and the bound of a check by its name ("grad model", "kv-cache", ...: the
- * names the report prints), of this build (float32 or float64): see above. */
+ * names the report prints), of this build (float32 or float64): see above; for "shift", the least bound (16 e: the
+ * bound when the measured noise is at most e). */
 double rg_pos_conformance_step(void);
 double rg_pos_conformance_bound(const char *check);
 

@@ -33,3 +33,13 @@ void rg_blas_prefer_fast_kernels(char **argv)
     (void)argv;
 #endif
 }
+
+/* OpenBLAS (pthreads build) stops its worker threads; its next threaded call starts them again from the calling
+ * thread, and a new thread inherits its creator's MXCSR, so the workers then run with FTZ and DAZ too. Weak: absent
+ * from other BLAS builds (then the workers keep their own setting). */
+extern void blas_thread_shutdown_(void) __attribute__((weak));
+
+void rg_blas_restart_workers(void)
+{
+    if (blas_thread_shutdown_) blas_thread_shutdown_();
+}

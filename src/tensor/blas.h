@@ -24,4 +24,9 @@ const char *rg_blas_core(void);
  * sets OPENBLAS_CORETYPE itself, the same for the C and the PyTorch side). */
 void rg_blas_prefer_fast_kernels(char **argv);
 
+/* Stops OpenBLAS's worker threads (pthreads build; nothing with another BLAS): its next threaded call starts them
+ * from the calling thread, which they then inherit FTZ/DAZ from (tensor.h). The library calls it when its first
+ * context is made and from rg_set_num_threads. */
+void rg_blas_restart_workers(void);
+
 #endif

@@ -15,7 +15,8 @@
  * Built with -DRG_HAVE_DNNL (the Makefile sets it when dnnl.h is installed) and loaded at run time (dlopen, below);
  * without it, or in the float64 build, every function here reports bf16 as unavailable and the products abort
  * (callers check rg_bf16_supported). */
-#include "gemm.h"
+#include "dnnl.h"
+#include "gemm_profile.h"
 #include "pool.h"
 #include "fastmath.h"
 

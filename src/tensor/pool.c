@@ -6,9 +6,13 @@
  * waking a sleeping thread on a virtual machine took longer than that (bench/README.md, the exp row at 2 threads on
  * an idle Xeon: 13.8-15.6 ms per step with sleeping workers, 8.0-8.2 ms polling). The yield matters when every core
  * is busy: a poll of PAUSEs alone made the same step 14.5-14.8 ms while two other processes ran (9.8-10.4 ms with
- * sleeping workers, bench/ab-2026-12-02.txt), the yielding poll 8.8-9.0 ms. The poll is bounded, so between steps an idle worker sleeps. */
+ * sleeping workers, bench/ab-2026-12-02.txt), the yielding poll 8.8-9.0 ms. The poll is bounded, so between steps an idle worker sleeps.
+ * Also rg_set_num_threads (tensor.h), which sizes this pool and OpenBLAS's threads. */
 #include "pool.h"
+#include "blas.h"
 #include "tensor.h"
+
+#include <cblas.h>
 
 #include <pthread.h>
 #include <sched.h>
@@ -216,4 +220,14 @@ void rg_pool_for(int64_t n, int64_t min_per_part, int64_t align, rg_range_fn fn,
     }
     range_job j = {fn, arg, n, align};
     rg_pool_run(range_part, &j, (int)parts);
+}
+
+/* tensor.h: OpenBLAS's threads and this pool's, both started again from the calling thread (FTZ/DAZ set first) */
+void rg_set_num_threads(int n)
+{
+    RG_ASSERT(n >= 1, "rg_set_num_threads: %d threads (must be >= 1)", n);
+    rg_flush_denormals(true);
+    openblas_set_num_threads(n);
+    rg_blas_restart_workers(); /* the workers start again from this thread, with its FTZ/DAZ */
+    rg_pool_resize(n);         /* ropegrad's own workers (libxsmm products, attention) */
 }

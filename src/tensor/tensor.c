@@ -1,8 +1,7 @@
 /* tensor.c: errors, the arena, the step context, tensor and parameter creation. See tensor.h. */
 #include "tensor.h"
-#include "pool.h"
+#include "blas.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -30,6 +29,8 @@ rg_status rg_error(rg_status code, const char *fmt, ...)
 }
 
 const char *rg_last_error(void) { return last_error; }
+
+void rg_error_clear(void) { last_error[0] = 0; }
 
 void rg_fatal(const char *file, int line, const char *fmt, ...)
 {
@@ -181,22 +182,12 @@ bool rg_flush_denormals(bool on)
 #endif
 }
 
-/* OpenBLAS (pthreads build) stops its worker threads; its next threaded call starts them again from the calling
- * thread, and a new thread inherits its creator's MXCSR, so the workers then run with FTZ and DAZ too. Weak: absent
- * from other BLAS builds (then the workers keep their own setting). */
-extern void blas_thread_shutdown_(void) __attribute__((weak));
-
-static void restart_blas_workers(void)
-{
-    if (blas_thread_shutdown_) blas_thread_shutdown_();
-}
-
 static pthread_once_t workers_once = PTHREAD_ONCE_INIT;
 
 rg_ctx *rg_ctx_new(void)
 {
     rg_flush_denormals(true); /* tensor.h: the library computes with FTZ and DAZ */
-    pthread_once(&workers_once, restart_blas_workers); /* OpenBLAS's workers started before main: restart them */
+    pthread_once(&workers_once, rg_blas_restart_workers); /* OpenBLAS's workers started before main: restart them */
     rg_ctx *c = calloc(1, sizeof *c);
     if (!c) RG_FATAL("out of memory allocating a context");
     c->grad_enabled = true;
@@ -420,11 +411,3 @@ rg_real *rg_grad_fresh(rg_tensor *t, bool *fresh)
     return t->grad;
 }
 
-void rg_set_num_threads(int n)
-{
-    RG_ASSERT(n >= 1, "rg_set_num_threads: %d threads (must be >= 1)", n);
-    rg_flush_denormals(true);
-    openblas_set_num_threads(n);
-    restart_blas_workers(); /* the workers start again from this thread, with its FTZ/DAZ */
-    rg_pool_resize(n);      /* ropegrad's own workers (libxsmm products, attention) */
-}

@@ -51,6 +51,9 @@ typedef enum {
 rg_status rg_error(rg_status code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The message of the last error recorded on this thread ("" when none). */
 const char *rg_last_error(void);
+/* Forgets the calling thread's message (rg_last_error() is "" until the next error): before calling code that may
+ * fail without recording one, so that an older message is not reported as its reason. */
+void rg_error_clear(void);
 
 /* Invariant violation: prints file:line and the message to stderr and aborts. Never compiled out. */
 void rg_fatal(const char *file, int line, const char *fmt, ...)

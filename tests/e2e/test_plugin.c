@@ -37,9 +37,27 @@ static void has(const char *text)
 
 static void test_refused(void **state)
 {
+    /* files that are no shared library, of every size (the short ones exited 1, the longer ones 2): in th_tmpdir */
+    static const struct { const char *name; size_t bytes; } junk[] = {{"empty.so", 0}, {"short.so", 15},
+                                                                      {"long.so", 70000}};
+    for (size_t i = 0; i < sizeof junk / sizeof *junk; i++) {
+        char path[PATH_MAX + 64];
+        snprintf(path, sizeof path, "%s/%s", th_tmpdir, junk[i].name);
+        FILE *f = fopen(path, "wb");
+        assert_non_null(f);
+        for (size_t k = 0; k < junk[i].bytes; k++) fputc("garbage, not ELF\n"[k % 17], f);
+        assert_int_equal(fclose(f), 0);
+    }
+    /* file: in the build folder, or "tmp:" in th_tmpdir */
     static const struct { const char *file; int status; const char *says[3]; } cases[] = {
         {"test_plugins/no_such.so", 2, {"cannot be read", "no_such.so", NULL}},
         {"libropegrad.a", 2, {"dlopen failed", "libropegrad.a", "invalid ELF header"}},
+        {"tmp:empty.so", 2, {"not a shared library this program can load", "empty.so", "file too short"}},
+        {"tmp:short.so", 2, {"not a shared library this program can load", "short.so", "file too short"}},
+        {"tmp:long.so", 2, {"not a shared library this program can load", "long.so", "invalid ELF header"}},
+        {"test_plugins/plugin_small.so", 2, {"its rg_plugin_magic is 4 bytes", "RG_PLUGIN_MAGIC", "plugin_small.so"}},
+        {"test_plugins/plugin_silent.so", 1,
+         {"its init function returned failure without a message", "plugin_silent.so", NULL}},
         {"test_plugins/plugin_nomagic.so", 2, {"no rg_plugin_magic", "RG_PLUGIN_MAGIC", NULL}},
         {"test_plugins/plugin_version.so", 2,
          {"built against ropegrad 0.", "this program is ropegrad " RG_VERSION, NULL}},
@@ -49,7 +67,8 @@ static void test_refused(void **state)
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char path[PATH_MAX + 64];
-        snprintf(path, sizeof path, "%s/%s", build, cases[i].file);
+        bool tmp = !strncmp(cases[i].file, "tmp:", 4);
+        snprintf(path, sizeof path, "%s/%s", tmp ? th_tmpdir : build, cases[i].file + (tmp ? 4 : 0));
         int rc = th_run("--plugin %s --pos bad --print-config", path);
         if (rc != cases[i].status) fail_msg("%s: exit %d, want %d:\n%s", cases[i].file, rc, cases[i].status, th_logbuf);
         for (int k = 0; k < 3 && cases[i].says[k]; k++) has(cases[i].says[k]);
@@ -72,6 +91,17 @@ static void test_check_pos(void **state)
     has("PASS rope-half      shift");
     assert_int_equal(th_run("--check-pos xpos"), 2); /* without the plugin: not registered */
     has("unknown position encoding 'xpos'");
+    /* it runs no experiment: any option but --plugin is refused, naming it (it was silently ignored) */
+    static const struct { const char *args, *says; } others[] = {
+        {"--check-pos rope --steps 5", "--steps does not apply with --check-pos"},
+        {"--task copy --check-pos rope", "--task does not apply with --check-pos"},
+        {"--check-pos rope --pos alibi", "--pos does not apply with --check-pos"},
+        {"--check-pos rope --quiet", "--quiet does not apply with --check-pos"},
+        {"--check-pos rope --out x", "--out does not apply with --check-pos"},
+    };
+    for (size_t i = 0; i < sizeof others / sizeof *others; i++)
+        if (th_run("%s", others[i].args) != 2 || !strstr(th_logbuf, others[i].says))
+            fail_msg("'%s' is not refused with '%s':\n%s", others[i].args, others[i].says, th_logbuf);
 }
 
 static void test_environment_and_lists(void **state)

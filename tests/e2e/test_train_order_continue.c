@@ -6,7 +6,8 @@
  *     too), and continued: the report (report.md,
  *     .csv, .json, the cells and positions files, the plots' data) is the uninterrupted one byte for byte but for
  *     its time columns, every run's logs are the same but for theirs, and every final checkpoint holds the same
- *     parameters bit for bit (one table of kill points, one loop);
+ *     parameters bit for bit (one table of kill points, one loop), and the temporary files a killed process left
+ *     in OUT and its folders are gone (one outside OUT is not);
  *   - hostile folders: every file --continue reads (invocation.json, results/<run>.bin, ckpt/<run>.h5) missing,
  *     empty, truncated, corrupted, of another version or of another run is refused with exit status 2 and a
  *     message naming the file and what is wrong (one table, one loop); flags other than --jobs and --quiet are
@@ -181,15 +182,32 @@ static void test_killed_and_continued_gives_the_same_report(void **state)
         snprintf(what, sizeof what, "killed at %s (--jobs %d)", KILLS[k].kill_at, KILLS[k].jobs);
         int st = run_grid(dir, KILLS[k].jobs, KILLS[k].kill_at);
         if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGKILL) fail_msg("%s: the grid was not killed (status %d)", what, st);
-        char stale[400]; /* a report file a killed process left half written (pid past any pid_max) */
-        snprintf(stale, sizeof stale, "%s/report.md.tmp.999999999", out);
-        edit(stale, WRITE, 0, "# Length extrap");
+        /* temporary files a killed process left half written (pid past any pid_max), in every folder the engine
+         * writes: the report, a plot's data, script and figure, a checkpoint, a results file, a run's log; and one
+         * beside OUT, which --continue must leave alone */
+        static const char *const STALE[] = {"out/report.md", "out/curves_copy.dat", "out/loss_copy.gp",
+                                            "out/curves_copy.svg", "out/ckpt/copy-alibi-seed1.h5",
+                                            "out/results/copy-rope-seed1.bin", "out/runs/copy-rope-seed2/train.csv",
+                                            "report.md"};
+        enum { N_STALE = sizeof STALE / sizeof *STALE };
+        char stale[N_STALE][400];
+        for (int i = 0; i < N_STALE; i++) {
+            snprintf(stale[i], sizeof stale[i], "%s/%s.tmp.999999999", dir, STALE[i]);
+            char folder[720];
+            const char *slash = strrchr(STALE[i], '/');
+            snprintf(folder, sizeof folder, "%s/%.*s", dir, slash ? (int)(slash - STALE[i]) : 0, STALE[i]);
+            mkdir(folder, 0755); /* results/ or runs/<run>/ of a run the kill came before */
+            edit(stale[i], WRITE, 0, "# Length extrap");
+        }
         if (KILLS[k].again && (!WIFSIGNALED(st = spawn(dir, "--continue out", KILLS[k].again)) ||
                                WTERMSIG(st) != SIGKILL))
             fail_msg("%s: the --continue was not killed at %s (status %d)", what, KILLS[k].again, st);
         int rc = th_run_in(dir, "--continue out");
         if (rc != 0) fail_msg("%s: --continue exited %d:\n%s", what, rc, th_logbuf);
-        if (access(stale, F_OK) == 0) fail_msg("%s: %s is left", what, stale);
+        for (int i = 0; i < N_STALE - 1; i++)
+            if (access(stale[i], F_OK) == 0) fail_msg("%s: %s is left", what, stale[i]);
+        if (access(stale[N_STALE - 1], F_OK) != 0) fail_msg("%s: %s (outside OUT) was removed", what,
+                                                           stale[N_STALE - 1]);
         for (size_t f = 0; f < sizeof FILES / sizeof *FILES; f++) same_file(whole, out, FILES[f], what);
         for (size_t r = 0; r < sizeof RUNS / sizeof *RUNS; r++) {
             const char *logs[] = {"train.csv", "eval.csv", "extrap.csv"};

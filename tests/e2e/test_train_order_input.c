@@ -1,7 +1,7 @@
 /* test_train_order_input.c: end-to-end tests of what examples/train_order is given, each driving the binary
  * (fork/exec, no shell; the harness in eng_harness.h):
  *   - bad command lines (unknown or abbreviated options, --seed with --seeds, empty or too long paths, options that
- *     do not apply to the mode) exit 2 and write nothing; --seed / --seeds;
+ *     do not apply to the mode, an input or mode option given twice) exit 2 and write nothing; --seed / --seeds;
  *   - checkpoints with hostile /run, /config, /optim, /rng or /params contents are refused with exit 2 and a
  *     message naming the checkpoint, before anything is built;
  *   - --config FILE (JSON: trailing text, NUL bytes and \u0000 escapes, duplicate keys, wrong types refused) and
@@ -40,6 +40,9 @@ static void test_bad_flags_exit_2_and_write_nothing(void **state)
         {"--rope-ext zzz", 0}, {"--test-lens 8,,", 0}, {"--jobs 0", 0}, {"--no-such-flag", 0}, {"--seeds", 0},
         {"--eval /nonexistent.h5", 0}, {"--resume a.h5 --eval b.h5", 0}, {"extra-argument", 0},
         {"--test-lens 8,8", 0}, {"--data tests/fixtures/attn.h5", 0}, {"--eval tests/fixtures/attn.h5", 0},
+        /* a --data file that no test length reads (5 is generated; a grid task's sets are): still checked */
+        {"--test-lens 5 --data tests/fixtures/attn.h5", 0}, {"--test-lens 5 --data README.md", 0},
+        {"--task grid_copy --train-len 3x3 --test-lens 3x3 --data README.md", 0},
         {"--pos learned --train-len 79", 0}, {"--pos rope --random-positions --train-len 79", 0},
         /* one seed or several, exact option names (never a prefix) */
         {"--seed 7 --seeds 3", 0}, {"--seed 0", 0}, {"--seeds 1,1", 0}, {"--see 7", 0}, {"--ste 5", 0},
@@ -105,6 +108,33 @@ static void test_options_that_do_not_apply_are_refused(void **state)
         int rc = th_run("%s --quiet --out %s/na%zu", args, th_tmpdir, i);
         if (rc != 2) fail_msg("'%s' exited %d, want 2:\n%s", bad[i], rc, th_logbuf);
         if (!strstr(th_logbuf, "does not apply")) fail_msg("'%s': %s", bad[i], th_logbuf);
+    }
+}
+
+/* An option that names an input or a mode given twice is refused, naming it (the second silently replaced the
+ * first: --continue A --continue B continued B); a bad value is still named as bad; a setting or --out given twice
+ * takes the last value (make's RUN_ARGS add to a target's options), and --plugin may repeat. */
+static void test_repeated_options(void **state)
+{
+    static const struct { const char *args; int status; const char *says; } cases[] = {
+        {"--continue a --continue b", 2, "--continue given twice"},
+        {"--data a.h5 --data b.h5", 2, "--data given twice"},
+        {"--resume a.h5 --resume b.h5", 2, "--resume given twice"},
+        {"--eval a.h5 --eval b.h5", 2, "--eval given twice"},
+        {"--check-pos rope --check-pos alibi", 2, "--check-pos given twice"},
+        {"--config a.json --config b.json", 2, "--config given twice"},
+        {"--replot a.csv --replot b.csv", 2, "--replot given twice"},
+        {"--compare a.csv b.csv --compare c.csv d.csv", 2, "--compare given twice"},
+        {"--combine a.json --combine b.json", 2, "--combine given twice"},
+        {"--continue a --continue ''", 2, "--continue: '' is not valid"},
+        {"--steps 5 --steps 6", 0, "\"steps\":\t6,"},
+        {"--out a --out b", 0, "\"out\":\t\"b\""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        int rc = th_run("%s --print-config", cases[i].args);
+        if (rc != cases[i].status || !strstr(th_logbuf, cases[i].says))
+            fail_msg("'%s' exited %d, want %d saying '%s':\n%s", cases[i].args, rc, cases[i].status, cases[i].says,
+                     th_logbuf);
     }
 }
 
@@ -546,6 +576,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_bad_flags_exit_2_and_write_nothing, th_reset),
         cmocka_unit_test_setup(test_options_that_do_not_apply_are_refused, th_reset),
+        cmocka_unit_test_setup(test_repeated_options, th_reset),
         cmocka_unit_test_setup(test_seed_options, th_reset),
         cmocka_unit_test_setup(test_hostile_checkpoints_are_refused, th_reset),
         cmocka_unit_test_setup(test_config_file_and_print_config, th_reset),

@@ -1,11 +1,13 @@
 /* files.c: the engine's file helpers: folders (mkdir -p, the folder of a path), a read that never waits on a FIFO,
- * and checked output files (written to a temporary name and renamed whole, so that a reader never sees half a
- * file). Every layer that writes or reads files uses them, so they sit at the bottom. */
+ * checked output files (written to a temporary name and renamed whole, so that a reader never sees half a file),
+ * and the temporary names themselves (made, and those of killed processes removed for --continue). Every layer that writes or reads files uses them, so they sit at the bottom. */
 #include "engine/base/files.h"
 #include "engine/base/kill.h"
 #include "engine/base/messages.h"
 #include "engine/base/types.h"
+#include "io/atomic.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -50,6 +52,29 @@ FILE *eng_fopen_read(const char *path)
     return f;
 }
 
+void eng_tmp_path(const char *path, char *buf, size_t n) { snprintf(buf, n, "%s.tmp.%ld", path, (long)getpid()); }
+
+int eng_remove_stale_tmp(const char *dir, int depth)
+{
+    DIR *d = opendir(dir);
+    int removed = 0;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        char path[ENG_PATH + 300];
+        struct stat st;
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path || lstat(path, &st) != 0)
+            continue;
+        const char *tmp = strstr(e->d_name, ".tmp.");
+        if (S_ISDIR(st.st_mode) && depth > 0) removed += eng_remove_stale_tmp(path, depth - 1);
+        else if (S_ISREG(st.st_mode) && tmp) { /* <name>.tmp.<pid>: only files of dead processes, only that name */
+            path[strlen(dir) + 1 + (size_t)(tmp - e->d_name)] = 0;
+            removed += rg_atomic_remove_stale(path);
+        }
+    }
+    if (d) closedir(d);
+    return removed;
+}
+
 int eng_out_open(eng_out *w, const char *dir, const char *name)
 {
     memset(w, 0, sizeof *w);
@@ -57,7 +82,7 @@ int eng_out_open(eng_out *w, const char *dir, const char *name)
         eng_err("output path too long: %s/%s\n", dir, name);
         return -1;
     }
-    snprintf(w->tmp, sizeof w->tmp, "%s.tmp.%ld", w->path, (long)getpid());
+    eng_tmp_path(w->path, w->tmp, sizeof w->tmp);
     w->f = fopen(w->tmp, "w");
     if (!w->f) {
         eng_err("cannot write %s: %s\n", w->path, strerror(errno));

@@ -14,6 +14,14 @@ const char *eng_folder_of(const char *path, char *buf, size_t n);
 /* mkdir -p path. 0 or -1 with a message. */
 int eng_make_dir(const char *path);
 
+/* THE TEMPORARY NAME of every file the engine writes whole: "<name>.tmp.<pid>" in the file's own folder, pid the
+ * writing process's; eng_out_open, gnuplot's output (gnuplot.c) and the library's rg_atomic_write (checkpoints,
+ * results files, invocation.json; io/atomic.h) all use it. eng_tmp_path makes it for path (into buf, n bytes). */
+void eng_tmp_path(const char *path, char *buf, size_t n);
+/* Removes every file of that pattern of a process that no longer runs in dir, and in each folder below dir down to
+ * `depth` levels (symbolic links are not followed): what a killed invocation left. Returns the count removed. */
+int eng_remove_stale_tmp(const char *dir, int depth);
+
 /* Checked output files: written under a temporary name, renamed whole when closed. */
 typedef struct {
     FILE *f;

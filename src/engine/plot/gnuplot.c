@@ -112,7 +112,7 @@ static bool complete_output(const char *path, int format)
 static int run_gnuplot(const char *dir, const char *script, const char *name, int format)
 {
     char tmp[640], expr[700], path[ENG_PATH + 640], tmp_path[ENG_PATH + 640];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", name, (long)getpid());
+    eng_tmp_path(name, tmp, sizeof tmp); /* the engine's temporary name (files.h): --continue removes it */
     snprintf(expr, sizeof expr, "fmt='%s'; outfile='%s'", FORMATS[format], tmp); /* our names only: [a-z0-9_.-] */
     snprintf(path, sizeof path, "%s/%s", dir, name);
     snprintf(tmp_path, sizeof tmp_path, "%s/%s", dir, tmp);

@@ -28,7 +28,6 @@
 #include "io/guard.h"
 
 #include <cjson/cJSON.h>
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -238,21 +237,6 @@ static const char *check_checkpoint(const eng_options *o, const eng_job *j, cons
     return why[0] ? why : NULL;
 }
 
-/* The temporary files the interrupted invocation's report left in OUT ("<name>.tmp.<pid>" of a process that no
- * longer runs: a report killed while being written); the report is written again. */
-static void remove_stale_report_files(const char *out)
-{
-    DIR *d = opendir(out);
-    for (struct dirent *e; d && (e = readdir(d));) {
-        const char *tmp = strstr(e->d_name, ".tmp.");
-        char base[ENG_PATH + 300];
-        if (!tmp || strlen(out) + (size_t)(tmp - e->d_name) + 2 > sizeof base) continue;
-        snprintf(base, sizeof base, "%s/%.*s", out, (int)(tmp - e->d_name), e->d_name);
-        rg_atomic_remove_stale(base); /* only files of dead processes, only that name */
-    }
-    if (d) closedir(d);
-}
-
 typedef enum { RUN_NEW, RUN_RESUME, RUN_DONE } run_state_kind;
 
 /* Sorts the jobs of OUT into finished (records into done + k * (1 + ENG_MAX_EXTS), counts[k]), interrupted and not
@@ -336,7 +320,9 @@ int eng_continue_pool_run(const eng_options *o, const eng_job *jobs, int n_jobs,
         failed = n_jobs;
     } else {
         scan(o, jobs, n_jobs, kind, done, counts);
-        remove_stale_report_files(o->out);
+        /* the temporary files the interrupted invocation left (files.h's pattern, of processes that no longer
+         * run): its report and plots in OUT, checkpoints in ckpt/, results files in results/, logs in runs/<run>/ */
+        eng_remove_stale_tmp(o->out, 2);
         for (int k = 0; k < n_jobs; k++) {
             if (kind[k] != RUN_DONE) left[todo++] = jobs[k];
             resumed += kind[k] == RUN_RESUME;

@@ -34,7 +34,10 @@ static void usage(FILE *f)
                "accuracy at longer test lengths for each position encoding. Option names are exact (no\n"
                "abbreviations). --resume and --eval take the run's settings from the checkpoint: options that set\n"
                "them are refused there; its evaluation settings too, unless given. --continue OUT takes an\n"
-               "interrupted invocation up where it stopped, with the settings recorded in OUT.\n\n", eng_prog());
+               "interrupted invocation up where it stopped, with the settings recorded in OUT. A setting or\n"
+               "--out given twice takes the last value; an option that names an input or a mode (--config,\n"
+               "--data, --resume, --eval, --continue, --replot, --compare, --combine, --check-pos) is refused\n"
+               "twice.\n\n", eng_prog());
     for (int i = 0; i < eng_setting_count(); i++) {
         const setting *s = eng_setting_at(i);
         if (!s->name) continue;
@@ -98,6 +101,10 @@ static void parse_pass(int argc, char **argv, eng_options *o, int pass)
         snprintf(origin, sizeof origin, "--%s", s->name);
         if (s->kind == K_BOOL && optarg) eng_usage_error("no value", "%s takes no value", origin);
         eng_setting_apply(s, o, s->kind == K_BOOL ? NULL : optarg, origin);
+        if (given_cli[ch] && s->kind == K_PATH && s->off != F(out)) /* the value is checked first */
+            eng_usage_error("each input and mode once: --config, --data, --resume, --eval, --continue, --replot, "
+                           "--compare, --combine, --check-pos (a setting or --out given again takes the last value)",
+                           "%s given twice (which one is meant?)", origin);
         given_cli[ch] = true;
         eng_setting_mark_given(s);
         if (s->off == F(compare[0])) { /* --compare A B: B is the next argument */
@@ -116,6 +123,13 @@ static void parse_pass(int argc, char **argv, eng_options *o, int pass)
 /* Options that do not apply to the mode are errors. */
 static void check_modes(eng_options *o)
 {
+    for (int i = 0; o->check_pos[0] && i < eng_setting_count(); i++) { /* --check-pos runs no experiment */
+        const setting *s = eng_setting_at(i);
+        bool given = eng_setting_given(s) || (s->off == F(config) && o->config[0]);
+        if (s->name && given && s->off != F(check_pos) && strcmp(s->name, "plugin"))
+            eng_usage_error("--check-pos NAME with --plugin PATH only (the check chooses its own shapes)",
+                           "--%s does not apply with --check-pos", s->name);
+    }
     const char *tool = o->replot[0] ? "--replot" : o->compare[0][0] ? "--compare" : o->combine[0] ? "--combine" : NULL;
     for (int i = 0; tool && i < eng_setting_count(); i++) {
         const setting *s = eng_setting_at(i);

@@ -235,7 +235,7 @@ static void check_data(const eng_options *o)
             bool generated;
             rg_status st = eng_evalset_get(o, (rg_task)t, o->test_lens[i], &es, &generated);
             if (st == RG_ERR_FORMAT && generated) { /* the task's own hooks broke their contract: not the command */
-                fprintf(stderr, "train_order: %s\n", rg_last_error());
+                eng_err("%s\n", rg_last_error()); /* the program's own name, as every message */
                 exit(1);
             }
             if (st)
@@ -243,6 +243,20 @@ static void check_data(const eng_options *o)
                                rg_last_error());
             rg_evalset_free(&es);
         }
+}
+
+/* A --data file is an evaluation-set file (rg_evalset_load: HDF5, the layout, every set of the ordering tasks at the
+ * file's first length valid), even when no test length of the run reads it (a registered task's sets and lengths
+ * the file lacks are generated): a wrong file is refused, not carried along into the report's settings. */
+static void check_data_file(const char *path)
+{
+    for (int t = 0; t < rg_task_count(); t++) {
+        rg_evalset es = {0};
+        if (rg_evalset_has(t) && rg_evalset_load(path, rg_task_name(t), rg_eval_lengths[0], &es))
+            eng_usage_error("an evaluation-set file (make data writes data/eval_sets.h5)", "--data %s: %s", path,
+                           rg_last_error());
+        rg_evalset_free(&es);
+    }
 }
 
 /* The variants of a new run's grid must give distinct rows: a setting that already makes every run a variant
@@ -356,6 +370,8 @@ void eng_options_check(eng_options *o)
     check_lengths(o);
     bool ordering = false; /* only the ordering tasks read the file; a registered task's sets are generated */
     for (int t = 0; t < rg_task_count(); t++) ordering |= o->tasks[t] && rg_evalset_has(t);
-    if (ordering || o->data[0]) find_data(o);
+    bool data_given = o->data[0]; /* --data (or a --config's data): checked even when no test length reads it */
+    if (ordering || data_given) find_data(o);
+    if (data_given) check_data_file(o->data);
     check_data(o);
 }

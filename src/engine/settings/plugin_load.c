@@ -1,6 +1,7 @@
 /* plugin_load.c: loading plugins (plugin.h, plugin_load.h): dlopen, the magic record checked as data before any of
  * the plugin's functions runs, rg_plugin_init, and which encodings and tasks each plugin registered; SHA-256 of the
  * plugin file (FIPS 180-4) for checkpoints and the MPI ranks' check. */
+#define _GNU_SOURCE /* dladdr1: the size of the magic record's symbol */
 #include "engine/settings/plugin_load.h"
 #include "engine/base/messages.h"
 #include "engine/base/types.h"
@@ -10,7 +11,9 @@
 #include "io/checkpoint.h"
 
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
+#include <link.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,12 +138,22 @@ static void load_one(const char *path)
         if (e && strstr(e, "rg_build_float32"))
             refuse(2, path, "built for float32, this program is %s: rebuild the plugin with -DRG_DOUBLE",
                    rg_build_real());
-        refuse(strstr(e ? e : "", "cannot open") || strstr(e ? e : "", "invalid ELF") ? 2 : 1, path,
-               "dlopen failed: %s", e ? e : "unknown error");
+        /* whatever the reason (not ELF, too short, truncated, another architecture, a library it needs missing):
+         * a file given on the command line that is not a loadable plugin, as every refusal before its init runs */
+        refuse(2, path, "not a shared library this program can load (dlopen failed: %s)", e ? e : "unknown error");
     }
     const rg_plugin_magic_t *m = dlsym(h, "rg_plugin_magic");
     if (!m) refuse(2, path, "%s", "not a ropegrad plugin: no rg_plugin_magic (put RG_PLUGIN_MAGIC; in its source, "
                    "<ropegrad/engine/plugin.h>)");
+    const ElfW(Sym) *sym = NULL; /* the symbol's own size: a smaller object of that name is never read past its end */
+    Dl_info info;
+    if (!dladdr1(m, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym || ELF64_ST_TYPE(sym->st_info) != STT_OBJECT ||
+        sym->st_size < sizeof *m) {
+        snprintf(why, sizeof why, "its rg_plugin_magic is %s%zu bytes, not the record of %zu bytes RG_PLUGIN_MAGIC "
+                 "emits", sym && ELF64_ST_TYPE(sym->st_info) != STT_OBJECT ? "not a data object, " : "",
+                 sym ? (size_t)sym->st_size : (size_t)0, sizeof *m);
+        refuse(2, path, "not a ropegrad plugin: %s", why);
+    }
     if (magic_mismatch(m, why, sizeof why)) refuse(2, path, "refused: %s", why);
     rg_status (*init)(void);
     *(void **)&init = dlsym(h, "rg_plugin_init");
@@ -151,7 +164,12 @@ static void load_one(const char *path)
     memcpy(p->sha256, hex, sizeof hex);
     p->pos_first = rg_pos_count();
     p->task_first = rg_task_count();
-    if (init() != RG_OK) refuse(1, path, "rg_plugin_init failed: %s", rg_last_error());
+    rg_error_clear(); /* an older message is not the plugin's reason */
+    if (init() != RG_OK) {
+        if (rg_last_error()[0]) refuse(1, path, "rg_plugin_init failed: %s", rg_last_error());
+        refuse(1, path, "%s", "its init function returned failure without a message (rg_plugin_init; say why with "
+               "rg_error)");
+    }
     p->pos_end = rg_pos_count();
     p->task_end = rg_task_count();
     n_plugins++; /* the handle stays open: the descriptors live in the library */

@@ -22,9 +22,11 @@ typedef struct {
 
 /* Loads every plugin of $ROPEGRAD_PLUGINS (':'-separated), then of every --plugin PATH / --plugin=PATH of argv, in
  * that order, before the options are parsed (so that --pos and --task take the plugins' names). A file loaded twice
- * (the same digest) is loaded once. Prints a message naming the file and exits: 2 for a file that cannot be read, is
- * not a plugin (no rg_plugin_magic or rg_plugin_init), or was built for another version or precision; 1 when dlopen
- * fails otherwise or the plugin's rg_plugin_init fails. */
+ * (the same digest) is loaded once. Prints a message naming the file and the reason and exits: 2 for every file
+ * refused before its rg_plugin_init runs (it cannot be read, dlopen fails, whatever the reason: not ELF, too short,
+ * another architecture, a missing library; no rg_plugin_magic of the record's size or no rg_plugin_init; built for
+ * another version, layout or precision); 1 when the plugin's rg_plugin_init fails (its message, or that it gave
+ * none: the thread's message is cleared before the call). */
 void eng_plugins_load(int argc, char **argv);
 /* 0 when path (a --plugin value seen by the parser) was loaded by eng_plugins_load, else -1. */
 int eng_plugin_loaded(const char *path);

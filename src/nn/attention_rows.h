@@ -1,8 +1,9 @@
-/* attention_impl.h: internal to the attention op (src/nn/attention.c, and its bf16 products in
- * src/nn/attention_bf16.c): one call's job, its blocks, the causal bounds and the passes both files use. Shapes as
+/* attention_rows.h: internal to the attention op (src/nn/attention.c, and its bf16 products in
+ * src/nn/attention_bf16.c): one call's job, its blocks, the causal bounds, and the per-row softmax passes both
+ * files use (attention_rows.c, below both). Shapes as
  * attention.c: q [B, T, H*hd], k and v [B, S, H*hd], P [B, H, T, S]. Not installed. */
-#ifndef RG_ATTENTION_IMPL_H
-#define RG_ATTENTION_IMPL_H
+#ifndef RG_ATTENTION_ROWS_H
+#define RG_ATTENTION_ROWS_H
 
 #include "nn.h"
 #include "../tensor/gemm.h"
@@ -71,18 +72,11 @@ typedef struct {
 } attn_job;
 
 /* Rows [i_lo, i_hi) of a pair's softmax (scale, bias, mask, zeros to zeros_end) and of its gradient into dS (added
- * to db when not NULL), as attention.c's float32 path runs them (attention.c) */
+ * to db when not NULL), as attention.c's float32 path runs them (attention_rows.c) */
 void rg_attn_softmax_rows(rg_real *P, const rg_real *bias, rg_real scale, int i_lo, int i_hi, int T, int S,
                           bool causal, int blk);
 void rg_attn_softmax_grad_rows(rg_real *dS, rg_real *db, const rg_real *P, rg_real scale, int i_lo, int i_hi, int T,
                                int S, bool causal, int blk);
 
-#ifndef RG_DOUBLE
-/* The bf16 products (attention_bf16.c): the forward's and the backward's parts of a pool loop over an attn_job,
- * and the batch entries of a tile of nh heads */
-void rg_attn_forward_part_bf16(void *p, int part, int nparts);
-void rg_attn_backward_part_bf16(void *p, int part, int nparts);
-int rg_attn_tile_batch(int nh, int T, int S);
-#endif
 
 #endif
