@@ -9,7 +9,7 @@
 
 #include "bench.h"
 
-#define CEIL_REPS 3
+#define CEIL_REPS 5
 #define MAX_THREADS 8       /* entries of --threads */
 
 /* The command line. */
