@@ -2,8 +2,11 @@
  * ceilings"), run in a child process of their own (bench --child-ceiling). For one thread count it times an
  * N x N x N product (row-major, no transposes, C = A B) on every kernel the library can reach:
  *   openblas     cblas_sgemm with the OpenBLAS kernel set of this process (OPENBLAS_CORETYPE, chosen by the parent)
- *   libxsmm      libxsmm's JIT kernels on XSMM_BM x XSMM_BN blocks of C, XSMM_BK deep, through rg_mm (the rows
- *                of blocks split over the library's pool, as rg_gemm splits a large product)
+ *   libxsmm      libxsmm's JIT kernels on XSMM_BM x XSMM_BN blocks of C, XSMM_BK deep, through rg_mm, the operands
+ *                stored block by block (each block contiguous: copied so before the timing, as OpenBLAS and oneDNN
+ *                pack theirs inside the call; read in place at a power-of-two stride the blocks' rows fall on the
+ *                same cache sets and the kernel measures the conflicts, not itself), the rows of blocks split over
+ *                the library's pool as rg_gemm splits a large product
  *   onednn_f32   oneDNN's float32 matmul (rg_gemm_dnnl_f32), when libdnnl.so.2 loads
  *   onednn_bf16  oneDNN's matmul with bf16 operands and float32 accumulation (rg_gemm_bf16), where bf16 runs
  * each the best and median of `reps` calls after a warm-up call, in GFLOP/s of 2 N^3. The fp32 ceiling is the
@@ -14,6 +17,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include <cblas.h>
@@ -22,7 +26,7 @@
 #include "tensor/gemm.h"
 #include "tensor/pool.h"
 
-/* libxsmm's blocks: C [64 x 64] += A [64 x 256] B [256 x 64], operands read in place (strides N). */
+/* libxsmm's blocks: C [64 x 64] += A [64 x 256] B [256 x 64], each block contiguous. */
 #define XSMM_BM 64
 #define XSMM_BN 64
 #define XSMM_BK 256
@@ -50,21 +54,32 @@ typedef struct {
     int N;
     const float *A, *B;
     float *C;
+    const float *Ab, *Bb; /* A and B block by block (pack_blocks) */
+    float *Cb;            /* C block by block */
 } square;
+
+/* src [N, N] (row stride N) into dst as blocks of br x bc, each contiguous, block rows then block columns. */
+static void pack_blocks(float *dst, const float *src, int N, int br, int bc)
+{
+    for (int i = 0; i < N; i += br)
+        for (int j = 0; j < N; j += bc)
+            for (int r = 0; r < br; r++, dst += bc) memcpy(dst, src + (int64_t)(i + r) * N + j, sizeof(float) * bc);
+}
 
 /* Rows of blocks [nb * part / nparts, nb * (part + 1) / nparts) of C = A B on libxsmm kernels. */
 static void xsmm_part(void *p, int part, int nparts)
 {
     const square *s = p;
-    int N = s->N, nb = N / XSMM_BM, b0 = nb * part / nparts, b1 = nb * (part + 1) / nparts;
-    rg_mm k0 = rg_mm_get(false, XSMM_BM, XSMM_BN, XSMM_BK, N, N, N, 0);
-    rg_mm k1 = rg_mm_get(false, XSMM_BM, XSMM_BN, XSMM_BK, N, N, N, 1);
+    int N = s->N, nb = N / XSMM_BM, nk = N / XSMM_BK, nn = N / XSMM_BN, b0 = nb * part / nparts,
+        b1 = nb * (part + 1) / nparts;
+    rg_mm k0 = rg_mm_get(false, XSMM_BM, XSMM_BN, XSMM_BK, XSMM_BK, XSMM_BN, XSMM_BN, 0);
+    rg_mm k1 = rg_mm_get(false, XSMM_BM, XSMM_BN, XSMM_BK, XSMM_BK, XSMM_BN, XSMM_BN, 1);
     for (int bi = b0; bi < b1; bi++)
-        for (int j = 0; j < N; j += XSMM_BN)
-            for (int k = 0; k < N; k += XSMM_BK) {
-                int64_t i = (int64_t)bi * XSMM_BM;
-                rg_mm_run(k ? &k1 : &k0, s->A + i * N + k, s->B + (int64_t)k * N + j, s->C + i * N + j);
-            }
+        for (int bj = 0; bj < nn; bj++)
+            for (int bk = 0; bk < nk; bk++)
+                rg_mm_run(bk ? &k1 : &k0, s->Ab + ((int64_t)bi * nk + bk) * XSMM_BM * XSMM_BK,
+                          s->Bb + ((int64_t)bk * nn + bj) * XSMM_BK * XSMM_BN,
+                          s->Cb + ((int64_t)bi * nn + bj) * XSMM_BM * XSMM_BN);
 }
 
 typedef enum { K_OPENBLAS, K_XSMM, K_DNNL_F32, K_DNNL_BF16 } kernel;
@@ -116,9 +131,10 @@ int bench_child_ceiling(int N, int threads, int reps, bool blas_only)
     size_t nn = (size_t)N * (size_t)N;
     float *a = malloc(nn * sizeof(float)), *b = malloc(nn * sizeof(float)), *c = calloc(nn, sizeof(float));
     uint16_t *a16 = malloc(nn * sizeof(uint16_t)), *b16 = malloc(nn * sizeof(uint16_t));
+    float *ab = malloc(nn * sizeof(float)), *bb = malloc(nn * sizeof(float)), *cb = malloc(nn * sizeof(float));
     double *g = malloc(sizeof(double) * (size_t)reps);
     int rc = 0;
-    if (!a || !b || !c || !a16 || !b16 || !g) {
+    if (!a || !b || !c || !a16 || !b16 || !g || !ab || !bb || !cb) {
         fprintf(stderr, "bench: out of memory\n");
         rc = 1;
         goto done;
@@ -131,11 +147,13 @@ int bench_child_ceiling(int N, int threads, int reps, bool blas_only)
     }
     rg_bf16_from_float(a16, a, (int64_t)nn);
     rg_bf16_from_float(b16, b, (int64_t)nn);
-    square s = {N, a, b, c};
+    pack_blocks(ab, a, N, XSMM_BM, XSMM_BK);
+    pack_blocks(bb, b, N, XSMM_BK, XSMM_BN);
+    square s = {N, a, b, c, ab, bb, cb};
     time_kernel(K_OPENBLAS, &s, a16, b16, reps, g);
     if (!blas_only) {
         /* libxsmm only where it has a JIT kernel for the block (rg_mm_run would otherwise call OpenBLAS) */
-        if (rg_mm_get(false, XSMM_BM, XSMM_BN, XSMM_BK, N, N, N, 1).fn) time_kernel(K_XSMM, &s, a16, b16, reps, g);
+        if (rg_mm_get(false, XSMM_BM, XSMM_BN, XSMM_BK, XSMM_BK, XSMM_BN, XSMM_BN, 1).fn) time_kernel(K_XSMM, &s, a16, b16, reps, g);
         if (rg_dnnl_available()) time_kernel(K_DNNL_F32, &s, a16, b16, reps, g);
         if (rg_bf16_supported(NULL, 0)) time_kernel(K_DNNL_BF16, &s, a16, b16, reps, g);
     }
@@ -146,5 +164,8 @@ done:
     free(a16);
     free(b16);
     free(g);
+    free(ab);
+    free(bb);
+    free(cb);
     return rc;
 }
