@@ -35,7 +35,7 @@ while [ $# -gt 0 ]; do
         --coretype) [ $# -ge 2 ] || { echo "run.sh: --coretype needs a name" >&2; exit 2; }; CORE=$2; shift ;;
         --models|--pos|--threads|--precision)   # passed to both sides
             [ $# -ge 2 ] || { echo "run.sh: $1 needs a value" >&2; exit 2; }; SEL="$SEL $1 $2"; shift ;;
-        -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
         *) echo "run.sh: unknown option $1" >&2; exit 2 ;;
     esac
     shift
