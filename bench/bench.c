@@ -1,4 +1,4 @@
-/* bench/bench.c: the training-step benchmark of issue 8 (see bench/README.md; `make bench` runs it through
+/* bench/bench.c: the training-step benchmark (see bench/README.md; `make bench` runs it through
  * bench/run.sh, next to bench/bench_torch.py). A benchmark, never a test: nothing here fails on speed.
  *
  * What one row measures: the C training step exactly as src/engine/run/run.c takes it
@@ -11,7 +11,8 @@
  *
  * Every row runs in its own process (fork + exec of this binary with --child-row; bench/child.c is what such a
  * process runs), so that the peak resident memory (getrusage ru_maxrss) is that row's own and every row starts with
- * a fresh OpenBLAS. The sgemm ceiling is measured the same way (--child-sgemm).
+ * a fresh OpenBLAS. The product ceilings are measured the same way (--child-ceiling, bench/ceiling.c), OpenBLAS's
+ * with the CPU's own kernel set (OPENBLAS_CORETYPE set for that child) and, when it differs, the environment's.
  *
  * FLOPs counted (matrix products only; elementwise work, softmax, LayerNorm, the optimizer are not counted):
  *   M = B*T tokens, d = d_model, f = d_ff, V = vocab, L = layers
@@ -21,9 +22,9 @@
  *                                                    counted as full T x T products (no causal saving)
  *                         + 2*M*d*V                  lm_head
  *   training FLOPs per step = 3 * F                  (backward = 2 GEMMs per forward GEMM: dX and dW)
- *   achieved GFLOP/s = 3F / median step time;  percent of the sgemm ceiling at the same thread count, the ceiling
- *   being the best of SGEMM_REPS large square cblas_sgemm calls (the machine's capability; other jobs only lower
- *   it).
+ *   achieved GFLOP/s = 3F / median step time;  percent of the ceiling of the row's precision at the same thread
+ *   count, the ceiling being the fastest kernel's best of CEIL_REPS large square products (the machine's
+ *   capability; other jobs only lower it). At 1 thread also 3F / the time inside products: the products' share.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -32,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -61,15 +63,20 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: bench [--quick] [--torch FILE] [--torch-skipped REASON] [--threads 1,2] [--models ref,large]\n"
-            "             [--pos rope,t5] [--precision fp32,bf16] [--no-rss] [--sgemm-n N] [--label TEXT]\n"
+            "             [--pos rope,t5] [--precision fp32,bf16] [--no-rss] [--ceiling-n N] [--label TEXT]\n"
             "             [--chunks K]\n"
-            "  Times the ropegrad training step (forward, cross-entropy, backward, clip 1.0, AdamW) and OpenBLAS\n"
-            "  sgemm, and prints one table. --torch FILE adds bench/bench_torch.py's results (its TSV).\n"
-            "  --quick: a short run (few steps, smaller sgemm, RSS check over 200 steps instead of 1000).\n"
+            "       bench --own-coretype\n"
+            "  Times the ropegrad training step (forward, cross-entropy, backward, clip 1.0, AdamW) and the product\n"
+            "  ceilings (OpenBLAS, libxsmm, oneDNN fp32 and bf16), and prints one table. --torch FILE adds\n"
+            "  bench/bench_torch.py's results (its TSV).\n"
+            "  --quick: a short run (few steps, smaller ceiling products, RSS check over 200 steps instead of 1000).\n"
             "  --threads: up to 8 thread counts, each 1..64. --models: ref, large, exp. --pos: rope, t5.\n"
             "  --precision: the products' precision (rg_set_linear_precision; default fp32,bf16, bf16 rows\n"
             "  printed as refused where the build or CPU has no bf16 products).\n"
-            "  --sgemm-n N: the sgemm size, 64..16384 (default 2048, 1024 with --quick).\n"
+            "  --ceiling-n N: the ceiling products' size, a multiple of 256 up to 16384 (default 2048, 1024 with\n"
+            "  --quick).\n"
+            "  --own-coretype: prints the OpenBLAS kernel set made for this CPU (an OPENBLAS_CORETYPE value;\n"
+            "  bench/run.sh's second pass), or nothing, and exits.\n"
             "  --chunks K: the C step computes the batch in K row chunks (rg_model_loss_backward; default 1).\n"
             "  See bench/README.md.\n");
 }
@@ -150,7 +157,9 @@ static int parse_opt(int c, const char *v, bench_opts *o)
     case 't': o->torch_path = v; return 0;
     case 's': o->torch_skipped = v; return 0;
     case 'l': o->label = v; return 0;
-    case 'g': return parse_int(v, 64, 16384, &o->sgemm_n) ? bad_usage("--sgemm-n", v, "an integer 64..16384") : 0;
+    case 'g':
+        return parse_int(v, 256, 16384, &o->ceiling_n) || o->ceiling_n % 256
+                   ? bad_usage("--ceiling-n", v, "a multiple of 256 up to 16384") : 0;
     case 'c':
         if (parse_int(v, 1, 1 << 20, &k)) return bad_usage("--chunks", v, "an integer >= 1");
         setenv("RG_BENCH_CHUNKS", v, 1); /* read by the --child-row processes */
@@ -167,7 +176,7 @@ static int parse_opt(int c, const char *v, bench_opts *o)
     case 'T':
         return parse_threads(v, o) ? bad_usage("--threads", v, "up to 8 comma-separated counts, each 1..64") : 0;
     case 'C': o->child_row = v; return 0;
-    case 'S': o->child_sgemm = v; return 0;
+    case 'S': o->child_ceiling = v; return 0;
     default: usage(stderr); return 2;
     }
 }
@@ -178,18 +187,24 @@ static int parse_args(int argc, char **argv, bench_opts *o)
     static const struct option longopts[] = {
         {"quick", no_argument, NULL, 'q'},          {"no-rss", no_argument, NULL, 'R'},
         {"torch", required_argument, NULL, 't'},    {"torch-skipped", required_argument, NULL, 's'},
-        {"label", required_argument, NULL, 'l'},    {"sgemm-n", required_argument, NULL, 'g'},
+        {"label", required_argument, NULL, 'l'},    {"ceiling-n", required_argument, NULL, 'g'},
         {"chunks", required_argument, NULL, 'c'},   {"models", required_argument, NULL, 'm'},
         {"pos", required_argument, NULL, 'p'},      {"threads", required_argument, NULL, 'T'},
         {"precision", required_argument, NULL, 'P'}, {"help", no_argument, NULL, 'h'},
-        {"child-row", required_argument, NULL, 'C'}, /* internal: one row in this process (run_children) */
-        {"child-sgemm", required_argument, NULL, 'S'},
+        {"own-coretype", no_argument, NULL, 'O'},
+        {"child-row", required_argument, NULL, 'C'}, /* internal: one row in this process (run_rows) */
+        {"child-ceiling", required_argument, NULL, 'S'},
         {NULL, 0, NULL, 0},
     };
     int c;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         if (c == 'h') {
             usage(stdout);
+            return 0;
+        }
+        if (c == 'O') {
+            const char *own = bench_own_coretype();
+            if (own) printf("%s\n", own);
             return 0;
         }
         int rc = parse_opt(c, optarg, o);
@@ -217,13 +232,14 @@ static int child_row_main(const char *spec)
     return bench_child_row(mi, pi, threads, ri, &p);
 }
 
-/* --child-sgemm N,THREADS,REPS: the sgemm ceiling here. */
-static int child_sgemm_main(const char *spec)
+/* --child-ceiling N,THREADS,REPS,BLAS_ONLY: the ceilings here (bench/ceiling.c). */
+static int child_ceiling_main(const char *spec)
 {
-    int N, threads, reps, n;
-    if (sscanf(spec, "%d,%d,%d%n", &N, &threads, &reps, &n) != 3 || spec[n] || N < 1 || threads < 1 || reps < 1)
-        return bad_usage("--child-sgemm", spec, "the parent's N,THREADS,REPS");
-    return bench_child_sgemm(N, threads, reps);
+    int N, threads, reps, blas_only, n;
+    if (sscanf(spec, "%d,%d,%d,%d%n", &N, &threads, &reps, &blas_only, &n) != 4 || spec[n] || N < 1 ||
+        threads < 1 || reps < 1)
+        return bad_usage("--child-ceiling", spec, "the parent's N,THREADS,REPS,BLAS_ONLY");
+    return bench_child_ceiling(N, threads, reps, blas_only != 0);
 }
 
 /* ------------------------------------------------------------------ parent: the child processes */
@@ -266,19 +282,54 @@ static char *run_child(char *const *args)
     return buf;
 }
 
-/* The sgemm ceiling per thread count, each in its own child. */
-static void run_sgemm(const char *argv0, bench_run *b)
+/* The CEIL lines of a child's output into res (openblas into res[blas]). */
+static void parse_ceilings(char *out, ceil_kernel blas, ceil_result *res)
+{
+    for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+        char kname[32], detail[64];
+        double med, best;
+        if (sscanf(line, "CEIL %31s %lf %lf %63s", kname, &med, &best, detail) != 4) continue;
+        int k = !strcmp(kname, "openblas")      ? (int)blas
+                : !strcmp(kname, "libxsmm")     ? CK_XSMM
+                : !strcmp(kname, "onednn_f32")  ? CK_DNNL_F32
+                : !strcmp(kname, "onednn_bf16") ? CK_DNNL_BF16
+                                                : -1;
+        if (k < 0) continue;
+        res[k] = (ceil_result){true, med, best, ""};
+        snprintf(res[k].detail, sizeof res[k].detail, "%s", detail);
+    }
+}
+
+/* One ceiling child at o->threads[ti] with OPENBLAS_CORETYPE=coretype (NULL: the environment as given). */
+static void ceiling_child(const char *argv0, bench_run *b, int ti, const char *coretype, bool blas_only)
+{
+    const bench_opts *o = b->o;
+    char spec[64], saved[64] = "";
+    const char *given = getenv("OPENBLAS_CORETYPE");
+    if (given) snprintf(saved, sizeof saved, "%s", given);
+    snprintf(spec, sizeof spec, "%d,%d,%d,%d", o->ceiling_n, o->threads[ti], CEIL_REPS, blas_only);
+    char *args[] = {(char *)argv0, "--child-ceiling", spec, NULL};
+    fprintf(stderr, "bench: ceilings %d^3, %d thread(s), OpenBLAS %s%s...\n", o->ceiling_n, o->threads[ti],
+            coretype ? coretype : "as given", blas_only ? " only" : "");
+    if (coretype) setenv("OPENBLAS_CORETYPE", coretype, 1);
+    char *out = run_child(args);
+    if (coretype && given) setenv("OPENBLAS_CORETYPE", saved, 1);
+    else if (coretype) unsetenv("OPENBLAS_CORETYPE");
+    if (!out) fprintf(stderr, "bench: the ceiling child failed\n");
+    else parse_ceilings(out, coretype ? CK_BLAS_OWN : CK_BLAS_GIVEN, b->ceil[ti]);
+    free(out);
+}
+
+/* The ceilings per thread count: every kernel with OpenBLAS on the CPU's own kernel set, then OpenBLAS as the
+ * environment has it when that is another set (the rows run with the environment's). */
+static void run_ceilings(const char *argv0, bench_run *b)
 {
     const bench_opts *o = b->o;
     for (int ti = 0; ti < o->n_threads; ti++) {
-        char spec[64], c2[64];
-        snprintf(spec, sizeof spec, "%d,%d,%d", o->sgemm_n, o->threads[ti], SGEMM_REPS);
-        char *args[] = {(char *)argv0, "--child-sgemm", spec, NULL};
-        fprintf(stderr, "bench: sgemm %d^3, %d thread(s)...\n", o->sgemm_n, o->threads[ti]);
-        char *out = run_child(args);
-        if (!out || sscanf(out, "SGEMM %lf %lf %63s", &b->ceil_med[ti], &b->ceil_best[ti], c2) != 3)
-            fprintf(stderr, "bench: the sgemm child failed\n");
-        free(out);
+        ceiling_child(argv0, b, ti, b->own_core, false);
+        if (!b->own_core) continue;
+        if (strcasecmp(b->ceil[ti][CK_BLAS_OWN].detail, b->core)) ceiling_child(argv0, b, ti, NULL, true);
+        else b->ceil[ti][CK_BLAS_GIVEN] = b->ceil[ti][CK_BLAS_OWN];
     }
 }
 
@@ -293,10 +344,10 @@ static void run_row(const char *argv0, const run_plan *pl, int mi, int pi, int r
     fprintf(stderr, "bench: %s/%s %s, %d thread(s)%s...\n", MODELS[mi].name, POS[pi].name,
             rg_precision_name(PRECS[ri]), threads, rss_steps ? " (with the RSS run)" : "");
     char *out = run_child(args);
-    if (out && sscanf(out, "ROW %lf %lf %lf %d %ld %ld %ld %ld %ld %lld %lld %lld %zu %lf %63s %lf %lf %lf %lf %lf %lf",
+    if (out && sscanf(out, "ROW %lf %lf %lf %d %ld %ld %ld %ld %ld %lld %lld %lld %zu %lf %63s %lf %lf %lf %lf %lf %lf %lf",
                       &r->ms_med, &r->ms_min, &r->cpu_min, &r->steps, &r->peak_kb, &r->rss_a, &r->rss_b, &r->max_a, &r->max_b, &r->mallocs_a,
                       &r->mallocs_b, &r->total_steps, &r->arena_hw, &r->loss, r->core, &r->flops, &r->bytes,
-                      &r->tokens, &r->elem_ms, &r->floor_ms, &r->copy_gbs) == 21)
+                      &r->tokens, &r->elem_ms, &r->floor_ms, &r->copy_gbs, &r->prod_ms) == 22)
         r->ok = 1;
     else
         fprintf(stderr, "bench: the %s/%s row failed\n", MODELS[mi].name, POS[pi].name);
@@ -336,8 +387,8 @@ int main(int argc, char **argv)
     int rc = parse_args(argc, argv, &o);
     if (rc >= 0) return rc;
     if (o.child_row) return child_row_main(o.child_row);
-    if (o.child_sgemm) return child_sgemm_main(o.child_sgemm);
-    if (!o.sgemm_n) o.sgemm_n = o.quick ? 1024 : 2048;
+    if (o.child_ceiling) return child_ceiling_main(o.child_ceiling);
+    if (!o.ceiling_n) o.ceiling_n = o.quick ? 1024 : 2048;
 
     /* build: the plan (warm-up: 10 steps or 2 s, at least 2; timed: at least 3, then 30 steps or 3 s, whichever
      * comes first; bench_torch.py uses the same plan), PyTorch's results, the machine at the start */
@@ -348,10 +399,11 @@ int main(int argc, char **argv)
     b.have_torch = o.torch_path && read_torch(o.torch_path, &b.torch) == 0 && b.torch.n > 0;
     load_avg(b.load0, sizeof b.load0);
     snprintf(b.core, sizeof b.core, "%s", bench_core_name());
+    b.own_core = bench_own_coretype();
     if (!rg_bf16_supported(b.bf16_why, sizeof b.bf16_why) && !b.bf16_why[0]) snprintf(b.bf16_why, 2, "?");
 
     /* run: every measurement in a child of its own */
-    run_sgemm(argv[0], &b);
+    run_ceilings(argv[0], &b);
     run_rows(argv[0], &b);
     load_avg(b.load1, sizeof b.load1);
 

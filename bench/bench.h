@@ -1,7 +1,8 @@
 /* bench/bench.h: what the parts of the training-step benchmark share (bench/README.md). bench/bench.c is the
  * parent (options, one child process per measurement; bench/report.c prints the table, see bench_parent.h);
- * bench/child.c is what a child process runs (one training-step row, or the sgemm ceiling) and prints as one
- * tab-separated line on stdout; bench/targets.c checks a run's 1-thread rows against issue 22's targets.
+ * bench/child.c is what a child process runs for one training-step row, bench/ceiling.c for the product ceilings,
+ * each printing tab-separated lines on stdout; bench/targets.c checks a run's 1-thread rows against the speed
+ * targets.
  */
 #ifndef RG_BENCH_H
 #define RG_BENCH_H
@@ -59,33 +60,44 @@ extern const rg_precision PRECS[N_PREC];
  * non-finite loss exits 1. */
 int bench_child_row(int model_i, int pos_i, int threads, int prec_i, const run_plan *p);
 
-/* Child: times `reps` N x N x N cblas_sgemm calls after a warm-up call, prints "SGEMM\tmedian\tbest\tcore"
- * (GFLOP/s). Returns 0, or 1 when out of memory. */
-int bench_child_sgemm(int N, int threads, int reps);
+/* Child (bench/ceiling.c): on `threads` threads, times `reps` N x N x N products after a warm-up call on each kernel
+ * (OpenBLAS with this process's kernel set; unless blas_only, libxsmm, oneDNN float32 and oneDNN bf16 where they
+ * run) and prints one "CEIL\tkernel\tmedian\tbest\tdetail" line each (GFLOP/s; kernel openblas, libxsmm,
+ * onednn_f32 or onednn_bf16; detail the OpenBLAS core, or oneDNN's bf16 ISA). N must be a multiple of 256. Returns
+ * 0, or 1 after a message (out of memory, a bad N). */
+int bench_child_ceiling(int N, int threads, int reps, bool blas_only);
+
+/* The OpenBLAS kernel set (an OPENBLAS_CORETYPE value) made for this CPU's vector instructions: "SkylakeX" with
+ * AVX-512 (F, BW, VL, DQ), "Haswell" with AVX2 and FMA, NULL otherwise (the one OpenBLAS detects is then used). */
+const char *bench_own_coretype(void);
 
 /* One 1-thread row of a run as bench/targets.c checks it: ok when the row ran; its median ms/step, elementwise ms
  * and memory floor ms (NAN when not measured); PyTorch's median ms/step at the same precision and thread count
- * (NAN without one). */
+ * (NAN without one, or when PyTorch did not run at its best: bench/report.c); prod_pct the GFLOP/s of the step's
+ * time inside products as a percentage of the ceiling of the row's precision (NAN when either was not measured). */
 typedef struct {
     bool ok;
-    double ms_med, elem_ms, floor_ms, torch_ms;
+    double ms_med, elem_ms, floor_ms, torch_ms, prod_pct;
 } bench_cell;
 
 /* A target's verdict (bench_target_verdict says when each is given). */
 typedef enum { BENCH_MET, BENCH_NOT_MET, BENCH_NOT_MEASURED, BENCH_PARTLY_MEASURED } bench_verdict;
 
-/* The number of issue 22's targets (the list atop bench/targets.c). */
+/* The number of speed targets (the list atop bench/targets.c). */
 int bench_n_targets(void);
 
-/* Target i (0 <= i < bench_n_targets()) against the cells [model][pos][prec]: value[p] its measured value for POS[p]
- * (ms for the exp step's targets, a PyTorch / C ratio for the speedups, elem / floor for the floors; NAN when the
- * cells do not measure it: a row that did not run, a speedup without PyTorch's time (a bf16 one needs PyTorch's
- * fp32 and bf16 times, the faster being the baseline), a floor without both precisions' rows). BENCH_MET when every
- * encoding was measured and met it; BENCH_NOT_MET when one measured encoding missed it; BENCH_PARTLY_MEASURED when
- * the measured ones met it and another was not measured; BENCH_NOT_MEASURED when none was. */
-bench_verdict bench_target_verdict(int i, const bench_cell cells[N_MODELS][N_POS][N_PREC], double value[N_POS]);
+/* Target i (0 <= i < bench_n_targets()) against the cells [model][pos][prec] of a machine with AMX (amx) or
+ * without: value[p] its measured value for POS[p] (ms for the exp step's target, whose bound is lower where AMX
+ * is; a PyTorch / C ratio for the speedups; the worse of fp32's and bf16's percentage for the product shares and
+ * elem / floor ratio for the floors), NAN when the cells do not measure it: a row that did not run, a speedup
+ * without both of PyTorch's times (fp32 and autocast bf16, the faster being the baseline), a share or a floor
+ * without both precisions' rows. BENCH_MET when every encoding was measured and met it; BENCH_NOT_MET when one
+ * measured encoding missed it; BENCH_PARTLY_MEASURED when the measured ones met it and another was not measured;
+ * BENCH_NOT_MEASURED when none was. */
+bench_verdict bench_target_verdict(int i, const bench_cell cells[N_MODELS][N_POS][N_PREC], bool amx,
+                                   double value[N_POS]);
 
 /* Prints the targets as a markdown table (target, one value column per encoding, verdict) to f. */
-void bench_print_targets(FILE *f, const bench_cell cells[N_MODELS][N_POS][N_PREC]);
+void bench_print_targets(FILE *f, const bench_cell cells[N_MODELS][N_POS][N_PREC], bool amx);
 
 #endif

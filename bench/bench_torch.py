@@ -11,10 +11,17 @@ Threads are matched at n = 1 and 2: torch.set_num_threads(n) (PyTorch's own intr
 openblas_set_num_threads(n) (the OpenBLAS that torch reaches through libblas.so.3; Debian's libblas.so.3 is a thin
 wrapper over libopenblas.so.0, so both are the same library, whose core name is reported).
 
+Kernels (reported in the TSV's header): torch's fp32 products run on that OpenBLAS (Debian's torch is built with
+BLAS_INFO=generic, the system libblas.so.3), with the kernel set OPENBLAS_CORETYPE names (bench/run.sh sets it to
+the CPU's own set in its second pass, where PyTorch is at its best); its autocast bf16 products run on the oneDNN
+(MKL-DNN) it is built with where the CPU has AVX-512 (a subprocess runs one autocast Linear with DNNL_VERBOSE=1 and
+the implementation oneDNN names is reported); its elementwise kernels are those of "CPU capability usage" in
+torch.__config__.show().
+
 Batches: fixed-length copy-task samples (BOS x SEP x EOS, targets -100 outside positions n+1..2n+1), T = 2n+2
 input tokens, a pre-generated set of 8 batches cycled (built outside the timed region).
 
-Writes a TSV (see read_torch in bench/bench.c): "# key value" lines, a header, then one row per
+Writes a TSV (see read_torch in bench/report.c): "# key value" lines, a header, then one row per
 (model, pos, threads, precision): model pos threads steps ms_median ms_min precision (fp32, or bf16:
 torch.autocast("cpu", dtype=torch.bfloat16) around the forward and the loss, as bench/README.md says).
 If torch cannot be imported it prints a message and exits 0 without writing anything.
@@ -23,6 +30,7 @@ import argparse
 import ctypes
 import os
 import statistics
+import subprocess
 import sys
 import time
 
@@ -56,6 +64,41 @@ def openblas():
         except (OSError, AttributeError):
             continue
     return None
+
+
+def config_line(prefix):
+    """The value after `prefix` in torch.__config__.show(), or "?"."""
+    for line in torch.__config__.show().splitlines():
+        line = line.strip().lstrip("- ")
+        if line.startswith(prefix):
+            return line[len(prefix):].strip()
+    return "?"
+
+
+def build_setting(name):
+    """A "Build settings" value of torch.__config__.show() (BLAS_INFO, USE_MKLDNN), or "?"."""
+    for part in config_line("Build settings:").split(","):
+        k, _, v = part.strip().partition("=")
+        if k == name:
+            return v
+    return "?"
+
+
+def bf16_kernel():
+    """What runs an autocast bf16 Linear here: oneDNN's primitive and implementation as DNNL_VERBOSE names them."""
+    code = ("import torch\nl = torch.nn.Linear(64, 64)\nwith torch.autocast('cpu', dtype=torch.bfloat16):\n"
+            "    l(torch.randn(64, 64))\n")
+    env = dict(os.environ, DNNL_VERBOSE="1", ONEDNN_VERBOSE="1")
+    try:
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120).stdout
+    except (OSError, subprocess.SubprocessError):
+        out = ""
+    version = next((ln.split(",")[-1].strip() for ln in out.splitlines() if ",info,oneDNN" in ln), "oneDNN")
+    for ln in out.splitlines():
+        f = ln.split(",")
+        if len(f) > 4 and f[1] == "exec" and f[2] == "cpu":
+            return f"{version.split(' (')[0]} {f[3]} {f[4]}"
+    return "ATen's own bf16 loops (oneDNN ran no bf16 primitive)"
 
 
 def make_batches(batch, n, count, gen):
@@ -151,6 +194,9 @@ def main():
         fh.write(f"# openblas_core {core}\n")
         fh.write(f"# OPENBLAS_CORETYPE {os.environ.get('OPENBLAS_CORETYPE', '(unset)')}\n")
         fh.write("# optimizer torch.optim.AdamW foreach=False\n")
+        fh.write(f"# blas OpenBLAS via libblas.so.3 (BLAS_INFO={build_setting('BLAS_INFO')})\n")
+        fh.write(f"# bf16_kernel {bf16_kernel()}\n")
+        fh.write(f"# cpu_capability {config_line('CPU capability usage:')}\n")
         fh.write("model\tpos\tthreads\tsteps\tms_median\tms_min\tprecision\n")
         for r in rows:
             fh.write("%s\t%s\t%d\t%d\t%.4f\t%.4f\t%s\n" % r)

@@ -1,6 +1,6 @@
-/* bench/child.c: what one child process of the benchmark runs (bench/bench.h; the parent is bench/bench.c, which
- * re-executes itself with --child-row or --child-sgemm so that every row has its own peak RSS and a fresh
- * OpenBLAS). A row: the C training step exactly as src/engine/run/run.c takes it (rg_train_step), timed
+/* bench/child.c: what one child process of the benchmark runs for a row (bench/bench.h; the parent is bench/bench.c,
+ * which re-executes itself with --child-row, or --child-ceiling for bench/ceiling.c, so that every row has its own
+ * peak RSS and a fresh OpenBLAS). A row: the C training step exactly as src/engine/run/run.c takes it (rg_train_step), timed
  * after a warm-up, then optionally a long run that checks the memory stops growing. The result is one
  * tab-separated line on stdout that the parent parses.
  */
@@ -131,6 +131,7 @@ typedef struct {
 typedef struct {
     double ms_med, ms_min, cpu_min, flops_step, bytes_step, tokens_step, loss;
     double elem_ms, floor_ms, copy_gbs; /* the elementwise share and its memory floor (run_elementwise) */
+    double prod_ms;                     /* the time inside products of the same profiled steps (run_elementwise) */
     int n;
     long peak_timed, rss_a, rss_b, max_a, max_b;
     long long mallocs_a, mallocs_b;
@@ -302,10 +303,12 @@ static double copy_bandwidth(void)
  * guesswork); the minimum over the steps. Everything that is not a product counts:
  * GELU, LayerNorm, softmax, RoPE, the cross-entropy, AdamW, bias and residual adds, copies, bf16 conversions and
  * the tape's bookkeeping. Its floor: every byte the step hands out of its arena written once and read back once
- * (2 x arena bytes per step) at the copy bandwidth. */
+ * (2 x arena bytes per step) at the copy bandwidth. The time inside products is kept too (its minimum over the
+ * same steps, less the one clock read inside each timed interval): the products' share of the step, which the
+ * parent sets against the ceiling of the row's precision. */
 static void run_elementwise(trainer *t, int threads, row_measure *r)
 {
-    r->elem_ms = r->floor_ms = r->copy_gbs = NAN;
+    r->elem_ms = r->floor_ms = r->copy_gbs = r->prod_ms = NAN;
     if (threads != 1) return;
     /* one clock read, what each timed product adds to the step (calibrated here, best of 5 x 1000) */
     double clock_cost = 1e300;
@@ -314,7 +317,7 @@ static void run_elementwise(trainer *t, int threads, row_measure *r)
         for (int i = 0; i < 1000; i++) (void)rg_gemm_profile_clock();
         clock_cost = fmin(clock_cost, (rg_gemm_profile_clock() - c0) / 1001);
     }
-    double best = 1e300;
+    double best = 1e300, prod_best = 1e300;
     for (int i = 0; i < 10; i++) {
         rg_gemm_profile(true);
         double step = train_step(t, &r->loss), prod = rg_gemm_profile_seconds(); /* rg_train_step's, monotonic */
@@ -322,7 +325,9 @@ static void run_elementwise(trainer *t, int threads, row_measure *r)
         rg_gemm_profile(false);
         /* the step's time minus its products' and minus the two clock reads each timed product added */
         best = fmin(best, step - prod - 2.0 * (double)calls * clock_cost);
+        prod_best = fmin(prod_best, prod - (double)calls * clock_cost);
     }
+    r->prod_ms = 1e3 * prod_best;
     r->copy_gbs = copy_bandwidth();
     r->elem_ms = 1e3 * best;
     r->floor_ms = 1e3 * 2 * r->bytes_step / (r->copy_gbs * 1e9);
@@ -340,47 +345,11 @@ int bench_child_row(int model_i, int pos_i, int threads, int prec_i, const run_p
     if (trainer_init(&t, model_i, pos_i) || run_timed(&t, p, &r)) return 1;
     run_elementwise(&t, threads, &r);
     run_rss(&t, p->rss_steps, &r);
-    printf("ROW\t%.4f\t%.4f\t%.4f\t%d\t%ld\t%ld\t%ld\t%ld\t%ld\t%lld\t%lld\t%lld\t%zu\t%.4f\t%s\t%.6g\t%.6g\t%.6g\t%.4f\t%.4f\t%.2f\n",
+    printf("ROW\t%.4f\t%.4f\t%.4f\t%d\t%ld\t%ld\t%ld\t%ld\t%ld\t%lld\t%lld\t%lld\t%zu\t%.4f\t%s\t%.6g\t%.6g\t%.6g\t%.4f\t%.4f\t%.2f\t%.4f\n",
            r.ms_med, r.ms_min, r.cpu_min, r.n, r.peak_timed, r.rss_a, r.rss_b, r.max_a, r.max_b, r.mallocs_a, r.mallocs_b,
            (long long)t.step, t.tr.ctx->arena.high_water, r.loss, bench_core_name(), r.flops_step, r.bytes_step,
-           r.tokens_step, r.elem_ms, r.floor_ms, r.copy_gbs);
+           r.tokens_step, r.elem_ms, r.floor_ms, r.copy_gbs, r.prod_ms);
     fflush(stdout);
     trainer_free(&t);
-    return 0;
-}
-
-/* ------------------------------------------------------------------ the sgemm ceiling */
-
-int bench_child_sgemm(int N, int threads, int reps)
-{
-    rg_set_num_threads(threads);
-    size_t nn = (size_t)N * (size_t)N;
-    float *a = malloc(nn * sizeof(float)), *b = malloc(nn * sizeof(float)), *c = malloc(nn * sizeof(float));
-    double flops = 2.0 * N * (double)N * N, *g = malloc(sizeof(double) * (size_t)reps);
-    if (!a || !b || !c || !g) {
-        fprintf(stderr, "bench: out of memory\n");
-        return 1;
-    }
-    rg_rng rng;
-    rg_rng_seed(&rng, 3, 3);
-    for (size_t i = 0; i < nn; i++) {
-        a[i] = (float)(rg_rng_uniform(&rng) - 0.5);
-        b[i] = (float)(rg_rng_uniform(&rng) - 0.5);
-        c[i] = 0;
-    }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, N, N, 1.0f, a, N, b, N, 0.0f, c, N); /* warm-up */
-    double best = 0;
-    for (int r = 0; r < reps; r++) {
-        double t0 = now_s();
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, N, N, 1.0f, a, N, b, N, 0.0f, c, N);
-        g[r] = flops / (now_s() - t0) * 1e-9;
-        best = fmax(best, g[r]);
-    }
-    printf("SGEMM\t%.3f\t%.3f\t%s\n", median(g, reps), best, bench_core_name());
-    fflush(stdout);
-    free(g);
-    free(a);
-    free(b);
-    free(c);
     return 0;
 }

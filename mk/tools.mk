@@ -1,12 +1,13 @@
 # mk/tools.mk: the benchmark, the data and fixture generators, the conformance checker and the fuzzing campaign.
 .PHONY: bench fixtures data fuzz
 
-# The benchmark (bench/README.md): the C training step next to PyTorch's, and the sgemm ceiling, run once with the
-# environment as given and once with OPENBLAS_CORETYPE=SkylakeX. A benchmark, never part of `make test`.
+# The benchmark (bench/README.md): the C training step next to PyTorch's, and the product ceilings, run once with
+# the environment as given and once with the CPU's own OpenBLAS kernels (bench --own-coretype). A benchmark, never
+# part of `make test`.
 bench: deps $(BUILD)/bench/bench
 	sh bench/run.sh $(BUILD)/bench/bench $(BENCH_ARGS)
 $(BUILD)/bench/bench: $(BUILD)/f32/bench/bench.o $(BUILD)/f32/bench/report.o $(BUILD)/f32/bench/child.o \
-                      $(BUILD)/f32/bench/targets.o $(TASK_LIB) $(LIB32)
+                      $(BUILD)/f32/bench/ceiling.o $(BUILD)/f32/bench/targets.o $(TASK_LIB) $(LIB32)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDFLAGS_ALL) $(PKG_LIBS)
 

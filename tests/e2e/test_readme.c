@@ -223,7 +223,7 @@ static int check_tree(const char *dir, int *files)
     return broken;
 }
 
-/* Every relative link of README.md and of the .md files under docs/ and results/ resolves. */
+/* Every relative link of README.md and of the .md files under docs/, results/ and bench/ resolves. */
 static void test_links_resolve(void **state)
 {
     int files = 1, broken = check_links("README.md");
@@ -233,6 +233,7 @@ static void test_links_resolve(void **state)
     before = files;
     broken += check_tree("results", &files);
     if (files == before) fail_msg("no .md file found under results/: run from the repository's root");
+    broken += check_tree("bench", &files);
     print_message("links checked in %d files\n", files);
     if (broken) fail_msg("%d broken relative links (listed above)", broken);
 }
@@ -290,7 +291,7 @@ static int scan_issue_refs(const char *path)
 
 static void test_no_issue_refs(void **state)
 {
-    const char *roots[] = {"src", "tests", "docs", "Makefile", "mk"};
+    const char *roots[] = {"src", "tests", "docs", "bench", "Makefile", "mk"};
     int found = 0;
     for (size_t i = 0; i < sizeof roots / sizeof *roots; i++) found += scan_issue_refs(roots[i]);
     if (found) fail_msg("%d lines give \"issue N\" as their reason (listed above): state the reason itself", found);
