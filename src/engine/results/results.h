@@ -116,6 +116,9 @@ const char *eng_row_size_fields(const eng_table *t, const eng_row *r, char *buf,
  * through its first run) when it has a size. */
 void eng_size_json(void *object, const eng_result *r);
 void eng_row_size_json(void *object, const eng_table *t, const eng_row *r);
+/* report.json config's "sizes": an array of {size, d_model, n_layers, n_heads, d_ff}, one per o->sizes (a cJSON
+ * array, returned as void *). */
+void *eng_sizes_json(const eng_options *o);
 /* report.md's model text: "d_model 64, n_heads 4, n_layers 2, d_ff 256" (m's) without the axis, else the sizes. */
 const char *eng_model_text(const rg_model_config *m, const eng_table *t, char *buf, size_t cap);
 /* report.md's "Model sizes" section: a line per size with its numbers and parameter counts (nothing without the

@@ -6,6 +6,7 @@
  * parameter count. The row labels carry the size themselves (eng_row_label), so every table and plot has a row
  * per size. */
 #include "engine/base/files.h"
+#include "engine/base/sizes.h"
 #include "engine/base/types.h"
 #include "engine/results/results.h"
 
@@ -115,4 +116,21 @@ void eng_md_sizes(eng_out *w, const eng_table *t)
         eng_out_printf(w, "%s |\n", n_done ? "" : " not known");
     }
     eng_out_printf(w, "\n");
+}
+
+void *eng_sizes_json(const eng_options *o)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (int k = 0; k < o->n_sizes; k++) {
+        eng_size s = o->sizes[k];
+        eng_size_resolve(&s, o->model.n_heads); /* a combined report's sizes: their items as given */
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddStringToObject(x, "size", s.text);
+        cJSON_AddNumberToObject(x, "d_model", s.d_model);
+        cJSON_AddNumberToObject(x, "n_layers", s.n_layers);
+        cJSON_AddNumberToObject(x, "n_heads", s.n_heads);
+        cJSON_AddNumberToObject(x, "d_ff", s.d_ff);
+        cJSON_AddItemToArray(a, x);
+    }
+    return a;
 }

@@ -404,10 +404,13 @@ static cJSON *json_config(const eng_options *o)
     cJSON_AddNumberToObject(c, "beta2", o->beta2);
     cJSON_AddNumberToObject(c, "eps", o->eps);
     cJSON_AddBoolToObject(c, "random_positions", o->random_positions);
-    cJSON_AddNumberToObject(c, "d_model", o->model.d_model);
-    cJSON_AddNumberToObject(c, "n_heads", o->model.n_heads);
-    cJSON_AddNumberToObject(c, "n_layers", o->model.n_layers);
-    cJSON_AddNumberToObject(c, "d_ff", o->model.d_ff);
+    if (o->n_sizes) cJSON_AddItemToObject(c, "sizes", eng_sizes_json(o)); /* a size axis: each size's numbers */
+    else {
+        cJSON_AddNumberToObject(c, "d_model", o->model.d_model);
+        cJSON_AddNumberToObject(c, "n_heads", o->model.n_heads);
+        cJSON_AddNumberToObject(c, "n_layers", o->model.n_layers);
+        cJSON_AddNumberToObject(c, "d_ff", o->model.d_ff);
+    }
     cJSON_AddNumberToObject(c, "vocab_size", o->model.vocab_size);
     cJSON_AddNumberToObject(c, "max_len", o->model.max_len);
     char pos_cfg[2048];
