@@ -94,7 +94,7 @@ static int combine_tool(const eng_options *o, const char *cmd)
     return rc;
 }
 
-/* The jobs: the checkpoint's one run, or the grid of (task, variant, encoding, seed); a variant only for the
+/* The jobs: the checkpoint's one run, or the grid of (task, variant, encoding, size, seed); a variant only for the
  * encodings it applies to (eng_variant_applies). */
 static int make_jobs(const eng_options *o, eng_job *jobs)
 {
@@ -103,15 +103,18 @@ static int make_jobs(const eng_options *o, eng_job *jobs)
         for (int t = 0; t < rg_task_count(); t++)
             for (int p = 0; p < rg_pos_count(); p++)
                 if (o->tasks[t] && o->pos[p]) jobs[n++] = (eng_job){(rg_task)t, (rg_pos_kind)p, ENG_VAR_BASE,
-                                                                   o->seed_list[0]};
+                                                                   o->seed_list[0], o->n_sizes ? 1 : 0};
         return n;
     }
     for (int t = 0; t < rg_task_count(); t++)
         for (int v = 0; v < ENG_VAR_COUNT; v++)
             for (int p = 0; p < rg_pos_count(); p++)
-                for (int s = 0; s < o->n_seeds; s++)
-                    if (o->tasks[t] && o->variants[v] && o->pos[p] && eng_variant_applies((eng_variant)v, (rg_pos_kind)p))
-                        jobs[n++] = (eng_job){(rg_task)t, (rg_pos_kind)p, (eng_variant)v, o->seed_list[s]};
+                for (int z = 0; z < (o->n_sizes ? o->n_sizes : 1); z++) /* without --sizes: one, the scalar flags' */
+                    for (int s = 0; s < o->n_seeds; s++)
+                        if (o->tasks[t] && o->variants[v] && o->pos[p] &&
+                            eng_variant_applies((eng_variant)v, (rg_pos_kind)p))
+                            jobs[n++] = (eng_job){(rg_task)t, (rg_pos_kind)p, (eng_variant)v, o->seed_list[s],
+                                                  o->n_sizes ? z + 1 : 0};
     return n;
 }
 
@@ -209,7 +212,8 @@ int rg_engine_main(int argc, char **argv)
     int lock = eng_outdir_claim(&o);
     if (lock < 0) return lock == -2 ? 2 : 1; /* 2: a folder of another invocation's results */
     if (!o.continuing && (write_settings(&o) || eng_continue_record(&o, cmd))) return 1;
-    eng_job *jobs = calloc((size_t)RG_TASK_MAX * rg_pos_count() * ENG_VAR_COUNT * (size_t)o.n_seeds, sizeof *jobs);
+    eng_job *jobs = calloc((size_t)RG_TASK_MAX * rg_pos_count() * ENG_VAR_COUNT * (size_t)o.n_seeds *
+                           (size_t)(o.n_sizes ? o.n_sizes : 1), sizeof *jobs);
     int n_jobs = jobs ? make_jobs(&o, jobs) : 0;
     eng_result *all = calloc((size_t)n_jobs * (1 + ENG_MAX_EXTS) + 1, sizeof *all);
     if (!jobs || !all) { eng_err("out of memory\n"); return 1; }
@@ -254,6 +258,7 @@ rg_status rg_engine_run_settings(const rg_run_state *rs, rg_engine_settings *s)
         if (o.tasks[t]) snprintf(s->task, sizeof s->task, "%s", rg_task_name((rg_task)t));
     memcpy(s->test_lens, o.test_lens, sizeof(int) * (size_t)o.n_test_lens);
     for (int i = 0; i < o.n_exts; i++) { s->rope_type[i] = o.exts[i]; s->rope_factor[i] = o.ext_factor[i]; }
+    if (o.n_sizes == 1) snprintf(s->size, sizeof s->size, "%s", o.sizes[0].text);
     memcpy(s->defaulted, defaulted, sizeof defaulted);
     return RG_OK;
 }

@@ -1,6 +1,6 @@
 /* engine.h: the experiment engine (build/libropegrad_engine.a, installed as lib/libropegrad_engine.a with
  * <ropegrad/engine/engine.h>), the library behind examples/train_order: the grid of task x position encoding x
- * training variant x seed, the job pool (and MPI ranks), one run (training with held-out steps-to-learn
+ * training variant x model size x seed, the job pool (and MPI ranks), one run (training with held-out steps-to-learn
  * measurements, checkpoints, evaluation at the test lengths), and the outputs (report.md, report.csv, report.json,
  * plots, --compare, --replot) with the output folder's safety rules. Every option is documented by
  * `train_order --help` and in README.md.
@@ -92,6 +92,8 @@ typedef struct {
     rg_rope_ext rope_type[RG_ENGINE_MAX_SCALINGS];
     double rope_factor[RG_ENGINE_MAX_SCALINGS];
     int eval_every, extrap_every;
+    char size[32];              /* the run's model size when its grid had a size axis (--sizes): "128x4" (d_model
+                                   x n_layers, then hH / fF when the item gave them); "" otherwise */
     char defaulted[128];        /* evaluation settings the file lacks (written before they were stored), comma-
                                    separated, whose defaults were filled in; "" when every one was stored */
 } rg_engine_settings;

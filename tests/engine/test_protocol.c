@@ -184,7 +184,7 @@ static void test_run_logs_over_training_and_counts_positions(void **state)
     const int lens[2] = {4, 8};
     memcpy(o.test_lens, lens, sizeof lens);
     o.n_test_lens = 2;
-    eng_job job = {RG_TASK_COPY, RG_POS_ALIBI, ENG_VAR_BASE, 1};
+    eng_job job = {RG_TASK_COPY, RG_POS_ALIBI, ENG_VAR_BASE, 1, 0};
     static eng_result res[1 + ENG_MAX_EXTS];
     assert_int_equal(eng_run(&o, &job, res), 1);
 

@@ -305,7 +305,7 @@ static void test_blocks_carry_positions_and_logs(void **state)
     char runs[600], run[128], log[900], a[600], b[600];
     snprintf(runs, sizeof runs, "%s/c3to6/runs", rf_tmpdir); /* one run's over-training log in the second block */
     assert_int_equal(mkdir(runs, 0755), 0);
-    snprintf(log, sizeof log, "%s/%s", runs, eng_run_name(RG_TASK_COPY, RG_POS_ALIBI, ENG_VAR_BASE, 3, run, sizeof run));
+    snprintf(log, sizeof log, "%s/%s", runs, eng_run_name(RG_TASK_COPY, RG_POS_ALIBI, ENG_VAR_BASE, NULL, 3, run, sizeof run));
     assert_int_equal(mkdir(log, 0755), 0);
     strcat(log, "/extrap.csv");
     FILE *f = fopen(log, "w");

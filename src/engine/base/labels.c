@@ -98,9 +98,11 @@ const char *eng_label(rg_pos_kind pos, eng_variant v, rg_rope_ext e, double fact
     return buf;
 }
 
-const char *eng_run_name(rg_task task, rg_pos_kind pos, eng_variant v, int seed, char *buf, size_t cap)
+const char *eng_run_name(rg_task task, rg_pos_kind pos, eng_variant v, const char *size, int seed, char *buf,
+                         size_t cap)
 {
-    snprintf(buf, cap, "%s-%s%s%s-seed%d", rg_task_name(task), rg_pos_name(pos), v ? "-" : "",
-             v ? eng_variant_name(v) : "", seed);
+    bool sized = size && *size;
+    snprintf(buf, cap, "%s-%s%s%s%s%s-seed%d", rg_task_name(task), rg_pos_name(pos), v ? "-" : "",
+             v ? eng_variant_name(v) : "", sized ? "-" : "", sized ? size : "", seed);
     return buf;
 }

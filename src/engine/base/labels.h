@@ -27,7 +27,9 @@ const char *eng_ext_text(rg_rope_ext e, double factor, char *buf, size_t cap);
 int eng_ext_parse(const char *text, rg_rope_ext *e, double *factor);
 /* A row's label: "rope", "rope θ=500k", "alibi+rand", "rope+rand+yarn", "rope+yarn:4". */
 const char *eng_label(rg_pos_kind pos, eng_variant v, rg_rope_ext e, double factor, char *buf, size_t cap);
-/* The run's name in file names: "copy-rope-seed1", "copy-rope-theta500k-seed1", "copy-alibi-rand-seed1". */
-const char *eng_run_name(rg_task task, rg_pos_kind pos, eng_variant v, int seed, char *buf, size_t cap);
+/* The run's name in file names: "copy-rope-seed1", "copy-rope-theta500k-seed1", "copy-alibi-rand-seed1"; with a
+ * model size (size not NULL nor "": a grid with a size axis) the size before the seed, "copy-alibi-rand-128x4-seed1". */
+const char *eng_run_name(rg_task task, rg_pos_kind pos, eng_variant v, const char *size, int seed, char *buf,
+                         size_t cap);
 
 #endif

@@ -57,6 +57,16 @@ typedef enum {
 } eng_variant;
 #define ENG_THETA_500K 500000.0
 
+/* One model size of the grid (--sizes, docs/experiment.md "A model-size axis"): d_model, n_layers, and the heads and
+ * MLP width (0 in a parsed item that did not give them: eng_options_check fills in --n-heads and 4 d_model). text
+ * is the item as the report names it: "128x4", "128x4h8", "128x4h8f256" (h and f only when the item gave them). */
+#define ENG_MAX_SIZES 16
+#define ENG_SIZE_TEXT 32
+typedef struct {
+    int d_model, n_layers, n_heads, d_ff;
+    char text[ENG_SIZE_TEXT];
+} eng_size;
+
 /* What a resume does with the learning-rate schedule (--lr-schedule). */
 typedef enum {
     ENG_LR_CONTINUE = 0,   /* the checkpoint's schedule goes on (PyTorch's restored scheduler state); steps past its
@@ -104,6 +114,11 @@ typedef struct {
     bool steps_given;          /* --steps on the command line or in --config */
     bool data_parallel;        /* --data-parallel: every MPI rank computes a share of each batch (mpi_transport.h) */
     rg_model_config model;     /* the reference model; pos set per run */
+    /* --sizes: the model sizes of the grid (each run's d_model, n_layers, n_heads, d_ff), n_sizes 0 without it (the
+     * one implicit size of model: no size in names and outputs). A run's own options (eng_run_options) and a
+     * checkpoint's hold its one size. */
+    eng_size sizes[ENG_MAX_SIZES];
+    int n_sizes;
 } eng_options;
 
 /* One evaluated variant of a run: cells per test length. NaN where the length cannot be evaluated (a position past
@@ -115,6 +130,12 @@ typedef struct {
     rg_rope_ext ext;           /* RG_ROPE_EXT_NONE for the encoding itself */
     double ext_factor;         /* 0: per test length s; else the fixed factor */
     int seed;
+    /* The run's model size when the grid has a size axis (--sizes, or a checkpoint of such a run): its text
+     * ("128x4") and numbers; size "" and zeros otherwise (every output then as without the axis). params: the
+     * model's parameter count (rg_params_numel; 0 when not known, a report read back without it). */
+    char size[ENG_SIZE_TEXT];
+    int d_model, n_layers, n_heads, d_ff;
+    int64_t params;
     int n_lens;
     int lens[ENG_MAX_LENS];
     double exact[ENG_MAX_LENS], token_acc[ENG_MAX_LENS];
@@ -140,7 +161,8 @@ typedef struct {
     const char *runs_dir;
 } eng_result;
 
-/* One run of the grid: a task, an encoding, a training variant, a seed. */
-typedef struct { rg_task task; rg_pos_kind pos; eng_variant variant; int seed; } eng_job;
+/* One run of the grid: a task, an encoding, a training variant, a seed, and its model size (size: 1 + its index
+ * in eng_options.sizes; 0 without --sizes, the scalar flags' model). */
+typedef struct { rg_task task; rg_pos_kind pos; eng_variant variant; int seed; int size; } eng_job;
 
 #endif

@@ -29,9 +29,10 @@ static const char *const MAY_DIFFER[] = {"seed", "seeds", "out", "overwrite", "q
 /* Provenance that is named, not refused (a block run on another machine or after a documentation commit). */
 static const char *const PROV_KEYS[] = {"commit", "host_cpu", "blas_core", NULL};
 
-/* Comma lists whose union the combined report takes: the tasks, the encodings and the encodings' settings
- * (NAME=VALUE items; the same NAME with two values is refused). */
-static const char *const UNION_KEYS[] = {"task", "pos", "pos_config", NULL};
+/* Comma lists whose union the combined report takes: the tasks, the encodings, the encodings' settings
+ * (NAME=VALUE items; the same NAME with two values is refused) and the model sizes (--sizes; a block without the
+ * size axis beside blocks with it is of its settings' one size: normalize_size). */
+static const char *const UNION_KEYS[] = {"task", "pos", "pos_config", "sizes", NULL};
 
 static bool in_list(const char *key, const char *const *list)
 {
@@ -139,13 +140,43 @@ static int name_short_rows(eng_combined *c, size_t *cap_src);
 static bool same_run(const eng_result *x, const eng_result *y)
 {
     return x->task == y->task && x->pos == y->pos && x->variant == y->variant && x->ext == y->ext &&
-           x->ext_factor == y->ext_factor && x->seed == y->seed;
+           x->ext_factor == y->ext_factor && x->seed == y->seed && strcmp(x->size, y->size) == 0;
 }
 
-/* Whether x is a training run (not a RoPE scaling row evaluated on one) of y's row: task, encoding and variant. */
+/* Whether x is a training run (not a RoPE scaling row evaluated on one) of y's row: task, encoding, variant and
+ * size. */
 static bool training_run_of(const eng_result *x, const eng_result *y)
 {
-    return x->ext == RG_ROPE_EXT_NONE && x->task == y->task && x->pos == y->pos && x->variant == y->variant;
+    return x->ext == RG_ROPE_EXT_NONE && x->task == y->task && x->pos == y->pos && x->variant == y->variant &&
+           strcmp(x->size, y->size) == 0;
+}
+
+/* The label of a run's row with its size: "alibi 128x4" ("alibi" without the size axis). */
+static const char *run_label(const eng_result *r, rg_rope_ext ext, double factor, char *buf, size_t cap)
+{
+    eng_label(r->pos, r->variant, ext, factor, buf, cap);
+    size_t n = strlen(buf);
+    if (r->size[0] && n < cap) snprintf(buf + n, cap - n, " %s", r->size);
+    return buf;
+}
+
+/* A block's settings without the size axis among blocks with it: its one size as "sizes" (eng_settings_size) in
+ * place of d_model, n_layers and d_ff, so that the blocks compare as a grid's blocks of sizes. 0, or -1 with a
+ * message. */
+static int normalize_size(cJSON *set, const char *report)
+{
+    if (cJSON_GetObjectItemCaseSensitive(set, "sizes")) return 0;
+    eng_size s;
+    if (eng_settings_size(set, &s)) {
+        eng_err("--combine: %s: its settings give no model size (d_model, n_layers, n_heads, d_ff), needed beside "
+                "the reports with --sizes\n", report);
+        return -1;
+    }
+    cJSON_DeleteItemFromObjectCaseSensitive(set, "d_model");
+    cJSON_DeleteItemFromObjectCaseSensitive(set, "n_layers");
+    cJSON_DeleteItemFromObjectCaseSensitive(set, "d_ff");
+    cJSON_AddStringToObject(set, "sizes", s.text);
+    return 0;
 }
 
 /* Appends printf text to the malloc'ed *buf (grown as needed). */
@@ -196,8 +227,8 @@ static int add_extras(eng_combined *c, const char *path, eng_result *res, int n,
     bool holds = false; /* a folder of this block's runs (a combined report's runs/ is empty) */
     for (int i = 0; i < n && !holds; i++) {
         char run[128], dir[ENG_PATH + 200];
-        snprintf(dir, sizeof dir, "%s/%s", file, eng_run_name(res[i].task, res[i].pos, res[i].variant, res[i].seed, run,
-                                                              sizeof run));
+        snprintf(dir, sizeof dir, "%s/%s", file, eng_run_name(res[i].task, res[i].pos, res[i].variant, res[i].size,
+                                                              res[i].seed, run, sizeof run));
         holds = stat(dir, &st) == 0 && S_ISDIR(st.st_mode);
     }
     if (!holds) return 0;
@@ -219,6 +250,10 @@ static int add_input(eng_combined *c, const char *path, const cJSON *info, int *
     int n, train_len;
     if (eng_report_load(path, &res, &n, &train_len)) return -1;
     const cJSON *set = cJSON_GetObjectItemCaseSensitive(info, "settings");
+    eng_size size; /* a block without the size axis among blocks with it: its runs of its one size */
+    if (cJSON_GetObjectItemCaseSensitive(set, "sizes") && !eng_results_sized(res, n) &&
+        eng_settings_size(set, &size) == 0)
+        eng_results_set_size(res, n, &size);
     const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(set, "task"), *pos = cJSON_GetObjectItemCaseSensitive(set, "pos");
     for (int i = 0; i < n; i++) { /* the lists the union is taken of must name what the block holds */
         const char *tn = rg_task_name(res[i].task), *pn = rg_pos_name(res[i].pos);
@@ -234,8 +269,8 @@ static int add_input(eng_combined *c, const char *path, const cJSON *info, int *
     for (int i = 0; i < n; i++)
         for (int j = 0; j < c->n_res; j++)
             if (same_run(&res[i], &c->res[j])) {
-                char label[96];
-                eng_label(res[i].pos, res[i].variant, res[i].ext, res[i].ext_factor, label, sizeof label);
+                char label[160];
+                run_label(&res[i], res[i].ext, res[i].ext_factor, label, sizeof label);
                 eng_err("--combine: the run %s %s seed %d is in %s and in an earlier report of "
                         "the list (a seed may be in one block only)\n", rg_task_name(res[i].task), label,
                         res[i].seed, path);
@@ -316,6 +351,7 @@ int eng_combine_load(const char *const *reports, int n, eng_combined *c)
     cJSON *info[ENG_COMBINE_MAX] = {NULL}, *merged = NULL; /* merged: the first report's settings, lists united */
     int cap_res = 0, rc = -1;
     size_t cap_src = 0;
+    bool sized = false; /* a block with the size axis (its settings hold "sizes") */
     for (int i = 0; i < n; i++) {
         char where[ENG_PATH + 32];
         info[i] = eng_report_settings(reports[i], where, sizeof where);
@@ -326,14 +362,20 @@ int eng_combine_load(const char *const *reports, int n, eng_combined *c)
                     "cannot be checked to be blocks of one grid\n", reports[i], where);
             goto done;
         }
+        sized |= cJSON_GetObjectItemCaseSensitive(set, "sizes") != NULL;
+    }
+    for (int i = 0; i < n && sized; i++)
+        if (normalize_size(cJSON_GetObjectItemCaseSensitive(info[i], "settings"), reports[i])) goto done;
+    for (int i = 0; i < n; i++) {
+        const cJSON *set = cJSON_GetObjectItemCaseSensitive(info[i], "settings");
         const cJSON *first = cJSON_GetObjectItemCaseSensitive(info[0], "settings");
         const char *key = i ? differing_setting(first, set) : NULL;
         if (key) {
             char *ta = value_text(cJSON_GetObjectItemCaseSensitive(first, key));
             char *tb = value_text(cJSON_GetObjectItemCaseSensitive(set, key));
             eng_err("--combine: %s and %s differ in the setting '%s' (%s against %s): only the "
-                    "seeds, tasks and encodings (and out, overwrite, quiet, jobs) may differ between blocks of one "
-                    "grid\n", reports[0],
+                    "seeds, tasks, encodings and model sizes (and out, overwrite, quiet, jobs) may differ between "
+                    "blocks of one grid\n", reports[0],
                     reports[i], key, ta ? ta : "?", tb ? tb : "?");
             free(ta);
             free(tb);
@@ -391,8 +433,8 @@ static int name_short_rows(eng_combined *c, size_t *cap_src)
         for (int j = i; j < c->n_res; j++)
             seeds += training_run_of(&c->res[j], r);
         if (seeds >= c->n_seeds) continue;
-        char label[96];
-        eng_label(r->pos, r->variant, RG_ROPE_EXT_NONE, 0, label, sizeof label);
+        char label[160];
+        run_label(r, RG_ROPE_EXT_NONE, 0, label, sizeof label);
         if (append(&c->sources, cap_src, "- the row %s %s holds %d of the %d seeds (its intervals are over those)\n",
                    rg_task_name(r->task), label, seeds, c->n_seeds))
             return -1;

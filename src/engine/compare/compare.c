@@ -3,6 +3,7 @@
 #include "engine/compare/compare.h"
 #include "engine/base/files.h"
 #include "engine/base/messages.h"
+#include "engine/base/sizes.h"
 #include "engine/base/types.h"
 #include "engine/results/results.h"
 
@@ -164,6 +165,53 @@ static void compare_settings(const char *report_a, const char *report_b, FILE *o
     cJSON_Delete(b);
 }
 
+/* ------------------------------------------------------------------ the model size of a report without the axis */
+
+int eng_settings_size(const void *settings, eng_size *s)
+{
+    const cJSON *set = settings, *sizes = cJSON_GetObjectItemCaseSensitive(set, "sizes");
+    const char *keys[4] = {"d_model", "n_layers", "n_heads", "d_ff"};
+    double v[4];
+    for (int i = 0; i < 4; i++) {
+        const cJSON *x = cJSON_GetObjectItemCaseSensitive(set, keys[i]);
+        v[i] = cJSON_IsNumber(x) ? x->valuedouble : -1;
+    }
+    char text[64];
+    if (cJSON_IsString(sizes)) snprintf(text, sizeof text, "%s", sizes->valuestring);
+    else if (v[0] >= 1 && v[0] <= 4096 && v[1] >= 1 && v[1] <= 64 && v[3] >= 1 && v[3] <= 65536)
+        snprintf(text, sizeof text, v[3] == 4 * v[0] ? "%.0fx%.0f" : "%.0fx%.0ff%.0f", v[0], v[1], v[3]);
+    else return -1;
+    if (strchr(text, ',') || eng_size_parse(text, s) || !(v[2] >= 1 && v[2] <= 256)) return -1;
+    eng_size_resolve(s, (int)v[2]);
+    return 0;
+}
+
+void eng_results_set_size(eng_result *res, int n, const eng_size *s)
+{
+    for (int i = 0; i < n; i++) {
+        if (res[i].size[0]) continue;
+        memcpy(res[i].size, s->text, sizeof res[i].size);
+        res[i].d_model = s->d_model;
+        res[i].n_layers = s->n_layers;
+        res[i].n_heads = s->n_heads;
+        res[i].d_ff = s->d_ff;
+    }
+}
+
+/* When one of two reports has the size axis and the other not, the other's runs are of its settings' one size
+ * (so that its cells meet the other's cells of that size). */
+static void align_sizes(const char *path_a, eng_result *ra, int na, const char *path_b, eng_result *rb, int nb)
+{
+    bool sa = eng_results_sized(ra, na), sb = eng_results_sized(rb, nb);
+    if (sa == sb) return;
+    char where[ENG_PATH + 32];
+    cJSON *info = eng_report_settings(sa ? path_b : path_a, where, sizeof where);
+    eng_size s;
+    if (info && eng_settings_size(cJSON_GetObjectItemCaseSensitive(info, "settings"), &s) == 0)
+        eng_results_set_size(sa ? rb : ra, sa ? nb : na, &s);
+    cJSON_Delete(info);
+}
+
 /* ------------------------------------------------------------------ comparing two reports */
 
 /* "0.102 [0.000, 0.363]    1/6 max 0.410 med 0.020", "0.610 (1 seed)    1/1", "-": one report's side of a line
@@ -238,6 +286,7 @@ int eng_compare(const char *report_a, const char *report_b, FILE *out)
     eng_table ta, tb;
     if (eng_report_load(report_a, &ra, &na, &la)) return -1;
     if (eng_report_load(report_b, &rb, &nb, &lb)) { free(ra); return -1; }
+    align_sizes(report_a, ra, na, report_b, rb, nb); /* cells are matched by size too */
     if (eng_table_build(&ta, ra, na, la) == 0) {
         if (eng_table_build(&tb, rb, nb, lb) == 0) {
             char sa[16] = "unknown", sb[16] = "unknown"; /* 0: a report.csv without the train_len column */

@@ -9,7 +9,8 @@
 #include "engine/base/types.h"
 
 /* Compares two reports (each a report.csv or a report.json, by the name's ending) cell by cell: for every (task,
- * encoding, variant, RoPE extension, n) in either, both exact-match means with their 95% t intervals and k/N seeds, and
+ * encoding, variant, model size, RoPE extension, n) in either (a report without the size axis beside one with it:
+ * its runs of its settings' one size, eng_settings_size), both exact-match means with their 95% t intervals and k/N seeds, and
  * whether the intervals overlap; then the same for token accuracy. Prints the table to out. Returns 0, or -1 with a
  * message on stderr (a file that cannot be read or validated, or a failed write to out). */
 int eng_compare(const char *report_a, const char *report_b, FILE *out);
@@ -23,6 +24,15 @@ void *eng_report_settings(const char *report, char *where, size_t cap);
 /* The length of a report's path without its ".csv" or ".json" ending (the stem its sibling files share: X.json,
  * X.md, X_positions.csv). */
 size_t eng_report_stem(const char *report);
+
+/* The model size of a report without the size axis (an older report, or one run without --sizes), from its settings
+ * (the cJSON object eng_report_settings gives under "settings"): its one "sizes" item, else "DxL" of d_model and
+ * n_layers ("DxLfF" when d_ff is not 4 d_model), numbers and text into *s (n_heads the settings' n_heads, d_ff
+ * theirs). 0, or -1 when the settings do not give it. */
+int eng_settings_size(const void *settings, eng_size *s);
+/* Gives every result of res[0..n) without a size the size s (a report read back without the size column is of its
+ * settings' one size: eng_settings_size). */
+void eng_results_set_size(eng_result *res, int n, const eng_size *s);
 
 #define ENG_COMBINE_MAX 64     /* reports in one --combine */
 

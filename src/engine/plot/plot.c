@@ -335,28 +335,28 @@ static int write_loss(const eng_table *t, const char *dir, const char *runs_dir,
                       "set key at screen %.4f, screen 0.88 left top reverse Left font ',8' spacing 1.0 samplen 2 "
                       "maxcols 1\nplot ", 0.75 / W, (W - key_w) / W, cname, (W - key_w + 0.08) / W);
     int block = 0, drawn = 0;
-    bool titled[RG_POS_MAX][ENG_VAR_COUNT] = {{false}};
     for (int k = 0; k < t->n_rows; k++) {
         const eng_row *r = &t->rows[k];
         if (r->task != (rg_task)task || r->ext != RG_ROPE_EXT_NONE) continue;
-        char label[96], run[128];
-        eng_label(r->pos, r->variant, RG_ROPE_EXT_NONE, 0, label, sizeof label);
+        char label[96], run[160];
+        bool titled = false; /* the row's first drawn seed names it in the key ("alibi", "alibi 128x4") */
+        eng_row_label(r, label, sizeof label);
         for (int i = 0; i < r->n_runs; i++) {
             int seed = t->res[r->runs[i]].seed;
             const char *from = t->res[r->runs[i]].runs_dir ? t->res[r->runs[i]].runs_dir : runs_dir;
             if (!from[0]) continue; /* a combined run without logs */
             char path[ENG_PATH + 128];
             snprintf(path, sizeof path, "%s/%s/train.csv", from, eng_run_name((rg_task)task, r->pos, r->variant,
-                     seed, run, sizeof run));
+                     r->size, seed, run, sizeof run));
             eng_out_printf(&d, "# %s %s seed %d: step loss\n", cname, label, seed);
             int n = copy_log(&d, path);
             eng_out_printf(&d, "\n\n");
             if (n > 0) { /* one colour per encoding, one dash type per training variant */
                 eng_out_printf(&g, "%s'%s' index %d using 1:2 with lines lw 1 dt %d lc rgb '%s' ",
                               drawn ? ", \\\n     " : "", dname, block, 1 + (int)r->variant, eng_plot_colour(r->pos));
-                if (titled[r->pos][r->variant]) eng_out_printf(&g, "notitle");
+                if (titled) eng_out_printf(&g, "notitle");
                 else eng_out_printf(&g, "title '%s'", label);
-                titled[r->pos][r->variant] = true;
+                titled = true;
                 drawn++;
             }
             block++;

@@ -249,7 +249,7 @@ static int write_over_training(const eng_table *t, const char *dir, const char *
             const eng_result *x = &t->res[r->runs[i]];
             if (x->runs_dir && !x->runs_dir[0]) continue; /* a combined run without logs */
             snprintf(path, sizeof path, "%s/%s/extrap.csv", x->runs_dir ? x->runs_dir : runs_dir,
-                     eng_run_name(r->task, r->pos, r->variant, x->seed, run, sizeof run));
+                     eng_run_name(r->task, r->pos, r->variant, r->size, x->seed, run, sizeof run));
             logs += add_log(c, path, t->train_len) > 0;
         }
         if (!logs || !c->n_steps) continue;

@@ -63,6 +63,7 @@ int eng_cell_positions(const eng_table *t, const eng_row *r, int n, double *accu
 /* ------------------------------------------------------------------ reading report_positions.csv back (--combine) */
 
 #define POS_HEADER "task,encoding,variant,rope_ext,seed,n,position,samples,right,first_wrong"
+#define POS_SIZE ",size" /* the header's last column in a report with a size axis (eng_results_sized) */
 
 /* A whole non-negative decimal integer in [0, max], or -1. */
 static long whole(const char *s, long max)
@@ -72,12 +73,14 @@ static long whole(const char *s, long max)
     return v <= max ? v : -1;
 }
 
-/* The result of res[0..n) that a line's first five fields name, or -1. */
-static int find_run(const eng_result *res, int n, char *const *f, long seed)
+/* The result of res[0..n) that a line's first five fields (and its size, f[10], when the file has the column) name,
+ * or -1. */
+static int find_run(const eng_result *res, int n, char *const *f, long seed, bool sized)
 {
     for (int i = 0; i < n; i++) {
         const eng_result *x = &res[i];
         char ext[48];
+        if (sized && strcmp(f[10], x->size) != 0) continue;
         if (x->seed == seed && strcmp(f[0], rg_task_name(x->task)) == 0 && strcmp(f[1], rg_pos_name(x->pos)) == 0 &&
             strcmp(f[2], eng_variant_name(x->variant)) == 0 &&
             strcmp(f[3], eng_ext_text(x->ext, x->ext_factor, ext, sizeof ext)) == 0)
@@ -88,8 +91,8 @@ static int find_run(const eng_result *res, int n, char *const *f, long seed)
 
 /* One line (split into f[10]) into res: 0, or -1 with the reason in why. seen[i][j][p]: a line was read for result
  * i, length slot j, position p. */
-static int read_position_line(char *const *f, eng_result *res, int n, bool (*seen)[ENG_MAX_LENS][ENG_POS_MAX],
-                              char *why, size_t cap)
+static int read_position_line(char *const *f, bool sized, eng_result *res, int n,
+                              bool (*seen)[ENG_MAX_LENS][ENG_POS_MAX], char *why, size_t cap)
 {
     long seed = whole(f[4], 1000000), len = whole(f[5], 100000), p = whole(f[6], ENG_POS_MAX);
     long samples = whole(f[7], UINT16_MAX), right = whole(f[8], UINT16_MAX), fw = whole(f[9], UINT16_MAX);
@@ -98,9 +101,10 @@ static int read_position_line(char *const *f, eng_result *res, int n, bool (*see
                  "samples 1..65535, right and first_wrong 0..65535)", ENG_POS_MAX);
         return -1;
     }
-    int i = find_run(res, n, f, seed);
+    int i = find_run(res, n, f, seed, sized);
     if (i < 0) {
-        snprintf(why, cap, "no run %s %s %s %s seed %ld in the report beside it", f[0], f[1], f[2], f[3], seed);
+        snprintf(why, cap, "no run %s %s %s %s%s%s seed %ld in the report beside it", f[0], f[1], f[2], f[3],
+                 sized ? " " : "", sized ? f[10] : "", seed);
         return -1;
     }
     eng_result *x = &res[i];
@@ -186,7 +190,7 @@ int eng_read_positions_csv(const char *path, eng_result *res, int n, int *slots)
     char *line = NULL, why[256] = "";
     size_t cap = 0;
     long at = 0;
-    int rc = seen ? 0 : -1;
+    int rc = seen ? 0 : -1, fields = 10; /* 11 with the size column */
     if (!seen) snprintf(why, sizeof why, "out of memory");
     for (ssize_t len; rc == 0 && (len = getline(&line, &cap, f)) >= 0;) {
         at++;
@@ -201,18 +205,22 @@ int eng_read_positions_csv(const char *path, eng_result *res, int n, int *slots)
         if (len && line[len - 1] == '\n') line[--len] = 0;
         if (len && line[len - 1] == '\r') line[--len] = 0;
         if (at == 1) {
-            if (strcmp(line, POS_HEADER) != 0) { snprintf(why, sizeof why, "not the header " POS_HEADER); rc = -1; }
+            if (strcmp(line, POS_HEADER POS_SIZE) == 0) fields = 11;
+            else if (strcmp(line, POS_HEADER) != 0) {
+                snprintf(why, sizeof why, "not the header " POS_HEADER " (then " POS_SIZE " with a size axis)");
+                rc = -1;
+            }
             continue;
         }
-        char *fld[10], *s = line;
+        char *fld[11], *s = line;
         int k = 0;
-        for (; k < 10 && s; k++) {
+        for (; k < fields && s; k++) {
             fld[k] = s;
             s = strchr(s, ',');
             if (s) *s++ = 0;
         }
-        if (k != 10 || s) { snprintf(why, sizeof why, "not 10 comma-separated fields"); rc = -1; break; }
-        rc = read_position_line(fld, res, n, seen, why, sizeof why);
+        if (k != fields || s) { snprintf(why, sizeof why, "not %d comma-separated fields", fields); rc = -1; break; }
+        rc = read_position_line(fld, fields == 11, res, n, seen, why, sizeof why);
     }
     if (rc == 0 && ferror(f)) { snprintf(why, sizeof why, "read error"); rc = -1; }
     if (rc == 0 && at == 0) { snprintf(why, sizeof why, "empty (no header)"); rc = -1; }

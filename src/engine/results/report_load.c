@@ -3,6 +3,7 @@
 #include "engine/base/files.h"
 #include "engine/base/labels.h"
 #include "engine/base/messages.h"
+#include "engine/base/sizes.h"
 #include "engine/base/types.h"
 #include "engine/results/results.h"
 
@@ -28,6 +29,8 @@ typedef struct {
     double seed, steps, loss, secs, n, em, acc;
     int generated;             /* 0 or 1; -1: not in the file */
     double learn;              /* steps_to_learn (0 when not in the file) */
+    const char *size;          /* the model size (a report with the size axis), NULL when not in the file */
+    double d_model, n_layers, n_heads, d_ff, params;
 } point;
 
 /* Finds or appends the run of x's identity. NULL with a message on too many runs or no memory. */
@@ -36,7 +39,7 @@ static eng_result *run_of(loader *l, const eng_result *x, const char *where)
     for (int i = l->n - 1; i >= 0; i--) {
         eng_result *r = &l->res[i];
         if (r->task == x->task && r->pos == x->pos && r->variant == x->variant && r->ext == x->ext &&
-            r->ext_factor == x->ext_factor && r->seed == x->seed)
+            r->ext_factor == x->ext_factor && r->seed == x->seed && strcmp(r->size, x->size) == 0)
             return r;
     }
     if (l->n == MAX_RUNS) {
@@ -53,6 +56,27 @@ static eng_result *run_of(loader *l, const eng_result *x, const char *where)
     eng_result *r = &l->res[l->n++];
     *r = *x;
     return r;
+}
+
+/* The model size of a point into x (its text and numbers): NULL, or why they are not one size. */
+static const char *size_fields(const point *p, eng_result *x)
+{
+    eng_size s;
+    double v[5] = {p->d_model, p->n_layers, p->n_heads, p->d_ff, p->params};
+    for (int i = 0; i < 5; i++)
+        if (!(v[i] >= 0 && v[i] <= 1e12 && v[i] == floor(v[i]))) return "d_model, n_layers, n_heads, d_ff or params "
+                                                                         "is not a whole number";
+    if (eng_size_parse(p->size, &s) || strcmp(s.text, p->size) != 0 || s.d_model != p->d_model ||
+        s.n_layers != p->n_layers || (s.n_heads && s.n_heads != p->n_heads) || (s.d_ff && s.d_ff != p->d_ff) ||
+        !(p->n_heads >= 1 && p->n_heads <= 256) || !(p->d_ff >= 1 && p->d_ff <= 65536))
+        return "size is not a model size DxL[hH][fF] matching d_model, n_layers, n_heads and d_ff";
+    memcpy(x->size, s.text, sizeof x->size);
+    x->d_model = s.d_model;
+    x->n_layers = s.n_layers;
+    x->n_heads = (int)p->n_heads;
+    x->d_ff = (int)p->d_ff;
+    x->params = (int64_t)p->params;
+    return NULL;
 }
 
 /* Validates one (run, n) point and adds it. where: " line 12" or " runs[3]". 0 or -1 with a message. */
@@ -76,6 +100,7 @@ static int add_point(loader *l, const char *where, const point *p)
     else if (isnan(p->em) != isnan(p->acc)) why = "exact_match and token_acc: one is nan, the other is not";
     else if (!(p->learn >= -1 && p->learn <= p->steps && p->learn == floor(p->learn)))
         why = "steps_to_learn is not -1, 0 or a step from 1 to steps";
+    if (!why && p->size) why = size_fields(p, &x);
     if (why) { eng_err("%s%s: %s\n", l->path, where, why); return -1; }
     x.seed = (int)p->seed;
     x.steps_to_learn = (int64_t)p->learn;
@@ -114,11 +139,12 @@ static bool number(const char *s, double *v)
 /* The columns of report.csv: every header of every version names a subset; the first ten are required. */
 enum {
     C_TASK, C_ENC, C_EXT, C_SEED, C_STEPS, C_LOSS, C_SECS, C_N, C_EM, C_ACC, C_VARIANT, C_TRAIN_LEN, C_GEN, C_LEARN,
-    C_COUNT
+    C_SIZE, C_DMODEL, C_NLAYERS, C_NHEADS, C_DFF, C_PARAMS, C_COUNT
 };
 static const char *const COLUMNS[C_COUNT] = {"task", "encoding", "rope_ext", "seed", "steps", "final_loss",
                                              "train_seconds", "n", "exact_match", "token_acc", "variant", "train_len",
-                                             "generated", "steps_to_learn"};
+                                             "generated", "steps_to_learn", "size", "d_model", "n_layers", "n_heads",
+                                             "d_ff", "params"};
 #define C_REQUIRED 10
 
 /* Reads the header into col[c] (the field index of column c, -1 when absent); *nf gets the field count. */
@@ -145,6 +171,12 @@ static int csv_header(loader *l, char *line, int col[C_COUNT], int *nf)
                     l->path, COLUMNS[c], ENG_CSV_HEADER);
             return -1;
         }
+    for (int c = C_SIZE; c < C_COUNT; c++) /* the size axis: all its columns, or none */
+        if ((col[c] < 0) != (col[C_SIZE] < 0)) {
+            eng_err("%s line 1: the size columns %s come together (column %s %s)\n", l->path,
+                    ENG_CSV_SIZE_COLUMNS + 1, COLUMNS[c], col[c] < 0 ? "missing" : "without size");
+            return -1;
+        }
     return 0;
 }
 
@@ -164,7 +196,7 @@ static int csv_line(loader *l, char *line, const int col[C_COUNT], int nf, const
     }
     double v[C_COUNT];
     for (int c = C_SEED; c < C_COUNT; c++)
-        if (c != C_VARIANT && col[c] >= 0 && !number(field[col[c]], &v[c])) {
+        if (c != C_VARIANT && c != C_SIZE && col[c] >= 0 && !number(field[col[c]], &v[c])) {
             eng_err("%s%s: field %d '%s' (%s) is not a number\n", l->path, where, col[c] + 1,
                     field[col[c]], COLUMNS[c]);
             return -1;
@@ -184,7 +216,15 @@ static int csv_line(loader *l, char *line, const int col[C_COUNT], int nf, const
     }
     point p = {field[col[C_TASK]], field[col[C_ENC]], col[C_VARIANT] >= 0 ? field[col[C_VARIANT]] : NULL,
                field[col[C_EXT]], v[C_SEED], v[C_STEPS], v[C_LOSS], v[C_SECS], v[C_N], v[C_EM], v[C_ACC],
-               col[C_GEN] >= 0 ? (int)v[C_GEN] : -1, col[C_LEARN] >= 0 ? v[C_LEARN] : 0};
+               col[C_GEN] >= 0 ? (int)v[C_GEN] : -1, col[C_LEARN] >= 0 ? v[C_LEARN] : 0,
+               col[C_SIZE] >= 0 ? field[col[C_SIZE]] : NULL, 0, 0, 0, 0, 0};
+    if (p.size) {
+        p.d_model = v[C_DMODEL];
+        p.n_layers = v[C_NLAYERS];
+        p.n_heads = v[C_NHEADS];
+        p.d_ff = v[C_DFF];
+        p.params = v[C_PARAMS];
+    }
     return add_point(l, where, &p);
 }
 
@@ -267,7 +307,15 @@ static int load_json(loader *l, int *train_len)
         const cJSON *t = cJSON_GetObjectItemCaseSensitive(run, "task"), *p = cJSON_GetObjectItemCaseSensitive(run, "encoding");
         const cJSON *e = cJSON_GetObjectItemCaseSensitive(run, "rope_ext"), *rs = cJSON_GetObjectItemCaseSensitive(run, "results"), *x;
         const cJSON *va = cJSON_GetObjectItemCaseSensitive(run, "variant");
-        double seed, steps, loss, secs, learn = 0;
+        double seed, steps, loss, secs, learn = 0, sz[5] = {0, 0, 0, 0, 0};
+        const cJSON *size = cJSON_GetObjectItemCaseSensitive(run, "size");
+        static const char *const size_keys[5] = {"d_model", "n_layers", "n_heads", "d_ff", "params"};
+        for (int k = 0; size && k < 5; k++)
+            if (!cJSON_IsString(size) || !json_num(run, size_keys[k], &sz[k])) {
+                eng_err("%s%s: a run with a size needs it as a string and d_model, n_layers, n_heads, d_ff, params "
+                        "as numbers\n", l->path, where);
+                goto done;
+            }
         if (cJSON_GetObjectItemCaseSensitive(run, "steps_to_learn") && !json_num(run, "steps_to_learn", &learn)) {
             eng_err("%s%s: steps_to_learn is not a number\n", l->path, where);
             goto done;
@@ -290,7 +338,8 @@ static int load_json(loader *l, int *train_len)
                 goto done;
             }
             point pt = {t->valuestring, p->valuestring, va ? va->valuestring : NULL, e->valuestring, seed, steps, loss,
-                        secs, n, em, acc, g ? cJSON_IsTrue(g) : -1, learn};
+                        secs, n, em, acc, g ? cJSON_IsTrue(g) : -1, learn, size ? size->valuestring : NULL,
+                        sz[0], sz[1], sz[2], sz[3], sz[4]};
             if (add_point(l, where, &pt)) goto done;
         }
     }

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "engine/base/files.h"
 #include "engine/base/types.h"
 
 /* Statistics over seeds (stats.c). */
@@ -50,6 +51,10 @@ uint64_t eng_cell_seed(rg_task task, rg_pos_kind pos, rg_rope_ext ext, int n, bo
 #define ENG_CSV_HEADER "task,encoding,variant,rope_ext,seed,steps,final_loss,train_seconds,n,exact_match,token_acc," \
                       "train_len,generated,steps_to_learn"   /* distinct test lengths per task in one report */
 
+/* The columns a report with a model-size axis adds at the end of report.csv (sizes_table.c; old reports without
+ * them load, each run then of the report's single size). */
+#define ENG_CSV_SIZE_COLUMNS ",size,d_model,n_layers,n_heads,d_ff,params"
+
 /* One row of the report: a (task, encoding, training variant, RoPE extension) and the indices of its runs (one per
  * seed). */
 typedef struct {
@@ -60,12 +65,14 @@ typedef struct {
     double ext_factor;         /* 0: per test length; else the fixed RoPE scaling factor */
     int n_runs;
     int *runs;
+    char size[ENG_SIZE_TEXT];  /* the model size (eng_result.size; "" without a size axis) and its numbers */
+    int d_model, n_layers, n_heads, d_ff;
 } eng_row;
 
 typedef struct {
     const eng_result *res;
     int n_res;
-    eng_row *rows;              /* ordered by task, encoding, variant, extension (none first), factor */
+    eng_row *rows;              /* ordered by task, encoding, variant, size, extension (none first), factor */
     int n_rows;
     int lens[RG_TASK_MAX][ENG_MAX_TABLE_LENS]; /* per task the union of the runs' test lengths, ascending */
     int n_lens[RG_TASK_MAX];
@@ -75,7 +82,7 @@ typedef struct {
 /* Groups res into rows. Returns 0, or -1 with a message (out of memory, more than ENG_MAX_TABLE_LENS lengths). */
 int eng_table_build(eng_table *t, const eng_result *res, int n_res, int train_len);
 void eng_table_free(eng_table *t);
-/* The row of t with like's task, encoding, variant, RoPE extension and factor, or NULL. */
+/* The row of t with like's task, encoding, variant, RoPE extension, factor and size text, or NULL. */
 const eng_row *eng_table_row_like(const eng_table *t, const eng_row *like);
 /* The statistics of row r at test length n for exact match (exact) or token accuracy; if values is not NULL it
  * gets the per-run values (NaN where the run has no such length), r->n_runs of them. */
@@ -93,8 +100,30 @@ const char *eng_learn_text(const eng_learn_stat *s, char *buf, size_t cap);
 /* Whether any run of the table measured steps-to-learn (else the reports leave the column out). */
 bool eng_table_has_learn(const eng_table *t);
 
-/* "rope+pi", "alibi", "rope θ=500k", "alibi+rand", "rope+yarn:4": the row's label (eng_label). */
+/* "rope+pi", "alibi", "rope θ=500k", "alibi+rand", "rope+yarn:4": the row's label (eng_label), and with a size
+ * axis its size after a space: "alibi 128x4", "rope+yarn 64x2". */
 const char *eng_row_label(const eng_row *r, char *buf, size_t cap);
+
+/* The model-size axis in the outputs (sizes_table.c): all of these add nothing when the report has no size axis.
+ * Whether any of res[0..n) has a size (then the report has the axis). */
+bool eng_results_sized(const eng_result *res, int n);
+/* report.csv's extra header columns (ENG_CSV_SIZE_COLUMNS or "") and a run's fields ",128x4,128,4,4,512,812345". */
+const char *eng_size_csv_header(bool sized);
+const char *eng_size_csv_fields(const eng_result *r, bool sized, char *buf, size_t cap);
+/* The same fields for a row (report_cells.csv; its parameter count is its first run's); "" without the axis. */
+const char *eng_row_size_fields(const eng_table *t, const eng_row *r, char *buf, size_t cap);
+/* Adds "size", "d_model", "n_layers", "n_heads", "d_ff", "params" to the cJSON object (a run's, or a row's or cell's
+ * through its first run) when it has a size. */
+void eng_size_json(void *object, const eng_result *r);
+void eng_row_size_json(void *object, const eng_table *t, const eng_row *r);
+/* report.json config's "sizes": an array of {size, d_model, n_layers, n_heads, d_ff}, one per o->sizes (a cJSON
+ * array, returned as void *). */
+void *eng_sizes_json(const eng_options *o);
+/* report.md's model text: "d_model 64, n_heads 4, n_layers 2, d_ff 256" (m's) without the axis, else the sizes. */
+const char *eng_model_text(const rg_model_config *m, const eng_table *t, char *buf, size_t cap);
+/* report.md's "Model sizes" section: a line per size with its numbers and parameter counts (nothing without the
+ * axis). */
+void eng_md_sizes(eng_out *w, const eng_table *t);
 
 /* Per-position counts (positions.c). */
 /* Reads a report_positions.csv (the layout above) back into the results res[0..n) it belongs to (pos_count,

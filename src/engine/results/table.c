@@ -1,5 +1,5 @@
 /* table.c: the report's table, built from the results of every run: one row per (task, encoding, training
- * variant, RoPE extension) in a fixed order, the runs (seeds) of each row, and per task the sorted test lengths; a
+ * variant, model size, RoPE extension) in a fixed order, the runs (seeds) of each row, and per task the sorted test lengths; a
  * cell is the statistics over a row's seeds at one length (stats.c). report.c, plot.c and compare.c read it. */
 #include "engine/base/labels.h"
 #include "engine/base/messages.h"
@@ -12,7 +12,19 @@
 
 const char *eng_row_label(const eng_row *r, char *buf, size_t cap)
 {
-    return eng_label(r->pos, r->variant, r->ext, r->ext_factor, buf, cap);
+    eng_label(r->pos, r->variant, r->ext, r->ext_factor, buf, cap);
+    size_t n = strlen(buf);
+    if (r->size[0] && n < cap) snprintf(buf + n, cap - n, " %s", r->size); /* "alibi 128x4" */
+    return buf;
+}
+
+/* The order of sizes: d_model, then n_layers, n_heads, d_ff (the text last, for equal numbers). */
+static int cmp_size(const char *s1, const eng_result *a, const char *s2, const eng_result *b)
+{
+    int x[4] = {a->d_model, a->n_layers, a->n_heads, a->d_ff}, y[4] = {b->d_model, b->n_layers, b->n_heads, b->d_ff};
+    for (int i = 0; i < 4; i++)
+        if (x[i] != y[i]) return (x[i] > y[i]) - (x[i] < y[i]);
+    return strcmp(s1, s2);
 }
 
 /* The order of rows: task, encoding, variant, extension (none first), factor (per length first). */
@@ -25,17 +37,33 @@ static int cmp_ident(rg_task t1, rg_pos_kind p1, eng_variant v1, rg_rope_ext e1,
     return (f1 > f2) - (f1 < f2);
 }
 
-static bool row_of(const eng_row *r, const eng_result *x)
+/* The size numbers of a row, as a result (cmp_size). */
+static eng_result size_of(const eng_row *r)
 {
-    return cmp_ident(r->task, r->pos, r->variant, r->ext, r->ext_factor, x->task, x->pos, x->variant, x->ext,
-                     x->ext_factor) == 0;
+    eng_result x;
+    x.d_model = r->d_model;
+    x.n_layers = r->n_layers;
+    x.n_heads = r->n_heads;
+    x.d_ff = r->d_ff;
+    return x;
 }
 
+static bool row_of(const eng_row *r, const eng_result *x)
+{
+    eng_result rs = size_of(r);
+    return cmp_ident(r->task, r->pos, r->variant, r->ext, r->ext_factor, x->task, x->pos, x->variant, x->ext,
+                     x->ext_factor) == 0 && cmp_size(r->size, &rs, x->size, x) == 0;
+}
+
+/* The rows of a task: encoding, variant, then size (the sizes of one encoding together), extension, factor. */
 static int cmp_row(const void *a, const void *b)
 {
     const eng_row *x = a, *y = b;
-    return cmp_ident(x->task, x->pos, x->variant, x->ext, x->ext_factor, y->task, y->pos, y->variant, y->ext,
-                     y->ext_factor);
+    int c = cmp_ident(x->task, x->pos, x->variant, 0, 0, y->task, y->pos, y->variant, 0, 0);
+    eng_result xs = size_of(x), ys = size_of(y);
+    if (!c) c = cmp_size(x->size, &xs, y->size, &ys);
+    return c ? c : cmp_ident(x->task, x->pos, x->variant, x->ext, x->ext_factor, y->task, y->pos, y->variant, y->ext,
+                             y->ext_factor);
 }
 
 static int cmp_int(const void *a, const void *b) { return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b); }
@@ -52,9 +80,11 @@ int eng_table_build(eng_table *t, const eng_result *res, int n_res, int train_le
         int k;
         for (k = 0; k < t->n_rows; k++)
             if (row_of(&t->rows[k], &res[i])) break;
-        if (k == t->n_rows)
+        if (k == t->n_rows) {
             t->rows[t->n_rows++] = (eng_row){res[i].task, res[i].pos, res[i].variant, res[i].ext, res[i].ext_factor, 0,
-                                            NULL};
+                                            NULL, "", res[i].d_model, res[i].n_layers, res[i].n_heads, res[i].d_ff};
+            memcpy(t->rows[k].size, res[i].size, sizeof res[i].size);
+        }
         t->rows[k].n_runs++;
         rg_task task = res[i].task;
         for (int j = 0; j < res[i].n_lens; j++) {
@@ -91,7 +121,8 @@ const eng_row *eng_table_row_like(const eng_table *t, const eng_row *like)
 {
     for (int k = 0; k < t->n_rows; k++)
         if (t->rows[k].task == like->task && t->rows[k].pos == like->pos && t->rows[k].variant == like->variant &&
-            t->rows[k].ext == like->ext && t->rows[k].ext_factor == like->ext_factor)
+            t->rows[k].ext == like->ext && t->rows[k].ext_factor == like->ext_factor &&
+            strcmp(t->rows[k].size, like->size) == 0)
             return &t->rows[k];
     return NULL;
 }
@@ -117,6 +148,9 @@ void eng_table_cell(const eng_table *t, const eng_row *r, int n, bool exact, eng
     /* the variant and a fixed factor enter the bootstrap seed so that base rows keep the seeds they had */
     uint64_t seed = eng_cell_seed(r->task, r->pos, r->ext, n, exact) ^ ((uint64_t)r->variant << 20) ^
                     ((uint64_t)(r->ext_factor * 1000) << 24);
+    if (r->size[0]) /* a size axis: each size's cells their own seeds (rows without a size keep theirs) */
+        seed ^= ((uint64_t)r->d_model << 36) ^ ((uint64_t)r->n_layers << 50) ^ ((uint64_t)r->n_heads << 56) ^
+                ((uint64_t)r->d_ff << 40);
     eng_stat_compute(v, r->n_runs, seed, s);
     if (v != values && v != stack) free(v);
 }

@@ -250,7 +250,8 @@ static void scan(const eng_options *o, const eng_job *jobs, int n_jobs, run_stat
         char name[128], path[ENG_PATH + 192], why[1024];
         static eng_options ov;
         eng_run_options(o, &jobs[k], &ov);
-        eng_run_name(jobs[k].task, jobs[k].pos, eng_variant_of(&ov, jobs[k].pos), jobs[k].seed, name, sizeof name);
+        eng_run_name(jobs[k].task, jobs[k].pos, eng_variant_of(&ov, jobs[k].pos), ov.n_sizes ? ov.sizes[0].text : NULL,
+                     jobs[k].seed, name, sizeof name);
         eng_results_path(o, name, path, sizeof path);
         struct stat st;
         kind[k] = RUN_NEW;

@@ -75,18 +75,19 @@ static int grid_master(const eng_options *o, const eng_job *jobs, int n_jobs, en
             counts[m.job] = m.n;
             got++;
         }
-        int cmd[5] = {-1, 0, 0, 0, 0};
+        int cmd[6] = {-1, 0, 0, 0, 0, 0};
         if (next < n_jobs) {
             cmd[0] = next;
             cmd[1] = (int)jobs[next].task;
             cmd[2] = (int)jobs[next].pos;
             cmd[3] = jobs[next].seed;
             cmd[4] = (int)jobs[next].variant;
+            cmd[5] = jobs[next].size;
             next++;
         } else {
             busy--;
         }
-        MPI_Send(cmd, 5, MPI_INT, st.MPI_SOURCE, TAG_JOB, MPI_COMM_WORLD);
+        MPI_Send(cmd, 6, MPI_INT, st.MPI_SOURCE, TAG_JOB, MPI_COMM_WORLD);
         if (result) {
             *n_all = compact(slots, counts, n_jobs, all);
             if (on_partial && got < n_jobs) on_partial(o, all, *n_all, ctx);
@@ -107,10 +108,10 @@ static int grid_worker(const eng_options *o)
     m.n = 0;
     for (;;) {
         MPI_Send(&m, (int)sizeof m, MPI_BYTE, 0, TAG_RESULT, MPI_COMM_WORLD);
-        int cmd[5];
-        MPI_Recv(cmd, 5, MPI_INT, 0, TAG_JOB, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        int cmd[6];
+        MPI_Recv(cmd, 6, MPI_INT, 0, TAG_JOB, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         if (cmd[0] < 0) return 0;
-        eng_job j = {(rg_task)cmd[1], (rg_pos_kind)cmd[2], (eng_variant)cmd[4], cmd[3]};
+        eng_job j = {(rg_task)cmd[1], (rg_pos_kind)cmd[2], (eng_variant)cmd[4], cmd[3], cmd[5]};
         m.job = cmd[0];
         m.n = eng_run(o, &j, m.res);
         if (m.n < 0) fail_run(&j);

@@ -94,8 +94,10 @@ static const char *check_record(const eng_options *o, const eng_job *j, const en
     char label[96];
     rg_rope_ext ext = k ? o->exts[k - 1] : RG_ROPE_EXT_NONE;
     double factor = k ? o->ext_factor[k - 1] : 0;
+    const char *size = o->n_sizes ? o->sizes[0].text : ""; /* o: the run's options (one size, or none) */
     if (r->task != j->task || r->pos != j->pos || r->variant != eng_variant_of(o, j->pos) || r->seed != j->seed ||
-        r->ext != ext || r->ext_factor != factor)
+        r->ext != ext || r->ext_factor != factor || strnlen(r->size, sizeof r->size) == sizeof r->size ||
+        strcmp(r->size, size) != 0)
         snprintf(why, cap, "record %d is not row %s of this run", k + 1, eng_label(j->pos, eng_variant_of(o, j->pos),
                  ext, factor, label, sizeof label));
     else if (r->n_lens != o->n_test_lens || memcmp(r->lens, o->test_lens, sizeof(int) * (size_t)o->n_test_lens))

@@ -61,7 +61,8 @@ int eng_run_check_state(const rg_run_state *rs, const eng_options *ov, char *why
 void eng_continue_resume_source(eng_options *ov, const eng_job *job)
 {
     char name[128], ckpt[ENG_PATH + 160];
-    eng_run_name(job->task, job->pos, eng_variant_of(ov, job->pos), job->seed, name, sizeof name);
+    eng_run_name(job->task, job->pos, eng_variant_of(ov, job->pos), ov->n_sizes ? ov->sizes[0].text : NULL, job->seed,
+                 name, sizeof name);
     snprintf(ckpt, sizeof ckpt, "%.*s/ckpt/%s.h5", ENG_PATH - 1, ov->out, name);
     size_t n = strlen(ckpt);
     if (access(ckpt, F_OK) == 0 && n < sizeof ov->resume) memcpy(ov->resume, ckpt, n + 1);

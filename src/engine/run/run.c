@@ -9,6 +9,7 @@
 #include "engine/base/kill.h"
 #include "engine/base/labels.h"
 #include "engine/base/messages.h"
+#include "engine/base/sizes.h"
 #include "engine/base/types.h"
 #include "engine/run/evaluate.h"
 #include "engine/run/lm_run.h"
@@ -491,6 +492,13 @@ void eng_run_options(const eng_options *o, const eng_job *job, eng_options *ov)
         if (job->variant == ENG_VAR_T5MAX128 && md) rg_pos_config_set(&ov->model, md, ENG_T5_LEGACY_MAX_DISTANCE);
         if (job->variant == ENG_VAR_BF16ANGLES) ov->model.rope_bf16_angles = true;
     }
+    if (job->size > 0 && job->size <= o->n_sizes) { /* the job's model size: the run's one size */
+        ov->sizes[0] = o->sizes[job->size - 1];
+        ov->n_sizes = 1;
+        if (!o->resume[0] && !o->eval[0]) eng_size_apply(&ov->sizes[0], &ov->model);
+    } else {
+        ov->n_sizes = 0;
+    }
     if (eng_lm_task(job->task)) /* no greedy decoding: perplexity after training */
         ov->eval_every = ov->extrap_every = 0;
 }
@@ -512,10 +520,14 @@ int eng_run(const eng_options *o_in, const eng_job *job, eng_result *res)
         return -1;
     }
     eng_variant variant = eng_variant_of(o, pos);
-    char tag[160], label[96], name[128], ckpt[ENG_PATH + 160];
-    snprintf(tag, sizeof tag, "%s/%s/seed%d", rg_task_name(task),
-             eng_label(pos, variant, RG_ROPE_EXT_NONE, 0, label, sizeof label), seed);
-    eng_run_name(task, pos, variant, seed, name, sizeof name);
+    char tag[192], label[96], name[160], ckpt[ENG_PATH + 192];
+    char size_text[ENG_SIZE_TEXT] = ""; /* the size axis: in the names and the results */
+    if (o->n_sizes) memcpy(size_text, o->sizes[0].text, sizeof size_text);
+    const char *size = o->n_sizes ? size_text : NULL;
+    snprintf(tag, sizeof tag, "%s/%s%s%s/seed%d", rg_task_name(task),
+             eng_label(pos, variant, RG_ROPE_EXT_NONE, 0, label, sizeof label), size ? " " : "", size ? size : "",
+             seed);
+    eng_run_name(task, pos, variant, size, seed, name, sizeof name);
     eng_kill_run(name); /* tests only (continue.c) */
     snprintf(ckpt, sizeof ckpt, "%.*s/ckpt/%s.h5", ENG_PATH - 1, o->out, name);
     int n_res = -1;
@@ -546,7 +558,15 @@ int eng_run(const eng_options *o_in, const eng_job *job, eng_result *res)
         *r = (eng_result){.task = task, .pos = pos, .variant = variant, .ext = v ? o->exts[v - 1] : RG_ROPE_EXT_NONE,
                          .ext_factor = v ? o->ext_factor[v - 1] : 0, .seed = seed,
                          .n_lens = o->n_test_lens, .final_loss = final_loss, .train_seconds = train_s,
-                         .steps = rs.step, .steps_to_learn = steps_to_learn};
+                         .steps = rs.step, .steps_to_learn = steps_to_learn,
+                         .params = rg_params_numel(&m->params)};
+        if (size) {
+            memcpy(r->size, size_text, sizeof r->size);
+            r->d_model = m->cfg.d_model;
+            r->n_layers = m->cfg.n_layers;
+            r->n_heads = m->cfg.n_heads;
+            r->d_ff = m->cfg.d_ff;
+        }
         if (evaluate_variant(o, m, &rs, tag, v, r)) goto done;
     }
     n_res = n_var;

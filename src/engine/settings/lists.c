@@ -4,6 +4,7 @@
  * them. Also the names of the training variants and the labels every output shows a result under. */
 #include "engine/settings/lists.h"
 #include "engine/base/labels.h"
+#include "engine/base/sizes.h"
 #include "engine/base/types.h"
 
 #include <errno.h>
@@ -211,6 +212,28 @@ void eng_print_rope_ext(const eng_options *o, char *b, size_t n)
         snprintf(b + strlen(b), n - strlen(b), "%s%s", i ? "," : "", eng_ext_text(o->exts[i], o->ext_factor[i], t,
                  sizeof t));
     }
+}
+
+int eng_parse_sizes(eng_options *o, char *v)
+{
+    char *it[ENG_MAX_SIZES];
+    int n = split(v, it, ENG_MAX_SIZES);
+    if (n <= 0) return -1; /* empty, an empty item, or more than ENG_MAX_SIZES */
+    eng_size parsed[ENG_MAX_SIZES];
+    for (int i = 0; i < n; i++) {
+        if (eng_size_parse(it[i], &parsed[i])) return -1;
+        for (int j = 0; j < i; j++) /* named twice (64x2 and 064x2 too); numbers resolved later, eng_options_check */
+            if (strcmp(parsed[j].text, parsed[i].text) == 0) return -1;
+    }
+    memcpy(o->sizes, parsed, sizeof parsed[0] * (size_t)n);
+    o->n_sizes = n;
+    return 0;
+}
+
+void eng_print_sizes(const eng_options *o, char *b, size_t n)
+{
+    b[0] = 0;
+    for (int i = 0; i < o->n_sizes; i++) snprintf(b + strlen(b), n - strlen(b), "%s%s", i ? "," : "", o->sizes[i].text);
 }
 
 int eng_parse_variants(eng_options *o, char *v)

@@ -26,6 +26,9 @@ int eng_parse_test_lens(eng_options *o, char *v);   /* up to ENG_MAX_LENS distin
 int eng_parse_rope_ext(eng_options *o, char *v);    /* pi,ntk,yarn,llama3 | all | none */
 int eng_parse_lr_schedule(eng_options *o, char *v); /* continue | restart */
 int eng_parse_variants(eng_options *o, char *v);    /* base,theta500k,rand,t5max128,bf16angles | all */
+/* --sizes: up to ENG_MAX_SIZES distinct items of eng_size_parse ("64x2,128x4h8"), comma-separated */
+int eng_parse_sizes(eng_options *o, char *v);
+void eng_print_sizes(const eng_options *o, char *b, size_t n);
 void eng_print_task(const eng_options *o, char *b, size_t n);
 void eng_print_pos(const eng_options *o, char *b, size_t n);
 /* NAME=VALUE,... the settings the selected encodings declare, resolved (rg_pos_config_get of o->model) */

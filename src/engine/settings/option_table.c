@@ -87,6 +87,12 @@ static const setting table[] = {
     INT("n-heads", M_NEW, false, model.n_heads, 1, 256, "N", "attention heads (must divide d_model)"),
     INT("n-layers", M_NEW, false, model.n_layers, 1, 64, "N", "transformer blocks"),
     INT("d-ff", M_NEW, false, model.d_ff, 1, 65536, "N", "MLP hidden width d_ff"),
+    LIST("sizes", M_NEW, false, eng_parse_sizes, eng_print_sizes, "LIST",
+         "model sizes, a comma list of DxL (d_model x n_layers; optionally hH heads, fF\n"
+         "                         d_ff: 128x4h8f256; default heads --n-heads, d_ff 4 d_model): a grid axis\n"
+         "                         (runs, rows and plots per size); not with --d-model, --n-layers, --d-ff",
+         "a comma list of up to 16 distinct sizes DxL, DxLhH, DxLfF or DxLhHfF (d_model 1..4096, n_layers 1..64, "
+         "n_heads 1..256 dividing d_model, d_ff 1..65536)"),
     INT("max-len", M_NEW, false, model.max_len, 1, 65536, "N", "rows of the learned position table"),
     DBL("rope-theta", M_NEW, model.rope_base, 1, true, 1e9, "RoPE base theta"),
     LIST("rope-angles", M_NEW, false, parse_rope_angles, print_rope_angles, "P",
@@ -353,6 +359,9 @@ char *eng_options_json(const eng_options *o)
         if (!strcmp(s->name, "rope-ext")) continue; /* printed as rope_scaling */
         if (!strcmp(s->name, "plugin") || !strcmp(s->name, "check-pos")) continue; /* not settings of a run */
         if (s->mode == M_RESUME && !o->resume[0]) continue; /* not used in this mode */
+        if (!strcmp(s->name, "sizes") && !o->n_sizes) continue; /* no size axis: the scalar flags below */
+        if (o->n_sizes && (!strcmp(s->name, "d-model") || !strcmp(s->name, "n-layers") || !strcmp(s->name, "d-ff")))
+            continue; /* each size has its own (a --config file then reads back without a conflict) */
         const char *p = (const char *)o + s->off;
         char key[64], text[8192];
         eng_setting_key(s, key, sizeof key);

@@ -4,6 +4,7 @@
  * beside the executable, then through $ROPEGRAD_DATA). */
 #include "engine/base/labels.h"
 #include "engine/base/messages.h"
+#include "engine/base/sizes.h"
 #include "engine/base/types.h"
 #include "engine/settings/lists.h"
 #include "engine/settings/plugin_load.h"
@@ -104,6 +105,10 @@ static void check_full_load(const char *flag, const char *ck, const rg_model_con
                        "not -1 or a step from 1 to the checkpoint's step %lld", flag, ck, (long long)rs.step);
 }
 
+/* The model size of a checkpoint's run (below). */
+static void size_from_checkpoint(eng_options *o, const char *flag, const char *ck, const rg_model_config *cfg,
+                                 const rg_run_state *rs);
+
 /* Reads the checkpoint's config and run state; the encoding comes from its config, the task, seed and training
  * settings from its /run group (eng_settings_from_checkpoint). */
 static void from_checkpoint(eng_options *o)
@@ -123,6 +128,7 @@ static void from_checkpoint(eng_options *o)
     if (rg_model_config_validate(&cfg))
         eng_usage_error("a valid model config", "%s: checkpoint %s: %s", flag, ck, rg_last_error());
     check_full_load(flag, ck, &cfg);
+    size_from_checkpoint(o, flag, ck, &cfg, &rs);
     o->model = cfg;
     o->model.rope_ext = RG_ROPE_EXT_NONE;
     memset(o->pos, 0, sizeof o->pos);
@@ -150,7 +156,8 @@ static void check_resume_target(const eng_options *o)
     while (!o->tasks[t]) t++;
     while (!o->pos[p]) p++;
     snprintf(out, sizeof out, "%s/ckpt/%s.h5", o->out, eng_run_name((rg_task)t, (rg_pos_kind)p,
-             eng_variant_of(o, (rg_pos_kind)p), o->seed_list[0], name, sizeof name));
+             eng_variant_of(o, (rg_pos_kind)p), o->n_sizes ? o->sizes[0].text : NULL, o->seed_list[0], name,
+             sizeof name));
     struct stat a, b;
     if (!o->overwrite && stat(o->resume, &a) == 0 && stat(out, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
         eng_usage_error("another --out (or --overwrite to replace it)", "--resume %s: the resumed run would be saved "
@@ -180,21 +187,76 @@ static void check_lengths(const eng_options *o)
     if (rand && T > o->max_position)
         eng_usage_error("2 train_len + 3 <= max_position with random positions", "%strain_len %d: sequences of %d "
                        "tokens need more random positions than [0, %d) has", src, o->train_len, T, o->max_position);
-    for (int p = 0; p < rg_pos_count(); p++) {
+    for (int k = 0; k < (o->n_sizes ? o->n_sizes : 1); k++) { /* every model size of the grid */
         rg_model_config c = o->model;
-        c.pos = (rg_pos_kind)p;
-        if (o->pos[p] && rg_model_config_validate(&c))
-            eng_usage_error("a valid model (see --help)", "%s%s", src, rg_last_error());
+        if (o->n_sizes) {
+            eng_size_apply(&o->sizes[k], &c);
+            if (!src[0]) snprintf(src, sizeof src, "--sizes %s: ", o->sizes[k].text);
+        }
+        for (int p = 0; p < rg_pos_count(); p++) {
+            c.pos = (rg_pos_kind)p;
+            if (o->pos[p] && rg_model_config_validate(&c))
+                eng_usage_error("a valid model (see --help)", "%s%s", src, rg_last_error());
+        }
+        /* parameters (an upper estimate: embeddings, learned table, blocks); a model past the limit is refused
+         * before anything is allocated */
+        double d = c.d_model, ff = c.d_ff;
+        double params = 2.0 * c.vocab_size * d + (double)c.max_len * d + 4 * d +
+                        c.n_layers * (4 * d * d + 2 * ff * d + ff + 9 * d + 2.0 * 32 * c.n_heads);
+        if (params > ENG_MAX_PARAMS)
+            eng_usage_error("at most 100 million parameters", "%sa model of d_model %d, n_layers %d, d_ff %d has "
+                           "about %.3g parameters", src, c.d_model, c.n_layers, c.d_ff, params);
+        if (o->n_sizes && !o->resume[0] && !o->eval[0]) src[0] = 0;
     }
-    /* parameters (an upper estimate: embeddings, learned table, blocks); a model past the limit is refused before
-     * anything is allocated */
-    const rg_model_config *c = &o->model;
-    double d = c->d_model, ff = c->d_ff;
-    double params = 2.0 * c->vocab_size * d + (double)c->max_len * d + 4 * d +
-                    c->n_layers * (4 * d * d + 2 * ff * d + ff + 9 * d + 2.0 * 32 * c->n_heads);
-    if (params > ENG_MAX_PARAMS)
-        eng_usage_error("at most 100 million parameters", "%sa model of d_model %d, n_layers %d, d_ff %d has about "
-                       "%.3g parameters", src, c->d_model, c->n_layers, c->d_ff, params);
+}
+
+/* --sizes (a new run's grid): not with the scalar flags it replaces (--d-model, --n-layers, --d-ff; --n-heads is
+ * the default heads of an item), not with a language-model task (its report has no size axis); every item's heads
+ * dividing its d_model, and no size twice once the defaults are filled in. */
+static void check_sizes(eng_options *o)
+{
+    static const char *const scalar[] = {"d-model", "n-layers", "d-ff"};
+    for (int i = 0; i < 3; i++)
+        if (eng_setting_given(eng_setting_find(scalar[i])))
+            eng_usage_error("--sizes DxL[hH][fF],... alone, or the scalar --d-model, --n-layers, --d-ff without "
+                           "--sizes", "--sizes with --%s: each size gives its own d_model, n_layers and d_ff",
+                           scalar[i]);
+    for (int t = 0; t < rg_task_count(); t++)
+        if (o->tasks[t] && (rg_task_views((rg_task)t) & RG_TASK_VIEW_PERPLEXITY))
+            eng_usage_error("--sizes with the sequence tasks (copy, reverse, sort, ...)", "--sizes with the language-"
+                           "model task '%s' (its perplexity report has no size axis)", rg_task_name((rg_task)t));
+    for (int k = 0; k < o->n_sizes; k++) {
+        eng_size *s = &o->sizes[k];
+        eng_size_resolve(s, o->model.n_heads);
+        if (s->d_model % s->n_heads)
+            eng_usage_error("heads that divide d_model (head_dim = d_model / n_heads)", "--sizes %s: %d heads do not "
+                           "divide d_model %d", s->text, s->n_heads, s->d_model);
+        for (int j = 0; j < k; j++)
+            if (s->d_model == o->sizes[j].d_model && s->n_layers == o->sizes[j].n_layers &&
+                s->n_heads == o->sizes[j].n_heads && s->d_ff == o->sizes[j].d_ff)
+                eng_usage_error("distinct sizes", "--sizes: %s and %s are the same model", o->sizes[j].text, s->text);
+    }
+}
+
+/* The model size a checkpoint's run was (its /run size, written by a run of a --sizes grid), checked against the
+ * checkpoint's config: o->sizes[0] (n_sizes 1), or n_sizes 0 when the run had no size axis. */
+static void size_from_checkpoint(eng_options *o, const char *flag, const char *ck, const rg_model_config *cfg,
+                                 const rg_run_state *rs)
+{
+    const rg_run_attr *a = rg_run_state_attr(rs, "size");
+    o->n_sizes = 0;
+    if (!a) return;
+    eng_size s;
+    if (a->type != RG_RUN_ATTR_STRING || eng_size_parse(a->s, &s) || strcmp(s.text, a->s) ||
+        s.d_model != cfg->d_model || s.n_layers != cfg->n_layers || (s.n_heads && s.n_heads != cfg->n_heads) ||
+        (s.d_ff && s.d_ff != cfg->d_ff))
+        eng_usage_error("a checkpoint of this engine", "%s: checkpoint %s: /run size is not the size DxL[hH][fF] of "
+                       "its model (/config d_model %d, n_layers %d, n_heads %d, d_ff %d)", flag, ck, cfg->d_model,
+                       cfg->n_layers, cfg->n_heads, cfg->d_ff);
+    s.n_heads = cfg->n_heads;
+    s.d_ff = cfg->d_ff;
+    o->sizes[0] = s;
+    o->n_sizes = 1;
 }
 
 /* Grid tasks (docs/grids.md): not mixed with 1-D tasks (a size code is not a length), --train-len and every test
@@ -339,6 +401,7 @@ void eng_options_check(eng_options *o)
     if (o->resume[0] && o->eval[0]) eng_usage_error("one of them", "--resume and --eval together");
     if (!o->resume[0] && !o->eval[0]) check_variants(o);
     if (!o->resume[0] && !o->eval[0]) note_unused_pos_config(o);
+    if (!o->resume[0] && !o->eval[0] && o->n_sizes) check_sizes(o);
     o->lr_total = o->steps;
     if (!o->max_position) o->max_position = o->model.max_len; /* the default: the whole learned table */
     if (o->resume[0] || o->eval[0]) from_checkpoint(o);

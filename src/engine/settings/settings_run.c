@@ -3,6 +3,7 @@
  * them back, with the /optim schedule and the model's /config, each checked against its flag's limits before
  * anything is built from it (a file is user input). */
 #include "engine/base/messages.h"
+#include "engine/base/sizes.h"
 #include "engine/base/types.h"
 #include "engine/settings/protocol.h"
 #include "engine/settings/settings.h"
@@ -77,6 +78,9 @@ int eng_settings_to_run(const eng_options *o, rg_task task, int seed, rg_run_sta
                                          : rg_run_state_set_int(rs, key, *(const int *)((const char *)&run + s->off));
         if (st) return -1;
     }
+    /* the run's model size when its grid had a size axis (--sizes): "128x4", read back by --eval, --resume and
+     * --continue and named in the report; a run without one has no /run size */
+    if (o->n_sizes == 1 && rg_run_state_set_str(rs, "size", o->sizes[0].text)) return -1;
     return 0;
 }
 
@@ -154,6 +158,16 @@ static int run_values(eng_options *o, const rg_run_state *rs, bool user, bad_val
         if (run_value(s, a, s->kind == K_LIST, wins ? &scratch : o, why)) return -1;
         if (user) add_key(wins ? src_user : src_ckpt, wins ? sizeof src_user : sizeof src_ckpt, key);
     }
+    const rg_run_attr *size = rg_run_state_attr(rs, "size"); /* optional: a run of a grid with a size axis */
+    o->n_sizes = 0;
+    if (size && (size->type != RG_RUN_ATTR_STRING || eng_size_parse(size->s, &o->sizes[0]) ||
+                 strcmp(o->sizes[0].text, size->s))) {
+        snprintf(why->allowed, sizeof why->allowed, "a model size DxL, DxLhH, DxLfF or DxLhHfF as --sizes takes it");
+        snprintf(why->msg, sizeof why->msg, "/run size is not a model size");
+        return -1;
+    }
+    if (size) o->n_sizes = 1;
+    if (size && user) add_key(src_ckpt, sizeof src_ckpt, "size");
     for (int i = 0; i < N_EVAL_SETTINGS; i++) {
         s = eng_setting_find(EVAL_SETTINGS[i]);
         char key[64];

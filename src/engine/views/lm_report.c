@@ -224,7 +224,7 @@ static int write_positions_plot(const eng_options *o, const lm_row *rows, int n,
         if (rows[i].task != t) continue;
         char name[128];
         char label[96];
-        eng_run_name(rows[i].task, rows[i].pos, rows[i].variant, rows[i].seed, name, sizeof name);
+        eng_run_name(rows[i].task, rows[i].pos, rows[i].variant, NULL, rows[i].seed, name, sizeof name);
         eng_label(rows[i].pos, rows[i].variant, RG_ROPE_EXT_NONE, 0, label, sizeof label);
         eng_out_printf(&g, "%s'runs/%s/lm_positions.csv' every ::1 using 2:7 with lines title '%s seed %d'", k++ ? ", " : "",
                       name, label, rows[i].seed);
@@ -246,7 +246,7 @@ int eng_lm_report(const eng_options *o, const eng_job *jobs, int n_jobs, const c
     for (int i = 0; i < n_jobs; i++) {
         if (!eng_lm_task(jobs[i].task)) continue;
         char name[128];
-        eng_run_name(jobs[i].task, jobs[i].pos, jobs[i].variant, jobs[i].seed, name, sizeof name);
+        eng_run_name(jobs[i].task, jobs[i].pos, jobs[i].variant, NULL, jobs[i].seed, name, sizeof name);
         if (read_run(o, &jobs[i], name, &rows[n]) == 0) n++;
         else rc = -1;
     }

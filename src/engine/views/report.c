@@ -166,9 +166,9 @@ static void md_config(eng_out *w, const eng_options *o, const eng_table *t, cons
                          rg_task_name(k), rg_task_get(k)->vocab_size);
         snprintf(vocab + strlen(vocab), sizeof vocab - strlen(vocab), ")");
     }
-    eng_out_printf(w, "## Configuration\n\n- model: d_model %d, n_heads %d, n_layers %d, d_ff %d, vocab %s, max_len %d, "
-                     "pre-LayerNorm decoder, no dropout\n", o->model.d_model, o->model.n_heads, o->model.n_layers,
-                  o->model.d_ff, vocab, o->model.max_len);
+    char model[512];
+    eng_out_printf(w, "## Configuration\n\n- model: %s, vocab %s, max_len %d, pre-LayerNorm decoder, no dropout\n",
+                  eng_model_text(&o->model, t, model, sizeof model), vocab, o->model.max_len);
     char pos_cfg[2048];
     eng_print_pos_config(o, pos_cfg, sizeof pos_cfg);
     if (pos_cfg[0]) eng_out_printf(w, "- encoding settings (--pos-config): %s\n", pos_cfg);
@@ -304,6 +304,7 @@ static int write_md(const eng_options *o, const eng_table *t, const eng_report_m
     eng_report_has h;
     report_has(t, &h);
     md_config(&w, o, t, &h);
+    eng_md_sizes(&w, t); /* a model-size axis only (sizes_table.c) */
     md_how_to_read(&w, o, &h);
     int L = t->train_len;
     if (h.unlearned)
@@ -344,16 +345,17 @@ static int write_csv(const eng_options *o, const eng_result *res, int n_res)
 {
     eng_out w;
     if (eng_out_open(&w, o->out, "report.csv")) return -1;
-    eng_out_printf(&w, "%s\n", ENG_CSV_HEADER);
+    bool sized = eng_results_sized(res, n_res); /* a model-size axis: its columns at the end (sizes_table.c) */
+    eng_out_printf(&w, "%s%s\n", ENG_CSV_HEADER, eng_size_csv_header(sized));
     for (int i = 0; i < n_res; i++)
         for (int j = 0; j < res[i].n_lens; j++) {
-            char ext[48];
-            eng_out_printf(&w, "%s,%s,%s,%s,%d,%lld,%.9g,%.3f,%d,%.9g,%.9g,%d,%d,%lld\n", rg_task_name(res[i].task),
+            char ext[48], size[128];
+            eng_out_printf(&w, "%s,%s,%s,%s,%d,%lld,%.9g,%.3f,%d,%.9g,%.9g,%d,%d,%lld%s\n", rg_task_name(res[i].task),
                           rg_pos_name(res[i].pos), eng_variant_name(res[i].variant),
                           eng_ext_text(res[i].ext, res[i].ext_factor, ext, sizeof ext), res[i].seed,
                           (long long)res[i].steps, res[i].final_loss, res[i].train_seconds, res[i].lens[j],
                           res[i].exact[j], res[i].token_acc[j], o->train_len, res[i].generated[j] ? 1 : 0,
-                          (long long)res[i].steps_to_learn);
+                          (long long)res[i].steps_to_learn, eng_size_csv_fields(&res[i], sized, size, sizeof size));
         }
     return eng_out_close(&w);
 }
@@ -402,10 +404,13 @@ static cJSON *json_config(const eng_options *o)
     cJSON_AddNumberToObject(c, "beta2", o->beta2);
     cJSON_AddNumberToObject(c, "eps", o->eps);
     cJSON_AddBoolToObject(c, "random_positions", o->random_positions);
-    cJSON_AddNumberToObject(c, "d_model", o->model.d_model);
-    cJSON_AddNumberToObject(c, "n_heads", o->model.n_heads);
-    cJSON_AddNumberToObject(c, "n_layers", o->model.n_layers);
-    cJSON_AddNumberToObject(c, "d_ff", o->model.d_ff);
+    if (o->n_sizes) cJSON_AddItemToObject(c, "sizes", eng_sizes_json(o)); /* a size axis: each size's numbers */
+    else {
+        cJSON_AddNumberToObject(c, "d_model", o->model.d_model);
+        cJSON_AddNumberToObject(c, "n_heads", o->model.n_heads);
+        cJSON_AddNumberToObject(c, "n_layers", o->model.n_layers);
+        cJSON_AddNumberToObject(c, "d_ff", o->model.d_ff);
+    }
     cJSON_AddNumberToObject(c, "vocab_size", o->model.vocab_size);
     cJSON_AddNumberToObject(c, "max_len", o->model.max_len);
     char pos_cfg[2048];
@@ -427,6 +432,7 @@ static cJSON *json_runs(const eng_result *res, int n_res)
         cJSON_AddStringToObject(o, "variant", eng_variant_name(r->variant));
         cJSON_AddStringToObject(o, "rope_ext", eng_ext_text(r->ext, r->ext_factor, ext, sizeof ext));
         cJSON_AddStringToObject(o, "label", eng_label(r->pos, r->variant, r->ext, r->ext_factor, label, sizeof label));
+        eng_size_json(o, r);
         cJSON_AddNumberToObject(o, "seed", r->seed);
         cJSON_AddNumberToObject(o, "steps", (double)r->steps);
         cJSON_AddItemToObject(o, "final_loss", num_or_null(r->final_loss));
@@ -502,6 +508,7 @@ static void json_stats_rows(cJSON *root, const eng_table *t)
         cJSON *x = cJSON_CreateObject();
         cJSON_AddStringToObject(x, "task", rg_task_name(r->task));
         cJSON_AddStringToObject(x, "label", eng_row_label(r, label, sizeof label));
+        eng_row_size_json(x, t, r);
         cJSON_AddNumberToObject(x, "seeds", r->n_runs);
         cJSON *l = cJSON_AddObjectToObject(x, "steps_to_learn");
         cJSON_AddNumberToObject(l, "n", ls.n);
@@ -530,6 +537,7 @@ static void json_cells(cJSON *root, const eng_table *t)
             cJSON_AddStringToObject(c, "variant", eng_variant_name(r->variant));
             cJSON_AddStringToObject(c, "rope_ext", eng_ext_text(r->ext, r->ext_factor, ext, sizeof ext));
             cJSON_AddStringToObject(c, "label", eng_row_label(r, label, sizeof label));
+            eng_row_size_json(c, t, r);
             cJSON_AddNumberToObject(c, "n", n);
             eng_stat s;
             eng_table_cell(t, r, n, true, &s, v);

@@ -195,7 +195,7 @@ int eng_write_cells_csv(const char *dir, const eng_table *t)
     eng_out w;
     if (eng_out_open(&w, dir, "report_cells.csv")) return -1;
     eng_out_printf(&w, "task,encoding,variant,rope_ext,n,train_len,metric,n_seeds,k_reaching_0.5,mean,sd,ci95_t_lo,"
-                      "ci95_t_hi,max,median\n");
+                      "ci95_t_hi,max,median%s\n", eng_size_csv_header(eng_results_sized(t->res, t->n_res)));
     for (int k = 0; k < t->n_rows; k++) {
         const eng_row *r = &t->rows[k];
         for (int j = 0; j < t->n_lens[r->task]; j++)
@@ -212,7 +212,8 @@ int eng_write_cells_csv(const char *dir, const eng_table *t)
                 csv_num(&w, s.hi);
                 csv_num(&w, s.max);
                 csv_num(&w, s.median);
-                eng_out_printf(&w, "\n");
+                char size[128];
+                eng_out_printf(&w, "%s\n", eng_row_size_fields(t, r, size, sizeof size));
             }
     }
     return eng_out_close(&w);
@@ -220,10 +221,11 @@ int eng_write_cells_csv(const char *dir, const eng_table *t)
 
 /* ------------------------------------------------------------------ a trick against its base task (report.md) */
 
-/* The row of (task, pos, variant) without a RoPE scaling, or NULL. */
-static const eng_row *plain_row(const eng_table *t, int task, rg_pos_kind pos, eng_variant v)
+/* The row of (task, pos, variant, the model size of row r) without a RoPE scaling, or NULL. */
+static const eng_row *plain_row(const eng_table *t, int task, const eng_row *r)
 {
-    const eng_row like = {.task = (rg_task)task, .pos = pos, .variant = v, .ext = RG_ROPE_EXT_NONE};
+    eng_row like = {.task = (rg_task)task, .pos = r->pos, .variant = r->variant, .ext = RG_ROPE_EXT_NONE};
+    memcpy(like.size, r->size, sizeof like.size);
     return eng_table_row_like(t, &like);
 }
 
@@ -247,7 +249,7 @@ void eng_md_tricks(eng_out *w, const eng_table *t)
         bool rows = false; /* an encoding (and variant) both tasks hold */
         for (int k = 0; k < t->n_rows && !rows; k++)
             rows = t->rows[k].task == (rg_task)task && t->rows[k].ext == RG_ROPE_EXT_NONE &&
-                   plain_row(t, base, t->rows[k].pos, t->rows[k].variant);
+                   plain_row(t, base, &t->rows[k]);
         if (!nl || !rows) continue;
         if (!header)
             eng_out_printf(w, "## Tricks against their base tasks\n\nExact match of each trick row beside its base "
@@ -262,7 +264,7 @@ void eng_md_tricks(eng_out *w, const eng_table *t)
         for (int k = 0; k < t->n_rows; k++) {
             const eng_row *r = &t->rows[k], *b;
             if (r->task != (rg_task)task || r->ext != RG_ROPE_EXT_NONE ||
-                !(b = plain_row(t, base, r->pos, r->variant)))
+                !(b = plain_row(t, base, r)))
                 continue;
             char label[96];
             eng_out_printf(w, "| %s |", eng_row_label(r, label, sizeof label));
@@ -285,16 +287,18 @@ int eng_write_positions_csv(const char *dir, const eng_table *t)
 {
     eng_out w;
     if (eng_out_open(&w, dir, "report_positions.csv")) return -1;
-    eng_out_printf(&w, "task,encoding,variant,rope_ext,seed,n,position,samples,right,first_wrong\n");
+    bool sized = eng_results_sized(t->res, t->n_res); /* a model-size axis: the size last */
+    eng_out_printf(&w, "task,encoding,variant,rope_ext,seed,n,position,samples,right,first_wrong%s\n",
+                  sized ? ",size" : "");
     for (int i = 0; i < t->n_res; i++) {
         const eng_result *x = &t->res[i];
         char ext[48];
         eng_ext_text(x->ext, x->ext_factor, ext, sizeof ext);
         for (int j = 0; j < x->n_lens; j++) /* the counts hold the G target tokens of lens[j] (run.c) */
             for (int p = 0, G = rg_task_target_len(x->task, x->lens[j]); x->pos_count[j] > 0 && p < G; p++)
-                eng_out_printf(&w, "%s,%s,%s,%s,%d,%d,%d,%d,%d,%d\n", rg_task_name(x->task), rg_pos_name(x->pos),
+                eng_out_printf(&w, "%s,%s,%s,%s,%d,%d,%d,%d,%d,%d%s%s\n", rg_task_name(x->task), rg_pos_name(x->pos),
                               eng_variant_name(x->variant), ext, x->seed, x->lens[j], p + 1, x->pos_count[j],
-                              x->pos_right[j][p], x->first_wrong[j][p]);
+                              x->pos_right[j][p], x->first_wrong[j][p], sized ? "," : "", sized ? x->size : "");
     }
     return eng_out_close(&w);
 }
