@@ -29,12 +29,6 @@ FLAGS_TEXT = $(CC) $(OPT) $(WARN) $(EXTRA_CFLAGS) $(EXTRA_LDFLAGS) dnnl=$(DNNL_F
 $(BUILD)/flags: FORCE
 	@mkdir -p $(dir $@)
 	@[ "$$(cat $@ 2>/dev/null)" = "$(FLAGS_TEXT)" ] || echo "$(FLAGS_TEXT)" > $@
-# MPI's compile flags, apart: when they change (mpicc installed or removed, the define renamed) the MPI objects
-# are compiled again, and only they.
-$(BUILD)/mpi_flags: FORCE
-	@mkdir -p $(dir $@)
-	@[ "$$(cat $@ 2>/dev/null)" = "$(MPI_CFLAGS)" ] || echo "$(MPI_CFLAGS)" > $@
-
 # <ropegrad/x.h> in the build tree: $(BUILD)/include/ropegrad is a link to src/
 $(BUILD)/include/ropegrad:
 	@mkdir -p $(dir $@)
@@ -54,7 +48,7 @@ $(BUILD)/f64/%.o: %.c $(BUILD)/flags | $(BUILD)/include/ropegrad
 $(BUILD)/f32/src/tensor/dnnl.o: src/tensor/dnnl.c $(BUILD)/flags | $(BUILD)/include/ropegrad
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(DNNL_CFLAGS) $(DEPFLAGS) -c $< -o $@
-$(BUILD)/f32/src/engine/run/mpi_%.o: src/engine/run/mpi_%.c $(BUILD)/flags $(BUILD)/mpi_flags | $(BUILD)/include/ropegrad
+$(BUILD)/f32/src/engine/run/mpi_%.o: src/engine/run/mpi_%.c $(BUILD)/flags | $(BUILD)/include/ropegrad
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(MPI_CFLAGS) $(DEPFLAGS) -c $< -o $@
 # The report's provenance names the commit: build/git_commit holds `git rev-parse --short HEAD` ("+dirty" with
