@@ -15,7 +15,7 @@
  * the queries run in blocks of BLOCK rows, each against the keys its last row sees (S and dP, and O and dQ, which
  * read them), and the keys in blocks of BLOCK, each with the queries that see its first key (dV and dK); what is
  * skipped are the exact zeros of P and dS. (libxsmm's kernel for a block shape may round a sum differently from the
- * whole block's kernel: float32 rounding, bench/README.md. A NaN or inf in V reaches the rows whose blocks read
+ * whole block's kernel: float32 rounding, results/bench/history/. A NaN or inf in V reaches the rows whose blocks read
  * it, where a full P V, as torch's, spreads it to every row through 0 * NaN.) Products with a transposed right
  * operand (Q K^T, dO V^T) first transpose that head's K or V [S, hd] into an [hd, S] arena buffer (libxsmm 1.17
  * kernels take B untransposed), and the scale is applied in the softmax pass and to dS (the kernels run with

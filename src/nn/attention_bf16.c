@@ -8,7 +8,7 @@
  * strides, K and V as K^T and V^T too (no transposes). One call per pair and block, as the float32 path makes them,
  * cost ~1 us each in oneDNN, more than a 16 x 16 block's work; batching spreads that over the tile's pairs. Causal
  * products run in blocks of BF16_BLOCK queries (keys) as the float32 path's, larger because of the per-call and
- * per-pair overhead left (bench/README.md). The results (scores, O, dP, dQ, dK, dV) are float32, and so are the
+ * per-pair overhead left (results/bench/history/). The results (scores, O, dP, dQ, dK, dV) are float32, and so are the
  * softmax, its gradient and the saved P. The bf16 operands: q, k and v rounded once per step (in the forward, kept
  * for the backward), P's rows as the softmax has written them (kept for dV: the copy autocast saves for the P V
  * product's backward), dO per tile and dS by query block in the backward. */

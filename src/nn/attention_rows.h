@@ -18,12 +18,12 @@ static inline int visible_keys(bool causal, int i, int T, int S)
 
 /* Causal products run in blocks of this many queries (or keys): a multiple of RG_LANES, so a block's softmax rows
  * group into lanes as the whole block's do. 16 and 32 ran alike on the large model's T = 130, 16 faster on T = 34
- * (bench/README.md). */
+ * (results/bench/history/). */
 #define BLOCK 16
 /* The same with bf16 products (attention_bf16.c), one oneDNN call per block for many (batch, head) pairs: oneDNN
  * has a cost per call and per pair that small blocks multiply (the attention op alone at T = 34 was 2-3.5x slower
  * in blocks of 16 or 32 than in one block of 64; at T = 130 1.3-1.5x in blocks of 16, 1.0-1.2x in 32;
- * bench/README.md). With 64, train_order's training lengths (T <= 35) are one block. */
+ * results/bench/history/). With 64, train_order's training lengths (T <= 35) are one block. */
 #define BF16_BLOCK 64
 
 /* The end of the zeros row i of P (and of dS) needs past its visible keys, with blocks of blk rows (BLOCK, or

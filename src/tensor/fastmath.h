@@ -11,7 +11,7 @@
  * clone's code: its only vfmadd are rg_expf's fma() calls), fma() is exactly rounded whether it is an instruction
  * or libm's function, and without -ffast-math no reduction is reordered; only the number of elements per
  * instruction differs (train_order's losses were checked bit for bit after the avx512f clone was added, and its
- * train.csv and report cells after the x86-64-v3 clone: bench/README.md). */
+ * train.csv and report cells after the x86-64-v3 clone: results/bench/history/). */
 #ifndef RG_FASTMATH_H
 #define RG_FASTMATH_H
 

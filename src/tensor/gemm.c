@@ -197,7 +197,7 @@ static _Thread_local rg_real *product;     /* op(A) op(B) before alpha and beta 
 static _Thread_local size_t product_cap;
 
 /* Weight-gradient products (A transposed) with a long reduction and a large result go to oneDNN's float32 matmul
- * when it is loaded (dnnl.c). Measured here, 1 thread, thread CPU time, best of 5 x 200 calls (bench/README.md):
+ * when it is loaded (dnnl.c). Measured here, 1 thread, thread CPU time, best of 5 x 200 calls (results/bench/history/):
  * [M x N x K] 64x256x2176 libxsmm 1233 us, OpenBLAS 689, oneDNN 552; 256x64x2176 690 / 623 / 576;
  * 64x256x1088 297 / 312 / 255; but 64x64x2176 103 / 173 / 125 and 30x64x2176 47 / 98 / 57 (libxsmm stays). A fixed
  * rule, not a timing at run time: the kernel of a product (and so the bits of a result) must not depend on the

@@ -4,7 +4,7 @@
  * Kernels: small and medium products run on libxsmm 1.17's JIT kernels (Debian libxsmm-dev: code generated for the
  * CPU that CPUID reports, AVX-512 or AVX2, so no OPENBLAS_CORETYPE is needed for them); the rest on OpenBLAS
  * (cblas_sgemm, or cblas_dgemm in the float64 build, -DRG_DOUBLE, with libxsmm's double kernels likewise). Which
- * product goes where (rg_gemm_uses_xsmm) follows measurements on the training step's shapes (bench/README.md):
+ * product goes where (rg_gemm_uses_xsmm) follows measurements on the training step's shapes (results/bench/history/):
  * libxsmm was 1.1-1.5x faster for every shape with N <= 256 except when both M > 256 and K > 1024, and equal or
  * slower on the large model's 1024-wide products. libxsmm 1.17 JIT kernels need alpha = 1, beta 0 or 1, and an
  * untransposed B in row-major terms; rg_gemm transposes a small B (N*K <= 65536) into a per-thread scratch buffer

@@ -5,7 +5,7 @@
 
 #include <stdbool.h>
 
-/* Product time, for the benchmark's elementwise share (bench/README.md): rg_gemm_profile(true) zeroes the totals
+/* Product time, for the benchmark's elementwise share (results/bench/history/): rg_gemm_profile(true) zeroes the totals
  * and from then on every outermost product (rg_gemm, rg_mm_run, rg_gemm_bf16, rg_gemm_dnnl_f32) on the calling
  * thread adds its time (rg_gemm_profile_clock: CLOCK_MONOTONIC seconds, read through the vDSO, so that a step of
  * tens of thousands of small products is not dominated by the clock; meaningful at 1 thread on an otherwise idle

@@ -8,7 +8,7 @@
  *   rg_lanes_sum: s = 0;    for j < n[r]: s += row[j]
  *   rg_lanes_dot: s = 0;    for j < n[r]: s += a_row[j] * b_row[j]        (product rounded, then added: no FMA)
  * so the bits are those of the plain loop (a reordered sum would change them; the training runs' results are
- * checked bit for bit, bench/README.md), except the sign of a NaN: when two NaNs meet, an add keeps one of them
+ * checked bit for bit, results/bench/history/), except the sign of a NaN: when two NaNs meet, an add keeps one of them
  * by operand order, which the compiler chooses for the plain loop as well.
  * Why: the rows of a causal attention block are 1..T entries long, and one row's sum is a chain of dependent adds
  * that waits for each add's latency; 16 chains side by side, one per lane of an AVX-512 register, hide that
@@ -140,7 +140,7 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512 rg_lanes_
 /* Lane r: the maximum (max true) or the sum of its row's n[r] entries, in order. Each 16 x 16 tile of the rows is
  * transposed in registers (rg_lanes_transpose), so that column c of the tile is one vector: entry j0 + c of every
  * row, added (or compared) in lane r where j0 + c < n[r]. Until 4f33a32 a VGATHERDPS read each column, 2.5-3x
- * slower in cache on AMD Zen 4 (bench/README.md, "The softmax's row reductions and exp without gathers ..."). */
+ * slower in cache on AMD Zen 4 (results/bench/history/, "The softmax's row reductions and exp without gathers ..."). */
 __attribute__((target("avx512f"))) static inline void rg_lanes_reduce_avx512(const float *base, const int64_t *off,
                                                                              const int *n, float *out, bool max)
 {

@@ -3,7 +3,7 @@
  * finished parts. Both first poll for at most SPIN_NS, reading the two counters without the lock (PAUSE for a few
  * us, then sched_yield), and then sleep on a condition variable. The poll is what makes a second thread pay: a
  * training step runs hundreds of jobs of 20-200 us with serial work of a few us to tens of us between them, and
- * waking a sleeping thread on a virtual machine took longer than that (bench/README.md, the exp row at 2 threads on
+ * waking a sleeping thread on a virtual machine took longer than that (results/bench/history/, the exp row at 2 threads on
  * an idle Xeon: 13.8-15.6 ms per step with sleeping workers, 8.0-8.2 ms polling). The yield matters when every core
  * is busy: a poll of PAUSEs alone made the same step 14.5-14.8 ms while two other processes ran (9.8-10.4 ms with
  * sleeping workers, bench/ab-2026-12-02.txt), the yielding poll 8.8-9.0 ms. The poll is bounded, so between steps an idle worker sleeps.
