@@ -139,6 +139,56 @@ static void report_has(const eng_table *t, eng_report_has *h)
     h->ranks = eng_mpi_size();
 }
 
+/* The sequence length T(n) of task as a formula of n, "(2n+3)" for the ordering tasks, into buf when T(n) = a n + b
+ * (a > 0) at n = 1, 2, at L and at every size the table tests the task at; NULL otherwise (a grid task's size
+ * codes). */
+static const char *seq_len_formula(const eng_table *t, int task, int L, char *buf, size_t cap)
+{
+    int a = rg_task_total_len(task, 2) - rg_task_total_len(task, 1), b = rg_task_total_len(task, 1) - a;
+    bool affine = a > 0 && !rg_task_is_grid(task) && rg_task_total_len(task, L) == a * L + b;
+    for (int j = 0; affine && j < t->n_lens[task]; j++)
+        affine = rg_task_total_len(task, t->lens[task][j]) == a * t->lens[task][j] + b;
+    if (!affine) return NULL;
+    char an[24];
+    snprintf(an, sizeof an, a == 1 ? "n" : "%dn", a);
+    if (b == 0) snprintf(buf, cap, "%s", an);
+    else snprintf(buf, cap, "(%s%+d)", an, b);
+    return buf;
+}
+
+/* The RoPE scaling rows' bullets: the factor s = T(n)/T(L) per test length as run.c applies it (T the sequence
+ * length of the task's own geometry, T(L) the original_max_position_embeddings), said for the table's first task;
+ * each task of another T(L) named after it. */
+static void md_rope_scaling(eng_out *w, const eng_table *t, const eng_report_has *h)
+{
+    int L = t->train_len, lead = 0;
+    while (lead < rg_task_count() - 1 && !t->n_lens[lead]) lead++;
+    int TL = rg_task_total_len(lead, L);
+    char others[320] = "", fixed[320] = "", formula[48], size[32];
+    for (int task = 0; task < rg_task_count(); task++) {
+        int T = rg_task_total_len(task, L);
+        if (!t->n_lens[task] || T == TL || strlen(others) > sizeof others - 96) continue;
+        snprintf(others + strlen(others), sizeof others - strlen(others), "; %s: s = T(n)/%d and %d (T(n) its "
+                 "sequence length)", rg_task_name(task), T, T);
+        snprintf(fixed + strlen(fixed), sizeof fixed - strlen(fixed), "; %s: %d", rg_task_name(task), T);
+    }
+    const char *f = seq_len_formula(t, lead, L, formula, sizeof formula);
+    if (h->scaled && f)
+        eng_out_printf(w, "- RoPE scaling (rows rope+TYPE, --rope-scaling, HF rope_type names) per test length: beyond "
+                         "the training length with factor s = %s/%d and original_max_position_embeddings %d%s; at "
+                         "n <= %s s = 1 and they equal plain RoPE\n", f, TL, TL, others,
+                      rg_task_size_text(lead, L, size, sizeof size));
+    else if (h->scaled) /* sizes that are no lengths (a grid's codes): s in terms of T alone */
+        eng_out_printf(w, "- RoPE scaling (rows rope+TYPE, --rope-scaling, HF rope_type names) per test size: where "
+                         "the sequence is longer than in training, factor s = T(n)/%d (T(n) the sequence length at "
+                         "size n, %d at the training size %s) and original_max_position_embeddings %d%s; where T(n) "
+                         "<= %d s = 1 and they equal plain RoPE\n", TL, TL, rg_task_size_text(lead, L, size,
+                         sizeof size), TL, others, TL);
+    if (h->fixed)
+        eng_out_printf(w, "- RoPE scaling with a fixed factor (rows rope+TYPE:F): the factor F at every test length, as "
+                         "an HF rope_scaling config does, with original_max_position_embeddings %d%s\n", TL, fixed);
+}
+
 /* The configuration: model, training, schedule, evaluation, generated lengths, RoPE scaling, variants. */
 static void md_config(eng_out *w, const eng_options *o, const eng_table *t, const eng_report_has *h)
 {
@@ -191,18 +241,7 @@ static void md_config(eng_out *w, const eng_options *o, const eng_table *t, cons
                                                                                           sizeof size));
         eng_out_printf(w, "%s\n", ng ? "" : "none");
     }
-    char T[320] = ""; /* a task of another geometry: its own sequence length T (run.c scales by T(n) / T(L)) */
-    for (int task = 0; task < rg_task_count(); task++)
-        if (t->n_lens[task] && rg_task_total_len(task, L) != 2 * L + 3 && strlen(T) < sizeof T - 96)
-            snprintf(T + strlen(T), sizeof T - strlen(T), "; %s: s = T(n)/%d and %d (T(n) its sequence length)",
-                     rg_task_name(task), rg_task_total_len(task, L), rg_task_total_len(task, L));
-    if (h->scaled)
-        eng_out_printf(w, "- RoPE scaling (rows rope+TYPE, --rope-scaling, HF rope_type names) per test length: beyond "
-                         "the training length with factor s = (2n+3)/%d and original_max_position_embeddings %d%s; at "
-                         "n <= %d s = 1 and they equal plain RoPE\n", 2 * L + 3, 2 * L + 3, T, L);
-    if (h->fixed)
-        eng_out_printf(w, "- RoPE scaling with a fixed factor (rows rope+TYPE:F): the factor F at every test length, as "
-                         "an HF rope_scaling config does, with original_max_position_embeddings %d\n", 2 * L + 3);
+    md_rope_scaling(w, t, h);
     if (h->theta)
         eng_out_printf(w, "- training variant `θ=500k`: rope / rope-half trained and evaluated with rope_theta 500000 "
                          "(the other rows %g)\n", o->model.rope_base == ENG_THETA_500K ? 10000.0 : o->model.rope_base);
