@@ -27,6 +27,20 @@ static double train_boundary(const eng_table *t, int task)
     return j - 0.5;
 }
 
+/* The row labels' column: a glyph of the 9 pt tic labels is at most ~0.085 in wide on average in DejaVu Sans, the
+ * usual "sans" (a row label "rope bf16 angles+dynamic ✗" measures 2.19 in at 150 dpi), and the labels end ~0.25 in
+ * left of the panel; sized from the longest label so that none is cut at the figure's left edge. */
+#define LABEL_GLYPH_IN 0.09
+#define LABEL_PAD_IN 0.4
+
+/* The characters of UTF-8 text s (a label's "θ" is one glyph of two bytes). */
+static size_t glyphs(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++) n += ((unsigned char)*s & 0xC0) != 0x80;
+    return n;
+}
+
 /* The heatmaps' geometry in inches: the exact-match panel (row labels, cells wide enough for "0.98 10/10" in
  * 7 pt) beside the token-accuracy panel (cells for "0.98", the colour box), one row of both per task. */
 typedef struct { double w, h, exact_w, label_w, cell_w_exact, cell_w_token, row_h, top, bottom; int n_tasks; } heat_geom;
@@ -99,10 +113,10 @@ int eng_plot_heatmaps(const eng_table *t, const char *dir, char *base, size_t ca
             if (t->n_lens[task] > max_cols) max_cols = t->n_lens[task];
         }
     for (int k = 0; k < t->n_rows; k++) {
-        size_t n = strlen(eng_row_label(&t->rows[k], label, sizeof label)) + 2;
+        size_t n = glyphs(eng_row_label(&t->rows[k], label, sizeof label)) + 2; /* and " ✗" */
         if (n > max_label) max_label = n;
     }
-    heat_geom hg = {.label_w = 0.3 + 0.075 * (double)max_label, .cell_w_exact = 0.72, .cell_w_token = 0.36,
+    heat_geom hg = {.label_w = LABEL_PAD_IN + LABEL_GLYPH_IN * (double)max_label, .cell_w_exact = 0.72, .cell_w_token = 0.36,
                     .row_h = 0.19, .top = 0.55, .bottom = 0.95, .n_tasks = n_tasks};
     hg.exact_w = hg.label_w + hg.cell_w_exact * max_cols + 0.12;
     hg.w = hg.exact_w + 0.12 + hg.cell_w_token * max_cols + 0.75;
