@@ -2,8 +2,8 @@
  * command), the configuration, how to read the tables, and per task a section of the parts of its views (views.c:
  * the exact-match, maximum / median and token-accuracy tables, a grid task's matrices). report.csv: one line per
  * (run, test length), every seed. report.json (cJSON): provenance, configuration, every cell with its views' keys
- * (the statistics with their per-seed values, the per-position accuracy), and every run. The figures: the views'. Every file goes through eng_out (checked writes, renamed into
- * place only when complete). */
+ * (the statistics with their per-seed values, the per-position accuracy), and every run. The figures: the views'.
+ * Every file goes through eng_out (checked writes, renamed into place only when complete). */
 #include "engine/views/report.h"
 #include "engine/base/files.h"
 #include "engine/base/labels.h"

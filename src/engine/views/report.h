@@ -23,8 +23,9 @@ typedef struct {
 /* Writes report.md, report.csv, report_cells.csv, report_positions.csv, report.json and the figures into o->out:
  * each task's section of report.md, keys of report.json's cells and figures are those of its views (views.c:
  * extrapolation.svg, the exact-match and token-accuracy heatmaps of every task; curves_<task>.svg; loss_<task>.svg
- * from <o->out>/runs/<run>/train.csv (eng_run_name) where those logs exist; ...). Returns 0, or -1 with a message on stderr naming the file that could not be
- * written (a missing gnuplot is a warning, not an error: the data and scripts are still written). */
+ * from <o->out>/runs/<run>/train.csv (eng_run_name) where those logs exist; ...). Returns 0, or -1 with a message
+ * on stderr naming the file that could not be written (a missing gnuplot is a warning, not an error: the data and
+ * scripts are still written). */
 int eng_report(const eng_options *o, const eng_result *res, int n_res, const eng_report_meta *meta);
 
 /* ------------------------------------------------------------------ provenance */

@@ -1,7 +1,7 @@
 /* report_protocol.c: the report's parts beside report.c: the protocol statement (every row's budget, each
- * encoding's extrapolation-relevant settings), report_cells.csv (one line per table cell: every statistic over seeds), and the per-position accounting written out
- * (report_positions.csv, one line per run, test length and output position; report.json "positions"
- * per cell). */
+ * encoding's extrapolation-relevant settings), report_cells.csv (one line per table cell: every statistic over
+ * seeds), and the per-position accounting written out (report_positions.csv, one line per run, test length and
+ * output position; report.json "positions" per cell). */
 #include "engine/views/report_protocol.h"
 #include "engine/base/files.h"
 #include "engine/base/labels.h"

@@ -26,7 +26,7 @@ typedef struct {
 
 typedef struct {
     const char *name;       /* the view's name, [a-z_] */
-    unsigned needs;         /* RG_TASK_VIEW_* bits: the view applies to a task of the table that has one (0: every task) */
+    unsigned needs;         /* RG_TASK_VIEW_* bits: it applies to a task of the table that has one (0: every task) */
     /* report.md: the view's part of a task's section (after "## <task>"), for each task it applies to */
     void (*markdown)(eng_out *w, const eng_table *t, int task);
     /* report.json: key json_key of every cell object (row r at test length n): the hook's value (a cJSON *) where the
