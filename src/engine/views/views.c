@@ -70,8 +70,8 @@ static int plot_over_training(const eng_view_ctx *c, int task)
 
 /* ------------------------------------------------------------------ the table */
 
-/* --replot leaves out the grid's figures: grid_cells.csv and cells_<task> need per-cell counts, which a report.csv
- * read back does not have. */
+/* --replot draws what it drew before there were views: not the grid's figures, which are the report's (grid_cells.csv
+ * and cells_<task> need per-cell counts, which a report.csv read back does not have). */
 static const eng_view VIEWS[] = {
     {"exact_match", RG_TASK_VIEW_EXACT, eng_md_exact_table, "exact_match", eng_json_exact, plot_heatmaps, plot_curves,
      true},
