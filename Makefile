@@ -22,7 +22,7 @@ CJSON_LIBS = $(shell pkg-config --libs libcjson 2>/dev/null || echo -lcjson)
 # is found; otherwise they compile to stubs that refuse an mpirun launch and --data-parallel. The library never
 # includes mpi.h.
 MPICC_FOUND = $(shell command -v mpicc 2>/dev/null)
-MPI_CFLAGS = $(if $(MPICC_FOUND),$(shell mpicc --showme:compile) -DTO_HAVE_MPI)
+MPI_CFLAGS = $(if $(MPICC_FOUND),$(shell mpicc --showme:compile) -DENG_HAVE_MPI)
 MPI_LIBS = $(if $(MPICC_FOUND),$(shell mpicc --showme:link))
 
 WARN := -Wall -Wextra -Wno-unused-parameter
