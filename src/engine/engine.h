@@ -31,10 +31,13 @@
  *                --combine, --replot, --continue, --eval, MPI ranks), and rg_engine_run_settings.
  *   compare/     compare.c (--compare: two reports cell by cell, their settings side by side; where a report's
  *                settings are found), combine.c (--combine: reports of one grid's blocks of seeds joined).
- *   views/       the report's sections: report.c (report.md, report.csv, report.json, provenance),
- *                report_protocol.c (the protocol statement, encodings' settings, tricks, max/median, cells and
- *                positions files), report_grid.c (the grid tasks' matrices and images), lm_report.c (the language
- *                models' report).
+ *   views/       the report: lm_report.c (the language models' report) above report.c (report.md, report.csv,
+ *                report.json, provenance) above views.c (the table of views: what a report shows of a task, as
+ *                its task asks through rg_task_views; report.md's task sections, report.json's cell keys and the
+ *                figures are loops over it; --replot) above the views' own files: view_tables.c (the exact-match,
+ *                max/median and token-accuracy tables and cell statistics), report_grid.c (the grid tasks' matrices
+ *                and figures), report_protocol.c (the protocol statement, encodings' settings, tricks, cells and
+ *                positions files).
  *   run/         running: pool.c (the job pool), mpi_sched.c (the grid over MPI ranks) above run.c (one run:
  *                train, checkpoint, evaluate), continue.c (--continue); below run.c: evaluate.c (greedy decoding
  *                and scores), run_curves.c (extrapolation over training), run_grid.c (grid tasks at evaluation),
@@ -45,8 +48,9 @@
  *                --help), config.c (--config JSON), settings_run.c (the checkpoint's /run group), options.c (the
  *                checks before anything is built), lists.c (list-valued options), protocol.c (test sizes,
  *                evaluation sets, fair max_distance, per-position counting), plugin_load.c (--plugin).
- *   plot/        the figures: plot.c (curves, losses, --replot), plot_heat.c (heatmaps), plot_curves.c (positions
- *                and over-training curves), plot_style.c (colours and markers), gnuplot.c (the gnuplot runner).
+ *   plot/        the figures, each written as its .dat and .gp: plot.c (curves, losses), plot_heat.c (heatmaps),
+ *                plot_curves.c (positions and over-training curves), plot_style.c (colours and markers), gnuplot.c
+ *                (a figure's pair of files, and drawing it: the gnuplot runner).
  *   results/     a report's numbers: table.c (rows and cells), stats.c (t intervals, bootstrap, k/N),
  *                positions.c (per-position counts, report_positions.csv read back), report_load.c (a report read
  *                back as user input).

@@ -377,7 +377,8 @@ static void test_engine_run(void **state)
     assert_null(strstr(csv, ",t5,theta500k,"));
     assert_non_null(strstr(md, "the longest training distance is 10, the first to the last fed position of a training sequence of copy2 at L = 3)"));
     assert_non_null(strstr(md, "max_distance 17")); /* T5: the fair value of 10 (at least num_buckets / 2 + 1) */
-    assert_non_null(strstr(md, "; copy2: s = T(n)/12 and 12 (T(n) its sequence length)")); /* 3 + 2 + 7 tokens */
+    /* the RoPE scaling factor in the task's own sequence length T(n) = 3n + 3, T(3) = 12 (3 + 2 + 7 tokens) */
+    assert_non_null(strstr(md, "factor s = (3n+3)/12 and original_max_position_embeddings 12; at n <= 3 s = 1"));
     assert_non_null(strstr(md, "plots positions_<task>.svg"));
     /* no data file read (a registered task's sets are generated): the configuration line says so */
     assert_non_null(strstr(md, "- evaluation: greedy decoding with the KV cache (every test set generated"));

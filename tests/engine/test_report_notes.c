@@ -3,6 +3,8 @@
  * prints the settings that differ between its two reports first and words the case of two zero-width intervals
  * as what it is; --replot says where it wrote each file. */
 #include "report_fixture.h"
+#include "task/task.h"
+#include "task/tricks.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -171,10 +173,66 @@ static void test_replot_says_where(void **state)
     free(said);
 }
 
+/* A task of its own geometry: the prompt x_1..x_n and a separator, one answer token; T(n) = n + 2. */
+static int tail_prompt(int n) { return n + 1; }
+static int tail_target(int n) { (void)n; return 1; }
+static rg_status tail_sample(const rg_task_desc *t, rg_rng *rng, int n, int32_t *prompt, int32_t *target)
+{
+    for (int i = 0; i < n; i++) prompt[i] = RG_TOK_SYM0 + (int32_t)rg_rng_below(rng, RG_TASK_NSYM);
+    prompt[n] = RG_TOK_SEP;
+    target[0] = prompt[n - 1];
+    return RG_OK;
+}
+static const rg_task_desc tail = {.name = "tail", .summary = "the last symbol", .vocab_size = RG_TASK_VOCAB,
+                                  .prompt_len = tail_prompt, .target_len = tail_target, .sample = tail_sample};
+
+/* The RoPE scaling notes give s = T(n)/T(L) and original_max_position_embeddings T(L) from the report's task's own
+ * sequence length T (what the evaluation applies), and name each task of another T(L). */
+static void test_scaling_note_from_the_task_geometry(void **state)
+{
+    rg_task tail_id, hints;
+    assert_int_equal(rg_task_register(&tail, &tail_id), RG_OK);
+    assert_int_equal(rg_task_register_tricks(), RG_OK);
+    assert_int_equal(rg_task_parse("copy_hints", &hints), RG_OK);
+    double e[4] = {1, 1, 0.5, 0}, acc[4] = {1, 1, 0.8, 0.3};
+    int L = 16, TH = rg_task_total_len(hints, L);
+    char want[4][256];
+    snprintf(want[0], sizeof want[0], "factor s = (2n+3)/%d and original_max_position_embeddings %d; at n <= %d s = 1",
+             2 * L + 3, 2 * L + 3, L);
+    snprintf(want[1], sizeof want[1], "factor s = (n+2)/%d and original_max_position_embeddings %d; at n <= %d s = 1",
+             L + 2, L + 2, L);
+    snprintf(want[2], sizeof want[2], "original_max_position_embeddings %d; copy_hints: s = T(n)/%d and %d (T(n) its "
+             "sequence length); at n <= %d", 2 * L + 3, TH, TH, L);
+    snprintf(want[3], sizeof want[3], "as an HF rope_scaling config does, with original_max_position_embeddings %d; "
+             "copy_hints: %d\n", 2 * L + 3, TH);
+    struct { const char *name; rg_task task[2]; double factor; const char *want; } cases[] = {
+        {"geometry_copy", {RG_TASK_COPY, -1}, 0, want[0]},
+        {"geometry_tail", {tail_id, -1}, 0, want[1]},
+        {"geometry_hints", {RG_TASK_COPY, hints}, 0, want[2]},
+        {"geometry_fixed", {RG_TASK_COPY, hints}, 4, want[3]},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        eng_result res[4];
+        int n = 0;
+        for (int k = 0; k < 2 && cases[c].task[k] >= 0; k++)
+            for (int x = 0; x < 2; x++) {
+                res[n] = rf_result(cases[c].task[k], RG_POS_ROPE, x ? RG_ROPE_EXT_YARN : RG_ROPE_EXT_NONE, 1, e, acc);
+                res[n++].ext_factor = x ? cases[c].factor : 0;
+            }
+        eng_options o = rf_options("");
+        assert_int_equal(o.train_len, L);
+        char *md = report_md(cases[c].name, &o, res, n);
+        assert_non_null(md);
+        if (!strstr(md, cases[c].want)) fail_msg("case %s: no '%s' in:\n%s", cases[c].name, cases[c].want, md);
+        free(md);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_notes_only_for_what_the_report_holds),
+        cmocka_unit_test(test_scaling_note_from_the_task_geometry),
         cmocka_unit_test(test_compare_settings_diff_and_zero_width),
         cmocka_unit_test(test_replot_says_where),
     };

@@ -19,6 +19,7 @@
 #include "engine/views/report.h"
 #include "engine/views/report_grid.h"
 #include "engine/views/report_protocol.h"
+#include "engine/views/views.h"
 
 #include <fcntl.h>
 #include <stdbool.h>

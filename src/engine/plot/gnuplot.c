@@ -154,3 +154,48 @@ int eng_gnuplot(const char *dir, const char *script, const char *base)
     }
     return 0;
 }
+
+/* ------------------------------------------------------------------ a figure's files, and drawing it */
+
+int eng_plot_pair_open(const char *dir, const char *base, eng_out *dat, eng_out *gp)
+{
+    char name[160];
+    snprintf(name, sizeof name, "%.150s.dat", base);
+    if (eng_out_open(dat, dir, name)) return -1;
+    snprintf(name, sizeof name, "%.150s.gp", base);
+    if (eng_out_open(gp, dir, name)) { eng_out_discard(dat); return -1; }
+    return 0;
+}
+
+int eng_plot_pair_close(eng_out *dat, eng_out *gp)
+{
+    if (eng_out_close(dat)) { eng_out_discard(gp); return -1; }
+    return eng_out_close(gp);
+}
+
+void eng_plot_pair_discard(eng_out *dat, eng_out *gp)
+{
+    eng_out_discard(dat);
+    eng_out_discard(gp);
+}
+
+int eng_plot_draw(eng_plot_pen *pen, int written, const char *base)
+{
+    if (written < 0) return -1;
+    if (written == 0 || pen->no_gnuplot) return 0;
+    char script[200];
+    snprintf(script, sizeof script, "%.150s.gp", base);
+    int rc = eng_gnuplot(pen->dir, script, base); /* every format, the first failure's status */
+    if (rc < 0) return -1;
+    if (rc == 1) {
+        pen->no_gnuplot = true;
+        eng_err("warning: gnuplot is not installed: no plots (their data and scripts are in %s: *.dat, *.gp; "
+                "apt-get install gnuplot-nox)\n", pen->dir);
+        if (pen->said) fprintf(pen->said, "%s: wrote the plots' data and scripts (no gnuplot): %s/*.dat, *.gp\n",
+                               eng_prog(), pen->dir);
+        return 0;
+    }
+    if (pen->said) fprintf(pen->said, "%s: wrote %s/%s.svg, .pdf, .png (data %s.dat, script %s.gp)\n", eng_prog(),
+                           pen->dir, base, base, base);
+    return 0;
+}

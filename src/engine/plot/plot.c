@@ -19,21 +19,13 @@
 #include "engine/base/messages.h"
 #include "engine/base/types.h"
 #include "engine/plot/gnuplot.h"
-#include "engine/plot/plot_curves.h"
-#include "engine/plot/plot_heat.h"
 #include "engine/plot/plot_style.h"
 #include "engine/results/results.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #define ENG_PLOT_MAX_SERIES 9   /* series per panel: more are split into panels of their own */
 
@@ -226,31 +218,27 @@ static void write_curves_gp(eng_out *g, const eng_table *t, int task, const char
     eng_out_printf(g, "unset multiplot\n");
 }
 
-/* curves_<task>.dat and .gp in dir; base (cap bytes) gets the figure's name without its extension. 0 or -1. */
-static int write_curves(const eng_table *t, const char *dir, int task, char *base, size_t cap)
+int eng_plot_curves(const eng_table *t, int task, const char *dir, char *base, size_t cap)
 {
     const char *cname = rg_task_name((rg_task)task);
     char dname[64], gname[64];
     snprintf(dname, sizeof dname, "curves_%s.dat", cname);
     snprintf(gname, sizeof gname, "curves_%s.gp", cname);
     snprintf(base, cap, "curves_%s", cname);
+    if (!t->n_lens[task]) return 0;
     eng_out d, g;
-    if (eng_out_open(&d, dir, dname)) return -1;
-    if (eng_out_open(&g, dir, gname)) { eng_out_discard(&d); return -1; }
+    if (eng_plot_pair_open(dir, base, &d, &g)) return -1;
     double span = t->lens[task][t->n_lens[task] - 1] - t->lens[task][0];
     if (span < 1) span = 1;
     int *block_of = calloc((size_t)t->n_rows * 3, sizeof *block_of), *panel_of = block_of + t->n_rows;
     panels *pl = malloc(sizeof *pl);
-    if (!block_of || !pl) { free(block_of); free(pl); eng_out_discard(&d); eng_out_discard(&g); return -1; }
+    if (!block_of || !pl) { free(block_of); free(pl); eng_plot_pair_discard(&d, &g); return -1; }
     make_panels(t, task, panel_of, pl);
     write_curves_dat(&d, t, task, span, block_of);
     write_curves_gp(&g, t, task, gname, dname, base, span, block_of, panel_of, pl);
     free(block_of);
     free(pl);
-    int rc = eng_out_close(&d);
-    if (rc) eng_out_discard(&g);
-    else rc = eng_out_close(&g);
-    return rc;
+    return eng_plot_pair_close(&d, &g) ? -1 : 1;
 }
 
 /* ------------------------------------------------------------------ loss_<task>.* */
@@ -305,18 +293,16 @@ static int copy_log(eng_out *d, const char *path)
     return n;
 }
 
-/* Returns 1 if a figure was written (base gets its name without extension), 0 if no run of the task has a log, -1
- * on a write error. */
-static int write_loss(const eng_table *t, const char *dir, const char *runs_dir, int task, char *base, size_t cap)
+int eng_plot_loss(const eng_table *t, int task, const char *dir, const char *runs_dir, char *base, size_t cap)
 {
     const char *cname = rg_task_name((rg_task)task);
     char dname[64], gname[64];
     snprintf(dname, sizeof dname, "loss_%s.dat", cname);
     snprintf(gname, sizeof gname, "loss_%s.gp", cname);
     snprintf(base, cap, "loss_%s", cname);
+    if (!t->n_lens[task]) return 0;
     eng_out d, g;
-    if (eng_out_open(&d, dir, dname)) return -1;
-    if (eng_out_open(&g, dir, gname)) { eng_out_discard(&d); return -1; }
+    if (eng_plot_pair_open(dir, base, &d, &g)) return -1;
     size_t max_label = 4;
     char label[96];
     for (int k = 0; k < t->n_rows; k++)
@@ -363,76 +349,6 @@ static int write_loss(const eng_table *t, const char *dir, const char *runs_dir,
         }
     }
     eng_out_printf(&g, "\n");
-    if (!drawn) { eng_out_discard(&d); eng_out_discard(&g); return 0; }
-    if (eng_out_close(&d)) { eng_out_discard(&g); return -1; }
-    return eng_out_close(&g) ? -1 : 1;
+    if (!drawn) { eng_plot_pair_discard(&d, &g); return 0; }
+    return eng_plot_pair_close(&d, &g) ? -1 : 1;
 }
-
-/* ------------------------------------------------------------------ entry points */
-
-/* Writes the figures' data and scripts, then draws each in every format; said (or NULL) gets a line per figure
- * naming the files written. */
-static int plot_all(const eng_table *t, const char *dir, const char *runs_dir, FILE *said)
-{
-    int n_tasks;
-    if (eng_plot_heatmaps(t, dir, &n_tasks)) return -1;
-    char names[1 + 2 * RG_TASK_MAX][64];
-    int n_fig = 0;
-    snprintf(names[n_fig++], 64, "extrapolation");
-    for (int task = 0; task < rg_task_count(); task++) {
-        if (!t->n_lens[task]) continue;
-        if (write_curves(t, dir, task, names[n_fig++], 64)) return -1;
-        int rc = write_loss(t, dir, runs_dir, task, names[n_fig], 64);
-        if (rc < 0) return -1;
-        n_fig += rc == 1;
-    }
-    for (int i = 0; i < n_fig; i++) {
-        char script[600];
-        snprintf(script, sizeof script, "%.63s.gp", names[i]);
-        int rc = eng_gnuplot(dir, script, names[i]); /* every format, the first failure's status */
-        if (rc < 0) return -1;
-        if (rc == 1) {
-            eng_err("warning: gnuplot is not installed: no plots (their data and scripts "
-                            "are in %s: *.dat, *.gp; apt-get install gnuplot-nox)\n", dir);
-            if (said) fprintf(said, "%s: wrote the plots' data and scripts (no gnuplot): %s/*.dat, *.gp\n",
-                              eng_prog(), dir);
-            return 0;
-        }
-        if (said) fprintf(said, "%s: wrote %s/%s.svg, .pdf, .png (data %s.dat, script %s.gp)\n", eng_prog(), dir,
-                          names[i], names[i], names[i]);
-    }
-    return eng_plot_positions(t, dir) || eng_plot_over_training(t, dir, runs_dir) ? -1 : 0; /* plot_curves.c */
-}
-
-int eng_plot(const eng_table *t, const char *dir, const char *runs_dir) { return plot_all(t, dir, runs_dir, NULL); }
-
-int eng_replot_results(const char *report_csv, const eng_result *res, int n_res, int train_len, const char *out_dir)
-{
-    struct stat sb;
-    if (stat(out_dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-        eng_err("--replot: output folder %s: %s\n", out_dir,
-                errno && stat(out_dir, &sb) != 0 ? strerror(errno) : "not a folder");
-        return -1;
-    }
-    char folder[ENG_PATH], runs[ENG_PATH + 16];
-    snprintf(runs, sizeof runs, "%s/runs", eng_folder_of(report_csv, folder, sizeof folder));
-    eng_table t;
-    int rc = eng_table_build(&t, res, n_res, train_len);
-    if (rc == 0) {
-        rc = plot_all(&t, out_dir, runs, stdout);
-        eng_table_free(&t);
-    }
-    if (rc == 0 && fflush(stdout) != 0) rc = -1;
-    return rc;
-}
-
-int eng_replot(const char *report_csv, const char *out_dir)
-{
-    eng_result *res = NULL;
-    int n_res = 0, train_len = 0;
-    if (eng_report_load(report_csv, &res, &n_res, &train_len)) return -1;
-    int rc = eng_replot_results(report_csv, res, n_res, train_len, out_dir);
-    free(res);
-    return rc;
-}
-

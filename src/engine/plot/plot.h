@@ -1,18 +1,19 @@
-/* plot.h: the report's figures (plot.c): every figure of a table drawn, and --replot. */
+/* plot.h: the report's figures of exact match and loss (plot.c): curves_<task> and loss_<task>. The views
+ * (views/views.c) choose which figures a report draws; gnuplot.h draws them. */
 #ifndef ENG_PLOT_PLOT_H
 #define ENG_PLOT_PLOT_H
+
+#include <stddef.h>
 
 #include "engine/base/types.h"
 #include "engine/results/results.h"
 
-/* Writes the plots of t into dir (see eng_report); runs_dir: the folder holding the runs' logs. 0 or -1. */
-int eng_plot(const eng_table *t, const char *dir, const char *runs_dir);
-
-/* Re-draws the plots of a report from its report.csv (validated as user input: header, names, ranges, duplicates)
- * into out_dir (which must exist), without retraining. Loss curves are drawn from the runs' logs under
- * <folder of report_csv>/runs/ when present. Returns 0, or -1 with a message naming the file and line. */
-int eng_replot(const char *report_csv, const char *out_dir);
-/* The same from results already loaded from report_csv by eng_report_load (the CSV's folder gives runs/). */
-int eng_replot_results(const char *report_csv, const eng_result *res, int n_res, int train_len, const char *out_dir);
+/* curves_<task>.dat and .gp in dir: exact match and token accuracy against n, the seeds and the 95% band. base
+ * (cap bytes) gets the figure's name without its extension. 1 written, 0 nothing (task not in t), -1 failed. */
+int eng_plot_curves(const eng_table *t, int task, const char *dir, char *base, size_t cap);
+/* loss_<task>.dat and .gp in dir: the training loss of every run of task from its log <runs_dir>/<run>/train.csv
+ * (eng_result.runs_dir overrides runs_dir per run; "" there: no log). 1 written, 0 no run of the task has a log
+ * (no file), -1 failed. */
+int eng_plot_loss(const eng_table *t, int task, const char *dir, const char *runs_dir, char *base, size_t cap);
 
 #endif

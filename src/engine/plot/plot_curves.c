@@ -51,16 +51,16 @@ static int position_lens(const eng_table *t, int task, int *lens)
     return n;
 }
 
-static int write_positions(const eng_table *t, const char *dir, int task, const int *lens, int n_panels)
+int eng_plot_positions(const eng_table *t, int task, const char *dir, char *name, size_t cap)
 {
+    int lens[MAX_PANELS], n_panels = t->n_lens[task] ? position_lens(t, task, lens) : 0;
+    if (!n_panels) return 0;
     const char *cname = rg_task_name((rg_task)task);
-    char dname[64], gname[64], name[64];
+    char dname[64];
     snprintf(dname, sizeof dname, "positions_%s.dat", cname);
-    snprintf(gname, sizeof gname, "positions_%s.gp", cname);
-    snprintf(name, sizeof name, "positions_%s", cname);
+    snprintf(name, cap, "positions_%s", cname);
     eng_out d, g;
-    if (eng_out_open(&d, dir, dname)) return -1;
-    if (eng_out_open(&g, dir, gname)) { eng_out_discard(&d); return -1; }
+    if (eng_plot_pair_open(dir, name, &d, &g)) return -1;
     int L = t->train_len, block = 0, base[MAX_PANELS], GL = rg_task_target_len((rg_task)task, L);
     eng_out_printf(&g, "# %s: per-position accuracy and first wrong position (data: %s, one block per panel and row)\n"
                       , cname, dname);
@@ -103,18 +103,7 @@ static int write_positions(const eng_table *t, const char *dir, int task, const 
             if (m == 0) block += drawn;
         }
     eng_out_printf(&g, "unset multiplot\n");
-    if (eng_out_close(&d)) { eng_out_discard(&g); return -1; }
-    if (eng_out_close(&g)) return -1;
-    return eng_gnuplot(dir, gname, name) < 0 ? -1 : 0;
-}
-
-int eng_plot_positions(const eng_table *t, const char *dir)
-{
-    for (int task = 0; task < rg_task_count(); task++) {
-        int lens[MAX_PANELS], n = t->n_lens[task] ? position_lens(t, task, lens) : 0;
-        if (n && write_positions(t, dir, task, lens, n)) return -1;
-    }
-    return 0;
+    return eng_plot_pair_close(&d, &g) ? -1 : 1;
 }
 
 /* ------------------------------------------------------------------ over_training_<task>.svg */
@@ -226,17 +215,17 @@ static void write_row_blocks(eng_out *d, const row_curves *c, const char *label,
     }
 }
 
-static int write_over_training(const eng_table *t, const char *dir, const char *runs_dir, int task, row_curves *c)
+static int write_over_training(const eng_table *t, const char *dir, const char *runs_dir, int task, row_curves *c,
+                               char *name, size_t cap)
 {
     static const int dts[3] = {3, 1, 2};
     const char *cname = rg_task_name((rg_task)task);
-    char dname[64], gname[64], name[64];
+    char dname[64], gname[64];
     snprintf(dname, sizeof dname, "over_training_%s.dat", cname);
     snprintf(gname, sizeof gname, "over_training_%s.gp", cname);
-    snprintf(name, sizeof name, "over_training_%s", cname);
+    snprintf(name, cap, "over_training_%s", cname);
     eng_out d, g;
-    if (eng_out_open(&d, dir, dname)) return -1;
-    if (eng_out_open(&g, dir, gname)) { eng_out_discard(&d); return -1; }
+    if (eng_plot_pair_open(dir, name, &d, &g)) return -1;
     char plot[2][16384] = {"", ""};
     int block = 0, drawn = 0;
     for (int k = 0; k < t->n_rows; k++) {
@@ -270,7 +259,7 @@ static int write_over_training(const eng_table *t, const char *dir, const char *
             }
         drawn += has[0] || has[1] || has[2];
     }
-    if (!drawn) { eng_out_discard(&d); eng_out_discard(&g); return 0; }
+    if (!drawn) { eng_plot_pair_discard(&d, &g); return 0; }
     eng_out_printf(&g, "# %s: extrapolation over training (data: %s, per row three blocks: the bands n<=L, L<n<=1.5L, "
                       "n>1.5L)\n", gname, dname);
     eng_plot_terminal(&g, name, 11.6, 4.8); /* plot.c: SVG, PDF and PNG */
@@ -280,18 +269,16 @@ static int write_over_training(const eng_table *t, const char *dir, const char *
                       "set yrange [0:1.02]\nunset key\nset ylabel 'exact match'\nplot %s\n"
                       "set key outside right top vertical font ',8'\nset ylabel 'token accuracy'\nplot %s\n"
                       "unset multiplot\n", cname, t->train_len, ENG_CURVE_COUNT, plot[0], plot[1]);
-    if (eng_out_close(&d)) { eng_out_discard(&g); return -1; }
-    if (eng_out_close(&g)) return -1;
-    return eng_gnuplot(dir, gname, name) < 0 ? -1 : 0;
+    return eng_plot_pair_close(&d, &g) ? -1 : 1;
 }
 
-int eng_plot_over_training(const eng_table *t, const char *dir, const char *runs_dir)
+int eng_plot_over_training(const eng_table *t, int task, const char *dir, const char *runs_dir, char *name,
+                           size_t cap)
 {
+    if (!t->n_lens[task]) return 0;
     row_curves *c = malloc(sizeof *c);
     if (!c) { eng_err("over-training plot: out of memory\n"); return -1; }
-    int rc = 0;
-    for (int task = 0; task < rg_task_count() && rc == 0; task++)
-        if (t->n_lens[task]) rc = write_over_training(t, dir, runs_dir, task, c);
+    int rc = write_over_training(t, dir, runs_dir, task, c, name, cap);
     free(c);
     return rc;
 }

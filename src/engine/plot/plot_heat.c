@@ -7,6 +7,7 @@
 #include "engine/plot/gnuplot.h"
 #include "engine/results/results.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* ------------------------------------------------------------------ heatmaps: extrapolation.svg */
@@ -24,6 +25,20 @@ static double train_boundary(const eng_table *t, int task)
     int j = 0;
     while (j < t->n_lens[task] && t->lens[task][j] <= t->train_len) j++;
     return j - 0.5;
+}
+
+/* The row labels' column: a glyph of the 9 pt tic labels is at most ~0.085 in wide on average in DejaVu Sans, the
+ * usual "sans" (a row label "rope bf16 angles+dynamic ✗" measures 2.19 in at 150 dpi), and the labels end ~0.25 in
+ * left of the panel; sized from the longest label so that none is cut at the figure's left edge. */
+#define LABEL_GLYPH_IN 0.09
+#define LABEL_PAD_IN 0.4
+
+/* The characters of UTF-8 text s (a label's "θ" is one glyph of two bytes). */
+static size_t glyphs(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++) n += ((unsigned char)*s & 0xC0) != 0x80;
+    return n;
 }
 
 /* The heatmaps' geometry in inches: the exact-match panel (row labels, cells wide enough for "0.98 10/10" in
@@ -82,30 +97,30 @@ static void heat_panel(eng_out *g, const eng_table *t, int task, int block, int 
                      "font ',7' notitle\n", block, col, block, lab, col);
 }
 
-int eng_plot_heatmaps(const eng_table *t, const char *dir, int *n_tasks)
+int eng_plot_heatmaps(const eng_table *t, const char *dir, char *base, size_t cap)
 {
     eng_out d, g;
-    if (eng_out_open(&d, dir, "extrapolation.dat")) return -1;
-    if (eng_out_open(&g, dir, "extrapolation.gp")) { eng_out_discard(&d); return -1; }
-    *n_tasks = 0;
+    snprintf(base, cap, "extrapolation");
+    if (eng_plot_pair_open(dir, base, &d, &g)) return -1;
+    int n_tasks = 0;
     int max_rows = 1, max_cols = 1;
     size_t max_label = 4;
     char label[96];
     for (int task = 0; task < rg_task_count(); task++)
         if (t->n_lens[task]) {
-            (*n_tasks)++;
+            n_tasks++;
             if (n_rows_of(t, task) > max_rows) max_rows = n_rows_of(t, task);
             if (t->n_lens[task] > max_cols) max_cols = t->n_lens[task];
         }
     for (int k = 0; k < t->n_rows; k++) {
-        size_t n = strlen(eng_row_label(&t->rows[k], label, sizeof label)) + 2;
+        size_t n = glyphs(eng_row_label(&t->rows[k], label, sizeof label)) + 2; /* and " ✗" */
         if (n > max_label) max_label = n;
     }
-    heat_geom hg = {.label_w = 0.3 + 0.075 * (double)max_label, .cell_w_exact = 0.72, .cell_w_token = 0.36,
-                    .row_h = 0.19, .top = 0.55, .bottom = 0.95, .n_tasks = *n_tasks};
+    heat_geom hg = {.label_w = LABEL_PAD_IN + LABEL_GLYPH_IN * (double)max_label, .cell_w_exact = 0.72, .cell_w_token = 0.36,
+                    .row_h = 0.19, .top = 0.55, .bottom = 0.95, .n_tasks = n_tasks};
     hg.exact_w = hg.label_w + hg.cell_w_exact * max_cols + 0.12;
     hg.w = hg.exact_w + 0.12 + hg.cell_w_token * max_cols + 0.75;
-    hg.h = (hg.top + hg.bottom + hg.row_h * max_rows) * *n_tasks;
+    hg.h = (hg.top + hg.bottom + hg.row_h * max_rows) * n_tasks;
     eng_out_printf(&g, "# extrapolation.gp: heatmaps of the report (data: extrapolation.dat, one block per task)\n");
     eng_plot_terminal(&g, "extrapolation", hg.w, hg.h);
     eng_out_printf(&g, "set datafile missing 'nan'\nset palette defined (0 '#ffffff', 0.25 "
@@ -134,9 +149,6 @@ int eng_plot_heatmaps(const eng_table *t, const char *dir, int *n_tasks)
         block++;
     }
     eng_out_printf(&g, "unset multiplot\n");
-    int rc = eng_out_close(&d);
-    if (rc) eng_out_discard(&g);
-    else rc = eng_out_close(&g);
-    return rc;
+    return eng_plot_pair_close(&d, &g) ? -1 : 1;
 }
 

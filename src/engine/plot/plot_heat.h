@@ -4,7 +4,10 @@
 
 #include "engine/results/results.h"
 
-/* extrapolation.dat and extrapolation.gp in dir; *n_tasks gets the number of tasks drawn. 0 or -1 with a message. */
-int eng_plot_heatmaps(const eng_table *t, const char *dir, int *n_tasks);
+#include <stddef.h>
+
+/* extrapolation.dat and extrapolation.gp in dir, a row of panels per task of t; base (cap bytes) gets the figure's
+ * name, "extrapolation". 1 written, or -1 with a message. */
+int eng_plot_heatmaps(const eng_table *t, const char *dir, char *base, size_t cap);
 
 #endif

@@ -125,8 +125,9 @@ static const setting table[] = {
     LIST("rope-scaling", M_ANY, false, eng_parse_rope_ext, eng_print_rope_ext, "LIST",
          "RoPE rows evaluated with HF rope_type TYPE[:FACTOR] each (linear or pi, ntk,\n"
          "                         dynamic, yarn, llama3 | all | none): TYPE alone scales each test length by\n"
-         "                         s = (2n+3)/(2 train_len+3) (none at n <= train_len); TYPE:FACTOR fixes the\n"
-         "                         factor for every length, as an HF config does",
+         "                         s = T(n)/T(train_len), T the task's sequence length ((2n+3)/(2 train_len+3)\n"
+         "                         for the ordering tasks; none where T(n) <= T(train_len)); TYPE:FACTOR fixes\n"
+         "                         the factor for every length, as an HF config does",
          "TYPE or TYPE:FACTOR (TYPE linear, pi, ntk, dynamic, yarn, llama3; FACTOR in [1, 1000]), comma-separated, "
          "each once; all; none"),
     LIST("rope-ext", M_ANY, false, eng_parse_rope_ext, eng_print_rope_ext, "LIST", "the older name of --rope-scaling",

@@ -1,22 +1,21 @@
 /* report.c: the experiment's written outputs. report.md: provenance (date, commit, host CPU, BLAS kernels,
- * command), the configuration, and per task two tables (a row per encoding and RoPE extension, a column per test
- * length): exact match as mean ± sd [95% t interval] and k/N seeds reaching 0.5, then token accuracy. report.csv:
- * one line per (run, test length), every seed. report.json (cJSON): provenance, configuration, every cell's
- * statistics with its per-seed values, and every run. Every file goes through eng_out (checked writes, renamed into
- * place only when complete). */
+ * command), the configuration, how to read the tables, and per task a section of the parts of its views (views.c:
+ * the exact-match, maximum / median and token-accuracy tables, a grid task's matrices). report.csv: one line per
+ * (run, test length), every seed. report.json (cJSON): provenance, configuration, every cell with its views' keys
+ * (the statistics with their per-seed values, the per-position accuracy), and every run. The figures: the views'.
+ * Every file goes through eng_out (checked writes, renamed into place only when complete). */
 #include "engine/views/report.h"
 #include "engine/base/files.h"
 #include "engine/base/labels.h"
 #include "engine/base/messages.h"
 #include "engine/base/types.h"
-#include "engine/plot/plot.h"
 #include "engine/results/results.h"
 #include "engine/run/mpi_transport.h"
 #include "engine/settings/lists.h"
 #include "engine/settings/protocol.h"
 #include "engine/settings/settings.h"
-#include "engine/views/report_grid.h"
 #include "engine/views/report_protocol.h"
+#include "engine/views/views.h"
 
 #include <cblas.h>
 #include <cjson/cJSON.h>
@@ -65,16 +64,6 @@ void eng_md_provenance(eng_out *w, const eng_provenance *p, const char *command,
                      "- BLAS: OpenBLAS kernels %s (%s)\n- command: `%s`\n- wall time: %.1f s (%.1f min)\n\n", p->date,
                   rg_version(), rg_build_real(), p->commit, p->cpu, p->blas_core, p->blas_config,
                   command ? command : "", wall_seconds, wall_seconds / 60);
-}
-
-static const char *fmt_stat(const eng_stat *s, bool exact, char *buf, size_t cap)
-{
-    if (s->n == 0) snprintf(buf, cap, "n/a");
-    else if (s->n == 1 && exact) snprintf(buf, cap, "%.3f · %d/1", s->mean, s->k);
-    else if (s->n == 1) snprintf(buf, cap, "%.3f", s->mean);
-    else if (exact) snprintf(buf, cap, "%.3f ± %.3f [%.3f, %.3f] · %d/%d", s->mean, s->sd, s->lo, s->hi, s->k, s->n);
-    else snprintf(buf, cap, "%.3f ± %.3f [%.3f, %.3f]", s->mean, s->sd, s->lo, s->hi);
-    return buf;
 }
 
 /* The learning-rate schedule this invocation ran with, in words. */
@@ -150,6 +139,56 @@ static void report_has(const eng_table *t, eng_report_has *h)
     h->ranks = eng_mpi_size();
 }
 
+/* The sequence length T(n) of task as a formula of n, "(2n+3)" for the ordering tasks, into buf when T(n) = a n + b
+ * (a > 0) at n = 1, 2, at L and at every size the table tests the task at; NULL otherwise (a grid task's size
+ * codes). */
+static const char *seq_len_formula(const eng_table *t, int task, int L, char *buf, size_t cap)
+{
+    int a = rg_task_total_len(task, 2) - rg_task_total_len(task, 1), b = rg_task_total_len(task, 1) - a;
+    bool affine = a > 0 && !rg_task_is_grid(task) && rg_task_total_len(task, L) == a * L + b;
+    for (int j = 0; affine && j < t->n_lens[task]; j++)
+        affine = rg_task_total_len(task, t->lens[task][j]) == a * t->lens[task][j] + b;
+    if (!affine) return NULL;
+    char an[24];
+    snprintf(an, sizeof an, a == 1 ? "n" : "%dn", a);
+    if (b == 0) snprintf(buf, cap, "%s", an);
+    else snprintf(buf, cap, "(%s%+d)", an, b);
+    return buf;
+}
+
+/* The RoPE scaling rows' bullets: the factor s = T(n)/T(L) per test length as run.c applies it (T the sequence
+ * length of the task's own geometry, T(L) the original_max_position_embeddings), said for the table's first task;
+ * each task of another T(L) named after it. */
+static void md_rope_scaling(eng_out *w, const eng_table *t, const eng_report_has *h)
+{
+    int L = t->train_len, lead = 0;
+    while (lead < rg_task_count() - 1 && !t->n_lens[lead]) lead++;
+    int TL = rg_task_total_len(lead, L);
+    char others[320] = "", fixed[320] = "", formula[48], size[32];
+    for (int task = 0; task < rg_task_count(); task++) {
+        int T = rg_task_total_len(task, L);
+        if (!t->n_lens[task] || T == TL || strlen(others) > sizeof others - 96) continue;
+        snprintf(others + strlen(others), sizeof others - strlen(others), "; %s: s = T(n)/%d and %d (T(n) its "
+                 "sequence length)", rg_task_name(task), T, T);
+        snprintf(fixed + strlen(fixed), sizeof fixed - strlen(fixed), "; %s: %d", rg_task_name(task), T);
+    }
+    const char *f = seq_len_formula(t, lead, L, formula, sizeof formula);
+    if (h->scaled && f)
+        eng_out_printf(w, "- RoPE scaling (rows rope+TYPE, --rope-scaling, HF rope_type names) per test length: beyond "
+                         "the training length with factor s = %s/%d and original_max_position_embeddings %d%s; at "
+                         "n <= %s s = 1 and they equal plain RoPE\n", f, TL, TL, others,
+                      rg_task_size_text(lead, L, size, sizeof size));
+    else if (h->scaled) /* sizes that are no lengths (a grid's codes): s in terms of T alone */
+        eng_out_printf(w, "- RoPE scaling (rows rope+TYPE, --rope-scaling, HF rope_type names) per test size: where "
+                         "the sequence is longer than in training, factor s = T(n)/%d (T(n) the sequence length at "
+                         "size n, %d at the training size %s) and original_max_position_embeddings %d%s; where T(n) "
+                         "<= %d s = 1 and they equal plain RoPE\n", TL, TL, rg_task_size_text(lead, L, size,
+                         sizeof size), TL, others, TL);
+    if (h->fixed)
+        eng_out_printf(w, "- RoPE scaling with a fixed factor (rows rope+TYPE:F): the factor F at every test length, as "
+                         "an HF rope_scaling config does, with original_max_position_embeddings %d%s\n", TL, fixed);
+}
+
 /* The configuration: model, training, schedule, evaluation, generated lengths, RoPE scaling, variants. */
 static void md_config(eng_out *w, const eng_options *o, const eng_table *t, const eng_report_has *h)
 {
@@ -202,18 +241,7 @@ static void md_config(eng_out *w, const eng_options *o, const eng_table *t, cons
                                                                                           sizeof size));
         eng_out_printf(w, "%s\n", ng ? "" : "none");
     }
-    char T[320] = ""; /* a task of another geometry: its own sequence length T (run.c scales by T(n) / T(L)) */
-    for (int task = 0; task < rg_task_count(); task++)
-        if (t->n_lens[task] && rg_task_total_len(task, L) != 2 * L + 3 && strlen(T) < sizeof T - 96)
-            snprintf(T + strlen(T), sizeof T - strlen(T), "; %s: s = T(n)/%d and %d (T(n) its sequence length)",
-                     rg_task_name(task), rg_task_total_len(task, L), rg_task_total_len(task, L));
-    if (h->scaled)
-        eng_out_printf(w, "- RoPE scaling (rows rope+TYPE, --rope-scaling, HF rope_type names) per test length: beyond "
-                         "the training length with factor s = (2n+3)/%d and original_max_position_embeddings %d%s; at "
-                         "n <= %d s = 1 and they equal plain RoPE\n", 2 * L + 3, 2 * L + 3, T, L);
-    if (h->fixed)
-        eng_out_printf(w, "- RoPE scaling with a fixed factor (rows rope+TYPE:F): the factor F at every test length, as "
-                         "an HF rope_scaling config does, with original_max_position_embeddings %d\n", 2 * L + 3);
+    md_rope_scaling(w, t, h);
     if (h->theta)
         eng_out_printf(w, "- training variant `θ=500k`: rope / rope-half trained and evaluated with rope_theta 500000 "
                          "(the other rows %g)\n", o->model.rope_base == ENG_THETA_500K ? 10000.0 : o->model.rope_base);
@@ -261,41 +289,6 @@ static void md_how_to_read(eng_out *w, const eng_options *o, const eng_report_ha
     eng_out_printf(w, ").\n");
 }
 
-static void md_table(eng_out *w, const eng_table *t, int task, bool exact)
-{
-    int L = t->train_len;
-    eng_out_printf(w, "### %s: %s\n\n| encoding | seeds |", rg_task_name((rg_task)task),
-                  exact ? "exact match" : "token accuracy");
-    bool learn = exact && eng_table_has_learn(t);
-    char size[32];
-    for (int j = 0; j < t->n_lens[task]; j++)
-        eng_out_printf(w, " %s%s |", eng_size_label((rg_task)task, t->lens[task][j], size, sizeof size),
-                      t->lens[task][j] == L ? " (train)" : "");
-    if (learn) eng_out_printf(w, " steps to %.2f |", ENG_LEARNED_EXACT);
-    eng_out_printf(w, "\n|---|---|");
-    for (int j = 0; j < t->n_lens[task] + learn; j++) eng_out_printf(w, "---|");
-    eng_out_printf(w, "\n");
-    for (int k = 0; k < t->n_rows; k++) {
-        const eng_row *r = &t->rows[k];
-        if (r->task != (rg_task)task) continue;
-        eng_stat s;
-        char label[96], cell[128];
-        eng_out_printf(w, "| %s%s | %d |", eng_row_label(r, label, sizeof label), eng_row_learned(t, r) ? "" : " ✗",
-                      r->n_runs);
-        for (int j = 0; j < t->n_lens[task]; j++) {
-            eng_table_cell(t, r, t->lens[task][j], exact, &s, NULL);
-            eng_out_printf(w, " %s |", fmt_stat(&s, exact, cell, sizeof cell));
-        }
-        if (learn) {
-            eng_learn_stat ls;
-            eng_row_steps_to_learn(t, r, &ls);
-            eng_out_printf(w, " %s |", eng_learn_text(&ls, cell, sizeof cell));
-        }
-        eng_out_printf(w, "\n");
-    }
-    eng_out_printf(w, "\n");
-}
-
 static int write_md(const eng_options *o, const eng_table *t, const eng_report_meta *meta, const eng_provenance *p)
 {
     eng_out w;
@@ -326,10 +319,7 @@ static int write_md(const eng_options *o, const eng_table *t, const eng_report_m
     for (int task = 0; task < rg_task_count(); task++) {
         if (!t->n_lens[task]) continue;
         eng_out_printf(&w, "## %s\n\n", rg_task_name((rg_task)task));
-        md_table(&w, t, task, true);
-        eng_md_max_median(&w, t, task);
-        md_table(&w, t, task, false);
-        if (rg_task_views(task) & RG_TASK_VIEW_GRID) eng_md_grid(&w, t, task);
+        eng_views_markdown(&w, t, task); /* the task's views (views.c) */
     }
     eng_md_tricks(&w, t); /* report_protocol.c */
     char *settings = eng_options_json(o);
@@ -363,31 +353,6 @@ static int write_csv(const eng_options *o, const eng_result *res, int n_res)
 /* ------------------------------------------------------------------ report.json */
 
 static cJSON *num_or_null(double v) { return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull(); }
-
-static cJSON *json_stat(const eng_stat *s, const double *values, const eng_row *r, const eng_table *t, bool exact)
-{
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddItemToObject(o, "mean", num_or_null(s->mean));
-    cJSON_AddItemToObject(o, "sd", num_or_null(s->sd));
-    cJSON *ci = cJSON_AddArrayToObject(o, "ci95_t");
-    cJSON_AddItemToArray(ci, num_or_null(s->lo));
-    cJSON_AddItemToArray(ci, num_or_null(s->hi));
-    cJSON *bi = cJSON_AddArrayToObject(o, "ci95_bootstrap");
-    cJSON_AddItemToArray(bi, num_or_null(s->boot_lo));
-    cJSON_AddItemToArray(bi, num_or_null(s->boot_hi));
-    cJSON_AddItemToObject(o, "max", num_or_null(s->max));
-    cJSON_AddItemToObject(o, "median", num_or_null(s->median));
-    if (exact) cJSON_AddNumberToObject(o, "k_reaching_0.5", s->k);
-    cJSON_AddNumberToObject(o, "n_seeds", s->n);
-    cJSON *ps = cJSON_AddArrayToObject(o, "per_seed");
-    for (int i = 0; i < r->n_runs; i++) {
-        cJSON *e = cJSON_CreateObject();
-        cJSON_AddNumberToObject(e, "seed", t->res[r->runs[i]].seed);
-        cJSON_AddItemToObject(e, "value", num_or_null(values[i]));
-        cJSON_AddItemToArray(ps, e);
-    }
-    return o;
-}
 
 static cJSON *json_config(const eng_options *o)
 {
@@ -520,14 +485,13 @@ static void json_stats_rows(cJSON *root, const eng_table *t)
     }
 }
 
-/* "cells": one object per (row, test length) with its exact-match and token-accuracy statistics. */
+/* "cells": one object per (row, test length): its names, then a key per view (views.c: the exact-match and
+ * token-accuracy statistics, the per-position accuracy). */
 static void json_cells(cJSON *root, const eng_table *t)
 {
     cJSON *cells = cJSON_AddArrayToObject(root, "cells");
     for (int k = 0; k < t->n_rows; k++) {
         const eng_row *r = &t->rows[k];
-        double *v = malloc(sizeof(double) * (size_t)r->n_runs);
-        if (!v) break;
         for (int j = 0; j < t->n_lens[r->task]; j++) {
             int n = t->lens[r->task][j];
             cJSON *c = cJSON_CreateObject();
@@ -539,15 +503,9 @@ static void json_cells(cJSON *root, const eng_table *t)
             cJSON_AddStringToObject(c, "label", eng_row_label(r, label, sizeof label));
             eng_row_size_json(c, t, r);
             cJSON_AddNumberToObject(c, "n", n);
-            eng_stat s;
-            eng_table_cell(t, r, n, true, &s, v);
-            cJSON_AddItemToObject(c, "exact_match", json_stat(&s, v, r, t, true));
-            eng_table_cell(t, r, n, false, &s, v);
-            cJSON_AddItemToObject(c, "token_acc", json_stat(&s, v, r, t, false));
-            cJSON_AddItemToObject(c, "positions", (cJSON *)eng_json_positions(t, r, n));
+            eng_views_json_cell(c, t, r, n);
             cJSON_AddItemToArray(cells, c);
         }
-        free(v);
     }
 }
 
@@ -587,8 +545,7 @@ int eng_report(const eng_options *o, const eng_result *res, int n_res, const eng
     if (rc == 0 && write_md(o, &t, meta, &p)) rc = -1;
     char runs[ENG_PATH + 16];
     snprintf(runs, sizeof runs, "%s/runs", o->out);
-    if (rc == 0 && eng_plot(&t, o->out, runs)) rc = -1;
-    if (rc == 0 && eng_plot_grids(&t, o->out)) rc = -1;
+    if (rc == 0 && eng_views_plot(&t, o->out, runs, NULL, false)) rc = -1;
     eng_table_free(&t);
     return rc;
 }

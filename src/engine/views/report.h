@@ -1,6 +1,6 @@
-/* report.h: the views of a report: report.md, report.csv, report.json (report.c), the protocol's parts
- * (report_protocol.c), the grid tasks' part (report_grid.c) and the language models' report (lm_report.c). Every
- * file is written through base/files.h's checked output files: renamed into place only when complete. */
+/* report.h: a report's files: report.md, report.csv, report.json and the figures (report.c), each task's part of
+ * them written by the views it asks for (views.h). Every file is written through base/files.h's checked output
+ * files: renamed into place only when complete. */
 #ifndef ENG_VIEWS_REPORT_H
 #define ENG_VIEWS_REPORT_H
 
@@ -20,10 +20,12 @@ typedef struct {
     const char *sources;       /* a combined report (eng_combine_load): markdown naming its inputs; NULL otherwise */
 } eng_report_meta;
 
-/* Writes report.md, report.csv, report.json and the plots (extrapolation.svg: per task the exact-match and
- * token-accuracy heatmaps; curves_<task>.svg; loss_<task>.svg from <o->out>/runs/<run>/train.csv (eng_run_name)
- * where those logs exist) into o->out. Returns 0, or -1 with a message on stderr naming the file that could not be
- * written (a missing gnuplot is a warning, not an error: the data and scripts are still written). */
+/* Writes report.md, report.csv, report_cells.csv, report_positions.csv, report.json and the figures into o->out:
+ * each task's section of report.md, keys of report.json's cells and figures are those of its views (views.c:
+ * extrapolation.svg, the exact-match and token-accuracy heatmaps of every task; curves_<task>.svg; loss_<task>.svg
+ * from <o->out>/runs/<run>/train.csv (eng_run_name) where those logs exist; ...). Returns 0, or -1 with a message
+ * on stderr naming the file that could not be written (a missing gnuplot is a warning, not an error: the data and
+ * scripts are still written). */
 int eng_report(const eng_options *o, const eng_result *res, int n_res, const eng_report_meta *meta);
 
 /* ------------------------------------------------------------------ provenance */

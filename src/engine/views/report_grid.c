@@ -131,7 +131,7 @@ static bool pooled_cells(const eng_table *t, const eng_row *r, int n, double *co
     return any;
 }
 
-static int write_cells_csv(const eng_table *t, const char *dir)
+int eng_write_grid_cells_csv(const eng_table *t, const char *dir)
 {
     eng_out w;
     if (eng_out_open(&w, dir, "grid_cells.csv")) return -1;
@@ -180,18 +180,14 @@ static const char *PALETTE = "set palette defined (0 '#ffffff', 0.25 '#c6dbef', 
                              "1 '#08306b')\nset cbrange [0:1]\nunset colorbox\nset tics scale 0\n";
 
 /* heat_<task>: exact match (top) and token accuracy (bottom) over the size matrix, a panel per encoding row. */
-static int write_heat(const eng_table *t, const char *dir, int task, char *base, size_t cap)
+int eng_plot_grid_heat(const eng_table *t, int task, const char *dir, char *base, size_t cap)
 {
     snprintf(base, cap, "heat_%s", rg_task_name(task));
-    char name[96];
     size_axes a;
     axes_of(t, task, &a);
     int idx[256], nr = rows_of(t, task, idx);
     eng_out d, g;
-    snprintf(name, sizeof name, "%s.dat", base);
-    if (eng_out_open(&d, dir, name)) return -1;
-    snprintf(name, sizeof name, "%s.gp", base);
-    if (eng_out_open(&g, dir, name)) { eng_out_discard(&d); return -1; }
+    if (eng_plot_pair_open(dir, base, &d, &g)) return -1;
     double cw = 0.5 * (a.nx > 4 ? a.nx : 4), W = 0.3 + nr * (cw + 0.55), H = 0.5 + 2 * (0.42 * a.ny + 0.9);
     eng_out_printf(&g, "# %s.gp: %s exact match (top) and token accuracy (bottom) by grid size (data %s.dat)\n", base,
                   rg_task_name(task), base);
@@ -239,10 +235,7 @@ static int write_heat(const eng_table *t, const char *dir, int task, char *base,
             block++;
         }
     eng_out_printf(&g, "unset multiplot\n");
-    int rc = eng_out_close(&d);
-    if (rc) eng_out_discard(&g);
-    else rc = eng_out_close(&g);
-    return rc;
+    return eng_plot_pair_close(&d, &g) ? -1 : 1;
 }
 
 /* Up to three sizes to draw as images: the largest area, the widest, the tallest (one frame; frames: the largest
@@ -266,21 +259,18 @@ static int image_sizes(const eng_table *t, int task, int *out)
     return n;
 }
 
-/* cells_<task>: per-cell accuracy images; 0 written, 1 nothing to draw (no counts), -1 failure. */
-static int write_cells(const eng_table *t, const char *dir, int task, char *base, size_t cap)
+/* cells_<task>: per-cell accuracy images. */
+int eng_plot_grid_cells(const eng_table *t, int task, const char *dir, char *base, size_t cap)
 {
     snprintf(base, cap, "cells_%s", rg_task_name(task));
     int idx[256], nr = rows_of(t, task, idx), sizes[3], ns = image_sizes(t, task, sizes), any = 0;
     double count[ENG_GRID_CELLS], right[ENG_GRID_CELLS];
     for (int q = 0; q < nr; q++)
         for (int j = 0; j < ns; j++) any |= pooled_cells(t, &t->rows[idx[q]], sizes[j], count, right);
-    if (!any) return 1;
-    char name[96], label[96], size[32], train[32];
+    if (!any) return 0;
+    char label[96], size[32], train[32];
     eng_out d, g;
-    snprintf(name, sizeof name, "%s.dat", base);
-    if (eng_out_open(&d, dir, name)) return -1;
-    snprintf(name, sizeof name, "%s.gp", base);
-    if (eng_out_open(&g, dir, name)) { eng_out_discard(&d); return -1; }
+    if (eng_plot_pair_open(dir, base, &d, &g)) return -1;
     double W = 0.3 + ns * 2.3, H = 0.5 + nr * 2.1;
     rg_grid_shape ts;
     rg_task_shape(task, t->train_len, &ts);
@@ -315,32 +305,5 @@ static int write_cells(const eng_table *t, const char *dir, int task, char *base
             block++;
         }
     eng_out_printf(&g, "unset multiplot\n");
-    int rc = eng_out_close(&d);
-    if (rc) eng_out_discard(&g);
-    else rc = eng_out_close(&g);
-    return rc;
-}
-
-int eng_plot_grids(const eng_table *t, const char *dir)
-{
-    bool any = false;
-    for (int task = 0; task < rg_task_count(); task++) any |= t->n_lens[task] && (rg_task_views(task) & RG_TASK_VIEW_GRID);
-    if (!any) return 0;
-    if (write_cells_csv(t, dir)) return -1;
-    for (int task = 0; task < rg_task_count(); task++) {
-        if (!t->n_lens[task] || !(rg_task_views(task) & RG_TASK_VIEW_GRID)) continue;
-        char base[2][96];
-        int drawn[2] = {write_heat(t, dir, task, base[0], sizeof base[0]), write_cells(t, dir, task, base[1],
-                                                                                       sizeof base[1])};
-        for (int f = 0; f < 2; f++) {
-            if (drawn[f] < 0) return -1;
-            if (drawn[f] == 1) continue;
-            char script[128];
-            snprintf(script, sizeof script, "%s.gp", base[f]);
-            int rc = eng_gnuplot(dir, script, base[f]);
-            if (rc < 0) return -1;
-            if (rc == 1) return 0; /* no gnuplot: plot.c has warned; data and scripts are written */
-        }
-    }
-    return 0;
+    return eng_plot_pair_close(&d, &g) ? -1 : 1;
 }

@@ -1,8 +1,7 @@
 /* report_protocol.c: the report's parts beside report.c: the protocol statement (every row's budget, each
- * encoding's extrapolation-relevant settings), the seed maximum and median table of report.md, report_cells.csv
- * (one line per table cell: every statistic over seeds), and the per-position accounting written out
- * (report_positions.csv, one line per run, test length and output position; report.json "positions"
- * per cell). */
+ * encoding's extrapolation-relevant settings), report_cells.csv (one line per table cell: every statistic over
+ * seeds), and the per-position accounting written out (report_positions.csv, one line per run, test length and
+ * output position; report.json "positions" per cell). */
 #include "engine/views/report_protocol.h"
 #include "engine/base/files.h"
 #include "engine/base/labels.h"
@@ -153,37 +152,6 @@ void eng_md_protocol(eng_out *w, const eng_options *o, const eng_table *t)
         eng_out_printf(w, "- extrapolation over training: every %d steps, exact match and token accuracy at every "
                          "test length on the first %d samples of its evaluation set (runs/<run>/extrap.csv); plots "
                          "over_training_<task>.svg\n", o->extrap_every, ENG_CURVE_COUNT);
-}
-
-/* ------------------------------------------------------------------ max and median (report.md) */
-
-void eng_md_max_median(eng_out *w, const eng_table *t, int task)
-{
-    int L = t->train_len;
-    eng_out_printf(w, "### %s: exact match, maximum over seeds / median\n\n| encoding | seeds |",
-                  rg_task_name((rg_task)task));
-    char size[32];
-    for (int j = 0; j < t->n_lens[task]; j++)
-        eng_out_printf(w, " %s%s |", eng_size_label((rg_task)task, t->lens[task][j], size, sizeof size),
-                      t->lens[task][j] == L ? " (train)" : "");
-    eng_out_printf(w, "\n|---|---|");
-    for (int j = 0; j < t->n_lens[task]; j++) eng_out_printf(w, "---|");
-    eng_out_printf(w, "\n");
-    for (int k = 0; k < t->n_rows; k++) {
-        const eng_row *r = &t->rows[k];
-        if (r->task != (rg_task)task) continue;
-        char label[96];
-        eng_out_printf(w, "| %s%s | %d |", eng_row_label(r, label, sizeof label), eng_row_learned(t, r) ? "" : " ✗",
-                      r->n_runs);
-        for (int j = 0; j < t->n_lens[task]; j++) {
-            eng_stat s;
-            eng_table_cell(t, r, t->lens[task][j], true, &s, NULL);
-            if (s.n == 0) eng_out_printf(w, " n/a |");
-            else eng_out_printf(w, " %.3f / %.3f |", s.max, s.median);
-        }
-        eng_out_printf(w, "\n");
-    }
-    eng_out_printf(w, "\n");
 }
 
 /* ------------------------------------------------------------------ report_cells.csv */

@@ -22,8 +22,6 @@ void eng_md_protocol(eng_out *w, const eng_options *o, const eng_table *t);
  * (copy_hints, copy_coupled: copy) that t also holds, a table per pair: each encoding's trick row beside its base
  * row of the same variant (exact match mean and k/N) at the lengths both were tested at. Nothing without a pair. */
 void eng_md_tricks(eng_out *w, const eng_table *t);
-/* report.md table of task: exact match, the maximum over seeds / the median, per row and test length. */
-void eng_md_max_median(eng_out *w, const eng_table *t, int task);
 /* <dir>/report_cells.csv: one line per (row, test length, metric) with n_seeds, k, mean, sd, the 95% t interval,
  * max and median. 0, or -1 with a message naming the file. */
 int eng_write_cells_csv(const char *dir, const eng_table *t);
