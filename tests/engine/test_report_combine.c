@@ -243,7 +243,7 @@ static void test_refusals(void **state)
     craft("noeq", "t5_max_distance=128", "t5_max_distance"); /* an item without '=' (read past its end once) */
     write_block_of("liar", 5, 6, "alibi", NULL, 1e-3, false, 1);
     craft("liar", "\"pos\":\t\"alibi\"", "\"pos\":\t\"rope\""); /* settings that do not list its runs */
-    char bare[512], p[9][600];
+    char bare[512], p[10][600];
     rf_make_dir(bare, sizeof bare, "bare"); /* a report.csv alone: no json, settings.json or md */
     snprintf(p[0], sizeof p[0], "%s/r12/report.json", rf_tmpdir);
     snprintf(p[1], sizeof p[1], "%s/r3lr/report.json", rf_tmpdir);
@@ -254,6 +254,7 @@ static void test_refusals(void **state)
     snprintf(p[6], sizeof p[6], "%s/alibi56/report.json", rf_tmpdir);
     snprintf(p[7], sizeof p[7], "%s/noeq/report.json", rf_tmpdir);
     snprintf(p[8], sizeof p[8], "%s/liar/report.json", rf_tmpdir);
+    snprintf(p[9], sizeof p[9], "%s/r3lr", rf_tmpdir); /* an output folder, not its report */
     char from[600];
     snprintf(from, sizeof from, "%s/r12/report.csv", rf_tmpdir);
     FILE *f = fopen(from, "rb"), *g = fopen(p[3], "wb");
@@ -276,6 +277,7 @@ static void test_refusals(void **state)
         {5, 7, -1, {"noeq/report.json: the setting 'pos_config' holds the item 't5_max_distance'", "not NAME=VALUE",
                     "noeq"}},
         {6, 8, -1, {"liar/report.json holds a run of copy alibi", "its settings list the encodings rope", "liar"}},
+        {0, 9, -1, {"r3lr is a folder", "give its report.csv or report.json", "--combine"}},
     };
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
         const char *in[3] = {p[cases[k].a], p[cases[k].b], cases[k].c >= 0 ? p[cases[k].c] : NULL};

@@ -354,6 +354,12 @@ int eng_combine_load(const char *const *reports, int n, eng_combined *c)
     bool sized = false; /* a block with the size axis (its settings hold "sizes") */
     for (int i = 0; i < n; i++) {
         char where[ENG_PATH + 32];
+        struct stat st;
+        if (stat(reports[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+            /* an output folder names its report only by convention: say which file to give, not "not found" */
+            eng_err("--combine: %s is a folder: give its report.csv or report.json\n", reports[i]);
+            goto done;
+        }
         info[i] = eng_report_settings(reports[i], where, sizeof where);
         const cJSON *set = cJSON_GetObjectItemCaseSensitive(info[i], "settings");
         if (!cJSON_IsObject(set)) {
