@@ -140,6 +140,7 @@ static void test_task_errors(void **state)
     assert_err_contains("n = 0");
     assert_int_equal(rg_task_targets(RG_TASK_COPY, x, -3, y), RG_ERR_ARG);
     assert_int_equal(rg_task_targets((rg_task)3, x, 4, y), RG_ERR_ARG);
+    assert_err_contains("task 3 is not an ordering task");
     assert_err_contains("unknown task");
     assert_int_equal(rg_task_targets((rg_task)-1, x, 4, y), RG_ERR_ARG);
     x[2] = RG_TOK_EOS;
