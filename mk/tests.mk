@@ -6,7 +6,7 @@
 TEST_LINK_task := $(TASK_LIB)
 TEST_LINK_engine := $(BUILD)/f32/tests/harness/report_fixture.o $(ENGINE_LIB) $(TASK_LIB)
 TEST_LIBS_engine = $(CJSON_LIBS) $(MPI_LIBS)
-TEST_LINK_e2e := $(BUILD)/f32/tests/harness/eng_harness.o $(ENGINE_LIB) $(TASK_LIB)
+TEST_LINK_e2e := $(BUILD)/f32/tests/harness/eng_harness.o $(BUILD)/f32/tests/harness/report_fixture.o $(ENGINE_LIB) $(TASK_LIB)
 TEST_LIBS_e2e = $(CJSON_LIBS) $(MPI_LIBS)
 TEST_LINK_bench := $(BUILD)/f32/bench/targets.o
 

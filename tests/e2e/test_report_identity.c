@@ -9,6 +9,7 @@
  * (date, commit, host CPU, BLAS, version, command) and the output folder's name; and no report file may appear that
  * expected/ lacks. The figures' images are not compared (their .dat and .gp are). */
 #include "eng_harness.h"
+#include "report_fixture.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -24,33 +25,6 @@ static const char *const MASKED[] = {
     "\"date\":",  "\"ropegrad_version\":", "\"commit\":", "\"host_cpu\":", "\"blas_core\":", "\"blas_config\":",
     "\"command\":",
 };
-
-static bool have_gnuplot(void)
-{
-    const char *path = getenv("PATH");
-    char buf[4096], exe[4200];
-    snprintf(buf, sizeof buf, "%s", path ? path : "/usr/bin:/bin");
-    for (char *save = NULL, *d = strtok_r(buf, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-        snprintf(exe, sizeof exe, "%s/gnuplot", d);
-        if (access(exe, X_OK) == 0) return true;
-    }
-    return false;
-}
-
-/* The whole file (NUL-terminated, malloc'd), or NULL. */
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = n >= 0 ? malloc((size_t)n + 1) : NULL;
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) { free(s); s = NULL; }
-    if (s) s[n] = 0;
-    fclose(f);
-    return s;
-}
 
 /* text with every `out` replaced by "OUT" and every masked line cut after its marker (malloc'd). */
 static char *masked(const char *text, const char *out)
@@ -78,18 +52,19 @@ static char *masked(const char *text, const char *out)
 }
 
 /* Fails naming the file and its first differing line. */
-static void compare_file(const char *name, const char *want_path, const char *got_path, const char *out)
+static void compare_file(const char *name, const char *want_dir, const char *out)
 {
-    char *want_raw = slurp(want_path), *got_raw = slurp(got_path);
-    if (!want_raw) fail_msg("cannot read %s", want_path);
-    if (!got_raw) fail_msg("%s was not written (expected as %s)", got_path, want_path);
+    char *want_raw = rf_slurp(want_dir, name), *got_raw = rf_slurp(out, name);
+    if (!want_raw) fail_msg("cannot read %s/%s", want_dir, name);
+    if (!got_raw) fail_msg("%s/%s was not written (expected as %s/%s)", out, name, want_dir, name);
     char *want = masked(want_raw, "OUT"), *got = masked(got_raw, out);
     if (strcmp(want, got) != 0) {
         int line = 1;
         const char *a = want, *b = got, *la = want, *lb = got;
         for (; *a && *a == *b; a++, b++)
             if (*a == '\n') { line++; la = a + 1; lb = b + 1; }
-        fail_msg("%s differs from %s at line %d:\n  want: %.200s\n  got:  %.200s", got_path, want_path, line, la, lb);
+        fail_msg("%s/%s differs from %s/%s at line %d:\n  want: %.200s\n  got:  %.200s", out, name, want_dir, name,
+                 line, la, lb);
     }
     free(want);
     free(got);
@@ -108,14 +83,14 @@ static bool report_file(const char *name)
 
 static void test_combined_reports_unchanged(void **state)
 {
-    if (!have_gnuplot()) skip(); /* without it the figures' files are written, but the expected ones were drawn */
+    if (!rf_have_gnuplot()) skip(); /* without it the figures' files are written, but the expected ones were drawn */
     static const struct { const char *name, *inputs; } cases[] = {
         {"ordering", FIXTURE "/inputs/a/report.csv," FIXTURE "/inputs/b/report.csv"},
         {"sort", FIXTURE "/inputs/sort/report.csv"},
         {"grid", FIXTURE "/inputs/grid/report.csv"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
-        char out[512], want_dir[256], want[800], got[800];
+        char out[512], want_dir[256], want[800];
         snprintf(out, sizeof out, "%s/%s", th_tmpdir, cases[c].name);
         snprintf(want_dir, sizeof want_dir, FIXTURE "/expected/%s", cases[c].name);
         int rc = th_run("--combine %s --out %s --quiet", cases[c].inputs, out);
@@ -125,9 +100,7 @@ static void test_combined_reports_unchanged(void **state)
         if (!d) fail_msg("no folder %s", want_dir);
         for (struct dirent *e; (e = readdir(d));) {
             if (!report_file(e->d_name)) continue;
-            snprintf(want, sizeof want, "%s/%s", want_dir, e->d_name);
-            snprintf(got, sizeof got, "%s/%s", out, e->d_name);
-            compare_file(e->d_name, want, got, out);
+            compare_file(e->d_name, want_dir, out);
             n_files++;
         }
         closedir(d);

@@ -48,9 +48,8 @@ char *rf_slurp(const char *dir, const char *name)
     fseek(f, 0, SEEK_END);
     long n = ftell(f);
     fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    size_t got = fread(s, 1, (size_t)n, f);
-    s[got] = 0;
+    char *s = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (s) s[fread(s, 1, (size_t)n, f)] = 0;
     fclose(f);
     return s;
 }
