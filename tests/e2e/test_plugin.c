@@ -114,6 +114,7 @@ static void test_environment_and_lists(void **state)
     if (rc) fail_msg("ROPEGRAD_PLUGINS: exit %d:\n%s", rc, th_logbuf);
     has("\"task\":\t\"addition\"");
     has("\"pos\":\t\"rope,xpos\"");
+    has("xpos_gamma=0.4,"); /* a setting's default in its shortest form that reads back equal, not 0.40000000000000002 */
     /* the allowed lists name every registered task and encoding, the plugin's too */
     assert_int_equal(th_run("--plugin %s --task nope", good), 2);
     has("allowed: copy, reverse, sort, ");
