@@ -7,7 +7,8 @@ size:   copy, exact match at L, 1.25x, 1.5x and 2x per encoding and model size (
 length: copy trained at L = 8, 16, 32: exact match at L, 1.25L, 1.5L, 2L and the extrapolation factor, the
         largest tested n / L whose exact match is >= 0.5 in at least half the seeds; writes
         figures/extrapolation_factor.dat for figures/extrapolation_factor.gp.
-Usage: python3 results/scale-study/summary.py [size|length]   (both when no argument)"""
+learn:  steps to learn copy at L and the final training loss per run, by encoding and size.
+Usage: python3 results/scale-study/summary.py [size|learn|length]   (all when no argument)"""
 import csv, glob, os, statistics, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -68,6 +69,27 @@ def size_table():
             print(f"| {e} | {label} | " + " | ".join(cells) + " |")
 
 
+def learn_table():
+    """Steps to learn (the first evaluation at which exact match at L reached 0.5; -1 never) and the final training
+    loss per run, by encoding and size: the budget question."""
+    runs = {}
+    for p in [GRID] + sorted(glob.glob(os.path.join(HERE, "blocks", "size-*", "report.csv"))):
+        for r in rows(p):
+            if int(r["train_len"]) == 16 and int(r["n"]) == 16:
+                runs.setdefault((r["encoding"], r["size"] or "64x2"), []).append(
+                    (int(r["seed"]), int(r["steps_to_learn"]), float(r["final_loss"])))
+    print("| encoding | size | seeds | learned L (seeds) | steps to learn (per seed; - never) | final loss (median) |")
+    print("|---|---|---|---|---|---|")
+    for e in ENCS:
+        for size in ("64x2", "128x4", "256x4"):
+            rs = sorted(runs.get((e, size), []))
+            if not rs:
+                continue
+            steps = " / ".join(str(s) if s >= 0 else "-" for _, s, _ in rs)
+            k = sum(s >= 0 for _, s, _ in rs)
+            print(f"| {e} | {size} | {len(rs)} | {k}/{len(rs)} | {steps} | {statistics.median(l for _, _, l in rs):.2g} |")
+
+
 def factor(d, L, e):
     """Largest tested n / L (n >= L) with exact match >= 0.5 in at least half the seeds; 0 if not even at L."""
     best = 0.0
@@ -103,7 +125,7 @@ def length_table():
 
 
 if __name__ == "__main__":
-    what = sys.argv[1:] or ["size", "length"]
+    what = sys.argv[1:] or ["size", "learn", "length"]
     for w in what:
-        {"size": size_table, "length": length_table}[w]()
+        {"size": size_table, "learn": learn_table, "length": length_table}[w]()
         print()
