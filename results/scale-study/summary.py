@@ -2,7 +2,7 @@
 """The tables and the figure data of this folder's README, from committed report.csv files only.
 
 size:   copy, exact match at L, 1.25x, 1.5x and 2x per encoding and model size (64 x 2 from the 330-run grid,
-        seeds 1-3 and all ten; larger sizes from blocks/size-*), mean, 95% t-interval over seeds (clamped to
+        seeds 1-3 and all ten; larger sizes from blocks/size-*; a longer budget from blocks/budget-*), mean, 95% t-interval over seeds (clamped to
         [0, 1]), k/N seeds reaching 0.5 and each seed's value.
 length: copy trained at L = 8, 16, 32: exact match at L, 1.25L, 1.5L, 2L and the extrapolation factor, the
         largest tested n / L whose exact match is >= 0.5 in at least half the seeds; writes
@@ -58,6 +58,10 @@ def size_table():
     for b in blocks:
         for k, v in table([b]).items():
             data.setdefault(k[0], {}).setdefault(k, {}).update(v)
+    for b in sorted(glob.glob(os.path.join(HERE, "blocks", "budget-*", "report.csv"))):  # the same size, more steps
+        steps = {r["steps"] for r in rows(b)}
+        for k, v in table([b]).items():
+            data.setdefault(f"{k[0]}, {'/'.join(sorted(steps))} steps", {}).setdefault(k, {}).update(v)
     print("| encoding | size | L = 16 | 1.25x (n = 20) | 1.5x (24) | 2x (32) |")
     print("|---|---|---|---|---|---|")
     for e in ENCS:
@@ -70,18 +74,20 @@ def size_table():
 
 
 def learn_table():
-    """Steps to learn (the first evaluation at which exact match at L reached 0.5; -1 never) and the final training
-    loss per run, by encoding and size: the budget question."""
+    """Steps to learn (report.csv's steps_to_learn: the first evaluation, every 100 steps, at which greedy exact match
+    on held-out lengths up to L reached 0.99; -1 never) and the final training loss per run, by encoding and size."""
     runs = {}
-    for p in [GRID] + sorted(glob.glob(os.path.join(HERE, "blocks", "size-*", "report.csv"))):
+    budget = sorted(glob.glob(os.path.join(HERE, "blocks", "budget-*", "report.csv")))
+    for p in [GRID] + sorted(glob.glob(os.path.join(HERE, "blocks", "size-*", "report.csv"))) + budget:
         for r in rows(p):
             if int(r["train_len"]) == 16 and int(r["n"]) == 16:
-                runs.setdefault((r["encoding"], r["size"] or "64x2"), []).append(
+                size = (r["size"] or "64x2") + ("" if p == GRID or "size-" in p else f", {r['steps']} steps")
+                runs.setdefault((r["encoding"], size), []).append(
                     (int(r["seed"]), int(r["steps_to_learn"]), float(r["final_loss"])))
     print("| encoding | size | seeds | learned L (seeds) | steps to learn (per seed; - never) | final loss (median) |")
     print("|---|---|---|---|---|---|")
     for e in ENCS:
-        for size in ("64x2", "128x4", "256x4"):
+        for size in sorted({z for (enc, z) in runs if enc == e}, key=lambda z: (len(z.split(",")[0]), z)):
             rs = sorted(runs.get((e, size), []))
             if not rs:
                 continue
