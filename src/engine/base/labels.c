@@ -1,11 +1,12 @@
 /* labels.c: one home for every name a result is shown under: the training variants' names and labels, the
- * --rope-scaling text, a row's label, a run's name in file names, and the encoding capabilities those names and
- * the evaluation rows depend on (rotary, bounded). Settings, runs, tables and plots all name results this way, so
+ * --rope-scaling text, a number written to be read back, a row's label, a run's name in file names, and the
+ * encoding capabilities those names and the evaluation rows depend on (rotary, bounded). Settings, runs, tables and plots all name results this way, so
  * it sits at the bottom. */
 #include "engine/base/labels.h"
 #include "engine/base/types.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,9 +20,24 @@ static const struct { const char *name, *label; } VARIANTS[ENG_VAR_COUNT] = {
     [ENG_VAR_T5MAX128] = {"t5max128", " max_distance=128"}, [ENG_VAR_BF16ANGLES] = {"bf16angles", " bf16 angles"}};
 
 
+const char *eng_number_text(double v, char *buf, size_t cap)
+{
+    /* a whole number in its digits: %g's shortest form of 160 is "1.6e+02", which an integer option refuses */
+    if (fabs(v) < 1e15 && v == (double)(long long)v) {
+        snprintf(buf, cap, "%lld", (long long)v);
+        return buf;
+    }
+    for (int digits = 1; digits <= 17; digits++) {
+        snprintf(buf, cap, "%.*g", digits, v);
+        if (strtod(buf, NULL) == v) break;
+    }
+    return buf;
+}
+
 const char *eng_ext_text(rg_rope_ext e, double factor, char *buf, size_t cap)
 {
-    if (factor > 0) snprintf(buf, cap, "%s:%g", rg_rope_ext_name(e), factor);
+    char num[32];
+    if (factor > 0) snprintf(buf, cap, "%s:%s", rg_rope_ext_name(e), eng_number_text(factor, num, sizeof num));
     else snprintf(buf, cap, "%s", rg_rope_ext_name(e));
     return buf;
 }

@@ -21,6 +21,11 @@ bool eng_pos_rotary(rg_pos_kind pos);
 bool eng_pos_bounded(rg_pos_kind pos);
 /* The variant a run with settings o and encoding pos is (randomized positions win; then rope_theta 500000). */
 eng_variant eng_variant_of(const eng_options *o, rg_pos_kind pos);
+/* v in the fewest significant digits (at most 17, %g's form) that read back as v with strtod: "0.4", not
+ * "0.40000000000000002", and "1.3333333333333333", not %g's "1.33333"; a whole number below 1e15 in its digits
+ * ("160", not "1.6e+02", so an integer option reads it). Every number the engine writes as text to be
+ * read back (settings, --rope-scaling factors, --pos-config values) goes through it. Returns buf; cap >= 32. */
+const char *eng_number_text(double v, char *buf, size_t cap);
 /* "yarn" (per test length) or "yarn:4" (fixed factor 4): the rope_ext text of CSV/JSON and --rope-scaling. */
 const char *eng_ext_text(rg_rope_ext e, double factor, char *buf, size_t cap);
 /* Parses that text (HF names linear/default accepted). 0, or -1 (unknown type, factor outside [1, 1000]). */

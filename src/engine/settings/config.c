@@ -2,6 +2,7 @@
  * option, no NUL byte), and the same text applied from a report's or an invocation's stored settings. Each value
  * goes through the option table as a command-line value would. */
 #include "engine/base/files.h"
+#include "engine/base/labels.h"
 #include "engine/base/messages.h"
 #include "engine/base/types.h"
 #include "engine/settings/settings.h"
@@ -16,7 +17,10 @@ static void json_to_text(const cJSON *v, char *b, size_t n, const char *origin)
 {
     int len = 0;
     if (cJSON_IsBool(v)) len = snprintf(b, n, "%s", cJSON_IsTrue(v) ? "true" : "false");
-    else if (cJSON_IsNumber(v)) len = snprintf(b, n, "%.17g", v->valuedouble);
+    else if (cJSON_IsNumber(v)) {
+        char num[32];
+        len = snprintf(b, n, "%s", eng_number_text(v->valuedouble, num, sizeof num));
+    }
     else if (cJSON_IsString(v)) len = snprintf(b, n, "%s", v->valuestring);
     else if (cJSON_IsArray(v)) {
         b[0] = 0;

@@ -101,15 +101,6 @@ int eng_parse_pos_config(eng_options *o, char *v)
     return 0;
 }
 
-/* v in the fewest significant digits (at most 17) that read back as v: "0.4", not "0.40000000000000002". */
-static void shortest(char *b, size_t n, double v)
-{
-    for (int digits = 1; digits <= 17; digits++) {
-        snprintf(b, n, "%.*g", digits, v);
-        if (strtod(b, NULL) == v) return;
-    }
-}
-
 void eng_print_pos_config(const eng_options *o, char *b, size_t n)
 {
     b[0] = 0;
@@ -118,7 +109,7 @@ void eng_print_pos_config(const eng_options *o, char *b, size_t n)
         for (int j = 0; o->pos[i] && j < e->n_settings; j++) {
             const char *name = e->settings[j].name;
             char item[RG_POS_NAME_MAX + 32], num[32];
-            shortest(num, sizeof num, rg_pos_config_get(&o->model, name));
+            eng_number_text(rg_pos_config_get(&o->model, name), num, sizeof num);
             snprintf(item, sizeof item, "%s=%s", name, num);
             if (!strstr(b, item)) snprintf(b + strlen(b), n - strlen(b), "%s%s", b[0] ? "," : "", item);
         }
