@@ -1,7 +1,7 @@
 /* labels.c: one home for every name a result is shown under: the training variants' names and labels, the
  * --rope-scaling text, a number written to be read back, a row's label, a run's name in file names, and the
- * encoding capabilities those names and the evaluation rows depend on (rotary, bounded). Settings, runs, tables and plots all name results this way, so
- * it sits at the bottom. */
+ * encoding capabilities those names and the evaluation rows depend on (rotary, bounded). Settings, runs, tables
+ * and plots all name results this way, so it sits at the bottom. */
 #include "engine/base/labels.h"
 #include "engine/base/types.h"
 
